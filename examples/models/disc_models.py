@@ -1,0 +1,298 @@
+"""Shared helpers for the DISC demo models.
+
+Each demo model is rebuilt deterministically (fixed seed, random init; no
+weights are downloaded) so that the ONNX export and the PyTorch reference
+outputs always come from the same parameters.
+
+Layout written under ``--out-dir`` for a model ``NAME``::
+
+    NAME.onnx                              the exported model
+    NAME.json                              manifest: inputs, outputs, cases
+    NAME/inputs/<case>/<input>.npy         deterministic random inputs
+    NAME/refs/<case>/<output>.npy          PyTorch reference outputs
+
+``<case>`` is the shape string given on the command line (``1x3x224x224``).
+Everything in the manifest is relative to the directory holding it.
+
+Requires Debian's /usr/bin/python3 (torch 1.13, torchvision 0.14, onnx 1.12).
+"""
+
+import argparse
+import collections
+import json
+import os
+import sys
+import warnings
+
+import numpy as np
+
+SEED = 0
+OPSET = 17
+
+
+# --------------------------------------------------------------------------
+# Model definitions (deterministic).
+# --------------------------------------------------------------------------
+
+def _calibrate_batchnorm(model, torch, shape, seed):
+    """Gives BatchNorm layers realistic running statistics.
+
+    With default statistics (mean 0, var 1) a randomly initialised ResNet's
+    activations grow from block to block, which makes the outputs large and
+    the comparison less meaningful. One training-mode forward pass over a
+    fixed random batch (cumulative average, momentum=None) fixes that.
+    """
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.reset_running_stats()
+            m.momentum = None
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(*shape, generator=g)
+    model.train()
+    with torch.no_grad():
+        model(x)
+    model.eval()
+
+
+def build_resnet18():
+    import torch
+    import torchvision
+
+    torch.manual_seed(SEED)
+    model = torchvision.models.resnet18(weights=None)
+    _calibrate_batchnorm(model, torch, (8, 3, 64, 64), SEED + 1)
+    model.eval()
+    return model
+
+
+def build_transformer():
+    import torch
+    from torch import nn
+
+    class TinyTransformer(nn.Module):
+        """Embedding + 2-layer TransformerEncoder + vocabulary projection."""
+
+        def __init__(self, vocab=1000, d_model=128, nhead=4, ffn=256, layers=2):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, d_model)
+            layer = nn.TransformerEncoderLayer(
+                d_model=d_model, nhead=nhead, dim_feedforward=ffn,
+                dropout=0.0, batch_first=True)
+            # enable_nested_tensor=False: the nested-tensor fast path of
+            # torch 1.13 is not traceable; the plain path exports to ONNX.
+            self.encoder = nn.TransformerEncoder(
+                layer, num_layers=layers, enable_nested_tensor=False)
+            self.head = nn.Linear(d_model, vocab)
+
+        def forward(self, tokens):
+            return self.head(self.encoder(self.embed(tokens)))
+
+    torch.manual_seed(SEED)
+    model = TinyTransformer()
+    model.eval()
+    return model
+
+
+def _resnet_inputs(shape, rng):
+    if len(shape) != 4 or shape[1] != 3:
+        raise ValueError(f"resnet18 wants N x 3 x H x W, got {shape}")
+    return {"input": rng.standard_normal(shape).astype(np.float32)}
+
+
+def _transformer_inputs(shape, rng):
+    if len(shape) != 2:
+        raise ValueError(f"transformer wants batch x seq, got {shape}")
+    return {"tokens": rng.integers(0, 1000, size=shape, dtype=np.int64)}
+
+
+MODELS = {
+    "resnet18": dict(
+        build=build_resnet18,
+        inputs=["input"],
+        outputs=["output"],
+        dynamic_axes={"input": {0: "N", 2: "H", 3: "W"}, "output": {0: "N"}},
+        make_inputs=_resnet_inputs,
+        export_shape=(1, 3, 224, 224),
+        default_shapes=["1x3x224x224", "2x3x160x192"],
+    ),
+    "transformer": dict(
+        build=build_transformer,
+        inputs=["tokens"],
+        outputs=["logits"],
+        dynamic_axes={"tokens": {0: "batch", 1: "seq"},
+                      "logits": {0: "batch", 1: "seq"}},
+        make_inputs=_transformer_inputs,
+        export_shape=(2, 8),
+        grad=True,
+        default_shapes=["1x16", "2x77"],
+    ),
+}
+
+
+# --------------------------------------------------------------------------
+# Export, references, manifest.
+# --------------------------------------------------------------------------
+
+def parse_shape(text):
+    try:
+        dims = tuple(int(d) for d in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bad shape '{text}' (want e.g. 1x3x224x224)")
+    if not dims or any(d <= 0 for d in dims):
+        raise argparse.ArgumentTypeError(f"bad shape '{text}'")
+    return dims
+
+
+def shape_str(shape):
+    return "x".join(str(d) for d in shape)
+
+
+def _grad_mode(torch, spec):
+    """Gradient mode for export and reference runs. The Transformer needs
+    grad enabled: in torch 1.13, TransformerEncoderLayer takes a fused fast
+    path (aten::_transformer_encoder_layer_fwd, not exportable to ONNX) in
+    eval mode whenever grad is disabled. With grad enabled it runs the plain
+    composite path, which exports to standard ONNX ops; the reference uses
+    the same path so both sides compute the same math."""
+    return torch.set_grad_enabled(bool(spec.get("grad", False)))
+
+
+def export_onnx(name, model, path):
+    import torch
+
+    spec = MODELS[name]
+    rng = np.random.default_rng(SEED)
+    example = spec["make_inputs"](spec["export_shape"], rng)
+    args = tuple(torch.from_numpy(example[n]) for n in spec["inputs"])
+    tmp = path + ".tmp"
+    with _grad_mode(torch, spec), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            model, args, tmp,
+            input_names=spec["inputs"], output_names=spec["outputs"],
+            dynamic_axes=spec["dynamic_axes"], opset_version=OPSET,
+            do_constant_folding=True)
+    os.replace(tmp, path)
+
+
+def check_onnx(path):
+    """Checks the exported graph; returns its op histogram (domain-qualified
+    for non-standard domains) and raises if a non-standard op shows up."""
+    import onnx
+
+    model = onnx.load(path)
+    onnx.checker.check_model(model)
+    hist = collections.Counter()
+    nonstandard = set()
+    for node in model.graph.node:
+        if node.domain in ("", "ai.onnx"):
+            hist[node.op_type] += 1
+        else:
+            key = f"{node.domain}::{node.op_type}"
+            hist[key] += 1
+            nonstandard.add(key)
+    if nonstandard:
+        raise SystemExit(f"{path}: non-standard ops {sorted(nonstandard)}")
+    dims = []
+    for vi in list(model.graph.input) + list(model.graph.output):
+        shape = [d.dim_param or str(d.dim_value)
+                 for d in vi.type.tensor_type.shape.dim]
+        dims.append(f"{vi.name}[{','.join(shape)}]")
+    return hist, dims, model.opset_import[0].version
+
+
+def print_histogram(name, hist, dims, opset):
+    total = sum(hist.values())
+    print(f"{name}: opset {opset}, {total} nodes, {len(hist)} op types; "
+          f"signature {' -> '.join(dims)}")
+    for op, n in sorted(hist.items(), key=lambda kv: (-kv[1], kv[0])):
+        print(f"  {op:<24} {n}")
+
+
+def case_seed(name, shape):
+    # Stable across runs and Python versions (no hash()).
+    return sum((i + 1) * d for i, d in enumerate(shape)) * 7919 + len(name)
+
+
+def write_references(name, model, shapes, out_dir):
+    """Runs the PyTorch model on deterministic inputs for each shape and
+    writes inputs/refs .npy files. Returns the manifest's case list."""
+    import torch
+
+    spec = MODELS[name]
+    cases = []
+    for shape in shapes:
+        case = shape_str(shape)
+        rng = np.random.default_rng(case_seed(name, shape))
+        inputs = spec["make_inputs"](shape, rng)
+        with _grad_mode(torch, spec):
+            out = model(*[torch.from_numpy(inputs[n]) for n in spec["inputs"]])
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        entry = {"name": case, "inputs": {}, "refs": {}, "input_shapes": {}}
+        for n in spec["inputs"]:
+            rel = os.path.join(name, "inputs", case, n + ".npy")
+            os.makedirs(os.path.dirname(os.path.join(out_dir, rel)), exist_ok=True)
+            np.save(os.path.join(out_dir, rel), inputs[n])
+            entry["inputs"][n] = rel
+            entry["input_shapes"][n] = list(inputs[n].shape)
+        for n, t in zip(spec["outputs"], outs):
+            arr = t.detach().cpu().numpy()
+            rel = os.path.join(name, "refs", case, n + ".npy")
+            os.makedirs(os.path.dirname(os.path.join(out_dir, rel)), exist_ok=True)
+            np.save(os.path.join(out_dir, rel), arr)
+            entry["refs"][n] = rel
+            print(f"  case {case}: {n} {list(arr.shape)} {arr.dtype} "
+                  f"range [{arr.min():.4g}, {arr.max():.4g}]")
+        cases.append(entry)
+    return cases
+
+
+def write_manifest(name, out_dir, cases):
+    spec = MODELS[name]
+    manifest = {
+        "model": name,
+        "onnx": name + ".onnx",
+        "inputs": spec["inputs"],
+        "outputs": spec["outputs"],
+        "cases": cases,
+    }
+    path = os.path.join(out_dir, name + ".json")
+    with open(path, "w") as f:
+        json.dump(manifest, f, indent=2)
+        f.write("\n")
+    return path
+
+
+def main(name, argv=None, export=True):
+    spec = MODELS[name]
+    p = argparse.ArgumentParser(
+        description=f"Export the DISC demo model '{name}' to ONNX (opset {OPSET}) "
+                    "and write PyTorch reference outputs.")
+    p.add_argument("--out-dir", default=".", help="output directory (default: .)")
+    p.add_argument("--shapes", nargs="+", type=parse_shape,
+                   default=[parse_shape(s) for s in spec["default_shapes"]],
+                   help="input shapes, e.g. " + " ".join(spec["default_shapes"]))
+    if export:
+        p.add_argument("--no-refs", action="store_true",
+                       help="export the model only")
+    args = p.parse_args(argv)
+
+    import torch
+    torch.set_num_threads(min(2, os.cpu_count() or 1))
+
+    os.makedirs(args.out_dir, exist_ok=True)
+    model = spec["build"]()
+    onnx_path = os.path.join(args.out_dir, name + ".onnx")
+    if export:
+        export_onnx(name, model, onnx_path)
+        hist, dims, opset = check_onnx(onnx_path)
+        print(f"wrote {onnx_path}")
+        print_histogram(name, hist, dims, opset)
+    if not export or not args.no_refs:
+        cases = write_references(name, model, args.shapes, args.out_dir)
+        print(f"wrote {write_manifest(name, args.out_dir, cases)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit("import this module; run export_*.py or make_reference.py")
