@@ -247,8 +247,19 @@ def write_references(name, model, shapes, out_dir):
     return cases
 
 
-def write_manifest(name, out_dir, cases):
+def write_manifest(name, out_dir, cases, merge=False):
+    """Writes NAME.json. With merge, cases already listed there (from an
+    earlier run on the same export) are kept unless rewritten now."""
     spec = MODELS[name]
+    path = os.path.join(out_dir, name + ".json")
+    if merge and os.path.exists(path):
+        try:
+            with open(path) as f:
+                old = json.load(f).get("cases", [])
+        except (OSError, ValueError):
+            old = []
+        fresh = {c["name"] for c in cases}
+        cases = [c for c in old if c.get("name") not in fresh] + cases
     manifest = {
         "model": name,
         "onnx": name + ".onnx",
@@ -256,7 +267,6 @@ def write_manifest(name, out_dir, cases):
         "outputs": spec["outputs"],
         "cases": cases,
     }
-    path = os.path.join(out_dir, name + ".json")
     with open(path, "w") as f:
         json.dump(manifest, f, indent=2)
         f.write("\n")
@@ -290,7 +300,7 @@ def main(name, argv=None, export=True):
         print_histogram(name, hist, dims, opset)
     if not export or not args.no_refs:
         cases = write_references(name, model, args.shapes, args.out_dir)
-        print(f"wrote {write_manifest(name, args.out_dir, cases)}")
+        print(f"wrote {write_manifest(name, args.out_dir, cases, merge=not export)}")
     return 0
 
 

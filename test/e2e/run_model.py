@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -45,11 +46,20 @@ def run(cmd, timeout):
     log("+ " + " ".join(shlex.quote(c) for c in cmd))
     t0 = time.monotonic()
     try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           stdin=subprocess.DEVNULL, timeout=timeout)
-        out, rc = p.stdout.decode(errors="replace"), p.returncode
-    except subprocess.TimeoutExpired as e:
-        out, rc = (e.stdout or b"").decode(errors="replace"), None
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            out, _ = p.communicate(timeout=timeout)
+            rc = p.returncode
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)  # the command and its children
+            except OSError:
+                pass
+            out, _ = p.communicate()
+            rc = None
+            log(f"  timed out after {timeout:g} s")
+        out = out.decode(errors="replace")
     except OSError as e:
         out, rc = str(e), 127
     dt = time.monotonic() - t0

@@ -52,6 +52,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -178,18 +179,26 @@ def match_table(entries, test_id):
 # --------------------------------------------------------------------------
 
 def _run_cmd(cmd, timeout):
-    """Returns (returncode or None on timeout, stderr+stdout text, seconds)."""
+    """Returns (returncode or None on timeout, stderr+stdout text, seconds).
+    The command runs in its own process group so that a timeout also ends
+    whatever it started (a linker, say)."""
     t0 = time.monotonic()
     try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           stdin=subprocess.DEVNULL, timeout=timeout)
-        rc = p.returncode
-        text = p.stderr.decode(errors="replace") + p.stdout.decode(errors="replace")
-    except subprocess.TimeoutExpired as e:
-        rc = None
-        text = ((e.stderr or b"") + (e.stdout or b"")).decode(errors="replace")
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL, start_new_session=True)
     except OSError as e:
-        rc, text = 127, str(e)
+        return 127, str(e), time.monotonic() - t0
+    try:
+        out, err = p.communicate(timeout=timeout)
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        out, err = p.communicate()
+        rc = None
+    text = err.decode(errors="replace") + out.decode(errors="replace")
     return rc, text, time.monotonic() - t0
 
 
