@@ -15,6 +15,8 @@ PACKAGES=(
   libz3-dev
   # Unit tests.
   libgtest-dev libgmock-dev
+  # Runtime: signature JSON parsing.
+  nlohmann-json3-dev
   # Model export and reference values (PyTorch 1.13, NumPy, ONNX 1.12).
   python3 python3-numpy python3-torch python3-torchvision python3-onnx
 )

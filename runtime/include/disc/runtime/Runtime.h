@@ -1,0 +1,368 @@
+//===- Runtime.h - DISC runtime C++ API: tensors, executables, sessions ---===//
+//
+// Loads a compiled `model.so` (see docs/runtime-abi.md), validates inputs
+// against its signature and runs it with a tracked, optionally limited,
+// allocator. No exception escapes this API: every fallible call returns a
+// `disc::Status`. See docs/runtime-api.md for a guided tour.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_RUNTIME_RUNTIME_H
+#define DISC_RUNTIME_RUNTIME_H
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace disc {
+
+//===----------------------------------------------------------------------===//
+// Status
+//===----------------------------------------------------------------------===//
+
+/// Status codes; the numeric values are those of the C API and of
+/// `disc_model_run` (docs/runtime-abi.md).
+enum class StatusCode : int32_t {
+  Ok = 0,
+  InvalidArgument = 1,   ///< Bad input: count, rank, dtype, dim, range.
+  ResourceExhausted = 2, ///< Out of memory or over the session memory limit.
+  LoadFailed = 3,        ///< dlopen, missing symbol, ABI version, signature.
+  Internal = 4,          ///< Model error or runtime bug.
+};
+
+/// Returns "ok", "invalid argument", ... for `code`.
+const char *statusCodeName(StatusCode code);
+
+/// A status code plus a human-readable message (empty when ok). Cheap to
+/// copy. Thread-safety: a value type, no shared state.
+class Status {
+public:
+  Status() = default;
+  Status(StatusCode code, std::string message)
+      : code_(code), message_(std::move(message)) {}
+  static Status ok() { return Status(); }
+  static Status invalidArgument(std::string msg) {
+    return Status(StatusCode::InvalidArgument, std::move(msg));
+  }
+  static Status resourceExhausted(std::string msg) {
+    return Status(StatusCode::ResourceExhausted, std::move(msg));
+  }
+  static Status loadFailed(std::string msg) {
+    return Status(StatusCode::LoadFailed, std::move(msg));
+  }
+  static Status internal(std::string msg) {
+    return Status(StatusCode::Internal, std::move(msg));
+  }
+
+  bool isOk() const { return code_ == StatusCode::Ok; }
+  explicit operator bool() const { return isOk(); }
+  StatusCode code() const { return code_; }
+  const std::string &message() const { return message_; }
+  /// "ok" or "<code name>: <message>".
+  std::string toString() const;
+
+private:
+  StatusCode code_ = StatusCode::Ok;
+  std::string message_;
+};
+
+//===----------------------------------------------------------------------===//
+// Element types
+//===----------------------------------------------------------------------===//
+
+/// Element types of the ABI. The numeric values are those of the C API
+/// (`disc_dtype` in c_api.h).
+enum class DType : int32_t {
+  Float16 = 0,
+  Float32,
+  Float64,
+  Int8,
+  Int16,
+  Int32,
+  Int64,
+  UInt8,
+  UInt16,
+  UInt32,
+  UInt64,
+  Bool,
+};
+
+/// Signature spelling: "float32", "int64", "bool", ...
+const char *dtypeName(DType dtype);
+/// Parses a signature spelling; returns false for an unknown name.
+bool parseDType(std::string_view name, DType *out);
+/// Size of one element in bytes (bool: 1).
+int64_t dtypeSize(DType dtype);
+bool isFloatingPoint(DType dtype);
+bool isSigned(DType dtype);
+
+/// IEEE half <-> float conversions (round to nearest even).
+float halfToFloat(uint16_t h);
+uint16_t floatToHalf(float f);
+
+/// "[2, 3, 4]"; "[]" for a scalar.
+std::string shapeToString(const std::vector<int64_t> &shape);
+/// Product of the dims (1 for a scalar); -1 on a negative dim or overflow.
+int64_t numElementsOf(const std::vector<int64_t> &shape);
+
+//===----------------------------------------------------------------------===//
+// Tensor
+//===----------------------------------------------------------------------===//
+
+/// A dense, contiguous, row-major tensor on the host. The buffer is
+/// reference counted: copying a Tensor is cheap and the copies share the
+/// buffer (use `clone()` for a deep copy). Buffers are aligned to 64 bytes
+/// when the Tensor allocates them.
+/// Thread-safety: distinct Tensor objects may be used from different threads;
+/// concurrent writes to a shared buffer must be synchronized by the caller.
+class Tensor {
+public:
+  /// An empty tensor (float32, rank 0, no buffer); `isValid()` is false.
+  Tensor() = default;
+
+  /// A zero-filled tensor. Returns an empty tensor if the shape has a
+  /// negative dim or the allocation fails.
+  static Tensor zeros(DType dtype, std::vector<int64_t> shape);
+  /// Copies numElements*dtypeSize bytes from `data` (row-major).
+  static Tensor fromData(DType dtype, std::vector<int64_t> shape,
+                         const void *data);
+  /// Typed convenience: `Tensor::fromVector<float>({2, 2}, {1, 2, 3, 4})`.
+  /// `values.size()` must equal the number of elements.
+  template <typename T>
+  static Tensor fromVector(std::vector<int64_t> shape,
+                           const std::vector<T> &values);
+  /// Wraps external memory: `data` stays valid until `owner` is released
+  /// (the last copy of the Tensor is destroyed). `owner` may be null for
+  /// memory the caller keeps alive for the Tensor's lifetime.
+  static Tensor adopt(DType dtype, std::vector<int64_t> shape, void *data,
+                      std::shared_ptr<void> owner);
+
+  bool isValid() const { return valid_; }
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t> &shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t numElements() const { return numElementsOf(shape_); }
+  /// numElements() * dtypeSize(dtype()), in bytes.
+  int64_t byteSize() const { return numElements() * dtypeSize(dtype_); }
+  void *data() { return data_; }
+  const void *data() const { return data_; }
+  template <typename T> T *data() { return static_cast<T *>(data_); }
+  template <typename T> const T *data() const {
+    return static_cast<const T *>(data_);
+  }
+  /// Element `i` (flat row-major index) converted to double; for summaries.
+  double elementAsDouble(int64_t i) const;
+  /// Deep copy into a freshly allocated buffer.
+  Tensor clone() const;
+
+private:
+  bool valid_ = false;
+  DType dtype_ = DType::Float32;
+  std::vector<int64_t> shape_;
+  void *data_ = nullptr;
+  std::shared_ptr<void> owner_;
+};
+
+template <typename T>
+Tensor Tensor::fromVector(std::vector<int64_t> shape,
+                          const std::vector<T> &values) {
+  DType dt;
+  if constexpr (std::is_same_v<T, float>)
+    dt = DType::Float32;
+  else if constexpr (std::is_same_v<T, double>)
+    dt = DType::Float64;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    dt = DType::Int8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    dt = DType::Int16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    dt = DType::Int32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    dt = DType::Int64;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    dt = DType::UInt8;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    dt = DType::UInt16;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    dt = DType::UInt32;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    dt = DType::UInt64;
+  else if constexpr (std::is_same_v<T, bool>)
+    dt = DType::Bool;
+  else
+    static_assert(sizeof(T) == 0, "unsupported element type");
+  if (numElementsOf(shape) != static_cast<int64_t>(values.size()))
+    return Tensor();
+  if constexpr (std::is_same_v<T, bool>) {
+    std::vector<uint8_t> bytes(values.begin(), values.end());
+    return fromData(dt, std::move(shape), bytes.data());
+  } else {
+    return fromData(dt, std::move(shape), values.data());
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Signature
+//===----------------------------------------------------------------------===//
+
+/// One dim of a signature shape: static (`size >= 0`), named dynamic
+/// (`symbol` non-empty) or unknown ("?", outputs only).
+struct DimSpec {
+  int64_t size = -1;
+  std::string symbol;
+  bool isStatic() const { return size >= 0; }
+  bool isSymbolic() const { return !symbol.empty(); }
+  bool isUnknown() const { return size < 0 && symbol.empty(); }
+  /// "4", "batch" or "?".
+  std::string toString() const;
+};
+
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::Float32;
+  std::vector<DimSpec> shape;
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+};
+
+/// Valid range of a named dim: min <= size <= max (max absent = unbounded).
+struct SymbolSpec {
+  std::string name;
+  int64_t min = 0;
+  std::optional<int64_t> max;
+};
+
+/// The parsed `disc_model_signature()` JSON (docs/runtime-abi.md).
+struct Signature {
+  int32_t abiVersion = 1;
+  std::string model;
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+  std::vector<SymbolSpec> symbols;
+
+  /// Null when `name` is not listed in `symbols`.
+  const SymbolSpec *findSymbol(std::string_view name) const;
+  /// Index of the input named `name`, or -1.
+  int64_t findInput(std::string_view name) const;
+  /// Index of the output named `name`, or -1.
+  int64_t findOutput(std::string_view name) const;
+
+  /// Parses signature JSON. Errors: LoadFailed naming the offending field.
+  static Status parse(std::string_view json, Signature *out);
+};
+
+//===----------------------------------------------------------------------===//
+// Executable
+//===----------------------------------------------------------------------===//
+
+/// A loaded `model.so`: the dlopen handle, its entry points and its parsed
+/// signature. Thread-safety: immutable after `load`; share it freely
+/// (through the shared_ptr) between threads and sessions. The library is
+/// dlclose'd when the last reference goes away.
+class Executable {
+public:
+  /// dlopen(path, RTLD_LOCAL | RTLD_NOW), checks `disc_model_abi_version()
+  /// == 1` and parses `disc_model_signature()`. Errors: LoadFailed with the
+  /// dlerror text, the missing symbol, the bad version or the JSON error.
+  static Status load(const std::string &path,
+                     std::shared_ptr<const Executable> *out);
+
+  ~Executable();
+  Executable(const Executable &) = delete;
+  Executable &operator=(const Executable &) = delete;
+
+  const Signature &signature() const { return signature_; }
+  /// The raw signature JSON as returned by the model.
+  const std::string &signatureJson() const { return signatureJson_; }
+  const std::string &path() const { return path_; }
+
+  /// The model entry point (`disc_model_run_fn` from abi.h).
+  void *runFunction() const { return runFn_; }
+
+private:
+  Executable() = default;
+  std::string path_;
+  void *handle_ = nullptr;
+  void *runFn_ = nullptr;
+  std::string signatureJson_;
+  Signature signature_;
+};
+
+//===----------------------------------------------------------------------===//
+// Session
+//===----------------------------------------------------------------------===//
+
+struct SessionOptions {
+  /// Upper bound, in bytes, on the bytes live at once through the context
+  /// allocator during a run (intermediates and outputs). 0 = no limit.
+  /// Exceeding it aborts the run with ResourceExhausted.
+  int64_t memory_limit_bytes = 0;
+};
+
+/// Statistics of the last `Session::run` (reset at the start of each run).
+struct SessionStats {
+  /// Wall time of the last run, in milliseconds (validation, model call and
+  /// output adoption).
+  double last_latency_ms = 0;
+  /// Peak bytes live through the context allocator during the last run,
+  /// counting output buffers the runtime adopted. Requested sizes, not
+  /// rounded to the alignment.
+  int64_t peak_bytes = 0;
+  /// Bytes still live through the allocator now (0 after every run: outputs
+  /// are handed to the Tensors and leaks are freed).
+  int64_t current_bytes = 0;
+  /// Number of successful `alloc` calls during the last run.
+  int64_t num_allocs = 0;
+  /// Allocations the model neither freed nor returned as an output; the
+  /// runtime freed them after the run.
+  int64_t leaked_allocs = 0;
+};
+
+/// Runs one Executable. Sessions are independent: each has its own
+/// allocator bookkeeping and statistics, so several sessions (of the same or
+/// different executables) may run concurrently on different threads.
+/// Thread-safety: one Session must be used by one thread at a time.
+class Session {
+public:
+  explicit Session(std::shared_ptr<const Executable> executable,
+                   SessionOptions options = {});
+  ~Session();
+  Session(Session &&) noexcept;
+  Session &operator=(Session &&) noexcept;
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+
+  /// Runs the model. `inputs` are in signature order; on success `*outputs`
+  /// receives one tensor per signature output (contiguous, owning its
+  /// buffer, independent of the session's lifetime).
+  /// Errors: InvalidArgument for a bad input (message names the input and
+  /// dim), ResourceExhausted when the memory limit is exceeded or the host is
+  /// out of memory (message gives requested bytes, live bytes, limit),
+  /// Internal or the model's status when `disc_model_run` fails. On error
+  /// `*outputs` is cleared and every allocation of the run is freed.
+  Status run(const std::vector<Tensor> &inputs, std::vector<Tensor> *outputs);
+  /// Same, with inputs given by name. Errors additionally: a missing or an
+  /// unknown input name (InvalidArgument).
+  Status run(const std::map<std::string, Tensor> &inputs,
+             std::vector<Tensor> *outputs);
+
+  /// Checks `inputs` against the signature without running the model.
+  Status validateInputs(const std::vector<Tensor> &inputs) const;
+
+  const SessionStats &stats() const;
+  const SessionOptions &options() const;
+  const Executable &executable() const;
+
+  struct Impl;
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace disc
+
+#endif // DISC_RUNTIME_RUNTIME_H

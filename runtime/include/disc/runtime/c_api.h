@@ -1,0 +1,129 @@
+/*===- c_api.h - DISC runtime C API: opaque handles and status codes -----===*
+ *
+ * A thin C layer over the C++ runtime (Runtime.h) for other languages.
+ * Every fallible function returns a disc_status_code; on failure the message
+ * is available from disc_last_error_message() on the same thread.
+ *
+ * Thread-safety: a disc_executable_t is immutable and may be shared between
+ * threads and sessions. A disc_session_t must be used by one thread at a
+ * time; distinct sessions may run concurrently. disc_tensor_t handles are
+ * plain values owned by the caller.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef DISC_RUNTIME_C_API_H
+#define DISC_RUNTIME_C_API_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Same values as disc::StatusCode and docs/runtime-abi.md. */
+typedef enum disc_status_code {
+  DISC_STATUS_OK = 0,
+  DISC_STATUS_INVALID_ARGUMENT = 1,
+  DISC_STATUS_RESOURCE_EXHAUSTED = 2,
+  DISC_STATUS_LOAD_FAILED = 3,
+  DISC_STATUS_INTERNAL = 4,
+} disc_status_code;
+
+/* Same values as disc::DType. */
+typedef enum disc_dtype {
+  DISC_DTYPE_FLOAT16 = 0,
+  DISC_DTYPE_FLOAT32 = 1,
+  DISC_DTYPE_FLOAT64 = 2,
+  DISC_DTYPE_INT8 = 3,
+  DISC_DTYPE_INT16 = 4,
+  DISC_DTYPE_INT32 = 5,
+  DISC_DTYPE_INT64 = 6,
+  DISC_DTYPE_UINT8 = 7,
+  DISC_DTYPE_UINT16 = 8,
+  DISC_DTYPE_UINT32 = 9,
+  DISC_DTYPE_UINT64 = 10,
+  DISC_DTYPE_BOOL = 11,
+} disc_dtype;
+
+typedef struct disc_executable disc_executable_t;
+typedef struct disc_session disc_session_t;
+typedef struct disc_tensor disc_tensor_t;
+
+typedef struct disc_session_options {
+  int64_t memory_limit_bytes; /* 0 = no limit */
+} disc_session_options_t;
+
+typedef struct disc_session_stats {
+  double last_latency_ms; /* wall time of the last run, milliseconds */
+  int64_t peak_bytes;     /* peak live bytes during the last run */
+  int64_t current_bytes;  /* live bytes now (0 between runs) */
+  int64_t num_allocs;     /* alloc calls during the last run */
+  int64_t leaked_allocs;  /* allocations the model leaked (freed by us) */
+} disc_session_stats_t;
+
+/* Message of the last failing call on this thread ("" if none). Valid until
+ * the next failing call on this thread. */
+const char *disc_last_error_message(void);
+/* "ok", "invalid argument", "resource exhausted", "load failed", "internal". */
+const char *disc_status_code_name(disc_status_code code);
+/* "float32", ...; NULL for an invalid value. */
+const char *disc_dtype_name(disc_dtype dtype);
+
+/* --- Executables ------------------------------------------------------- */
+
+/* Loads model.so. Errors: LOAD_FAILED, INVALID_ARGUMENT (null pointers). */
+disc_status_code disc_executable_load(const char *path,
+                                      disc_executable_t **out);
+/* Releases the caller's reference (NULL is ignored). Sessions created from
+ * it keep the library loaded until they are destroyed. */
+void disc_executable_release(disc_executable_t *exe);
+/* Raw signature JSON, owned by the executable. */
+const char *disc_executable_signature(const disc_executable_t *exe);
+int64_t disc_executable_num_inputs(const disc_executable_t *exe);
+int64_t disc_executable_num_outputs(const disc_executable_t *exe);
+/* Name of input/output `index`; NULL when out of range. */
+const char *disc_executable_input_name(const disc_executable_t *exe,
+                                       int64_t index);
+const char *disc_executable_output_name(const disc_executable_t *exe,
+                                        int64_t index);
+
+/* --- Sessions ---------------------------------------------------------- */
+
+/* `options` may be NULL (no memory limit). */
+disc_status_code disc_session_create(const disc_executable_t *exe,
+                                     const disc_session_options_t *options,
+                                     disc_session_t **out);
+void disc_session_destroy(disc_session_t *session);
+/* Runs the model. `inputs` holds `num_inputs` tensors in signature order.
+ * `outputs` must have room for `num_outputs` == number of model outputs
+ * handles; on success each receives a new tensor the caller destroys.
+ * Errors: INVALID_ARGUMENT (bad inputs), RESOURCE_EXHAUSTED (memory limit),
+ * INTERNAL (model failure). */
+disc_status_code disc_session_run(disc_session_t *session,
+                                  disc_tensor_t *const *inputs,
+                                  int64_t num_inputs, disc_tensor_t **outputs,
+                                  int64_t num_outputs);
+disc_status_code disc_session_get_stats(const disc_session_t *session,
+                                        disc_session_stats_t *out);
+
+/* --- Tensors ----------------------------------------------------------- */
+
+/* Creates a contiguous row-major tensor of `rank` dims `shape`; copies
+ * `data` (numElements * element size bytes) or zero-fills when NULL. */
+disc_status_code disc_tensor_create(disc_dtype dtype, const int64_t *shape,
+                                    int64_t rank, const void *data,
+                                    disc_tensor_t **out);
+void disc_tensor_destroy(disc_tensor_t *tensor);
+disc_dtype disc_tensor_dtype(const disc_tensor_t *tensor);
+int64_t disc_tensor_rank(const disc_tensor_t *tensor);
+/* Pointer to `rank` dims, owned by the tensor. */
+const int64_t *disc_tensor_shape(const disc_tensor_t *tensor);
+int64_t disc_tensor_num_elements(const disc_tensor_t *tensor);
+/* Size of the data in bytes. */
+int64_t disc_tensor_byte_size(const disc_tensor_t *tensor);
+void *disc_tensor_data(disc_tensor_t *tensor);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DISC_RUNTIME_C_API_H */

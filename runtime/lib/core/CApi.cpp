@@ -1,0 +1,216 @@
+//===- CApi.cpp - C API over the C++ runtime ------------------------------===//
+
+#include "disc/runtime/c_api.h"
+#include "disc/runtime/Runtime.h"
+
+#include <new>
+#include <string>
+
+struct disc_executable {
+  std::shared_ptr<const disc::Executable> exe;
+};
+struct disc_session {
+  std::shared_ptr<const disc::Executable> exe;
+  disc::Session session;
+};
+struct disc_tensor {
+  disc::Tensor tensor;
+};
+
+namespace {
+
+thread_local std::string lastError;
+
+disc_status_code fail(disc_status_code code, std::string message) {
+  lastError = std::move(message);
+  return code;
+}
+
+disc_status_code report(const disc::Status &status) {
+  if (status.isOk())
+    return DISC_STATUS_OK;
+  return fail(static_cast<disc_status_code>(status.code()), status.message());
+}
+
+} // namespace
+
+extern "C" {
+
+const char *disc_last_error_message(void) { return lastError.c_str(); }
+
+const char *disc_status_code_name(disc_status_code code) {
+  return disc::statusCodeName(static_cast<disc::StatusCode>(code));
+}
+
+const char *disc_dtype_name(disc_dtype dtype) {
+  if (dtype < DISC_DTYPE_FLOAT16 || dtype > DISC_DTYPE_BOOL)
+    return nullptr;
+  return disc::dtypeName(static_cast<disc::DType>(dtype));
+}
+
+disc_status_code disc_executable_load(const char *path,
+                                      disc_executable_t **out) {
+  if (!path || !out)
+    return fail(DISC_STATUS_INVALID_ARGUMENT, "null argument");
+  *out = nullptr;
+  try {
+    std::shared_ptr<const disc::Executable> exe;
+    if (disc::Status s = disc::Executable::load(path, &exe); !s)
+      return report(s);
+    *out = new disc_executable{std::move(exe)};
+    return DISC_STATUS_OK;
+  } catch (const std::exception &e) {
+    return fail(DISC_STATUS_INTERNAL, e.what());
+  }
+}
+
+void disc_executable_release(disc_executable_t *exe) { delete exe; }
+
+const char *disc_executable_signature(const disc_executable_t *exe) {
+  return exe ? exe->exe->signatureJson().c_str() : nullptr;
+}
+
+int64_t disc_executable_num_inputs(const disc_executable_t *exe) {
+  return exe ? static_cast<int64_t>(exe->exe->signature().inputs.size()) : 0;
+}
+
+int64_t disc_executable_num_outputs(const disc_executable_t *exe) {
+  return exe ? static_cast<int64_t>(exe->exe->signature().outputs.size()) : 0;
+}
+
+const char *disc_executable_input_name(const disc_executable_t *exe,
+                                       int64_t index) {
+  if (!exe || index < 0 || index >= disc_executable_num_inputs(exe))
+    return nullptr;
+  return exe->exe->signature().inputs[index].name.c_str();
+}
+
+const char *disc_executable_output_name(const disc_executable_t *exe,
+                                        int64_t index) {
+  if (!exe || index < 0 || index >= disc_executable_num_outputs(exe))
+    return nullptr;
+  return exe->exe->signature().outputs[index].name.c_str();
+}
+
+disc_status_code disc_session_create(const disc_executable_t *exe,
+                                     const disc_session_options_t *options,
+                                     disc_session_t **out) {
+  if (!exe || !out)
+    return fail(DISC_STATUS_INVALID_ARGUMENT, "null argument");
+  *out = nullptr;
+  disc::SessionOptions opts;
+  if (options) {
+    if (options->memory_limit_bytes < 0)
+      return fail(DISC_STATUS_INVALID_ARGUMENT,
+                  "memory_limit_bytes must be >= 0");
+    opts.memory_limit_bytes = options->memory_limit_bytes;
+  }
+  try {
+    *out = new disc_session{exe->exe, disc::Session(exe->exe, opts)};
+    return DISC_STATUS_OK;
+  } catch (const std::exception &e) {
+    return fail(DISC_STATUS_INTERNAL, e.what());
+  }
+}
+
+void disc_session_destroy(disc_session_t *session) { delete session; }
+
+disc_status_code disc_session_run(disc_session_t *session,
+                                  disc_tensor_t *const *inputs,
+                                  int64_t num_inputs, disc_tensor_t **outputs,
+                                  int64_t num_outputs) {
+  if (!session || (num_inputs > 0 && !inputs) ||
+      (num_outputs > 0 && !outputs) || num_inputs < 0)
+    return fail(DISC_STATUS_INVALID_ARGUMENT, "null argument");
+  int64_t expected =
+      static_cast<int64_t>(session->exe->signature().outputs.size());
+  if (num_outputs != expected)
+    return fail(DISC_STATUS_INVALID_ARGUMENT,
+                "expected room for " + std::to_string(expected) +
+                    " outputs but got " + std::to_string(num_outputs));
+  try {
+    std::vector<disc::Tensor> in;
+    in.reserve(num_inputs);
+    for (int64_t i = 0; i < num_inputs; ++i) {
+      if (!inputs[i])
+        return fail(DISC_STATUS_INVALID_ARGUMENT,
+                    "input " + std::to_string(i) + " is null");
+      in.push_back(inputs[i]->tensor);
+    }
+    std::vector<disc::Tensor> out;
+    if (disc::Status s = session->session.run(in, &out); !s)
+      return report(s);
+    for (int64_t i = 0; i < num_outputs; ++i)
+      outputs[i] = new disc_tensor{std::move(out[i])};
+    return DISC_STATUS_OK;
+  } catch (const std::exception &e) {
+    return fail(DISC_STATUS_INTERNAL, e.what());
+  }
+}
+
+disc_status_code disc_session_get_stats(const disc_session_t *session,
+                                        disc_session_stats_t *out) {
+  if (!session || !out)
+    return fail(DISC_STATUS_INVALID_ARGUMENT, "null argument");
+  const disc::SessionStats &s = session->session.stats();
+  out->last_latency_ms = s.last_latency_ms;
+  out->peak_bytes = s.peak_bytes;
+  out->current_bytes = s.current_bytes;
+  out->num_allocs = s.num_allocs;
+  out->leaked_allocs = s.leaked_allocs;
+  return DISC_STATUS_OK;
+}
+
+disc_status_code disc_tensor_create(disc_dtype dtype, const int64_t *shape,
+                                    int64_t rank, const void *data,
+                                    disc_tensor_t **out) {
+  if (!out || rank < 0 || (rank > 0 && !shape))
+    return fail(DISC_STATUS_INVALID_ARGUMENT, "null argument or bad rank");
+  *out = nullptr;
+  if (!disc_dtype_name(dtype))
+    return fail(DISC_STATUS_INVALID_ARGUMENT,
+                "invalid dtype " + std::to_string(static_cast<int>(dtype)));
+  std::vector<int64_t> dims(shape, shape + rank);
+  if (disc::numElementsOf(dims) < 0)
+    return fail(DISC_STATUS_INVALID_ARGUMENT,
+                "invalid shape " + disc::shapeToString(dims));
+  try {
+    disc::Tensor t =
+        disc::Tensor::fromData(static_cast<disc::DType>(dtype), dims, data);
+    if (!t.isValid())
+      return fail(DISC_STATUS_RESOURCE_EXHAUSTED, "cannot allocate tensor");
+    *out = new disc_tensor{std::move(t)};
+    return DISC_STATUS_OK;
+  } catch (const std::exception &e) {
+    return fail(DISC_STATUS_INTERNAL, e.what());
+  }
+}
+
+void disc_tensor_destroy(disc_tensor_t *tensor) { delete tensor; }
+
+disc_dtype disc_tensor_dtype(const disc_tensor_t *tensor) {
+  return tensor ? static_cast<disc_dtype>(tensor->tensor.dtype())
+                : DISC_DTYPE_FLOAT32;
+}
+
+int64_t disc_tensor_rank(const disc_tensor_t *tensor) {
+  return tensor ? tensor->tensor.rank() : 0;
+}
+
+const int64_t *disc_tensor_shape(const disc_tensor_t *tensor) {
+  return tensor ? tensor->tensor.shape().data() : nullptr;
+}
+
+int64_t disc_tensor_num_elements(const disc_tensor_t *tensor) {
+  return tensor ? tensor->tensor.numElements() : 0;
+}
+
+int64_t disc_tensor_byte_size(const disc_tensor_t *tensor) {
+  return tensor ? tensor->tensor.byteSize() : 0;
+}
+
+void *disc_tensor_data(disc_tensor_t *tensor) {
+  return tensor ? tensor->tensor.data() : nullptr;
+}
+
+} // extern "C"

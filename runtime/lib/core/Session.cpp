@@ -1,0 +1,536 @@
+//===- Session.cpp - Input validation, tracked allocator, model calls -----===//
+
+#include "disc/runtime/Runtime.h"
+#include "disc/runtime/abi.h"
+
+#include <chrono>
+#include <csetjmp>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+namespace disc {
+
+namespace {
+
+/// Why the allocator aborted a run through longjmp.
+struct AbortInfo {
+  int64_t requestedBytes = 0;
+  int64_t liveBytes = 0;
+  int64_t limitBytes = 0;
+  bool outOfHostMemory = false;
+};
+
+} // namespace
+
+/// Per-session state; `ctx.self` points here, so it never moves.
+struct Session::Impl {
+  std::shared_ptr<const Executable> exe;
+  SessionOptions options;
+  SessionStats stats;
+  disc_ral_context ctx{};
+
+  // Allocator bookkeeping. `mutex` guards `live`, `currentBytes`,
+  // `peakBytes` and `numAllocs` (compiled code may allocate from worker
+  // threads).
+  std::mutex mutex;
+  std::unordered_map<void *, int64_t> live;
+  int64_t currentBytes = 0;
+  int64_t peakBytes = 0;
+  int64_t numAllocs = 0;
+
+  // Abort machinery: valid only while `armed`.
+  std::jmp_buf jmp;
+  bool armed = false;
+  std::thread::id runThread;
+  AbortInfo abort;
+
+  static void *allocCallback(void *self, int64_t bytes, int64_t alignment);
+  static void freeCallback(void *self, void *ptr);
+
+  /// Frees every live allocation; returns how many there were.
+  int64_t releaseAll();
+  Status runImpl(const std::vector<Tensor> &inputs,
+                 std::vector<Tensor> *outputs);
+};
+
+namespace {
+
+/// Calls the model with a setjmp guard. No object with a non-trivial
+/// destructor lives in this frame, so the longjmp from `allocCallback` is
+/// well defined. Returns the model status, or -1 when the allocator aborted.
+__attribute__((noinline)) int32_t
+callModelGuarded(Session::Impl *impl, disc_model_run_fn fn, void **inputs,
+                 void **outputs) {
+  if (setjmp(impl->jmp) != 0) {
+    impl->armed = false;
+    return -1;
+  }
+  impl->armed = true;
+  int32_t rc = fn(&impl->ctx, inputs, outputs);
+  impl->armed = false;
+  return rc;
+}
+
+bool isPowerOfTwo(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+} // namespace
+
+// Only trivially destructible objects live in this frame when it longjmps.
+void *Session::Impl::allocCallback(void *self, int64_t bytes,
+                                   int64_t alignment) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl || bytes < 0)
+    return nullptr;
+  int64_t align = alignment < 16 ? 16 : alignment;
+  if (!isPowerOfTwo(align))
+    return nullptr;
+  bool overLimit = false;
+  bool hostOom = false;
+  void *p = nullptr;
+  impl->mutex.lock();
+  int64_t limit = impl->options.memory_limit_bytes;
+  if (limit > 0 && impl->currentBytes + bytes > limit) {
+    overLimit = true;
+  } else if (posix_memalign(&p, static_cast<size_t>(align),
+                            bytes > 0 ? static_cast<size_t>(bytes) : 1) != 0) {
+    p = nullptr;
+    hostOom = true;
+  } else {
+    impl->live.emplace(p, bytes);
+    impl->currentBytes += bytes;
+    if (impl->currentBytes > impl->peakBytes)
+      impl->peakBytes = impl->currentBytes;
+    ++impl->numAllocs;
+  }
+  if (overLimit || hostOom) {
+    impl->abort.requestedBytes = bytes;
+    impl->abort.liveBytes = impl->currentBytes;
+    impl->abort.limitBytes = limit;
+    impl->abort.outOfHostMemory = hostOom;
+  }
+  impl->mutex.unlock();
+  if (!overLimit && !hostOom)
+    return p;
+  // Abort the run when we are on the thread that called the model; from a
+  // worker thread we can only report failure and let the model return.
+  if (impl->armed && std::this_thread::get_id() == impl->runThread)
+    std::longjmp(impl->jmp, 1);
+  return nullptr;
+}
+
+void Session::Impl::freeCallback(void *self, void *ptr) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl || !ptr)
+    return;
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  auto it = impl->live.find(ptr);
+  if (it == impl->live.end())
+    return; // Not ours (or already freed): ignore rather than crash.
+  impl->currentBytes -= it->second;
+  impl->live.erase(it);
+  std::free(ptr);
+}
+
+int64_t Session::Impl::releaseAll() {
+  std::lock_guard<std::mutex> lock(mutex);
+  int64_t n = static_cast<int64_t>(live.size());
+  for (auto &entry : live)
+    std::free(entry.first);
+  live.clear();
+  currentBytes = 0;
+  return n;
+}
+
+//===----------------------------------------------------------------------===//
+// Input validation
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::string rangeToString(const SymbolSpec &sym) {
+  return "[" + std::to_string(sym.min) + ", " +
+         (sym.max ? std::to_string(*sym.max) + "]" : std::string("inf)"));
+}
+
+Status validate(const Signature &sig, const std::vector<Tensor> &inputs) {
+  if (inputs.size() != sig.inputs.size())
+    return Status::invalidArgument(
+        "expected " + std::to_string(sig.inputs.size()) + " inputs but got " +
+        std::to_string(inputs.size()));
+  struct Binding {
+    int64_t size;
+    size_t input;
+    size_t dim;
+  };
+  std::map<std::string, Binding> bound;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorSpec &spec = sig.inputs[i];
+    const Tensor &t = inputs[i];
+    std::string who = "input '" + spec.name + "'";
+    if (!t.isValid())
+      return Status::invalidArgument(who + ": tensor is empty (no buffer)");
+    if (t.dtype() != spec.dtype)
+      return Status::invalidArgument(who + ": expected dtype " +
+                                     dtypeName(spec.dtype) + " but got " +
+                                     dtypeName(t.dtype()));
+    if (t.rank() != spec.rank())
+      return Status::invalidArgument(
+          who + ": expected rank " + std::to_string(spec.rank()) +
+          " but got rank " + std::to_string(t.rank()) + " (shape " +
+          shapeToString(t.shape()) + ")");
+    for (size_t d = 0; d < spec.shape.size(); ++d) {
+      const DimSpec &dim = spec.shape[d];
+      int64_t got = t.shape()[d];
+      std::string where = who + " dim " + std::to_string(d);
+      if (got < 0)
+        return Status::invalidArgument(where + ": negative size " +
+                                       std::to_string(got));
+      if (dim.isStatic()) {
+        if (got != dim.size)
+          return Status::invalidArgument(where + ": expected " +
+                                         std::to_string(dim.size) +
+                                         " but got " + std::to_string(got));
+        continue;
+      }
+      if (!dim.isSymbolic())
+        continue;
+      where += " ('" + dim.symbol + "')";
+      auto it = bound.find(dim.symbol);
+      if (it != bound.end()) {
+        if (it->second.size != got)
+          return Status::invalidArgument(
+              where + ": got " + std::to_string(got) + " but input '" +
+              sig.inputs[it->second.input].name + "' dim " +
+              std::to_string(it->second.dim) + " has '" + dim.symbol +
+              "' = " + std::to_string(it->second.size));
+        continue;
+      }
+      if (const SymbolSpec *sym = sig.findSymbol(dim.symbol)) {
+        if (got < sym->min || (sym->max && got > *sym->max))
+          return Status::invalidArgument(
+              where + ": got " + std::to_string(got) + ", outside the range " +
+              rangeToString(*sym) + " of '" + dim.symbol + "'");
+      }
+      bound.emplace(dim.symbol, Binding{got, i, d});
+    }
+    if (t.numElements() < 0)
+      return Status::invalidArgument(who + ": too many elements");
+    if (t.numElements() > 0 && !t.data())
+      return Status::invalidArgument(who + ": no data");
+  }
+  return Status::ok();
+}
+
+/// Row-major strides of `sizes`, in elements.
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &sizes) {
+  std::vector<int64_t> strides(sizes.size(), 1);
+  for (int64_t i = static_cast<int64_t>(sizes.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * sizes[i + 1];
+  return strides;
+}
+
+/// True when a view with `sizes`/`strides` is dense row-major (dims of size
+/// 1 may have any stride).
+bool isContiguous(const std::vector<int64_t> &sizes,
+                  const std::vector<int64_t> &strides) {
+  if (numElementsOf(sizes) == 0)
+    return true;
+  std::vector<int64_t> expected = rowMajorStrides(sizes);
+  for (size_t i = 0; i < sizes.size(); ++i)
+    if (sizes[i] != 1 && strides[i] != expected[i])
+      return false;
+  return true;
+}
+
+/// Gathers a strided view into dense row-major `dst`.
+void copyStrided(const char *base, const std::vector<int64_t> &sizes,
+                 const std::vector<int64_t> &strides, int64_t elemSize,
+                 char *dst) {
+  int64_t n = numElementsOf(sizes);
+  if (n <= 0)
+    return;
+  size_t rank = sizes.size();
+  std::vector<int64_t> idx(rank, 0);
+  int64_t srcOffset = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    std::memcpy(dst + k * elemSize, base + srcOffset * elemSize,
+                static_cast<size_t>(elemSize));
+    for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+      if (++idx[d] < sizes[d]) {
+        srcOffset += strides[d];
+        break;
+      }
+      srcOffset -= strides[d] * (sizes[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Session
+//===----------------------------------------------------------------------===//
+
+Session::Session(std::shared_ptr<const Executable> executable,
+                 SessionOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->exe = std::move(executable);
+  impl_->options = options;
+  impl_->ctx.self = impl_.get();
+  impl_->ctx.alloc = &Impl::allocCallback;
+  impl_->ctx.free = &Impl::freeCallback;
+}
+
+Session::~Session() {
+  if (impl_)
+    impl_->releaseAll();
+}
+
+Session::Session(Session &&) noexcept = default;
+Session &Session::operator=(Session &&other) noexcept {
+  if (this != &other) {
+    if (impl_)
+      impl_->releaseAll();
+    impl_ = std::move(other.impl_);
+  }
+  return *this;
+}
+
+const SessionStats &Session::stats() const { return impl_->stats; }
+const SessionOptions &Session::options() const { return impl_->options; }
+const Executable &Session::executable() const { return *impl_->exe; }
+
+Status Session::validateInputs(const std::vector<Tensor> &inputs) const {
+  if (!impl_ || !impl_->exe)
+    return Status::internal("session has no executable");
+  return validate(impl_->exe->signature(), inputs);
+}
+
+Status Session::run(const std::vector<Tensor> &inputs,
+                    std::vector<Tensor> *outputs) {
+  if (!outputs)
+    return Status::invalidArgument("outputs must not be null");
+  outputs->clear();
+  if (!impl_ || !impl_->exe)
+    return Status::internal("session has no executable");
+  auto start = std::chrono::steady_clock::now();
+  Status status;
+  try {
+    status = impl_->runImpl(inputs, outputs);
+  } catch (const std::bad_alloc &) {
+    status = Status::resourceExhausted("host out of memory in the runtime");
+  } catch (const std::exception &e) {
+    status = Status::internal(std::string("runtime exception: ") + e.what());
+  }
+  if (!status)
+    outputs->clear();
+  std::chrono::duration<double, std::milli> elapsed =
+      std::chrono::steady_clock::now() - start;
+  impl_->stats.last_latency_ms = elapsed.count();
+  return status;
+}
+
+Status Session::run(const std::map<std::string, Tensor> &inputs,
+                    std::vector<Tensor> *outputs) {
+  if (!outputs)
+    return Status::invalidArgument("outputs must not be null");
+  outputs->clear();
+  if (!impl_ || !impl_->exe)
+    return Status::internal("session has no executable");
+  const Signature &sig = impl_->exe->signature();
+  for (const auto &entry : inputs) {
+    if (sig.findInput(entry.first) < 0) {
+      std::string names;
+      for (const TensorSpec &spec : sig.inputs)
+        names += (names.empty() ? "" : ", ") + spec.name;
+      return Status::invalidArgument("unknown input '" + entry.first +
+                                     "' (model inputs: " + names + ")");
+    }
+  }
+  std::vector<Tensor> ordered;
+  ordered.reserve(sig.inputs.size());
+  for (const TensorSpec &spec : sig.inputs) {
+    auto it = inputs.find(spec.name);
+    if (it == inputs.end())
+      return Status::invalidArgument("missing input '" + spec.name + "'");
+    ordered.push_back(it->second);
+  }
+  return run(ordered, outputs);
+}
+
+Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
+                              std::vector<Tensor> *outputs) {
+  const Signature &sig = exe->signature();
+  stats = SessionStats();
+  if (Status s = validate(sig, inputs); !s)
+    return s;
+
+  // Input descriptors: contiguous row-major, allocated = aligned = data.
+  std::vector<std::vector<int64_t>> inDescs(inputs.size());
+  std::vector<void *> inPtrs(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor &t = inputs[i];
+    std::vector<int64_t> &d = inDescs[i];
+    int64_t r = t.rank();
+    d.assign(3 + 2 * r, 0);
+    auto data = reinterpret_cast<intptr_t>(t.data());
+    d[0] = data;
+    d[1] = data;
+    d[2] = 0;
+    std::vector<int64_t> strides = rowMajorStrides(t.shape());
+    for (int64_t k = 0; k < r; ++k) {
+      d[3 + k] = t.shape()[k];
+      d[3 + r + k] = strides[k];
+    }
+    inPtrs[i] = d.data();
+  }
+  // Output descriptors: zeroed, filled by the model.
+  std::vector<std::vector<int64_t>> outDescs(sig.outputs.size());
+  std::vector<void *> outPtrs(sig.outputs.size());
+  for (size_t i = 0; i < sig.outputs.size(); ++i) {
+    outDescs[i].assign(3 + 2 * sig.outputs[i].rank(), 0);
+    outPtrs[i] = outDescs[i].data();
+  }
+
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto &entry : live)
+      std::free(entry.first);
+    live.clear();
+    currentBytes = 0;
+    peakBytes = 0;
+    numAllocs = 0;
+  }
+  abort = AbortInfo();
+  runThread = std::this_thread::get_id();
+  auto fn = reinterpret_cast<disc_model_run_fn>(exe->runFunction());
+  int32_t rc = callModelGuarded(this, fn, inPtrs.data(), outPtrs.data());
+
+  auto finishStats = [&](int64_t leaked) {
+    std::lock_guard<std::mutex> lock(mutex);
+    stats.peak_bytes = peakBytes;
+    stats.current_bytes = currentBytes;
+    stats.num_allocs = numAllocs;
+    stats.leaked_allocs = leaked;
+  };
+
+  if (rc == -1) {
+    AbortInfo info = abort;
+    releaseAll();
+    finishStats(0);
+    if (info.outOfHostMemory)
+      return Status::resourceExhausted(
+          "host out of memory: requested " +
+          std::to_string(info.requestedBytes) + " bytes with " +
+          std::to_string(info.liveBytes) + " bytes live");
+    return Status::resourceExhausted(
+        "memory limit exceeded: requested " +
+        std::to_string(info.requestedBytes) + " bytes with " +
+        std::to_string(info.liveBytes) + " bytes live, limit " +
+        std::to_string(info.limitBytes) + " bytes");
+  }
+  if (rc != 0) {
+    releaseAll();
+    finishStats(0);
+    StatusCode code = (rc >= 1 && rc <= 4) ? static_cast<StatusCode>(rc)
+                                           : StatusCode::Internal;
+    return Status(code, "model '" + (sig.model.empty() ? exe->path()
+                                                        : sig.model) +
+                            "' returned status " + std::to_string(rc));
+  }
+
+  // Adopt or copy the outputs.
+  std::vector<Tensor> results;
+  results.reserve(sig.outputs.size());
+  Status status;
+  for (size_t i = 0; i < sig.outputs.size() && status; ++i) {
+    const TensorSpec &spec = sig.outputs[i];
+    const std::vector<int64_t> &d = outDescs[i];
+    int64_t r = spec.rank();
+    char *allocated = reinterpret_cast<char *>(static_cast<intptr_t>(d[0]));
+    char *aligned = reinterpret_cast<char *>(static_cast<intptr_t>(d[1]));
+    int64_t offset = d[2];
+    std::vector<int64_t> sizes(d.begin() + 3, d.begin() + 3 + r);
+    std::vector<int64_t> strides(d.begin() + 3 + r, d.begin() + 3 + 2 * r);
+    std::string who = "output '" + spec.name + "'";
+    int64_t n = numElementsOf(sizes);
+    if (n < 0) {
+      status = Status::internal(who + ": invalid sizes " + shapeToString(sizes));
+      break;
+    }
+    for (int64_t k = 0; k < r; ++k) {
+      if (spec.shape[k].isStatic() && spec.shape[k].size != sizes[k]) {
+        status = Status::internal(
+            who + " dim " + std::to_string(k) + ": signature says " +
+            std::to_string(spec.shape[k].size) + " but the model produced " +
+            std::to_string(sizes[k]));
+        break;
+      }
+    }
+    if (!status)
+      break;
+    int64_t elem = dtypeSize(spec.dtype);
+    int64_t bytes = n * elem;
+    if (n > 0 && !aligned) {
+      status = Status::internal(who + ": model returned a null buffer");
+      break;
+    }
+    char *start = aligned ? aligned + offset * elem : nullptr;
+
+    // Adopt when the data is a dense run inside a live tracked allocation.
+    bool adopted = false;
+    if (allocated && isContiguous(sizes, strides)) {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = live.find(allocated);
+      if (it != live.end() && start >= allocated &&
+          start + bytes <= allocated + it->second) {
+        currentBytes -= it->second;
+        live.erase(it);
+        std::shared_ptr<void> owner(allocated,
+                                    [](void *p) { std::free(p); });
+        results.push_back(
+            Tensor::adopt(spec.dtype, sizes, start, std::move(owner)));
+        adopted = true;
+      }
+    }
+    if (adopted)
+      continue;
+    Tensor copy = Tensor::zeros(spec.dtype, sizes);
+    if (!copy.isValid()) {
+      status = Status::resourceExhausted(who + ": cannot allocate " +
+                                         std::to_string(bytes) + " bytes");
+      break;
+    }
+    if (n > 0)
+      copyStrided(start, sizes, strides, elem,
+                  static_cast<char *>(copy.data()));
+    results.push_back(std::move(copy));
+  }
+  // Whatever is still live was leaked by the model, or backs an output we
+  // copied (e.g. a strided view of a temporary): free it now, counting only
+  // the former as leaks.
+  int64_t leaked = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto &entry : live) {
+      bool referenced = false;
+      for (const std::vector<int64_t> &d : outDescs)
+        referenced |= reinterpret_cast<void *>(static_cast<intptr_t>(d[0])) ==
+                      entry.first;
+      if (!referenced)
+        ++leaked;
+    }
+  }
+  releaseAll();
+  finishStats(leaked);
+  if (!status)
+    return status;
+  *outputs = std::move(results);
+  return Status::ok();
+}
+
+} // namespace disc

@@ -1,0 +1,581 @@
+//===- disc-run.cpp - Run a compiled DISC model.so and check its outputs --===//
+//
+// disc-run MODEL.so [--input NAME=FILE]... [--compare NAME=FILE]...
+//   [--rtol R] [--atol A] [--repeat N] [--report FILE.json]
+//   [--output-dir DIR] [--memory-limit BYTES] [--seed S]
+//
+// Exit codes: 0 ok, 1 comparison failed, 2 bad usage / input / load failure,
+// 3 memory limit exceeded, 4 internal or model error. See
+// docs/runtime-api.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorIO.h"
+#include "disc/runtime/Runtime.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <regex>
+#include <set>
+#include <sys/stat.h>
+
+using namespace disc;
+using json = nlohmann::json;
+
+namespace {
+
+enum ExitCode {
+  kExitOk = 0,
+  kExitCompareFailed = 1,
+  kExitUsage = 2,
+  kExitMemoryLimit = 3,
+  kExitInternal = 4,
+};
+
+const char *kUsage =
+    "usage: disc-run MODEL.so [--input NAME=FILE]... [--compare NAME=FILE]...\n"
+    "                [--rtol R] [--atol A] [--repeat N] [--report FILE.json]\n"
+    "                [--output-dir DIR] [--memory-limit BYTES] [--seed S]\n"
+    "  FILE: ONNX TensorProto .pb or NumPy .npy; inputs may also be\n"
+    "        DIMS:random | DIMS:zeros | DIMS:ones with DIMS like 2x3x224 or\n"
+    "        'scalar'. NAME may be '#i' for the i-th input/output.\n"
+    "exit codes: 0 ok, 1 comparison failed, 2 bad usage/input/load failure,\n"
+    "            3 memory limit exceeded, 4 internal or model error\n";
+
+struct Options {
+  std::string modelPath;
+  std::vector<std::pair<std::string, std::string>> inputs;
+  std::vector<std::pair<std::string, std::string>> compares;
+  double rtol = 1e-3;
+  double atol = 1e-4;
+  int64_t repeat = 1;
+  std::string reportPath;
+  std::string outputDir;
+  int64_t memoryLimit = 0;
+  uint64_t seed = 0;
+};
+
+/// An error with the exit code it maps to.
+struct Failure {
+  int code = kExitOk;
+  std::string message;
+  explicit operator bool() const { return code != kExitOk; }
+};
+
+Failure usageError(std::string msg) { return {kExitUsage, std::move(msg)}; }
+
+int exitCodeFor(const Status &s) {
+  switch (s.code()) {
+  case StatusCode::Ok:
+    return kExitOk;
+  case StatusCode::InvalidArgument:
+  case StatusCode::LoadFailed:
+    return kExitUsage;
+  case StatusCode::ResourceExhausted:
+    return kExitMemoryLimit;
+  case StatusCode::Internal:
+    return kExitInternal;
+  }
+  return kExitInternal;
+}
+
+bool parseInt(const std::string &text, int64_t *out) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno || *end)
+    return false;
+  *out = v;
+  return true;
+}
+
+bool parseDouble(const std::string &text, double *out) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  double v = std::strtod(text.c_str(), &end);
+  if (errno || *end || !(v >= 0))
+    return false;
+  *out = v;
+  return true;
+}
+
+/// "1000", "64k", "512M", "2G" (powers of 1024).
+bool parseBytes(const std::string &text, int64_t *out) {
+  if (text.empty())
+    return false;
+  std::string digits = text;
+  int64_t scale = 1;
+  char last = static_cast<char>(std::tolower(text.back()));
+  if (last == 'k' || last == 'm' || last == 'g') {
+    scale = last == 'k' ? (1 << 10) : last == 'm' ? (1 << 20) : (1 << 30);
+    digits.pop_back();
+  }
+  int64_t v;
+  if (!parseInt(digits, &v) || v < 0 ||
+      v > std::numeric_limits<int64_t>::max() / scale)
+    return false;
+  *out = v * scale;
+  return true;
+}
+
+Failure parseArgs(int argc, char **argv, Options *opts) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (arg == "-h" || arg == "--help") {
+      std::cout << kUsage;
+      std::exit(kExitOk);
+    }
+    if (arg.rfind("--", 0) != 0) {
+      if (!opts->modelPath.empty())
+        return usageError("unexpected argument '" + arg + "'");
+      opts->modelPath = arg;
+      continue;
+    }
+    std::string key = arg, value;
+    size_t eq = arg.find('=');
+    if (eq != std::string::npos) {
+      key = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+    } else {
+      if (i + 1 >= args.size())
+        return usageError("option '" + arg + "' needs a value");
+      value = args[++i];
+    }
+    auto splitPair = [&](std::vector<std::pair<std::string, std::string>> &dst)
+        -> Failure {
+      size_t p = value.find('=');
+      if (p == std::string::npos || p == 0 || p + 1 == value.size())
+        return usageError(key + " expects NAME=VALUE, got '" + value + "'");
+      dst.emplace_back(value.substr(0, p), value.substr(p + 1));
+      return {};
+    };
+    if (key == "--input") {
+      if (Failure f = splitPair(opts->inputs))
+        return f;
+    } else if (key == "--compare") {
+      if (Failure f = splitPair(opts->compares))
+        return f;
+    } else if (key == "--rtol") {
+      if (!parseDouble(value, &opts->rtol))
+        return usageError("bad --rtol '" + value + "'");
+    } else if (key == "--atol") {
+      if (!parseDouble(value, &opts->atol))
+        return usageError("bad --atol '" + value + "'");
+    } else if (key == "--repeat") {
+      if (!parseInt(value, &opts->repeat) || opts->repeat < 1)
+        return usageError("bad --repeat '" + value + "' (need >= 1)");
+    } else if (key == "--report") {
+      opts->reportPath = value;
+    } else if (key == "--output-dir") {
+      opts->outputDir = value;
+    } else if (key == "--memory-limit") {
+      if (!parseBytes(value, &opts->memoryLimit))
+        return usageError("bad --memory-limit '" + value + "'");
+    } else if (key == "--seed") {
+      int64_t s;
+      if (!parseInt(value, &s))
+        return usageError("bad --seed '" + value + "'");
+      opts->seed = static_cast<uint64_t>(s);
+    } else {
+      return usageError("unknown option '" + key + "'");
+    }
+  }
+  if (opts->modelPath.empty())
+    return usageError("no MODEL.so given");
+  return {};
+}
+
+/// Resolves NAME or "#i" against `specs`; -1 if unknown.
+int64_t resolveName(const std::string &name,
+                    const std::vector<TensorSpec> &specs) {
+  if (!name.empty() && name[0] == '#') {
+    int64_t idx;
+    if (parseInt(name.substr(1), &idx) && idx >= 0 &&
+        idx < static_cast<int64_t>(specs.size()))
+      return idx;
+    return -1;
+  }
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].name == name)
+      return static_cast<int64_t>(i);
+  return -1;
+}
+
+std::string listNames(const std::vector<TensorSpec> &specs) {
+  std::string s;
+  for (const TensorSpec &spec : specs)
+    s += (s.empty() ? "'" : ", '") + spec.name + "'";
+  return s.empty() ? "(none)" : s;
+}
+
+/// Builds one input from FILE or DIMS:random|zeros|ones.
+Failure loadInput(const TensorSpec &spec, const std::string &value,
+                  uint64_t seed, Tensor *out) {
+  static const std::regex generated(
+      R"(^(scalar|[0-9]+(x[0-9]+)*):(random|zeros|ones)$)");
+  std::smatch m;
+  if (std::regex_match(value, m, generated)) {
+    std::vector<int64_t> shape;
+    if (Status s = io::parseShape(m[1].str(), &shape); !s)
+      return usageError("input '" + spec.name + "': " + s.message());
+    std::string kind = m[3].str();
+    io::FillKind fill = kind == "random" ? io::FillKind::Random
+                        : kind == "zeros" ? io::FillKind::Zeros
+                                          : io::FillKind::Ones;
+    if (Status s = io::makeFilledTensor(spec.dtype, shape, fill, seed, out); !s)
+      return {exitCodeFor(s), "input '" + spec.name + "': " + s.message()};
+    return {};
+  }
+  if (Status s = io::readTensorFile(value, out); !s)
+    return usageError("input '" + spec.name + "': " + s.message());
+  return {};
+}
+
+struct CompareResult {
+  bool compared = false;
+  bool passed = true;
+  double maxAbsErr = 0;
+  double maxRelErr = 0;
+  int64_t mismatches = 0;
+  int64_t firstMismatch = -1;
+  std::string note; // Why it failed before comparing values.
+};
+
+/// numpy.allclose semantics for floats (NaN == NaN, infinities exact);
+/// exact equality for integers and bool.
+CompareResult compareTensors(const Tensor &got, const Tensor &ref, double rtol,
+                             double atol) {
+  CompareResult r;
+  r.compared = true;
+  if (got.shape() != ref.shape()) {
+    r.passed = false;
+    r.note = "shape mismatch: got " + shapeToString(got.shape()) +
+             ", reference " + shapeToString(ref.shape());
+    return r;
+  }
+  bool gotFloat = isFloatingPoint(got.dtype());
+  bool refFloat = isFloatingPoint(ref.dtype());
+  if (gotFloat != refFloat) {
+    r.passed = false;
+    r.note = std::string("dtype mismatch: got ") + dtypeName(got.dtype()) +
+             ", reference " + dtypeName(ref.dtype());
+    return r;
+  }
+  int64_t n = got.numElements();
+  bool exact = !gotFloat;
+  bool bothInt64ish = exact && (got.dtype() == DType::Int64 ||
+                                got.dtype() == DType::UInt64 ||
+                                ref.dtype() == DType::Int64 ||
+                                ref.dtype() == DType::UInt64);
+  for (int64_t i = 0; i < n; ++i) {
+    double a = got.elementAsDouble(i);
+    double b = ref.elementAsDouble(i);
+    bool ok;
+    double absErr, relErr = 0;
+    if (exact) {
+      if (bothInt64ish && got.dtype() == ref.dtype() &&
+          dtypeSize(got.dtype()) == 8)
+        ok = static_cast<const int64_t *>(got.data())[i] ==
+             static_cast<const int64_t *>(ref.data())[i];
+      else
+        ok = a == b;
+      absErr = std::fabs(a - b);
+      if (b != 0)
+        relErr = absErr / std::fabs(b);
+    } else if (std::isnan(a) || std::isnan(b)) {
+      ok = std::isnan(a) && std::isnan(b);
+      absErr = ok ? 0 : std::numeric_limits<double>::infinity();
+      relErr = absErr;
+    } else if (std::isinf(a) || std::isinf(b)) {
+      ok = a == b;
+      absErr = ok ? 0 : std::numeric_limits<double>::infinity();
+      relErr = absErr;
+    } else {
+      absErr = std::fabs(a - b);
+      ok = absErr <= atol + rtol * std::fabs(b);
+      if (b != 0)
+        relErr = absErr / std::fabs(b);
+    }
+    r.maxAbsErr = std::max(r.maxAbsErr, absErr);
+    r.maxRelErr = std::max(r.maxRelErr, relErr);
+    if (!ok) {
+      if (r.firstMismatch < 0)
+        r.firstMismatch = i;
+      ++r.mismatches;
+      r.passed = false;
+    }
+  }
+  return r;
+}
+
+std::string formatValue(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return buf;
+}
+
+/// "min=.. max=.. mean=.. values=[...]".
+std::string summarize(const Tensor &t) {
+  int64_t n = t.numElements();
+  if (n == 0)
+    return "(empty)";
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0;
+  int64_t nans = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double v = t.elementAsDouble(i);
+    if (std::isnan(v)) {
+      ++nans;
+      continue;
+    }
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    sum += v;
+  }
+  std::string s;
+  if (nans < n)
+    s = "min=" + formatValue(lo) + " max=" + formatValue(hi) +
+        " mean=" + formatValue(sum / static_cast<double>(n - nans));
+  if (nans)
+    s += (s.empty() ? "" : " ") + std::string("nan=") + std::to_string(nans);
+  s += " values=[";
+  int64_t shown = std::min<int64_t>(n, 6);
+  for (int64_t i = 0; i < shown; ++i)
+    s += (i ? ", " : "") + formatValue(t.elementAsDouble(i));
+  s += n > shown ? ", ...]" : "]";
+  return s;
+}
+
+std::string sanitizeName(const std::string &name, size_t index) {
+  std::string s;
+  for (char c : name)
+    s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+          c == '-' || c == '.')
+             ? c
+             : '_';
+  if (s.empty() || s == "." || s == "..")
+    s = "output_" + std::to_string(index);
+  return s;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+/// Numbers in the report: non-finite values become strings ("inf", "nan")
+/// so the JSON stays valid.
+json jsonNumber(double v) {
+  if (std::isfinite(v))
+    return v;
+  return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+}
+
+bool writeReport(const std::string &path, const json &report) {
+  std::ofstream f(path);
+  if (!f)
+    return false;
+  f << report.dump(2) << "\n";
+  return static_cast<bool>(f);
+}
+
+int runMain(int argc, char **argv) {
+  Options opts;
+  json report = {{"passed", false}};
+  auto fail = [&](const Failure &f) {
+    std::cerr << "disc-run: error: " << f.message << "\n";
+    if (!opts.reportPath.empty()) {
+      report["passed"] = false;
+      report["error"] = f.message;
+      report["exit_code"] = f.code;
+      writeReport(opts.reportPath, report);
+    }
+    return f.code;
+  };
+  if (Failure f = parseArgs(argc, argv, &opts)) {
+    std::cerr << kUsage;
+    return fail(f);
+  }
+
+  std::shared_ptr<const Executable> exe;
+  if (Status s = Executable::load(opts.modelPath, &exe); !s)
+    return fail({kExitUsage, s.message()});
+  const Signature &sig = exe->signature();
+
+  // Inputs.
+  std::vector<Tensor> inputs(sig.inputs.size());
+  std::vector<bool> given(sig.inputs.size(), false);
+  for (const auto &[name, value] : opts.inputs) {
+    int64_t idx = resolveName(name, sig.inputs);
+    if (idx < 0)
+      return fail(usageError("unknown input '" + name +
+                             "'; model inputs: " + listNames(sig.inputs)));
+    if (given[idx])
+      return fail(usageError("input '" + sig.inputs[idx].name +
+                             "' given twice"));
+    uint64_t seed = opts.seed * 1000003ull + static_cast<uint64_t>(idx);
+    if (Failure f = loadInput(sig.inputs[idx], value, seed, &inputs[idx]))
+      return fail(f);
+    given[idx] = true;
+  }
+  std::string missing;
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    if (given[i])
+      continue;
+    std::string shape;
+    for (const DimSpec &d : sig.inputs[i].shape)
+      shape += (shape.empty() ? "" : ", ") + d.toString();
+    missing += (missing.empty() ? "" : ", ") + std::string("'") +
+               sig.inputs[i].name + "' (" + dtypeName(sig.inputs[i].dtype) +
+               " [" + shape + "])";
+  }
+  if (!missing.empty())
+    return fail(usageError("missing input " + missing +
+                           "; pass --input NAME=FILE or NAME=DIMS:random"));
+
+  // References.
+  std::map<int64_t, Tensor> refs;
+  for (const auto &[name, file] : opts.compares) {
+    int64_t idx = resolveName(name, sig.outputs);
+    if (idx < 0)
+      return fail(usageError("--compare: unknown output '" + name +
+                             "'; model outputs: " + listNames(sig.outputs)));
+    Tensor ref;
+    if (Status s = io::readTensorFile(file, &ref); !s)
+      return fail(usageError("reference for output '" + sig.outputs[idx].name +
+                             "': " + s.message()));
+    refs[idx] = std::move(ref);
+  }
+  if (!opts.outputDir.empty()) {
+    struct stat st;
+    if (stat(opts.outputDir.c_str(), &st) != 0 &&
+        mkdir(opts.outputDir.c_str(), 0755) != 0)
+      return fail(usageError("cannot create --output-dir '" + opts.outputDir +
+                             "'"));
+  }
+
+  // Run.
+  SessionOptions sessionOptions;
+  sessionOptions.memory_limit_bytes = opts.memoryLimit;
+  Session session(exe, sessionOptions);
+  std::vector<Tensor> outputs;
+  std::vector<double> latencies;
+  for (int64_t r = 0; r < opts.repeat; ++r) {
+    outputs.clear();
+    Status s = session.run(inputs, &outputs);
+    if (!s)
+      return fail({exitCodeFor(s), s.message()});
+    latencies.push_back(session.stats().last_latency_ms);
+  }
+  const SessionStats &stats = session.stats();
+
+  // Report outputs.
+  bool allPassed = true;
+  json outputsJson = json::array();
+  std::set<std::string> usedFiles;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor &t = outputs[i];
+    const std::string &name = sig.outputs[i].name;
+    std::cout << "output " << i << " '" << name << "': " << dtypeName(t.dtype())
+              << " " << shapeToString(t.shape()) << " " << summarize(t)
+              << "\n";
+    json entry = {{"name", name},
+                  {"dtype", dtypeName(t.dtype())},
+                  {"shape", t.shape()},
+                  {"max_abs_err", nullptr},
+                  {"max_rel_err", nullptr},
+                  {"compared", false},
+                  {"passed", true}};
+    auto ref = refs.find(static_cast<int64_t>(i));
+    if (ref != refs.end()) {
+      CompareResult c = compareTensors(t, ref->second, opts.rtol, opts.atol);
+      entry["compared"] = true;
+      entry["passed"] = c.passed;
+      if (c.note.empty()) {
+        entry["max_abs_err"] = jsonNumber(c.maxAbsErr);
+        entry["max_rel_err"] = jsonNumber(c.maxRelErr);
+      } else {
+        entry["error"] = c.note;
+      }
+      std::cout << "  compare '" << name << "': ";
+      if (!c.note.empty()) {
+        std::cout << c.note;
+      } else {
+        std::cout << "max_abs_err=" << formatValue(c.maxAbsErr)
+                  << " max_rel_err=" << formatValue(c.maxRelErr);
+        if (!c.passed)
+          std::cout << " mismatches=" << c.mismatches << "/"
+                    << t.numElements() << " first at flat index "
+                    << c.firstMismatch << " (got "
+                    << formatValue(t.elementAsDouble(c.firstMismatch))
+                    << ", expected "
+                    << formatValue(ref->second.elementAsDouble(c.firstMismatch))
+                    << ")";
+      }
+      std::cout << " (rtol=" << opts.rtol << " atol=" << opts.atol << ") "
+                << (c.passed ? "PASSED" : "FAILED") << "\n";
+      allPassed &= c.passed;
+    }
+    if (!opts.outputDir.empty()) {
+      std::string file = sanitizeName(name, i);
+      if (!usedFiles.insert(file).second)
+        file += "_" + std::to_string(i);
+      usedFiles.insert(file);
+      std::string path = opts.outputDir + "/" + file + ".npy";
+      if (Status s = io::writeNpy(path, t); !s)
+        return fail(usageError(s.message()));
+      entry["file"] = path;
+    }
+    outputsJson.push_back(entry);
+  }
+  double med = median(latencies);
+  std::cout << "latency_ms: " << formatValue(med) << " (median of "
+            << latencies.size() << ")  peak_bytes: " << stats.peak_bytes
+            << "  allocs: " << stats.num_allocs;
+  if (stats.leaked_allocs)
+    std::cout << "  leaked_allocs: " << stats.leaked_allocs;
+  std::cout << "\n";
+  if (!refs.empty())
+    std::cout << (allPassed ? "PASSED" : "FAILED") << "\n";
+
+  report = {{"model", opts.modelPath},
+            {"latency_ms", med},
+            {"latencies_ms", latencies},
+            {"peak_bytes", stats.peak_bytes},
+            {"num_allocs", stats.num_allocs},
+            {"leaked_allocs", stats.leaked_allocs},
+            {"outputs", outputsJson},
+            {"passed", allPassed}};
+  if (!opts.reportPath.empty() && !writeReport(opts.reportPath, report)) {
+    std::cerr << "disc-run: error: cannot write report '" << opts.reportPath
+              << "'\n";
+    return kExitUsage;
+  }
+  return allPassed ? kExitOk : kExitCompareFailed;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return runMain(argc, argv);
+  } catch (const std::exception &e) {
+    std::cerr << "disc-run: error: internal: " << e.what() << "\n";
+    return kExitInternal;
+  }
+}
