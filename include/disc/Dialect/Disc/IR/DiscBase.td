@@ -1,0 +1,61 @@
+//===- DiscBase.td - disc dialect definition and enums ------*- tablegen -*-===//
+#ifndef DISC_DIALECT_DISC_BASE_TD
+#define DISC_DIALECT_DISC_BASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Disc_Dialect : Dialect {
+  let name = "disc";
+  let cppNamespace = "::mlir::disc";
+  let summary = "Tensor-level ops with dynamic shapes, imported from ONNX";
+  let description = [{
+    The `disc` dialect holds tensor-level operations on ranked tensors whose
+    dims may be dynamic (`tensor<?x128xf32>`). Elementwise binary ops follow
+    NumPy broadcasting (ranks aligned from the right, a dim of size 1
+    stretches). Shape-like operands (reshape targets, slice bounds, pads) are
+    1-D `i64` tensors computed at run time. Later passes (symbolic shapes,
+    memory scheduling, rematerialization) reason on this level.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasConstantMaterializer = 1;
+}
+
+def Disc_CompareDirection : I32EnumAttr<"CompareDirection",
+    "comparison direction", [
+      I32EnumAttrCase<"EQ", 0, "eq">, I32EnumAttrCase<"NE", 1, "ne">,
+      I32EnumAttrCase<"LT", 2, "lt">, I32EnumAttrCase<"LE", 3, "le">,
+      I32EnumAttrCase<"GT", 4, "gt">, I32EnumAttrCase<"GE", 5, "ge">]> {
+  let cppNamespace = "::mlir::disc";
+  let genSpecializedAttr = 0;
+}
+def Disc_CompareDirectionAttr
+    : EnumAttr<Disc_Dialect, Disc_CompareDirection, "compare_direction">;
+
+def Disc_ReduceKind : I32EnumAttr<"ReduceKind", "reduction kind", [
+      I32EnumAttrCase<"Sum", 0, "sum">, I32EnumAttrCase<"Mean", 1, "mean">,
+      I32EnumAttrCase<"Max", 2, "max">, I32EnumAttrCase<"Min", 3, "min">,
+      I32EnumAttrCase<"Prod", 4, "prod">]> {
+  let cppNamespace = "::mlir::disc";
+  let genSpecializedAttr = 0;
+}
+def Disc_ReduceKindAttr : EnumAttr<Disc_Dialect, Disc_ReduceKind, "reduce_kind">;
+
+def Disc_PoolKind : I32EnumAttr<"PoolKind", "pooling kind", [
+      I32EnumAttrCase<"Max", 0, "max">, I32EnumAttrCase<"Avg", 1, "avg">]> {
+  let cppNamespace = "::mlir::disc";
+  let genSpecializedAttr = 0;
+}
+def Disc_PoolKindAttr : EnumAttr<Disc_Dialect, Disc_PoolKind, "pool_kind">;
+
+def Disc_PadMode : I32EnumAttr<"PadMode", "padding mode", [
+      I32EnumAttrCase<"Constant", 0, "constant">,
+      I32EnumAttrCase<"Reflect", 1, "reflect">,
+      I32EnumAttrCase<"Edge", 2, "edge">]> {
+  let cppNamespace = "::mlir::disc";
+  let genSpecializedAttr = 0;
+}
+def Disc_PadModeAttr : EnumAttr<Disc_Dialect, Disc_PadMode, "pad_mode">;
+
+#endif // DISC_DIALECT_DISC_BASE_TD

@@ -1,0 +1,19 @@
+//===- DiscDialect.h - disc dialect declarations ----------------*- C++ -*-===//
+#ifndef DISC_DIALECT_DISC_IR_DISCDIALECT_H
+#define DISC_DIALECT_DISC_IR_DISCDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "disc/Dialect/Disc/IR/DiscOpsDialect.h.inc"
+#include "disc/Dialect/Disc/IR/DiscEnums.h.inc"
+#define GET_ATTRDEF_CLASSES
+#include "disc/Dialect/Disc/IR/DiscAttrs.h.inc"
+#define GET_OP_CLASSES
+#include "disc/Dialect/Disc/IR/DiscOps.h.inc"
+
+#endif // DISC_DIALECT_DISC_IR_DISCDIALECT_H

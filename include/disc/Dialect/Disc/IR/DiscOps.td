@@ -1,0 +1,491 @@
+//===- DiscOps.td - disc dialect operations ------------------*- tablegen -*-===//
+//
+// Tensor-level ops of DISC. Every op works on ranked tensors whose dims may
+// be dynamic. Result shapes are reified through
+// ReifyRankedShapedTypeOpInterface (lib/Dialect/Disc/IR/DiscShapeReify.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_DIALECT_DISC_OPS_TD
+#define DISC_DIALECT_DISC_OPS_TD
+
+include "disc/Dialect/Disc/IR/DiscBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+class Disc_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Disc_Dialect, mnemonic, !listconcat(traits, [Pure,
+        DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+            ["reifyResultShapes"]>])>;
+
+// 1-D i64 tensors that carry shapes, indices or bounds.
+def Disc_I64Vector : 1DTensorOf<[I64]>;
+def Disc_Scalar : 0DTensorOf<[AnyType]>;
+
+//===----------------------------------------------------------------------===//
+// Constant
+//===----------------------------------------------------------------------===//
+
+def Disc_ConstantOp : Op<Disc_Dialect, "constant", [ConstantLike, Pure,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "Tensor constant (ONNX initializers and Constant nodes)";
+  let description = [{
+    A static-shaped tensor constant. Large weights are kept as
+    `DenseResourceElementsAttr` blobs.
+
+    ```mlir
+    %0 = disc.constant dense<1.0> : tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins TypedAttrInterface:$value);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class Disc_UnaryOp<string mnemonic, Type type = AnyRankedTensor>
+    : Disc_Op<mnemonic, [SameOperandsAndResultType]> {
+  let summary = "Elementwise " # mnemonic;
+  let description = [{
+    Applies `}] # mnemonic # [{` to every element.
+
+    ```mlir
+    %1 = disc.}] # mnemonic # [{ %0 : tensor<?x4xf32>
+    ```
+  }];
+  let arguments = (ins type:$operand);
+  let results = (outs type:$result);
+  let assemblyFormat = "$operand attr-dict `:` type($result)";
+}
+
+def Disc_AbsOp : Disc_UnaryOp<"abs">;
+def Disc_NegOp : Disc_UnaryOp<"neg">;
+def Disc_ExpOp : Disc_UnaryOp<"exp">;
+def Disc_LogOp : Disc_UnaryOp<"log">;
+def Disc_SqrtOp : Disc_UnaryOp<"sqrt">;
+def Disc_RsqrtOp : Disc_UnaryOp<"rsqrt">;
+def Disc_TanhOp : Disc_UnaryOp<"tanh">;
+def Disc_ErfOp : Disc_UnaryOp<"erf">;
+def Disc_FloorOp : Disc_UnaryOp<"floor">;
+def Disc_CeilOp : Disc_UnaryOp<"ceil">;
+/// Rounds half to even (ONNX Round).
+def Disc_RoundOp : Disc_UnaryOp<"round">;
+def Disc_SinOp : Disc_UnaryOp<"sin">;
+def Disc_CosOp : Disc_UnaryOp<"cos">;
+def Disc_TanOp : Disc_UnaryOp<"tan">;
+def Disc_AsinOp : Disc_UnaryOp<"asin">;
+def Disc_AcosOp : Disc_UnaryOp<"acos">;
+def Disc_AtanOp : Disc_UnaryOp<"atan">;
+def Disc_SinhOp : Disc_UnaryOp<"sinh">;
+def Disc_CoshOp : Disc_UnaryOp<"cosh">;
+def Disc_AsinhOp : Disc_UnaryOp<"asinh">;
+def Disc_AcoshOp : Disc_UnaryOp<"acosh">;
+def Disc_AtanhOp : Disc_UnaryOp<"atanh">;
+/// -1, 0 or 1 by the sign of the element.
+def Disc_SignOp : Disc_UnaryOp<"sign">;
+/// Logical not on i1, bitwise not on other integers.
+def Disc_NotOp : Disc_UnaryOp<"not">;
+/// 1 / (1 + exp(-x)).
+def Disc_LogisticOp : Disc_UnaryOp<"logistic">;
+def Disc_ReciprocalOp : Disc_UnaryOp<"reciprocal">;
+
+class Disc_PredicateOp<string mnemonic> : Disc_Op<mnemonic> {
+  let summary = "Elementwise floating-point predicate " # mnemonic;
+  let arguments = (ins AnyRankedTensor:$operand);
+  let results = (outs RankedTensorOf<[I1]>:$result);
+  let assemblyFormat =
+      "$operand attr-dict `:` type($operand) `->` type($result)";
+  let hasVerifier = 1;
+}
+def Disc_IsNanOp : Disc_PredicateOp<"is_nan">;
+/// Infinity test; `detect_positive` / `detect_negative` select the signs.
+def Disc_IsInfOp : Disc_PredicateOp<"is_inf"> {
+  let arguments = (ins AnyRankedTensor:$operand,
+                   DefaultValuedAttr<BoolAttr, "true">:$detect_positive,
+                   DefaultValuedAttr<BoolAttr, "true">:$detect_negative);
+}
+
+class Disc_BinaryOp<string mnemonic> : Disc_Op<mnemonic> {
+  let summary = "Elementwise " # mnemonic # " with NumPy broadcasting";
+  let description = [{
+    Ranks are aligned from the right; a dim of size 1 (static or at run
+    time) stretches to the other operand's size. Both operands have the
+    result's element type.
+
+    ```mlir
+    %2 = disc.}] # mnemonic # [{ %0, %1
+        : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_AddOp : Disc_BinaryOp<"add">;
+def Disc_SubOp : Disc_BinaryOp<"sub">;
+def Disc_MulOp : Disc_BinaryOp<"mul">;
+/// Integer division truncates toward zero (C semantics, as ONNX Div).
+def Disc_DivOp : Disc_BinaryOp<"div">;
+/// Remainder with the sign of the dividend (C fmod / ONNX Mod fmod=1).
+def Disc_RemOp : Disc_BinaryOp<"rem">;
+def Disc_PowOp : Disc_BinaryOp<"pow">;
+def Disc_MaxOp : Disc_BinaryOp<"max">;
+def Disc_MinOp : Disc_BinaryOp<"min">;
+def Disc_AndOp : Disc_BinaryOp<"and">;
+def Disc_OrOp : Disc_BinaryOp<"or">;
+def Disc_XorOp : Disc_BinaryOp<"xor">;
+
+def Disc_CompareOp : Disc_Op<"compare"> {
+  let summary = "Elementwise comparison with NumPy broadcasting";
+  let description = [{
+    ```mlir
+    %2 = disc.compare lt, %0, %1
+        : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xi1>
+    ```
+  }];
+  let arguments = (ins Disc_CompareDirectionAttr:$direction,
+                   AnyRankedTensor:$lhs, AnyRankedTensor:$rhs);
+  let results = (outs RankedTensorOf<[I1]>:$result);
+  let assemblyFormat = "$direction `,` $lhs `,` $rhs attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_SelectOp : Disc_Op<"select"> {
+  let summary = "Elementwise select (ONNX Where) with NumPy broadcasting";
+  let description = [{
+    `result = pred ? on_true : on_false`, all three operands broadcast.
+
+    ```mlir
+    %3 = disc.select %p, %a, %b
+        : (tensor<?x?xi1>, tensor<f32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I1]>:$pred, AnyRankedTensor:$on_true,
+                   AnyRankedTensor:$on_false);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$pred `,` $on_true `,` $on_false attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_ConvertOp : Disc_Op<"convert"> {
+  let summary = "Elementwise element type conversion (ONNX Cast)";
+  let description = [{
+    Float to integer truncates toward zero; to i1 means `!= 0`.
+    Unsigned integer element types are given by the `unsigned_source` and
+    `unsigned_result` flags (signless integers otherwise).
+
+    ```mlir
+    %1 = disc.convert %0 : (tensor<?xf32>) -> tensor<?xi64>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$operand,
+                   DefaultValuedAttr<BoolAttr, "false">:$unsigned_source,
+                   DefaultValuedAttr<BoolAttr, "false">:$unsigned_result);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$operand attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra, convolution, pooling, reduction
+//===----------------------------------------------------------------------===//
+
+def Disc_DotGeneralOp : Disc_Op<"dot_general"> {
+  let summary = "Batched matrix product with explicit batch/contracting dims";
+  let description = [{
+    As StableHLO `dot_general`: result dims are the batch dims (in the
+    order of `lhs_batching_dimensions`), then the free dims of `lhs`, then
+    the free dims of `rhs`. Batch dims must have equal sizes (the frontend
+    broadcasts them first).
+
+    ```mlir
+    %2 = disc.dot_general %a, %b {lhs_batching_dimensions = array<i64: 0>,
+        rhs_batching_dimensions = array<i64: 0>,
+        lhs_contracting_dimensions = array<i64: 2>,
+        rhs_contracting_dimensions = array<i64: 1>}
+        : (tensor<?x?x64xf32>, tensor<?x64x?xf32>) -> tensor<?x?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs,
+                   DenseI64ArrayAttr:$lhs_batching_dimensions,
+                   DenseI64ArrayAttr:$rhs_batching_dimensions,
+                   DenseI64ArrayAttr:$lhs_contracting_dimensions,
+                   DenseI64ArrayAttr:$rhs_contracting_dimensions);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_ConvOp : Disc_Op<"conv"> {
+  let summary = "N-d grouped convolution (ONNX Conv layout)";
+  let description = [{
+    `input`: [N, C, D1..Dk], `filter`: [OC, C / groups, K1..Kk], result:
+    [N, OC, O1..Ok] with
+    `Oi = (Di + pad_lo_i + pad_hi_i - dilation_i * (Ki - 1) - 1) floordiv
+    stride_i + 1` (ONNX Conv spec). `padding` is `[lo_1..lo_k, hi_1..hi_k]`
+    (ONNX `pads` order); zero padding.
+
+    ```mlir
+    %2 = disc.conv %x, %w {strides = array<i64: 2, 2>,
+        dilations = array<i64: 1, 1>, padding = array<i64: 3, 3, 3, 3>,
+        feature_group_count = 1 : i64}
+        : (tensor<?x3x?x?xf32>, tensor<64x3x7x7xf32>) -> tensor<?x64x?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$filter,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                   DenseI64ArrayAttr:$padding, I64Attr:$feature_group_count);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$input `,` $filter attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_PoolOp : Disc_Op<"pool"> {
+  let summary = "N-d max or average pooling (ONNX MaxPool/AveragePool)";
+  let description = [{
+    `input`: [N, C, D1..Dk], windows over the k spatial dims. Output size as
+    ONNX: `floor` (or `ceil` when `ceil_mode`) of
+    `(Di + pad_lo + pad_hi - dilation * (Ki - 1) - 1) / stride + 1`.
+    Max pooling ignores padding; average pooling divides by the window size
+    when `count_include_pad`, else by the number of non-padding elements.
+
+    ```mlir
+    %1 = disc.pool max, %x {window = array<i64: 3, 3>,
+        strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>,
+        padding = array<i64: 1, 1, 1, 1>}
+        : (tensor<?x64x?x?xf32>) -> tensor<?x64x?x?xf32>
+    ```
+  }];
+  let arguments = (ins Disc_PoolKindAttr:$kind, AnyRankedTensor:$input,
+                   DenseI64ArrayAttr:$window, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$dilations, DenseI64ArrayAttr:$padding,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                   DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$kind `,` $input attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_ReduceOp : Disc_Op<"reduce"> {
+  let summary = "Reduction (sum, mean, max, min, prod) over dims";
+  let description = [{
+    Reduces `dimensions` (sorted, unique, non-negative). With `keep_dims`
+    reduced dims stay as size 1. An empty reduction gives the identity
+    (0, 1, -inf, +inf); mean of an empty set is NaN.
+
+    ```mlir
+    %1 = disc.reduce sum, %x {dimensions = array<i64: 1>, keep_dims = true}
+        : (tensor<?x?xf32>) -> tensor<?x1xf32>
+    ```
+  }];
+  let arguments = (ins Disc_ReduceKindAttr:$kind, AnyRankedTensor:$input,
+                   DenseI64ArrayAttr:$dimensions,
+                   DefaultValuedAttr<BoolAttr, "false">:$keep_dims);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$kind `,` $input attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_ArgReduceOp : Disc_Op<"arg_reduce"> {
+  let summary = "Index of the max (or min) along one dim (ONNX ArgMax/ArgMin)";
+  let description = [{
+    Result element type is i64. Ties pick the first index, or the last when
+    `select_last_index`.
+
+    ```mlir
+    %1 = disc.arg_reduce %x {dimension = 1 : i64, is_max = true,
+        keep_dims = false} : (tensor<?x10xf32>) -> tensor<?xi64>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$dimension,
+                   BoolAttr:$is_max,
+                   DefaultValuedAttr<BoolAttr, "false">:$keep_dims,
+                   DefaultValuedAttr<BoolAttr, "false">:$select_last_index);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement and shape ops
+//===----------------------------------------------------------------------===//
+
+def Disc_ShapeOfOp : Disc_Op<"shape_of"> {
+  let summary = "The dims of a tensor as a 1-D i64 tensor (ONNX Shape)";
+  let description = [{
+    ```mlir
+    %s = disc.shape_of %x : tensor<?x3x?xf32> -> tensor<3xi64>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$operand);
+  let results = (outs Disc_I64Vector:$result);
+  let assemblyFormat = "$operand attr-dict `:` type($operand) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Disc_ExpandOp : Disc_Op<"expand"> {
+  let summary = "Broadcast to a run-time shape (ONNX Expand)";
+  let description = [{
+    The result shape is the NumPy broadcast of the operand's shape and the
+    values of `shape` (1-D i64). Also used for ConstantOfShape (a 0-d operand).
+
+    ```mlir
+    %1 = disc.expand %x, %s : (tensor<?x1xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$operand, Disc_I64Vector:$shape);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$operand `,` $shape attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_DynamicReshapeOp : Disc_Op<"dynamic_reshape"> {
+  let summary = "Reshape to a run-time shape (ONNX Reshape semantics)";
+  let description = [{
+    `shape` is a 1-D i64 tensor with one entry per result dim. An entry 0
+    copies the operand's dim at the same index (unless `allow_zero`), and
+    at most one entry -1 is inferred from the element count. The element
+    count must not change; row-major order is kept.
+
+    ```mlir
+    %1 = disc.dynamic_reshape %x, %s
+        : (tensor<?x?x128xf32>, tensor<4xi64>) -> tensor<?x?x4x32xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$operand, Disc_I64Vector:$shape,
+                   DefaultValuedAttr<BoolAttr, "false">:$allow_zero);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$operand `,` $shape attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_TransposeOp : Disc_Op<"transpose"> {
+  let summary = "Permutes dims: result dim i is operand dim permutation[i]";
+  let description = [{
+    ```mlir
+    %1 = disc.transpose %x {permutation = array<i64: 0, 2, 1>}
+        : (tensor<?x?x4xf32>) -> tensor<?x4x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$operand,
+                   DenseI64ArrayAttr:$permutation);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$operand attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_ConcatenateOp : Disc_Op<"concatenate"> {
+  let summary = "Concatenates tensors along one dim";
+  let description = [{
+    ```mlir
+    %2 = disc.concatenate %a, %b {dimension = 0 : i64}
+        : (tensor<?xi64>, tensor<2xi64>) -> tensor<?xi64>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, I64Attr:$dimension);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_SliceOp : Disc_Op<"slice"> {
+  let summary = "Strided slice with run-time bounds (ONNX Slice semantics)";
+  let description = [{
+    `starts`, `ends`, `steps` are 1-D i64 tensors with one entry per axis in
+    `axes` (non-negative, unique). Negative starts/ends count from the end;
+    bounds are clamped as the ONNX spec says (to [0, dim] for positive
+    steps, [-1, dim-1] for negative steps). Steps must be non-zero.
+
+    ```mlir
+    %1 = disc.slice %x, %st, %en, %sp {axes = array<i64: 1>}
+        : (tensor<?x?xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>)
+        -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$operand, Disc_I64Vector:$starts,
+                   Disc_I64Vector:$ends, Disc_I64Vector:$steps,
+                   DenseI64ArrayAttr:$axes);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$operand `,` $starts `,` $ends `,` $steps attr-dict "
+                       "`:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_GatherOp : Disc_Op<"gather"> {
+  let summary = "Gathers slices along one axis (ONNX Gather semantics)";
+  let description = [{
+    Result shape: `data.shape[:axis] + indices.shape + data.shape[axis+1:]`.
+    Negative indices count from the end of `axis`. Indices are i32 or i64.
+
+    ```mlir
+    %1 = disc.gather %emb, %tok {axis = 0 : i64}
+        : (tensor<1000x128xf32>, tensor<?x?xi64>) -> tensor<?x?x128xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$data, AnyRankedTensor:$indices,
+                   I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$data `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_PadOp : Disc_Op<"pad"> {
+  let summary = "Pads with a constant, by reflection or by edge values";
+  let description = [{
+    `pads` is a 1-D i64 tensor `[begin_1..begin_r, end_1..end_r]` (ONNX
+    order), non-negative; `value` a 0-d tensor used in `constant` mode.
+
+    ```mlir
+    %1 = disc.pad constant, %x, %p, %v
+        : (tensor<?x?xf32>, tensor<4xi64>, tensor<f32>) -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins Disc_PadModeAttr:$mode, AnyRankedTensor:$operand,
+                   Disc_I64Vector:$pads, Disc_Scalar:$value);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$mode `,` $operand `,` $pads `,` $value attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_RangeOp : Disc_Op<"range"> {
+  let summary = "1-D arithmetic progression (ONNX Range; iota)";
+  let description = [{
+    `max(ceil((limit - start) / delta), 0)` elements
+    `start + i * delta`. Operands are 0-d tensors of the result element type.
+
+    ```mlir
+    %r = disc.range %s, %l, %d
+        : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+    ```
+  }];
+  let arguments = (ins Disc_Scalar:$start, Disc_Scalar:$limit,
+                   Disc_Scalar:$delta);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$start `,` $limit `,` $delta attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+#endif // DISC_DIALECT_DISC_OPS_TD

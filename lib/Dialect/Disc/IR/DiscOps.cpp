@@ -1,0 +1,379 @@
+//===- DiscOps.cpp - disc op verifiers and folders ------------------------===//
+#include "disc/Dialect/Disc/IR/DiscDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace mlir::disc;
+
+static RankedTensorType rankedType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// Checks NumPy broadcasting of `operands` into `result`: ranks aligned from
+/// the right, result rank is the largest operand rank, and static dims agree
+/// (an operand dim of 1 stretches).
+static LogicalResult verifyBroadcast(Operation *op, ValueRange operands,
+                                     RankedTensorType result) {
+  int64_t rank = 0;
+  for (Value v : operands)
+    rank = std::max(rank, rankedType(v).getRank());
+  if (result.getRank() != rank)
+    return op->emitOpError("result rank ")
+           << result.getRank() << " does not match broadcast rank " << rank;
+  for (Value v : operands) {
+    RankedTensorType t = rankedType(v);
+    int64_t shift = rank - t.getRank();
+    for (int64_t i = 0; i < t.getRank(); ++i) {
+      int64_t d = t.getDimSize(i), r = result.getDimSize(i + shift);
+      if (ShapedType::isDynamic(d) || ShapedType::isDynamic(r) || d == 1)
+        continue;
+      if (d != r)
+        return op->emitOpError("operand dim ")
+               << i << " of size " << d << " cannot broadcast to result dim "
+               << (i + shift) << " of size " << r;
+    }
+  }
+  return success();
+}
+
+static LogicalResult verifySameElementType(Operation *op, ArrayRef<Type> types) {
+  Type elt = getElementTypeOrSelf(types.front());
+  for (Type t : types.drop_front())
+    if (getElementTypeOrSelf(t) != elt)
+      return op->emitOpError("element types must match, got ")
+             << elt << " and " << getElementTypeOrSelf(t);
+  return success();
+}
+
+/// Checks that every entry of `dims` lies in [0, rank) and appears once.
+static LogicalResult verifyDimList(Operation *op, StringRef name,
+                                   ArrayRef<int64_t> dims, int64_t rank) {
+  llvm::SmallSet<int64_t, 8> seen;
+  for (int64_t d : dims) {
+    if (d < 0 || d >= rank)
+      return op->emitOpError(name) << " entry " << d << " out of range [0, "
+                                   << rank << ")";
+    if (!seen.insert(d).second)
+      return op->emitOpError(name) << " entry " << d << " repeated";
+  }
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+#define DISC_BINARY_VERIFIER(OP)                                               \
+  LogicalResult OP::verify() {                                                 \
+    if (failed(verifySameElementType(                                          \
+            *this, {getLhs().getType(), getRhs().getType(),                    \
+                    getResult().getType()})))                                  \
+      return failure();                                                        \
+    return verifyBroadcast(*this, getOperands(), getType());                   \
+  }
+DISC_BINARY_VERIFIER(AddOp)
+DISC_BINARY_VERIFIER(SubOp)
+DISC_BINARY_VERIFIER(MulOp)
+DISC_BINARY_VERIFIER(DivOp)
+DISC_BINARY_VERIFIER(RemOp)
+DISC_BINARY_VERIFIER(PowOp)
+DISC_BINARY_VERIFIER(MaxOp)
+DISC_BINARY_VERIFIER(MinOp)
+DISC_BINARY_VERIFIER(AndOp)
+DISC_BINARY_VERIFIER(OrOp)
+DISC_BINARY_VERIFIER(XorOp)
+#undef DISC_BINARY_VERIFIER
+
+static LogicalResult verifyPredicate(Operation *op) {
+  auto in = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto out = cast<RankedTensorType>(op->getResult(0).getType());
+  if (!isa<FloatType>(in.getElementType()))
+    return op->emitOpError("expects a floating-point operand");
+  if (failed(verifyCompatibleShape(in, out)))
+    return op->emitOpError("result shape must match operand shape");
+  return success();
+}
+LogicalResult IsNanOp::verify() { return verifyPredicate(*this); }
+LogicalResult IsInfOp::verify() { return verifyPredicate(*this); }
+
+LogicalResult CompareOp::verify() {
+  if (failed(verifySameElementType(
+          *this, {getLhs().getType(), getRhs().getType()})))
+    return failure();
+  return verifyBroadcast(*this, getOperands().drop_front(0), getType());
+}
+
+LogicalResult SelectOp::verify() {
+  if (failed(verifySameElementType(*this, {getOnTrue().getType(),
+                                           getOnFalse().getType(),
+                                           getResult().getType()})))
+    return failure();
+  return verifyBroadcast(*this, getOperands(), getType());
+}
+
+LogicalResult ConvertOp::verify() {
+  if (failed(verifyCompatibleShape(getOperand().getType(), getType())))
+    return emitOpError("result shape must match operand shape");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra, convolution, pooling, reduction
+//===----------------------------------------------------------------------===//
+
+LogicalResult DotGeneralOp::verify() {
+  RankedTensorType lhs = getLhs().getType(), rhs = getRhs().getType();
+  if (failed(verifySameElementType(*this, {lhs, rhs, getType()})))
+    return failure();
+  auto lb = getLhsBatchingDimensions(), rb = getRhsBatchingDimensions();
+  auto lc = getLhsContractingDimensions(), rc = getRhsContractingDimensions();
+  if (lb.size() != rb.size())
+    return emitOpError("batching dimension lists differ in length");
+  if (lc.size() != rc.size())
+    return emitOpError("contracting dimension lists differ in length");
+  SmallVector<int64_t> lhsUsed(lb), rhsUsed(rb);
+  llvm::append_range(lhsUsed, lc);
+  llvm::append_range(rhsUsed, rc);
+  if (failed(verifyDimList(*this, "lhs dims", lhsUsed, lhs.getRank())) ||
+      failed(verifyDimList(*this, "rhs dims", rhsUsed, rhs.getRank())))
+    return failure();
+  auto sameDim = [](int64_t a, int64_t b) {
+    return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+  };
+  for (auto [l, r] : llvm::zip(lc, rc))
+    if (!sameDim(lhs.getDimSize(l), rhs.getDimSize(r)))
+      return emitOpError("contracting dims ")
+             << l << " and " << r << " have different sizes";
+  int64_t expected =
+      lhs.getRank() + rhs.getRank() - lb.size() - 2 * lc.size();
+  if (getType().getRank() != expected)
+    return emitOpError("result rank ")
+           << getType().getRank() << " does not match expected " << expected;
+  return success();
+}
+
+/// Common checks of conv and pool window attributes for `k` spatial dims.
+static LogicalResult verifyWindowAttrs(Operation *op, int64_t k,
+                                       ArrayRef<int64_t> strides,
+                                       ArrayRef<int64_t> dilations,
+                                       ArrayRef<int64_t> padding) {
+  if (static_cast<int64_t>(strides.size()) != k ||
+      static_cast<int64_t>(dilations.size()) != k)
+    return op->emitOpError("expects ") << k << " strides and dilations";
+  if (static_cast<int64_t>(padding.size()) != 2 * k)
+    return op->emitOpError("expects ") << 2 * k << " padding entries";
+  if (llvm::any_of(strides, [](int64_t s) { return s <= 0; }) ||
+      llvm::any_of(dilations, [](int64_t s) { return s <= 0; }))
+    return op->emitOpError("strides and dilations must be positive");
+  if (llvm::any_of(padding, [](int64_t s) { return s < 0; }))
+    return op->emitOpError("padding must be non-negative");
+  return success();
+}
+
+LogicalResult ConvOp::verify() {
+  RankedTensorType in = getInput().getType(), w = getFilter().getType();
+  if (failed(verifySameElementType(*this, {in, w, getType()})))
+    return failure();
+  if (in.getRank() < 3 || w.getRank() != in.getRank() ||
+      getType().getRank() != in.getRank())
+    return emitOpError("expects input, filter and result of equal rank >= 3");
+  int64_t k = in.getRank() - 2;
+  if (failed(verifyWindowAttrs(*this, k, getStrides(), getDilations(),
+                               getPadding())))
+    return failure();
+  int64_t groups = getFeatureGroupCount();
+  if (groups <= 0)
+    return emitOpError("feature_group_count must be positive");
+  int64_t c = in.getDimSize(1), wc = w.getDimSize(1), oc = w.getDimSize(0);
+  if (!ShapedType::isDynamic(c) && !ShapedType::isDynamic(wc) &&
+      c != wc * groups)
+    return emitOpError("input channels ")
+           << c << " != filter channels " << wc << " * groups " << groups;
+  if (!ShapedType::isDynamic(oc) && oc % groups != 0)
+    return emitOpError("output channels ")
+           << oc << " not divisible by groups " << groups;
+  return success();
+}
+
+LogicalResult PoolOp::verify() {
+  RankedTensorType in = getInput().getType();
+  if (failed(verifySameElementType(*this, {in, getType()})))
+    return failure();
+  if (in.getRank() < 3 || getType().getRank() != in.getRank())
+    return emitOpError("expects input and result of equal rank >= 3");
+  int64_t k = in.getRank() - 2;
+  if (static_cast<int64_t>(getWindow().size()) != k)
+    return emitOpError("expects ") << k << " window dims";
+  return verifyWindowAttrs(*this, k, getStrides(), getDilations(),
+                           getPadding());
+}
+
+LogicalResult ReduceOp::verify() {
+  RankedTensorType in = getInput().getType();
+  if (failed(verifySameElementType(*this, {in, getType()})))
+    return failure();
+  if (failed(verifyDimList(*this, "dimensions", getDimensions(),
+                           in.getRank())))
+    return failure();
+  int64_t expected = getKeepDims()
+                         ? in.getRank()
+                         : in.getRank() - (int64_t)getDimensions().size();
+  if (getType().getRank() != expected)
+    return emitOpError("result rank ")
+           << getType().getRank() << " does not match expected " << expected;
+  return success();
+}
+
+LogicalResult ArgReduceOp::verify() {
+  int64_t rank = getInput().getType().getRank();
+  if (getDimension() < 0 || getDimension() >= rank)
+    return emitOpError("dimension ") << getDimension() << " out of range";
+  int64_t expected = getKeepDims() ? rank : rank - 1;
+  if (getType().getRank() != expected)
+    return emitOpError("result rank ")
+           << getType().getRank() << " does not match expected " << expected;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement and shape ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult ShapeOfOp::verify() {
+  int64_t n = getType().getDimSize(0);
+  if (!ShapedType::isDynamic(n) && n != getOperand().getType().getRank())
+    return emitOpError("result has ")
+           << n << " elements but operand has rank "
+           << getOperand().getType().getRank();
+  return success();
+}
+
+OpFoldResult ShapeOfOp::fold(FoldAdaptor) {
+  RankedTensorType t = getOperand().getType();
+  if (!t.hasStaticShape())
+    return {};
+  auto type = RankedTensorType::get({t.getRank()},
+                                    IntegerType::get(getContext(), 64));
+  return DenseIntElementsAttr::get(type, t.getShape());
+}
+
+LogicalResult ExpandOp::verify() {
+  if (failed(verifySameElementType(*this, {getOperand().getType(), getType()})))
+    return failure();
+  int64_t n = getShape().getType().getDimSize(0);
+  if (ShapedType::isDynamic(n))
+    return emitOpError("shape operand must have a static length");
+  if (getType().getRank() != std::max(n, getOperand().getType().getRank()))
+    return emitOpError("result rank must be max(operand rank, shape length)");
+  return success();
+}
+
+LogicalResult DynamicReshapeOp::verify() {
+  if (failed(verifySameElementType(*this, {getOperand().getType(), getType()})))
+    return failure();
+  int64_t n = getShape().getType().getDimSize(0);
+  if (ShapedType::isDynamic(n) || n != getType().getRank())
+    return emitOpError("shape operand length must equal the result rank");
+  RankedTensorType in = getOperand().getType(), out = getType();
+  if (in.hasStaticShape() && out.hasStaticShape() &&
+      in.getNumElements() != out.getNumElements())
+    return emitOpError("element count changes from ")
+           << in.getNumElements() << " to " << out.getNumElements();
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  RankedTensorType in = getOperand().getType(), out = getType();
+  ArrayRef<int64_t> perm = getPermutation();
+  if (failed(verifySameElementType(*this, {in, out})))
+    return failure();
+  if ((int64_t)perm.size() != in.getRank() || out.getRank() != in.getRank())
+    return emitOpError("permutation size must equal the rank");
+  if (failed(verifyDimList(*this, "permutation", perm, in.getRank())))
+    return failure();
+  for (auto [i, p] : llvm::enumerate(perm)) {
+    int64_t a = out.getDimSize(i), b = in.getDimSize(p);
+    if (!ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b)
+      return emitOpError("result dim ") << i << " must equal operand dim " << p;
+  }
+  return success();
+}
+
+LogicalResult ConcatenateOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("expects at least one input");
+  SmallVector<Type> types(getInputs().getTypes());
+  types.push_back(getType());
+  if (failed(verifySameElementType(*this, types)))
+    return failure();
+  int64_t rank = getType().getRank(), dim = getDimension();
+  if (dim < 0 || dim >= rank)
+    return emitOpError("dimension ") << dim << " out of range";
+  for (Value v : getInputs())
+    if (rankedType(v).getRank() != rank)
+      return emitOpError("all inputs must have rank ") << rank;
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  RankedTensorType in = getOperand().getType();
+  if (failed(verifySameElementType(*this, {in, getType()})))
+    return failure();
+  if (getType().getRank() != in.getRank())
+    return emitOpError("result rank must equal operand rank");
+  if (failed(verifyDimList(*this, "axes", getAxes(), in.getRank())))
+    return failure();
+  int64_t n = getAxes().size();
+  for (Value v : {getStarts(), getEnds(), getSteps()}) {
+    int64_t len = rankedType(v).getDimSize(0);
+    if (!ShapedType::isDynamic(len) && len != n)
+      return emitOpError("starts, ends and steps need one entry per axis");
+  }
+  return success();
+}
+
+LogicalResult GatherOp::verify() {
+  RankedTensorType data = getData().getType(), idx = getIndices().getType();
+  if (failed(verifySameElementType(*this, {data, getType()})))
+    return failure();
+  if (!idx.getElementType().isInteger(32) &&
+      !idx.getElementType().isInteger(64))
+    return emitOpError("indices must be i32 or i64");
+  if (getAxis() < 0 || getAxis() >= data.getRank())
+    return emitOpError("axis ") << getAxis() << " out of range";
+  if (getType().getRank() != data.getRank() + idx.getRank() - 1)
+    return emitOpError("result rank must be data rank + indices rank - 1");
+  return success();
+}
+
+LogicalResult PadOp::verify() {
+  RankedTensorType in = getOperand().getType();
+  if (failed(verifySameElementType(
+          *this, {in, getValue().getType(), getType()})))
+    return failure();
+  if (getType().getRank() != in.getRank())
+    return emitOpError("result rank must equal operand rank");
+  int64_t n = getPads().getType().getDimSize(0);
+  if (!ShapedType::isDynamic(n) && n != 2 * in.getRank())
+    return emitOpError("pads needs ") << 2 * in.getRank() << " entries";
+  return success();
+}
+
+LogicalResult RangeOp::verify() {
+  if (getType().getRank() != 1)
+    return emitOpError("result must be 1-D");
+  return verifySameElementType(*this, {getStart().getType(),
+                                       getLimit().getType(),
+                                       getDelta().getType(), getType()});
+}
+
+#define GET_OP_CLASSES
+#include "disc/Dialect/Disc/IR/DiscOps.cpp.inc"

@@ -1,0 +1,55 @@
+// RUN: disc-opt %s -split-input-file -verify-diagnostics
+
+func.func @bad_broadcast(%a: tensor<3xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{operand dim 0 of size 3 cannot broadcast to result dim 0 of size 4}}
+  %0 = disc.add %a, %b : (tensor<3xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @bad_rank(%a: tensor<3xf32>, %b: tensor<2x3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{result rank 1 does not match broadcast rank 2}}
+  %0 = disc.mul %a, %b : (tensor<3xf32>, tensor<2x3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @bad_conv_groups(%x: tensor<1x4x8x8xf32>, %w: tensor<6x3x3x3xf32>) -> tensor<1x6x6x6xf32> {
+  // expected-error @+1 {{input channels 4 != filter channels 3 * groups 1}}
+  %0 = disc.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, feature_group_count = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<6x3x3x3xf32>) -> tensor<1x6x6x6xf32>
+  return %0 : tensor<1x6x6x6xf32>
+}
+
+// -----
+
+func.func @bad_transpose(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{permutation entry 0 repeated}}
+  %0 = disc.transpose %x {permutation = array<i64: 0, 0>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @bad_reduce(%x: tensor<2x3xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{dimensions entry 2 out of range [0, 2)}}
+  %0 = disc.reduce sum, %x {dimensions = array<i64: 2>} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @bad_reshape(%x: tensor<2x3xf32>, %s: tensor<2xi64>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{element count changes from 6 to 8}}
+  %0 = disc.dynamic_reshape %x, %s : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @bad_dot(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{contracting dims 1 and 0 have different sizes}}
+  %0 = disc.dot_general %a, %b {lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
