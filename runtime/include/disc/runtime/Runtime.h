@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -345,6 +346,11 @@ public:
   /// Internal or the model's status when `disc_model_run` fails. On error
   /// `*outputs` is cleared and every allocation of the run is freed.
   Status run(const std::vector<Tensor> &inputs, std::vector<Tensor> *outputs);
+  /// Same; lets `session.run({a, b}, &outputs)` pick the positional form.
+  Status run(std::initializer_list<Tensor> inputs,
+             std::vector<Tensor> *outputs) {
+    return run(std::vector<Tensor>(inputs), outputs);
+  }
   /// Same, with inputs given by name. Errors additionally: a missing or an
   /// unknown input name (InvalidArgument).
   Status run(const std::map<std::string, Tensor> &inputs,
