@@ -1,0 +1,41 @@
+//===- CpuPipeline.h - disc dialect to a loadable model.so on CPU -*- C++ -*-===//
+#ifndef DISC_PIPELINES_CPUPIPELINE_H
+#define DISC_PIPELINES_CPUPIPELINE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir::disc {
+
+/// disc → linalg/tensor → one-shot bufferization (+ ownership-based buffer
+/// deallocation) → loops → LLVM dialect. Allocations go through the runtime
+/// (docs/runtime-abi.md). Registered as `disc-cpu-pipeline`.
+void buildDiscCpuPipeline(OpPassManager &pm);
+
+/// Registers DISC pass pipelines (`disc-cpu-pipeline`).
+void registerDiscPipelines();
+
+/// What `emitModelArtifact` writes.
+enum class EmitKind { LLVM, Object, Library };
+
+/// Writes the artifact of a module already lowered to the LLVM dialect:
+/// LLVM IR text, an object file, or `model.so` (object + generated C
+/// wrapper with the ABI entry points and signature JSON, linked with the
+/// system `cc -shared`). `signatureJson` is embedded as
+/// `disc_model_signature()`. Errors are reported on the module and
+/// failure() is returned.
+LogicalResult emitModelArtifact(ModuleOp module, llvm::StringRef entryName,
+                                llvm::StringRef signatureJson,
+                                llvm::StringRef outputPath, EmitKind kind);
+
+/// Builds the signature JSON (docs/runtime-abi.md) from the entry function's
+/// `disc.name` / `disc.dims` argument and result attributes. Must run on
+/// the disc-level module, before lowering.
+FailureOr<std::string> buildSignatureJson(ModuleOp module,
+                                          llvm::StringRef entryName,
+                                          llvm::StringRef modelName);
+
+} // namespace mlir::disc
+
+#endif // DISC_PIPELINES_CPUPIPELINE_H

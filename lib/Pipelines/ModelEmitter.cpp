@@ -1,0 +1,316 @@
+//===- ModelEmitter.cpp - LLVM IR, object and model.so emission -----------===//
+//
+// Turns a module lowered to the LLVM dialect into the artifact described in
+// docs/runtime-abi.md: LLVM IR is optimized for the host CPU (O3), compiled to
+// an object file, and linked with a generated C wrapper (ABI entry points,
+// signature JSON, allocation hooks into the runtime context) by the system C
+// compiler driver (`cc -shared`), as onnx-mlir does.
+//
+//===----------------------------------------------------------------------===//
+#include "disc/Pipelines/CpuPipeline.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+
+//===----------------------------------------------------------------------===//
+// Signature JSON
+//===----------------------------------------------------------------------===//
+
+/// Maps an element type to the ABI dtype name (docs/runtime-abi.md).
+static FailureOr<std::string> dtypeName(Type type, bool isUnsigned) {
+  if (type.isF32())
+    return std::string("float32");
+  if (type.isF64())
+    return std::string("float64");
+  if (type.isF16())
+    return std::string("float16");
+  if (type.isInteger(1))
+    return std::string("bool");
+  if (auto it = dyn_cast<IntegerType>(type)) {
+    unsigned w = it.getWidth();
+    if (w == 8 || w == 16 || w == 32 || w == 64)
+      return (isUnsigned || it.isUnsigned() ? "uint" : "int") + std::to_string(w);
+  }
+  return failure();
+}
+
+/// One signature entry of an argument or result: name, dtype, dims.
+static FailureOr<llvm::json::Object>
+signatureEntry(func::FuncOp func, Type type, DictionaryAttr attrs,
+               StringRef defaultName, bool isInput) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor) {
+    func.emitError("entry ") << defaultName << " must be a ranked tensor";
+    return failure();
+  }
+  std::string name = defaultName.str();
+  if (auto n = attrs ? attrs.getAs<StringAttr>("disc.name") : nullptr)
+    name = n.str();
+  bool isUnsigned = attrs && attrs.get("disc.unsigned");
+  FailureOr<std::string> dtype = dtypeName(tensor.getElementType(), isUnsigned);
+  if (failed(dtype)) {
+    func.emitError("unsupported element type ")
+        << tensor.getElementType() << " for '" << name << "'";
+    return failure();
+  }
+  ArrayAttr dims = attrs ? attrs.getAs<ArrayAttr>("disc.dims") : nullptr;
+  llvm::json::Array shape;
+  for (int64_t i = 0; i < tensor.getRank(); ++i) {
+    int64_t size = tensor.getDimSize(i);
+    if (!ShapedType::isDynamic(size)) {
+      shape.push_back(size);
+      continue;
+    }
+    if (dims && i < (int64_t)dims.size())
+      if (auto s = dyn_cast<StringAttr>(dims[i])) {
+        shape.push_back(s.str());
+        continue;
+      }
+    shape.push_back(isInput ? name + "_d" + std::to_string(i)
+                            : std::string("?"));
+  }
+  return llvm::json::Object{
+      {"name", name}, {"dtype", *dtype}, {"shape", std::move(shape)}};
+}
+
+FailureOr<std::string> mlir::disc::buildSignatureJson(ModuleOp module,
+                                                      StringRef entryName,
+                                                      StringRef modelName) {
+  auto func = module.lookupSymbol<func::FuncOp>(entryName);
+  if (!func)
+    return module.emitError("no entry function '") << entryName << "'";
+  llvm::json::Array inputs, outputs, symbols;
+  llvm::StringSet<> seen;
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    auto entry = signatureEntry(func, type, func.getArgAttrDict(i),
+                                "input_" + std::to_string(i), true);
+    if (failed(entry))
+      return failure();
+    for (const llvm::json::Value &d : *entry->getArray("shape"))
+      if (auto s = d.getAsString(); s && seen.insert(*s).second)
+        symbols.push_back(llvm::json::Object{
+            {"name", *s}, {"min", 0}, {"max", nullptr}});
+    inputs.push_back(std::move(*entry));
+  }
+  for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
+    auto entry = signatureEntry(func, type, func.getResultAttrDict(i),
+                                "output_" + std::to_string(i), false);
+    if (failed(entry))
+      return failure();
+    outputs.push_back(std::move(*entry));
+  }
+  llvm::json::Object root{{"abi_version", 1},
+                          {"model", modelName.str()},
+                          {"inputs", std::move(inputs)},
+                          {"outputs", std::move(outputs)},
+                          {"symbols", std::move(symbols)}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::json::Value(std::move(root));
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// Object code
+//===----------------------------------------------------------------------===//
+
+static std::unique_ptr<llvm::TargetMachine> createHostTargetMachine(
+    std::string &error) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  std::string features;
+  for (const auto &f : llvm::sys::getHostCPUFeatures())
+    features += (f.second ? "+" : "-") + f.first().str() + ",";
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), features, options,
+      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!tm)
+    error = "cannot create a target machine for " + triple.str();
+  return tm;
+}
+
+/// The C source linked into model.so next to the compiled object: the ABI
+/// entry points of docs/runtime-abi.md. `inputRanks`/`outputRanks` give the
+/// rank of each entry argument/result.
+static std::string generateWrapper(StringRef entryName, StringRef signature,
+                                   ArrayRef<int64_t> inputRanks,
+                                   ArrayRef<int64_t> outputRanks) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "/* Generated by disc-compile: DISC model ABI v1 entry points. */\n"
+        "#include <stdint.h>\n#include <string.h>\n\n"
+        "typedef struct disc_ral_context {\n  void *self;\n"
+        "  void *(*alloc)(void *self, int64_t bytes, int64_t alignment);\n"
+        "  void (*free)(void *self, void *ptr);\n} disc_ral_context;\n\n"
+        "#define DISC_HIDDEN __attribute__((visibility(\"hidden\")))\n"
+        "#define DISC_EXPORT __attribute__((visibility(\"default\")))\n"
+        "static __thread disc_ral_context *disc_ctx;\n\n"
+        "DISC_HIDDEN void *_mlir_memref_to_llvm_alloc(uint64_t n) {\n"
+        "  return disc_ctx->alloc(disc_ctx->self, (int64_t)n, 64);\n}\n"
+        "DISC_HIDDEN void *_mlir_memref_to_llvm_aligned_alloc(uint64_t a, "
+        "uint64_t n) {\n"
+        "  return disc_ctx->alloc(disc_ctx->self, (int64_t)n, a < 64 ? 64 : "
+        "(int64_t)a);\n}\n"
+        "DISC_HIDDEN void _mlir_memref_to_llvm_free(void *p) {\n"
+        "  disc_ctx->free(disc_ctx->self, p);\n}\n\n";
+  os << "extern void _mlir_ciface_" << entryName << "(void *results";
+  for (size_t i = 0; i < inputRanks.size(); ++i)
+    os << ", void *in" << i;
+  os << ");\n\n";
+  int64_t words = 0;
+  for (int64_t r : outputRanks)
+    words += 3 + 2 * r;
+  os << "DISC_EXPORT int32_t disc_model_abi_version(void) { return 1; }\n\n";
+  os << "static const char disc_signature[] = \"";
+  os.write_escaped(signature, /*UseHexEscapes=*/true);
+  os << "\";\nDISC_EXPORT const char *disc_model_signature(void) {\n"
+        "  return disc_signature;\n}\n\n";
+  os << "DISC_EXPORT int32_t disc_model_run(disc_ral_context *ctx, "
+        "void **inputs, void **outputs) {\n"
+     << "  int64_t results[" << std::max<int64_t>(words, 1) << "];\n"
+     << "  disc_ral_context *saved = disc_ctx;\n"
+     << "  disc_ctx = ctx;\n"
+     << "  _mlir_ciface_" << entryName << "(results";
+  for (size_t i = 0; i < inputRanks.size(); ++i)
+    os << ", inputs[" << i << "]";
+  os << ");\n  disc_ctx = saved;\n";
+  int64_t offset = 0;
+  for (auto [i, r] : llvm::enumerate(outputRanks)) {
+    os << "  memcpy(outputs[" << i << "], results + " << offset << ", "
+       << 8 * (3 + 2 * r) << ");\n";
+    offset += 3 + 2 * r;
+  }
+  os << "  return 0;\n}\n";
+  return s;
+}
+
+/// Runs `argv` and returns its exit status, or -1 when it could not start.
+static int runProgram(ArrayRef<StringRef> argv, std::string &error) {
+  return llvm::sys::ExecuteAndWait(argv[0], argv, std::nullopt, {}, 0, 0,
+                                   &error);
+}
+
+LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
+                                            StringRef entryName,
+                                            StringRef signatureJson,
+                                            StringRef outputPath,
+                                            EmitKind kind) {
+  registerBuiltinDialectTranslation(*module.getContext());
+  registerLLVMDialectTranslation(*module.getContext());
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "disc_model");
+  if (!llvmModule)
+    return module.emitError("translation to LLVM IR failed");
+
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> tm = createHostTargetMachine(error);
+  if (!tm)
+    return module.emitError(error);
+  llvmModule->setDataLayout(tm->createDataLayout());
+  llvmModule->setTargetTriple(tm->getTargetTriple());
+  // Only the wrapper's entry points are exported from model.so.
+  for (llvm::GlobalValue &gv : llvmModule->global_values())
+    if (!gv.isDeclaration())
+      gv.setVisibility(llvm::GlobalValue::HiddenVisibility);
+  if (llvm::Error err =
+          makeOptimizingTransformer(3, 0, tm.get())(llvmModule.get()))
+    return module.emitError("LLVM optimization failed: ")
+           << llvm::toString(std::move(err));
+
+  if (kind == EmitKind::LLVM) {
+    auto out = openOutputFile(outputPath, &error);
+    if (!out)
+      return module.emitError(error);
+    llvmModule->print(out->os(), nullptr);
+    out->keep();
+    return success();
+  }
+
+  // The object goes straight to the output (--emit=obj) or to a temporary
+  // directory from which model.so is linked.
+  SmallString<128> tmpDir;
+  std::string objPath = outputPath.str();
+  if (kind == EmitKind::Library) {
+    if (std::error_code ec =
+            llvm::sys::fs::createUniqueDirectory("disc-compile", tmpDir))
+      return module.emitError("cannot create a temporary directory: ")
+             << ec.message();
+    objPath = (tmpDir + "/model.o").str();
+  }
+  {
+    auto out = openOutputFile(objPath, &error);
+    if (!out)
+      return module.emitError(error);
+    llvm::legacy::PassManager codegen;
+    if (tm->addPassesToEmitFile(codegen, out->os(), nullptr,
+                                llvm::CodeGenFileType::ObjectFile))
+      return module.emitError("the target cannot emit object files");
+    codegen.run(*llvmModule);
+    out->keep();
+  }
+  if (kind == EmitKind::Object)
+    return success();
+
+  // Ranks of the entry's inputs and outputs, from the signature.
+  llvm::Expected<llvm::json::Value> sig = llvm::json::parse(signatureJson);
+  if (!sig)
+    return module.emitError("bad signature JSON: ")
+           << llvm::toString(sig.takeError());
+  SmallVector<int64_t> inRanks, outRanks;
+  for (auto [key, ranks] : {std::make_pair("inputs", &inRanks),
+                            std::make_pair("outputs", &outRanks)})
+    for (const llvm::json::Value &e : *sig->getAsObject()->getArray(key))
+      ranks->push_back(e.getAsObject()->getArray("shape")->size());
+
+  std::string wrapperPath = (tmpDir + "/wrapper.c").str();
+  {
+    auto out = openOutputFile(wrapperPath, &error);
+    if (!out)
+      return module.emitError(error);
+    out->os() << generateWrapper(entryName, signatureJson, inRanks, outRanks);
+    out->keep();
+  }
+  llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("cc");
+  if (!cc)
+    return module.emitError("no C compiler driver 'cc' on PATH");
+  SmallString<256> absOut(outputPath);
+  llvm::sys::fs::make_absolute(absOut);
+  std::string outStr = absOut.str().str();
+  SmallVector<StringRef> argv = {*cc,      "-shared", "-fPIC",   "-O2",
+                                 "-o",     outStr,    wrapperPath, objPath,
+                                 "-lm"};
+  int status = runProgram(argv, error);
+  llvm::sys::fs::remove(wrapperPath);
+  llvm::sys::fs::remove(objPath);
+  llvm::sys::fs::remove(tmpDir);
+  if (status != 0)
+    return module.emitError("linking model.so with '")
+           << *cc << "' failed (status " << status << ") " << error;
+  return success();
+}
