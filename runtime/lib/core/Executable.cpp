@@ -150,6 +150,17 @@ Status Signature::parse(std::string_view text, Signature *out) {
 
 Status Executable::load(const std::string &path,
                         std::shared_ptr<const Executable> *out) {
+  if (!out)
+    return Status::invalidArgument("Executable::load: out must not be null");
+  try {
+    return loadImpl(path, out);
+  } catch (const std::exception &e) {
+    return Status::loadFailed("'" + path + "': " + e.what());
+  }
+}
+
+Status Executable::loadImpl(const std::string &path,
+                            std::shared_ptr<const Executable> *out) {
   dlerror();
   void *handle = dlopen(path.c_str(), RTLD_LOCAL | RTLD_NOW);
   if (!handle) {

@@ -92,7 +92,7 @@ void *Session::Impl::allocCallback(void *self, int64_t bytes,
   void *p = nullptr;
   impl->mutex.lock();
   int64_t limit = impl->options.memory_limit_bytes;
-  if (limit > 0 && impl->currentBytes + bytes > limit) {
+  if (limit > 0 && bytes > limit - impl->currentBytes) {
     overLimit = true;
   } else if (posix_memalign(&p, static_cast<size_t>(align),
                             bytes > 0 ? static_cast<size_t>(bytes) : 1) != 0) {

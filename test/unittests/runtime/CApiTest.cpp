@@ -105,9 +105,11 @@ TEST(CApi, Errors) {
   disc_session_stats_t stats;
   disc_session_get_stats(session, &stats);
   EXPECT_EQ(stats.current_bytes, 0);
+  disc_tensor_t *invalid = nullptr;
   EXPECT_EQ(disc_tensor_create(static_cast<disc_dtype>(99), shape, 1, nullptr,
-                               &x),
+                               &invalid),
             DISC_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(invalid, nullptr);
   disc_tensor_destroy(x);
   disc_session_destroy(session);
   disc_executable_release(exe);

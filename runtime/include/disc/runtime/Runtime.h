@@ -286,6 +286,8 @@ public:
 
 private:
   Executable() = default;
+  static Status loadImpl(const std::string &path,
+                         std::shared_ptr<const Executable> *out);
   std::string path_;
   void *handle_ = nullptr;
   void *runFn_ = nullptr;
