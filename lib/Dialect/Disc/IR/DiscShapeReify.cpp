@@ -4,71 +4,567 @@
 // index-typed value (or static size) computed from the operands at run time.
 // The CPU lowering builds its `tensor.empty` destinations from these.
 //
+// Result dims that are static in the op's result type are returned as index
+// attributes without looking at the operands. Dynamic dims follow the op's
+// semantics (DiscOps.td, and the ONNX operator spec each op names). Index
+// arithmetic folds when its inputs are constants.
+//
 //===----------------------------------------------------------------------===//
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Builders.h"
 
 using namespace mlir;
 using namespace mlir::disc;
 
-// TODO(lowering): replace the stubs with real reification.
-#define DISC_REIFY_STUB(OP)                                                    \
-  LogicalResult OP::reifyResultShapes(                                         \
-      OpBuilder &, ReifiedRankedShapedTypeDims &) {                            \
-    return failure();                                                          \
+namespace {
+
+/// Builds folded index arithmetic on OpFoldResults.
+class IndexMath {
+public:
+  IndexMath(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  OpFoldResult cst(int64_t v) { return b.getIndexAttr(v); }
+
+  Value val(OpFoldResult ofr) {
+    if (auto v = dyn_cast<Value>(ofr))
+      return v;
+    return arith::ConstantIndexOp::create(
+        b, loc, cast<IntegerAttr>(cast<Attribute>(ofr)).getInt());
   }
-DISC_REIFY_STUB(AbsOp)
-DISC_REIFY_STUB(NegOp)
-DISC_REIFY_STUB(ExpOp)
-DISC_REIFY_STUB(LogOp)
-DISC_REIFY_STUB(SqrtOp)
-DISC_REIFY_STUB(RsqrtOp)
-DISC_REIFY_STUB(TanhOp)
-DISC_REIFY_STUB(ErfOp)
-DISC_REIFY_STUB(FloorOp)
-DISC_REIFY_STUB(CeilOp)
-DISC_REIFY_STUB(RoundOp)
-DISC_REIFY_STUB(SinOp)
-DISC_REIFY_STUB(CosOp)
-DISC_REIFY_STUB(TanOp)
-DISC_REIFY_STUB(AsinOp)
-DISC_REIFY_STUB(AcosOp)
-DISC_REIFY_STUB(AtanOp)
-DISC_REIFY_STUB(SinhOp)
-DISC_REIFY_STUB(CoshOp)
-DISC_REIFY_STUB(AsinhOp)
-DISC_REIFY_STUB(AcoshOp)
-DISC_REIFY_STUB(AtanhOp)
-DISC_REIFY_STUB(SignOp)
-DISC_REIFY_STUB(NotOp)
-DISC_REIFY_STUB(LogisticOp)
-DISC_REIFY_STUB(ReciprocalOp)
-DISC_REIFY_STUB(IsNanOp)
-DISC_REIFY_STUB(IsInfOp)
-DISC_REIFY_STUB(AddOp)
-DISC_REIFY_STUB(SubOp)
-DISC_REIFY_STUB(MulOp)
-DISC_REIFY_STUB(DivOp)
-DISC_REIFY_STUB(RemOp)
-DISC_REIFY_STUB(PowOp)
-DISC_REIFY_STUB(MaxOp)
-DISC_REIFY_STUB(MinOp)
-DISC_REIFY_STUB(AndOp)
-DISC_REIFY_STUB(OrOp)
-DISC_REIFY_STUB(XorOp)
-DISC_REIFY_STUB(CompareOp)
-DISC_REIFY_STUB(SelectOp)
-DISC_REIFY_STUB(ConvertOp)
-DISC_REIFY_STUB(DotGeneralOp)
-DISC_REIFY_STUB(ConvOp)
-DISC_REIFY_STUB(PoolOp)
-DISC_REIFY_STUB(ReduceOp)
-DISC_REIFY_STUB(ArgReduceOp)
-DISC_REIFY_STUB(ShapeOfOp)
-DISC_REIFY_STUB(ExpandOp)
-DISC_REIFY_STUB(DynamicReshapeOp)
-DISC_REIFY_STUB(TransposeOp)
-DISC_REIFY_STUB(ConcatenateOp)
-DISC_REIFY_STUB(SliceOp)
-DISC_REIFY_STUB(GatherOp)
-DISC_REIFY_STUB(PadOp)
-DISC_REIFY_STUB(RangeOp)
+
+  /// Folds `v` to an attribute when it is a constant.
+  OpFoldResult fold(Value v) {
+    if (std::optional<int64_t> c = getConstantIntValue(v))
+      return cst(*c);
+    return v;
+  }
+
+  OpFoldResult dim(Value tensor, int64_t i) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    if (!type.isDynamicDim(i))
+      return cst(type.getDimSize(i));
+    return tensor::DimOp::create(b, loc, tensor, i).getResult();
+  }
+
+  /// Element `i` of a 1-D integer tensor as an index value.
+  OpFoldResult element(Value tensor, int64_t i) {
+    Value idx = arith::ConstantIndexOp::create(b, loc, i);
+    Value e = tensor::ExtractOp::create(b, loc, tensor, ValueRange{idx});
+    return fold(b.createOrFold<arith::IndexCastOp>(loc, b.getIndexType(), e));
+  }
+
+  template <typename OpTy, typename Fn>
+  OpFoldResult binary(OpFoldResult l, OpFoldResult r, Fn constFn) {
+    std::optional<int64_t> a = getConstantIntValue(l);
+    std::optional<int64_t> c = getConstantIntValue(r);
+    if (a && c)
+      return cst(constFn(*a, *c));
+    return fold(b.createOrFold<OpTy>(loc, val(l), val(r)));
+  }
+
+  OpFoldResult add(OpFoldResult l, OpFoldResult r) {
+    if (isConstantIntValue(l, 0))
+      return r;
+    if (isConstantIntValue(r, 0))
+      return l;
+    return binary<arith::AddIOp>(l, r, [](int64_t a, int64_t c) {
+      return a + c;
+    });
+  }
+  OpFoldResult sub(OpFoldResult l, OpFoldResult r) {
+    if (isConstantIntValue(r, 0))
+      return l;
+    return binary<arith::SubIOp>(l, r, [](int64_t a, int64_t c) {
+      return a - c;
+    });
+  }
+  OpFoldResult mul(OpFoldResult l, OpFoldResult r) {
+    if (isConstantIntValue(l, 1))
+      return r;
+    if (isConstantIntValue(r, 1))
+      return l;
+    return binary<arith::MulIOp>(l, r, [](int64_t a, int64_t c) {
+      return a * c;
+    });
+  }
+  OpFoldResult floorDiv(OpFoldResult l, OpFoldResult r) {
+    if (isConstantIntValue(r, 1))
+      return l;
+    return binary<arith::FloorDivSIOp>(l, r, [](int64_t a, int64_t c) {
+      int64_t q = a / c;
+      return (a % c != 0 && ((a < 0) != (c < 0))) ? q - 1 : q;
+    });
+  }
+  OpFoldResult ceilDiv(OpFoldResult l, OpFoldResult r) {
+    if (isConstantIntValue(r, 1))
+      return l;
+    return binary<arith::CeilDivSIOp>(l, r, [](int64_t a, int64_t c) {
+      int64_t q = a / c;
+      return (a % c != 0 && ((a < 0) == (c < 0))) ? q + 1 : q;
+    });
+  }
+  OpFoldResult max(OpFoldResult l, OpFoldResult r) {
+    return binary<arith::MaxSIOp>(l, r, [](int64_t a, int64_t c) {
+      return std::max(a, c);
+    });
+  }
+  OpFoldResult min(OpFoldResult l, OpFoldResult r) {
+    return binary<arith::MinSIOp>(l, r, [](int64_t a, int64_t c) {
+      return std::min(a, c);
+    });
+  }
+  Value cmp(arith::CmpIPredicate pred, OpFoldResult l, OpFoldResult r) {
+    return b.createOrFold<arith::CmpIOp>(loc, pred, val(l), val(r));
+  }
+  OpFoldResult select(Value cond, OpFoldResult t, OpFoldResult f) {
+    if (std::optional<int64_t> c = getConstantIntValue(cond))
+      return *c ? t : f;
+    return fold(b.createOrFold<arith::SelectOp>(loc, cond, val(t), val(f)));
+  }
+
+  /// NumPy broadcast of two dims: `select(a == 1, b, a)`.
+  OpFoldResult broadcast(OpFoldResult a, OpFoldResult c) {
+    if (isConstantIntValue(a, 1))
+      return c;
+    if (isConstantIntValue(c, 1) || getConstantIntValue(a))
+      return a;
+    if (getConstantIntValue(c))
+      return c;
+    if (a == c)
+      return a;
+    return select(cmp(arith::CmpIPredicate::eq, a, cst(1)), c, a);
+  }
+
+  /// Output size of a sliding window (ONNX Conv / MaxPool spec):
+  /// `(D + lo + hi - dil * (K - 1) - 1) / stride + 1`, rounded down, or up
+  /// when `ceilMode`.
+  OpFoldResult windowOutput(OpFoldResult d, OpFoldResult k, int64_t lo,
+                            int64_t hi, int64_t stride, int64_t dilation,
+                            bool ceilMode) {
+    OpFoldResult extent = add(mul(cst(dilation), sub(k, cst(1))), cst(1));
+    OpFoldResult num = sub(add(d, cst(lo + hi)), extent);
+    OpFoldResult q =
+        ceilMode ? ceilDiv(num, cst(stride)) : floorDiv(num, cst(stride));
+    return add(q, cst(1));
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+};
+
+} // namespace
+
+/// Stores `dims` as the single result's shape, replacing dims that the
+/// result type makes static by index attributes.
+static LogicalResult finish(OpBuilder &b, Type resultType,
+                            SmallVector<OpFoldResult> dims,
+                            ReifiedRankedShapedTypeDims &out) {
+  auto type = cast<RankedTensorType>(resultType);
+  if (static_cast<int64_t>(dims.size()) != type.getRank())
+    return failure();
+  for (int64_t i = 0, e = type.getRank(); i < e; ++i)
+    if (!type.isDynamicDim(i))
+      dims[i] = b.getIndexAttr(type.getDimSize(i));
+  out.clear();
+  out.push_back(std::move(dims));
+  return success();
+}
+
+static SmallVector<OpFoldResult> dimsOf(IndexMath &m, Value v) {
+  SmallVector<OpFoldResult> dims;
+  for (int64_t i = 0, e = cast<RankedTensorType>(v.getType()).getRank();
+       i < e; ++i)
+    dims.push_back(m.dim(v, i));
+  return dims;
+}
+
+/// Result shape of an op whose result has the shape of operand 0.
+static LogicalResult reifySameShape(Operation *op, OpBuilder &b,
+                                    ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, op->getLoc());
+  return finish(b, op->getResult(0).getType(), dimsOf(m, op->getOperand(0)),
+                out);
+}
+
+/// NumPy broadcast of `operands` (ranks aligned from the right). Dynamic
+/// dims are combined pairwise with `select(a == 1, b, a)`.
+static LogicalResult reifyBroadcast(Operation *op, ValueRange operands,
+                                    OpBuilder &b,
+                                    ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, op->getLoc());
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t rank = resultType.getRank();
+  SmallVector<OpFoldResult> dims;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!resultType.isDynamicDim(i)) {
+      dims.push_back(m.cst(resultType.getDimSize(i)));
+      continue;
+    }
+    OpFoldResult acc = m.cst(1);
+    SmallVector<std::pair<Value, int64_t>> seen;
+    for (Value v : operands) {
+      auto t = cast<RankedTensorType>(v.getType());
+      int64_t j = i - (rank - t.getRank());
+      if (j < 0 || llvm::is_contained(seen, std::make_pair(v, j)))
+        continue;
+      seen.push_back({v, j});
+      acc = m.broadcast(acc, m.dim(v, j));
+    }
+    dims.push_back(acc);
+  }
+  return finish(b, resultType, dims, out);
+}
+
+#define DISC_REIFY_SAME_SHAPE(OP)                                              \
+  LogicalResult OP::reifyResultShapes(OpBuilder &b,                            \
+                                      ReifiedRankedShapedTypeDims &out) {      \
+    return reifySameShape(getOperation(), b, out);                             \
+  }
+DISC_REIFY_SAME_SHAPE(AbsOp)
+DISC_REIFY_SAME_SHAPE(NegOp)
+DISC_REIFY_SAME_SHAPE(ExpOp)
+DISC_REIFY_SAME_SHAPE(LogOp)
+DISC_REIFY_SAME_SHAPE(SqrtOp)
+DISC_REIFY_SAME_SHAPE(RsqrtOp)
+DISC_REIFY_SAME_SHAPE(TanhOp)
+DISC_REIFY_SAME_SHAPE(ErfOp)
+DISC_REIFY_SAME_SHAPE(FloorOp)
+DISC_REIFY_SAME_SHAPE(CeilOp)
+DISC_REIFY_SAME_SHAPE(RoundOp)
+DISC_REIFY_SAME_SHAPE(SinOp)
+DISC_REIFY_SAME_SHAPE(CosOp)
+DISC_REIFY_SAME_SHAPE(TanOp)
+DISC_REIFY_SAME_SHAPE(AsinOp)
+DISC_REIFY_SAME_SHAPE(AcosOp)
+DISC_REIFY_SAME_SHAPE(AtanOp)
+DISC_REIFY_SAME_SHAPE(SinhOp)
+DISC_REIFY_SAME_SHAPE(CoshOp)
+DISC_REIFY_SAME_SHAPE(AsinhOp)
+DISC_REIFY_SAME_SHAPE(AcoshOp)
+DISC_REIFY_SAME_SHAPE(AtanhOp)
+DISC_REIFY_SAME_SHAPE(SignOp)
+DISC_REIFY_SAME_SHAPE(NotOp)
+DISC_REIFY_SAME_SHAPE(LogisticOp)
+DISC_REIFY_SAME_SHAPE(ReciprocalOp)
+DISC_REIFY_SAME_SHAPE(IsNanOp)
+DISC_REIFY_SAME_SHAPE(IsInfOp)
+DISC_REIFY_SAME_SHAPE(ConvertOp)
+#undef DISC_REIFY_SAME_SHAPE
+
+#define DISC_REIFY_BROADCAST(OP)                                               \
+  LogicalResult OP::reifyResultShapes(OpBuilder &b,                            \
+                                      ReifiedRankedShapedTypeDims &out) {      \
+    return reifyBroadcast(getOperation(), getOperation()->getOperands(), b,    \
+                          out);                                                \
+  }
+DISC_REIFY_BROADCAST(AddOp)
+DISC_REIFY_BROADCAST(SubOp)
+DISC_REIFY_BROADCAST(MulOp)
+DISC_REIFY_BROADCAST(DivOp)
+DISC_REIFY_BROADCAST(RemOp)
+DISC_REIFY_BROADCAST(PowOp)
+DISC_REIFY_BROADCAST(MaxOp)
+DISC_REIFY_BROADCAST(MinOp)
+DISC_REIFY_BROADCAST(AndOp)
+DISC_REIFY_BROADCAST(OrOp)
+DISC_REIFY_BROADCAST(XorOp)
+DISC_REIFY_BROADCAST(CompareOp)
+DISC_REIFY_BROADCAST(SelectOp)
+#undef DISC_REIFY_BROADCAST
+
+/// Batch dims (lhs order), then lhs free dims, then rhs free dims
+/// (StableHLO dot_general).
+LogicalResult DotGeneralOp::reifyResultShapes(
+    OpBuilder &b, ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, getLoc());
+  SmallVector<OpFoldResult> dims;
+  for (int64_t d : getLhsBatchingDimensions())
+    dims.push_back(m.dim(getLhs(), d));
+  auto appendFree = [&](Value v, ArrayRef<int64_t> batch,
+                        ArrayRef<int64_t> contract) {
+    for (int64_t i = 0, e = cast<RankedTensorType>(v.getType()).getRank();
+         i < e; ++i)
+      if (!llvm::is_contained(batch, i) && !llvm::is_contained(contract, i))
+        dims.push_back(m.dim(v, i));
+  };
+  appendFree(getLhs(), getLhsBatchingDimensions(),
+             getLhsContractingDimensions());
+  appendFree(getRhs(), getRhsBatchingDimensions(),
+             getRhsContractingDimensions());
+  return finish(b, getType(), dims, out);
+}
+
+/// [N, OC, O1..Ok], `Oi` as in the ONNX Conv spec.
+LogicalResult ConvOp::reifyResultShapes(OpBuilder &b,
+                                        ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, getLoc());
+  int64_t k = getInput().getType().getRank() - 2;
+  SmallVector<OpFoldResult> dims = {m.dim(getInput(), 0),
+                                    m.dim(getFilter(), 0)};
+  for (int64_t i = 0; i < k; ++i)
+    dims.push_back(m.windowOutput(m.dim(getInput(), i + 2),
+                                  m.dim(getFilter(), i + 2), getPadding()[i],
+                                  getPadding()[i + k], getStrides()[i],
+                                  getDilations()[i], /*ceilMode=*/false));
+  return finish(b, getType(), dims, out);
+}
+
+/// [N, C, O1..Ok], `Oi` as in the ONNX MaxPool/AveragePool spec (floor, or
+/// ceil when `ceil_mode`).
+LogicalResult PoolOp::reifyResultShapes(OpBuilder &b,
+                                        ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, getLoc());
+  int64_t k = getInput().getType().getRank() - 2;
+  SmallVector<OpFoldResult> dims = {m.dim(getInput(), 0),
+                                    m.dim(getInput(), 1)};
+  for (int64_t i = 0; i < k; ++i)
+    dims.push_back(m.windowOutput(m.dim(getInput(), i + 2),
+                                  m.cst(getWindow()[i]), getPadding()[i],
+                                  getPadding()[i + k], getStrides()[i],
+                                  getDilations()[i], getCeilMode()));
+  return finish(b, getType(), dims, out);
+}
+
+LogicalResult ReduceOp::reifyResultShapes(OpBuilder &b,
+                                          ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, getLoc());
+  SmallVector<OpFoldResult> dims;
+  for (int64_t i = 0, e = getInput().getType().getRank(); i < e; ++i) {
+    if (!llvm::is_contained(getDimensions(), i))
+      dims.push_back(m.dim(getInput(), i));
+    else if (getKeepDims())
+      dims.push_back(m.cst(1));
+  }
+  return finish(b, getType(), dims, out);
+}
+
+LogicalResult ArgReduceOp::reifyResultShapes(
+    OpBuilder &b, ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, getLoc());
+  SmallVector<OpFoldResult> dims;
+  for (int64_t i = 0, e = getInput().getType().getRank(); i < e; ++i) {
+    if (i != static_cast<int64_t>(getDimension()))
+      dims.push_back(m.dim(getInput(), i));
+    else if (getKeepDims())
+      dims.push_back(m.cst(1));
+  }
+  return finish(b, getType(), dims, out);
+}
+
+LogicalResult ShapeOfOp::reifyResultShapes(OpBuilder &b,
+                                           ReifiedRankedShapedTypeDims &out) {
+  return finish(b, getType(), {b.getIndexAttr(getOperand().getType().getRank())},
+                out);
+}
+
+/// NumPy broadcast of the operand's shape and the values of `shape`
+/// (ONNX Expand).
+LogicalResult ExpandOp::reifyResultShapes(OpBuilder &b,
+                                          ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, getLoc());
+  int64_t rank = getType().getRank();
+  int64_t n = getShape().getType().getDimSize(0);
+  int64_t r = getOperand().getType().getRank();
+  SmallVector<OpFoldResult> dims;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!getType().isDynamicDim(i)) {
+      dims.push_back(m.cst(getType().getDimSize(i)));
+      continue;
+    }
+    int64_t si = i - (rank - n), di = i - (rank - r);
+    if (si < 0) {
+      dims.push_back(m.dim(getOperand(), di));
+      continue;
+    }
+    OpFoldResult s = m.element(getShape(), si);
+    if (di < 0) {
+      dims.push_back(s);
+      continue;
+    }
+    // A shape entry of 1 keeps the operand's dim; an operand dim of 1 takes
+    // the shape entry.
+    OpFoldResult d = m.dim(getOperand(), di);
+    dims.push_back(m.broadcast(s, d));
+  }
+  return finish(b, getType(), dims, out);
+}
+
+/// ONNX Reshape: an entry 0 copies the operand's dim at the same index
+/// (unless `allow_zero`); one entry -1 is the element count divided by the
+/// product of the other entries.
+LogicalResult DynamicReshapeOp::reifyResultShapes(
+    OpBuilder &b, ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, getLoc());
+  int64_t rank = getType().getRank();
+  int64_t inRank = getOperand().getType().getRank();
+  if (getType().hasStaticShape())
+    return finish(b, getType(), SmallVector<OpFoldResult>(rank, m.cst(0)),
+                  out);
+  SmallVector<OpFoldResult> entries;
+  for (int64_t i = 0; i < rank; ++i) {
+    OpFoldResult s = m.element(getShape(), i);
+    if (!getAllowZero() && i < inRank)
+      s = m.select(m.cmp(arith::CmpIPredicate::eq, s, m.cst(0)),
+                   m.dim(getOperand(), i), s);
+    entries.push_back(s);
+  }
+  OpFoldResult numel = m.cst(1);
+  for (int64_t i = 0; i < inRank; ++i)
+    numel = m.mul(numel, m.dim(getOperand(), i));
+  SmallVector<OpFoldResult> dims;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!getType().isDynamicDim(i)) {
+      dims.push_back(m.cst(getType().getDimSize(i)));
+      continue;
+    }
+    OpFoldResult known = m.cst(1);
+    for (int64_t j = 0; j < rank; ++j) {
+      if (j == i)
+        continue;
+      OpFoldResult e = entries[j];
+      known = m.mul(known, m.select(m.cmp(arith::CmpIPredicate::eq, e,
+                                          m.cst(-1)),
+                                    m.cst(1), e));
+    }
+    // Guard the division: a zero-sized known part makes the -1 entry 0.
+    OpFoldResult inferred = m.select(
+        m.cmp(arith::CmpIPredicate::eq, known, m.cst(0)), m.cst(0),
+        m.floorDiv(numel, m.max(known, m.cst(1))));
+    dims.push_back(m.select(
+        m.cmp(arith::CmpIPredicate::eq, entries[i], m.cst(-1)), inferred,
+        entries[i]));
+  }
+  return finish(b, getType(), dims, out);
+}
+
+LogicalResult TransposeOp::reifyResultShapes(
+    OpBuilder &b, ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, getLoc());
+  SmallVector<OpFoldResult> dims;
+  for (int64_t p : getPermutation())
+    dims.push_back(m.dim(getOperand(), p));
+  return finish(b, getType(), dims, out);
+}
+
+LogicalResult ConcatenateOp::reifyResultShapes(
+    OpBuilder &b, ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, getLoc());
+  int64_t axis = getDimension();
+  SmallVector<OpFoldResult> dims;
+  for (int64_t i = 0, e = getType().getRank(); i < e; ++i) {
+    if (i == axis) {
+      OpFoldResult sum = m.cst(0);
+      for (Value v : getInputs())
+        sum = m.add(sum, m.dim(v, i));
+      dims.push_back(sum);
+      continue;
+    }
+    // Prefer an input whose dim is static.
+    Value src = getInputs().front();
+    for (Value v : getInputs())
+      if (!cast<RankedTensorType>(v.getType()).isDynamicDim(i))
+        src = v;
+    dims.push_back(m.dim(src, i));
+  }
+  return finish(b, getType(), dims, out);
+}
+
+/// ONNX Slice: starts/ends are made non-negative by adding the dim, then
+/// clamped to [0, dim] (step > 0) or to [0, dim - 1] / [-1, dim - 1]
+/// (step < 0); the count is `max(0, ceil((end - start) / step))`.
+LogicalResult SliceOp::reifyResultShapes(OpBuilder &b,
+                                         ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, getLoc());
+  SmallVector<OpFoldResult> dims = dimsOf(m, getOperand());
+  for (auto [k, axis] : llvm::enumerate(getAxes())) {
+    if (!getType().isDynamicDim(axis))
+      continue;
+    OpFoldResult d = dims[axis];
+    OpFoldResult start = m.element(getStarts(), k);
+    OpFoldResult end = m.element(getEnds(), k);
+    OpFoldResult step = m.element(getSteps(), k);
+    Value negStep = m.cmp(arith::CmpIPredicate::slt, step, m.cst(0));
+    auto normalize = [&](OpFoldResult v, OpFoldResult lo, OpFoldResult hi) {
+      OpFoldResult wrapped = m.select(
+          m.cmp(arith::CmpIPredicate::slt, v, m.cst(0)), m.add(v, d), v);
+      return m.min(m.max(wrapped, lo), hi);
+    };
+    OpFoldResult dm1 = m.sub(d, m.cst(1));
+    OpFoldResult s = m.select(negStep, normalize(start, m.cst(0), dm1),
+                              normalize(start, m.cst(0), d));
+    OpFoldResult e = m.select(negStep, normalize(end, m.cst(-1), dm1),
+                              normalize(end, m.cst(0), d));
+    OpFoldResult count = m.max(m.ceilDiv(m.sub(e, s), step), m.cst(0));
+    dims[axis] = count;
+  }
+  return finish(b, getType(), dims, out);
+}
+
+/// `data.shape[:axis] + indices.shape + data.shape[axis+1:]` (ONNX Gather).
+LogicalResult GatherOp::reifyResultShapes(OpBuilder &b,
+                                          ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, getLoc());
+  int64_t axis = getAxis();
+  SmallVector<OpFoldResult> data = dimsOf(m, getData());
+  SmallVector<OpFoldResult> dims(data.begin(), data.begin() + axis);
+  llvm::append_range(dims, dimsOf(m, getIndices()));
+  dims.append(data.begin() + axis + 1, data.end());
+  return finish(b, getType(), dims, out);
+}
+
+/// `dim + pads[i] + pads[rank + i]` (ONNX Pad).
+LogicalResult PadOp::reifyResultShapes(OpBuilder &b,
+                                       ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, getLoc());
+  int64_t rank = getType().getRank();
+  SmallVector<OpFoldResult> dims;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!getType().isDynamicDim(i)) {
+      dims.push_back(m.cst(getType().getDimSize(i)));
+      continue;
+    }
+    dims.push_back(m.add(m.dim(getOperand(), i),
+                         m.add(m.element(getPads(), i),
+                               m.element(getPads(), rank + i))));
+  }
+  return finish(b, getType(), dims, out);
+}
+
+/// `max(ceil((limit - start) / delta), 0)` (ONNX Range).
+LogicalResult RangeOp::reifyResultShapes(OpBuilder &b,
+                                         ReifiedRankedShapedTypeDims &out) {
+  if (!getType().isDynamicDim(0))
+    return finish(b, getType(), {b.getIndexAttr(getType().getDimSize(0))},
+                  out);
+  Location loc = getLoc();
+  IndexMath m(b, loc);
+  Value start = tensor::ExtractOp::create(b, loc, getStart(), ValueRange{});
+  Value limit = tensor::ExtractOp::create(b, loc, getLimit(), ValueRange{});
+  Value delta = tensor::ExtractOp::create(b, loc, getDelta(), ValueRange{});
+  Type elt = start.getType();
+  Value count;
+  if (isa<IntegerType>(elt)) {
+    Value diff = arith::SubIOp::create(b, loc, limit, start);
+    Value q = arith::CeilDivSIOp::create(b, loc, diff, delta);
+    count = arith::IndexCastOp::create(b, loc, b.getIndexType(), q);
+  } else if (isa<FloatType>(elt)) {
+    // ceil(q) as trunc(q) + (trunc(q) < q), without the math dialect.
+    Value diff = arith::SubFOp::create(b, loc, limit, start);
+    Value q = arith::DivFOp::create(b, loc, diff, delta);
+    Value t = arith::FPToSIOp::create(b, loc, b.getI64Type(), q);
+    Value tf = arith::SIToFPOp::create(b, loc, elt, t);
+    Value less =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, tf, q);
+    Value inc = arith::ExtUIOp::create(b, loc, b.getI64Type(), less);
+    Value c = arith::AddIOp::create(b, loc, t, inc);
+    count = arith::IndexCastOp::create(b, loc, b.getIndexType(), c);
+  } else {
+    return failure();
+  }
+  return finish(b, getType(), {m.max(count, m.cst(0))}, out);
+}

@@ -1,0 +1,1612 @@
+//===- DiscToLinalg.cpp - lower disc ops to linalg/tensor/arith/math ------===//
+//
+// Rewrites every `disc` op into upstream tensor-level IR in destination
+// passing style. Destinations are `tensor.empty` ops sized from the op's
+// ReifyRankedShapedTypeOpInterface implementation (DiscShapeReify.cpp), so
+// the shape logic lives in one place.
+//
+// NumPy broadcasting with dynamic dims: an operand dim that may be 1 at run
+// time while the result dim is larger cannot be expressed by an indexing map.
+// Such ops are versioned: when every such dim equals the result dim at run
+// time, a `linalg.generic` with identity maps runs; otherwise a generic over
+// the result reads the operands with `tensor.extract` at
+// `select(dim == 1, 0, i)`.
+//
+//===----------------------------------------------------------------------===//
+#include "disc/Conversion/Passes.h"
+#include "disc/Dialect/Disc/IR/DiscDialect.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::disc {
+#define GEN_PASS_DEF_DISCLOWERTOLINALG
+#include "disc/Conversion/Passes.h.inc"
+} // namespace mlir::disc
+
+using namespace mlir;
+using namespace mlir::disc;
+
+namespace {
+
+using IterType = utils::IteratorType;
+
+//===----------------------------------------------------------------------===//
+// Small helpers
+//===----------------------------------------------------------------------===//
+
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+Value cstIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// A scalar constant of element type `t` (float or integer).
+Value cstScalar(OpBuilder &b, Location loc, Type t, double v) {
+  if (auto ft = dyn_cast<FloatType>(t))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(ft, v));
+  return arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(t, static_cast<int64_t>(v)));
+}
+
+/// The smallest (`negative`) or largest value of `t`: +-inf for floats,
+/// the signed extremes for integers.
+Value extremeScalar(OpBuilder &b, Location loc, Type t, bool negative) {
+  if (auto ft = dyn_cast<FloatType>(t))
+    return arith::ConstantOp::create(
+        b, loc,
+        b.getFloatAttr(ft, APFloat::getInf(ft.getFloatSemantics(), negative)));
+  unsigned w = t.getIntOrFloatBitWidth();
+  APInt v = negative ? APInt::getSignedMinValue(w) : APInt::getSignedMaxValue(w);
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(t, v));
+}
+
+Value toValue(OpBuilder &b, Location loc, OpFoldResult ofr) {
+  return getValueOrCreateConstantIndexOp(b, loc, ofr);
+}
+
+/// Sizes usable to build a value of `type`: static dims as attributes,
+/// dynamic dims as values.
+SmallVector<OpFoldResult> sizesForType(OpBuilder &b, Location loc,
+                                       RankedTensorType type,
+                                       ArrayRef<OpFoldResult> dims) {
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t i = 0, e = type.getRank(); i < e; ++i) {
+    if (!type.isDynamicDim(i))
+      sizes.push_back(b.getIndexAttr(type.getDimSize(i)));
+    else
+      sizes.push_back(toValue(b, loc, dims[i]));
+  }
+  return sizes;
+}
+
+/// `tensor.empty` of `type` whose dynamic dims come from `dims`.
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                  ArrayRef<OpFoldResult> dims) {
+  SmallVector<Value> dyn;
+  for (int64_t i = 0, e = type.getRank(); i < e; ++i)
+    if (type.isDynamicDim(i))
+      dyn.push_back(toValue(b, loc, dims[i]));
+  return tensor::EmptyOp::create(b, loc, type, dyn);
+}
+
+Value fill(OpBuilder &b, Location loc, Value scalar, Value dest) {
+  return linalg::FillOp::create(b, loc, ValueRange{scalar}, ValueRange{dest})
+      .getResult(0);
+}
+
+Value castTo(OpBuilder &b, Location loc, Value v, Type type) {
+  if (v.getType() == type)
+    return v;
+  return tensor::CastOp::create(b, loc, type, v);
+}
+
+/// The element at `i` of a 1-D integer tensor as an index value.
+Value elementAsIndex(OpBuilder &b, Location loc, Value tensor, int64_t i) {
+  Value e = tensor::ExtractOp::create(b, loc, tensor,
+                                      ValueRange{cstIndex(b, loc, i)});
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), e);
+}
+
+/// Reified shape of `op`'s single result.
+FailureOr<SmallVector<OpFoldResult>> reifiedDims(OpBuilder &b, Operation *op) {
+  ReifiedRankedShapedTypeDims dims;
+  auto iface = dyn_cast<ReifyRankedShapedTypeOpInterface>(op);
+  if (!iface || failed(iface.reifyResultShapes(b, dims)) || dims.size() != 1) {
+    op->emitOpError("cannot be lowered to linalg yet: result shape could not "
+                    "be reified");
+    return failure();
+  }
+  return dims.front();
+}
+
+/// Index arithmetic that folds constants.
+struct IMath {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) { return cstIndex(b, loc, v); }
+  Value add(Value x, Value y) { return b.createOrFold<arith::AddIOp>(loc, x, y); }
+  Value sub(Value x, Value y) { return b.createOrFold<arith::SubIOp>(loc, x, y); }
+  Value mul(Value x, Value y) { return b.createOrFold<arith::MulIOp>(loc, x, y); }
+  Value max(Value x, Value y) {
+    return b.createOrFold<arith::MaxSIOp>(loc, x, y);
+  }
+  Value min(Value x, Value y) {
+    return b.createOrFold<arith::MinSIOp>(loc, x, y);
+  }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return b.createOrFold<arith::CmpIOp>(loc, p, x, y);
+  }
+  Value select(Value cond, Value x, Value y) {
+    return b.createOrFold<arith::SelectOp>(loc, cond, x, y);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Scalar bodies of elementwise ops
+//===----------------------------------------------------------------------===//
+
+/// Element type conversion as ONNX Cast: float to integer truncates toward
+/// zero, to i1 is `!= 0`, from i1 is unsigned.
+Value convertScalar(OpBuilder &b, Location loc, Value x, Type to,
+                    bool unsignedSrc, bool unsignedDst) {
+  Type from = x.getType();
+  if (from == to)
+    return x;
+  if (to.isInteger(1)) {
+    Value zero = cstScalar(b, loc, from, 0);
+    if (isa<FloatType>(from))
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, x, zero);
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x, zero);
+  }
+  if (auto fi = dyn_cast<IntegerType>(from)) {
+    bool isUnsigned = unsignedSrc || fi.getWidth() == 1;
+    if (auto ti = dyn_cast<IntegerType>(to)) {
+      if (fi.getWidth() < ti.getWidth())
+        return isUnsigned ? arith::ExtUIOp::create(b, loc, to, x).getResult()
+                          : arith::ExtSIOp::create(b, loc, to, x).getResult();
+      if (fi.getWidth() > ti.getWidth())
+        return arith::TruncIOp::create(b, loc, to, x);
+      return x;
+    }
+    if (isa<FloatType>(to))
+      return isUnsigned ? arith::UIToFPOp::create(b, loc, to, x).getResult()
+                        : arith::SIToFPOp::create(b, loc, to, x).getResult();
+    return nullptr;
+  }
+  if (auto ff = dyn_cast<FloatType>(from)) {
+    if (auto tf = dyn_cast<FloatType>(to)) {
+      if (ff.getWidth() < tf.getWidth())
+        return arith::ExtFOp::create(b, loc, to, x);
+      if (ff.getWidth() > tf.getWidth())
+        return arith::TruncFOp::create(b, loc, to, x);
+      // Same width, different format (bf16 <-> f16): go through f32.
+      Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+      return arith::TruncFOp::create(b, loc, to, wide);
+    }
+    if (isa<IntegerType>(to))
+      return unsignedDst ? arith::FPToUIOp::create(b, loc, to, x).getResult()
+                         : arith::FPToSIOp::create(b, loc, to, x).getResult();
+  }
+  return nullptr;
+}
+
+template <typename FOp, typename IOp>
+Value floatOrInt(OpBuilder &b, Location loc, ValueRange a) {
+  if (isa<FloatType>(a[0].getType()))
+    return FOp::create(b, loc, a[0], a[1]);
+  if (isa<IntegerType>(a[0].getType()))
+    return IOp::create(b, loc, a[0], a[1]);
+  return nullptr;
+}
+
+template <typename FOp>
+Value floatUnary(OpBuilder &b, Location loc, ValueRange a) {
+  if (isa<FloatType>(a[0].getType()))
+    return FOp::create(b, loc, a[0]);
+  return nullptr;
+}
+
+template <typename IOp>
+Value intBinary(OpBuilder &b, Location loc, ValueRange a) {
+  if (isa<IntegerType>(a[0].getType()))
+    return IOp::create(b, loc, a[0], a[1]);
+  return nullptr;
+}
+
+arith::CmpFPredicate floatPredicate(CompareDirection d) {
+  switch (d) {
+  case CompareDirection::EQ:
+    return arith::CmpFPredicate::OEQ;
+  case CompareDirection::NE:
+    return arith::CmpFPredicate::UNE;
+  case CompareDirection::LT:
+    return arith::CmpFPredicate::OLT;
+  case CompareDirection::LE:
+    return arith::CmpFPredicate::OLE;
+  case CompareDirection::GT:
+    return arith::CmpFPredicate::OGT;
+  case CompareDirection::GE:
+    return arith::CmpFPredicate::OGE;
+  }
+  llvm_unreachable("unknown compare direction");
+}
+
+arith::CmpIPredicate intPredicate(CompareDirection d, bool isUnsigned) {
+  switch (d) {
+  case CompareDirection::EQ:
+    return arith::CmpIPredicate::eq;
+  case CompareDirection::NE:
+    return arith::CmpIPredicate::ne;
+  case CompareDirection::LT:
+    return isUnsigned ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt;
+  case CompareDirection::LE:
+    return isUnsigned ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle;
+  case CompareDirection::GT:
+    return isUnsigned ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt;
+  case CompareDirection::GE:
+    return isUnsigned ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge;
+  }
+  llvm_unreachable("unknown compare direction");
+}
+
+/// The scalar computation of an elementwise disc op on `a` (one value per
+/// operand). Returns null when the element type is not supported.
+Value emitScalar(Operation *op, OpBuilder &b, Location loc, ValueRange a,
+                 Type outElt) {
+  Type elt = a.empty() ? outElt : a[0].getType();
+  bool isFloat = isa<FloatType>(elt);
+  return llvm::TypeSwitch<Operation *, Value>(op)
+      .Case([&](AbsOp) -> Value {
+        if (isFloat)
+          return math::AbsFOp::create(b, loc, a[0]);
+        if (isa<IntegerType>(elt))
+          return math::AbsIOp::create(b, loc, a[0]);
+        return nullptr;
+      })
+      .Case([&](NegOp) -> Value {
+        if (isFloat)
+          return arith::NegFOp::create(b, loc, a[0]);
+        if (isa<IntegerType>(elt))
+          return arith::SubIOp::create(b, loc, cstScalar(b, loc, elt, 0), a[0]);
+        return nullptr;
+      })
+      .Case([&](ExpOp) { return floatUnary<math::ExpOp>(b, loc, a); })
+      .Case([&](LogOp) { return floatUnary<math::LogOp>(b, loc, a); })
+      .Case([&](SqrtOp) { return floatUnary<math::SqrtOp>(b, loc, a); })
+      .Case([&](RsqrtOp) { return floatUnary<math::RsqrtOp>(b, loc, a); })
+      .Case([&](TanhOp) { return floatUnary<math::TanhOp>(b, loc, a); })
+      .Case([&](ErfOp) { return floatUnary<math::ErfOp>(b, loc, a); })
+      .Case([&](FloorOp) { return floatUnary<math::FloorOp>(b, loc, a); })
+      .Case([&](CeilOp) { return floatUnary<math::CeilOp>(b, loc, a); })
+      .Case([&](RoundOp) { return floatUnary<math::RoundEvenOp>(b, loc, a); })
+      .Case([&](SinOp) { return floatUnary<math::SinOp>(b, loc, a); })
+      .Case([&](CosOp) { return floatUnary<math::CosOp>(b, loc, a); })
+      .Case([&](TanOp) { return floatUnary<math::TanOp>(b, loc, a); })
+      .Case([&](AsinOp) { return floatUnary<math::AsinOp>(b, loc, a); })
+      .Case([&](AcosOp) { return floatUnary<math::AcosOp>(b, loc, a); })
+      .Case([&](AtanOp) { return floatUnary<math::AtanOp>(b, loc, a); })
+      .Case([&](SinhOp) { return floatUnary<math::SinhOp>(b, loc, a); })
+      .Case([&](CoshOp) { return floatUnary<math::CoshOp>(b, loc, a); })
+      .Case([&](AsinhOp) { return floatUnary<math::AsinhOp>(b, loc, a); })
+      .Case([&](AcoshOp) { return floatUnary<math::AcoshOp>(b, loc, a); })
+      .Case([&](AtanhOp) { return floatUnary<math::AtanhOp>(b, loc, a); })
+      .Case([&](SignOp) -> Value {
+        // x > 0 ? 1 : (x < 0 ? -1 : x); keeps 0 and NaN.
+        Value zero = cstScalar(b, loc, elt, 0);
+        Value one = cstScalar(b, loc, elt, 1);
+        Value minusOne = cstScalar(b, loc, elt, -1);
+        Value gt, lt;
+        if (isFloat) {
+          gt = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, a[0],
+                                     zero);
+          lt = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, a[0],
+                                     zero);
+        } else if (isa<IntegerType>(elt) && !elt.isInteger(1)) {
+          gt = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, a[0],
+                                     zero);
+          lt = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, a[0],
+                                     zero);
+        } else {
+          return nullptr;
+        }
+        Value inner = arith::SelectOp::create(b, loc, lt, minusOne, a[0]);
+        return arith::SelectOp::create(b, loc, gt, one, inner);
+      })
+      .Case([&](NotOp) -> Value {
+        auto it = dyn_cast<IntegerType>(elt);
+        if (!it)
+          return nullptr;
+        Value ones = arith::ConstantOp::create(
+            b, loc, b.getIntegerAttr(elt, APInt::getAllOnes(it.getWidth())));
+        return arith::XOrIOp::create(b, loc, a[0], ones);
+      })
+      .Case([&](LogisticOp) -> Value {
+        if (!isFloat)
+          return nullptr;
+        Value one = cstScalar(b, loc, elt, 1);
+        Value neg = arith::NegFOp::create(b, loc, a[0]);
+        Value e = math::ExpOp::create(b, loc, neg);
+        Value den = arith::AddFOp::create(b, loc, one, e);
+        return arith::DivFOp::create(b, loc, one, den);
+      })
+      .Case([&](ReciprocalOp) -> Value {
+        if (!isFloat)
+          return nullptr;
+        return arith::DivFOp::create(b, loc, cstScalar(b, loc, elt, 1), a[0]);
+      })
+      .Case([&](IsNanOp) -> Value {
+        if (!isFloat)
+          return nullptr;
+        return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, a[0],
+                                     a[0]);
+      })
+      .Case([&](IsInfOp o) -> Value {
+        if (!isFloat)
+          return nullptr;
+        Value result = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+        for (bool negative : {false, true}) {
+          if (negative ? !o.getDetectNegative() : !o.getDetectPositive())
+            continue;
+          Value inf = extremeScalar(b, loc, elt, negative);
+          Value eq = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           a[0], inf);
+          result = arith::OrIOp::create(b, loc, result, eq);
+        }
+        return result;
+      })
+      .Case([&](AddOp) {
+        return floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, a);
+      })
+      .Case([&](SubOp) {
+        return floatOrInt<arith::SubFOp, arith::SubIOp>(b, loc, a);
+      })
+      .Case([&](MulOp) {
+        return floatOrInt<arith::MulFOp, arith::MulIOp>(b, loc, a);
+      })
+      .Case([&](DivOp) {
+        return floatOrInt<arith::DivFOp, arith::DivSIOp>(b, loc, a);
+      })
+      .Case([&](RemOp) {
+        return floatOrInt<arith::RemFOp, arith::RemSIOp>(b, loc, a);
+      })
+      .Case([&](PowOp) {
+        return floatOrInt<math::PowFOp, math::IPowIOp>(b, loc, a);
+      })
+      .Case([&](MaxOp) -> Value {
+        if (elt.isInteger(1))
+          return arith::OrIOp::create(b, loc, a[0], a[1]);
+        return floatOrInt<arith::MaximumFOp, arith::MaxSIOp>(b, loc, a);
+      })
+      .Case([&](MinOp) -> Value {
+        if (elt.isInteger(1))
+          return arith::AndIOp::create(b, loc, a[0], a[1]);
+        return floatOrInt<arith::MinimumFOp, arith::MinSIOp>(b, loc, a);
+      })
+      .Case([&](AndOp) { return intBinary<arith::AndIOp>(b, loc, a); })
+      .Case([&](OrOp) { return intBinary<arith::OrIOp>(b, loc, a); })
+      .Case([&](XorOp) { return intBinary<arith::XOrIOp>(b, loc, a); })
+      .Case([&](CompareOp o) -> Value {
+        if (isFloat)
+          return arith::CmpFOp::create(
+              b, loc, floatPredicate(o.getDirection()), a[0], a[1]);
+        if (isa<IntegerType>(elt))
+          return arith::CmpIOp::create(
+              b, loc, intPredicate(o.getDirection(), elt.isInteger(1)), a[0],
+              a[1]);
+        return nullptr;
+      })
+      .Case([&](SelectOp) -> Value {
+        return arith::SelectOp::create(b, loc, a[0], a[1], a[2]);
+      })
+      .Case([&](ConvertOp o) -> Value {
+        return convertScalar(b, loc, a[0], outElt, o.getUnsignedSource(),
+                             o.getUnsignedResult());
+      })
+      .Case([&](ExpandOp) -> Value { return a[0]; })
+      .Default([](Operation *) -> Value { return nullptr; });
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting elementwise generic
+//===----------------------------------------------------------------------===//
+
+enum class DimKind { Same, Zero, Maybe };
+
+using ScalarFn =
+    function_ref<Value(OpBuilder &, Location, ValueRange, Type)>;
+
+/// Classifies how each operand dim maps to the result dim it is aligned
+/// with (ranks aligned from the right). `Same`: the operand dim equals the
+/// result dim; `Zero`: static 1 stretching; `Maybe`: dynamic and possibly 1
+/// while the result dim is larger. When `resultFromOperands`, the result
+/// shape is the broadcast of the operands' shapes, so a result dim with a
+/// single non-1 source is that source's dim.
+SmallVector<SmallVector<DimKind>> classify(ValueRange operands,
+                                           RankedTensorType resultType,
+                                           bool resultFromOperands) {
+  int64_t rank = resultType.getRank();
+  SmallVector<SmallVector<DimKind>> kinds;
+  for (Value v : operands) {
+    RankedTensorType t = tensorType(v);
+    int64_t shift = rank - t.getRank();
+    SmallVector<DimKind> k;
+    for (int64_t j = 0; j < t.getRank(); ++j) {
+      int64_t i = j + shift;
+      int64_t d = t.getDimSize(j), r = resultType.getDimSize(i);
+      if (r == 1) {
+        k.push_back(DimKind::Same);
+        continue;
+      }
+      if (d == 1) {
+        k.push_back(DimKind::Zero);
+        continue;
+      }
+      if (!ShapedType::isDynamic(d)) {
+        k.push_back(DimKind::Same);
+        continue;
+      }
+      // Dynamic operand dim: the same as the result dim when it is the only
+      // possibly non-1 source of that dim.
+      bool unique = resultFromOperands && ShapedType::isDynamic(r);
+      for (Value w : operands) {
+        if (!unique)
+          break;
+        RankedTensorType u = tensorType(w);
+        int64_t jw = i - (rank - u.getRank());
+        if (jw < 0 || u.getDimSize(jw) == 1)
+          continue;
+        if (w != v || jw != j)
+          unique = false;
+      }
+      k.push_back(unique ? DimKind::Same : DimKind::Maybe);
+    }
+    kinds.push_back(std::move(k));
+  }
+  return kinds;
+}
+
+/// A `linalg.generic` over `dest` computing `fn` of the operands, read with
+/// maps given by `kinds` where `Maybe` is treated as `Same`.
+Value buildMappedGeneric(OpBuilder &b, Location loc, Operation *op,
+                         ValueRange operands,
+                         ArrayRef<SmallVector<DimKind>> kinds, Value dest,
+                         ScalarFn fn) {
+  auto resultType = tensorType(dest);
+  int64_t rank = resultType.getRank();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps;
+  for (auto [v, k] : llvm::zip(operands, kinds)) {
+    int64_t shift = rank - tensorType(v).getRank();
+    SmallVector<AffineExpr> exprs;
+    for (auto [j, kind] : llvm::enumerate(k))
+      exprs.push_back(kind == DimKind::Zero
+                          ? getAffineConstantExpr(0, ctx)
+                          : getAffineDimExpr(j + shift, ctx));
+    maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+  SmallVector<IterType> iters(rank, IterType::parallel);
+  Type outElt = resultType.getElementType();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, operands, ValueRange{dest}, maps,
+             iters,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value r = fn(nb, nl, args.drop_back(), outElt);
+               linalg::YieldOp::create(nb, nl, r ? r : args.back());
+             })
+      .getResult(0);
+}
+
+/// A `linalg.generic` over `dest` that reads operands with `Maybe` dims
+/// through `tensor.extract` at `select(dim == 1, 0, i)`.
+Value buildExtractGeneric(OpBuilder &b, Location loc, Operation *op,
+                          ValueRange operands,
+                          ArrayRef<SmallVector<DimKind>> kinds, Value dest,
+                          ScalarFn fn) {
+  auto resultType = tensorType(dest);
+  int64_t rank = resultType.getRank();
+  MLIRContext *ctx = b.getContext();
+  IMath m{b, loc};
+  SmallVector<Value> mapped;
+  SmallVector<AffineMap> maps;
+  // Per operand: -1 when mapped, else the list of `dim == 1` flags.
+  SmallVector<bool> viaExtract;
+  SmallVector<SmallVector<Value>> isOne(operands.size());
+  for (auto [n, vk] : llvm::enumerate(llvm::zip(operands, kinds))) {
+    auto [v, k] = vk;
+    bool extract = llvm::is_contained(k, DimKind::Maybe);
+    viaExtract.push_back(extract);
+    int64_t shift = rank - tensorType(v).getRank();
+    if (extract) {
+      for (auto [j, kind] : llvm::enumerate(k))
+        isOne[n].push_back(
+            kind == DimKind::Maybe
+                ? m.cmp(arith::CmpIPredicate::eq,
+                        tensor::DimOp::create(b, loc, v, j), m.c(1))
+                : Value());
+      continue;
+    }
+    SmallVector<AffineExpr> exprs;
+    for (auto [j, kind] : llvm::enumerate(k))
+      exprs.push_back(kind == DimKind::Zero
+                          ? getAffineConstantExpr(0, ctx)
+                          : getAffineDimExpr(j + shift, ctx));
+    maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
+    mapped.push_back(v);
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+  SmallVector<IterType> iters(rank, IterType::parallel);
+  Type outElt = resultType.getElementType();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, mapped, ValueRange{dest}, maps,
+             iters,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value zero = cstIndex(nb, nl, 0);
+               SmallVector<Value> scalars;
+               unsigned next = 0;
+               for (auto [n, vk] : llvm::enumerate(llvm::zip(operands, kinds))) {
+                 auto [v, k] = vk;
+                 if (!viaExtract[n]) {
+                   scalars.push_back(args[next++]);
+                   continue;
+                 }
+                 int64_t shift = rank - tensorType(v).getRank();
+                 SmallVector<Value> idx;
+                 for (auto [j, kind] : llvm::enumerate(k)) {
+                   if (kind == DimKind::Zero) {
+                     idx.push_back(zero);
+                     continue;
+                   }
+                   Value i = linalg::IndexOp::create(nb, nl, j + shift);
+                   if (kind == DimKind::Maybe)
+                     i = arith::SelectOp::create(nb, nl, isOne[n][j], zero, i);
+                   idx.push_back(i);
+                 }
+                 scalars.push_back(tensor::ExtractOp::create(nb, nl, v, idx));
+               }
+               Value r = fn(nb, nl, scalars, outElt);
+               linalg::YieldOp::create(nb, nl, r ? r : args.back());
+             })
+      .getResult(0);
+}
+
+/// `fn` applied elementwise to `operands` broadcast (NumPy) to `op`'s
+/// result. Versioned on the run-time shapes when some operand dim may
+/// stretch; see the file comment.
+FailureOr<Value> lowerElementwise(OpBuilder &b, Operation *op,
+                                  ValueRange operands, ScalarFn fn,
+                                  bool resultFromOperands = true) {
+  Location loc = op->getLoc();
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+  if (failed(dims))
+    return failure();
+  SmallVector<SmallVector<DimKind>> kinds =
+      classify(operands, resultType, resultFromOperands);
+
+  // Check the scalar body once on block arguments of a detached scratch
+  // block, so unsupported element types are reported before any IR is built.
+  {
+    OwningOpRef<ModuleOp> scratchOwner = ModuleOp::create(loc);
+    Block *scratch = scratchOwner->getBody();
+    SmallVector<Value> args;
+    for (Value v : operands)
+      args.push_back(
+          scratch->addArgument(tensorType(v).getElementType(), loc));
+    OpBuilder sb = OpBuilder::atBlockEnd(scratch);
+    Value r = fn(sb, loc, args, resultType.getElementType());
+    bool ok = r && r.getType() == resultType.getElementType();
+    if (!ok)
+      return op->emitOpError("cannot be lowered to linalg yet: unsupported "
+                             "element type ")
+             << (operands.empty() ? resultType.getElementType()
+                                  : tensorType(operands[0]).getElementType());
+  }
+
+  Value dest = emptyTensor(b, loc, resultType, *dims);
+  bool anyMaybe = llvm::any_of(kinds, [](ArrayRef<DimKind> k) {
+    return llvm::is_contained(k, DimKind::Maybe);
+  });
+  if (!anyMaybe)
+    return buildMappedGeneric(b, loc, op, operands, kinds, dest, fn);
+
+  // All stretching candidates equal to their result dim: identity maps.
+  IMath m{b, loc};
+  Value cond;
+  int64_t rank = resultType.getRank();
+  for (auto [v, k] : llvm::zip(operands, kinds)) {
+    int64_t shift = rank - tensorType(v).getRank();
+    for (auto [j, kind] : llvm::enumerate(k)) {
+      if (kind != DimKind::Maybe)
+        continue;
+      Value d = tensor::DimOp::create(b, loc, v, j);
+      Value r = toValue(b, loc, (*dims)[j + shift]);
+      Value eq = m.cmp(arith::CmpIPredicate::eq, d, r);
+      cond = cond ? arith::AndIOp::create(b, loc, cond, eq).getResult() : eq;
+    }
+  }
+  auto ifOp = scf::IfOp::create(
+      b, loc, cond,
+      [&](OpBuilder &tb, Location tl) {
+        Value r =
+            buildMappedGeneric(tb, tl, op, operands, kinds, dest, fn);
+        scf::YieldOp::create(tb, tl, r);
+      },
+      [&](OpBuilder &eb, Location el) {
+        Value r =
+            buildExtractGeneric(eb, el, op, operands, kinds, dest, fn);
+        scf::YieldOp::create(eb, el, r);
+      });
+  return ifOp.getResult(0);
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+Value mulAdd(OpBuilder &b, Location loc, Value x, Value y, Value acc) {
+  if (isa<FloatType>(acc.getType())) {
+    Value p = arith::MulFOp::create(b, loc, x, y);
+    return arith::AddFOp::create(b, loc, acc, p);
+  }
+  Value p = arith::MulIOp::create(b, loc, x, y);
+  return arith::AddIOp::create(b, loc, acc, p);
+}
+
+bool isFloatOrInt(Type t) { return isa<FloatType, IntegerType>(t); }
+
+/// dot_general: `linalg.matmul` / `linalg.batch_matmul` for the canonical
+/// forms, else one `linalg.generic` over [batch, lhs free, rhs free,
+/// contracting].
+FailureOr<Value> lowerDotGeneral(OpBuilder &b, DotGeneralOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType resultType = op.getType();
+  Type elt = resultType.getElementType();
+  if (!isFloatOrInt(elt))
+    return op.emitOpError("cannot be lowered to linalg yet: unsupported "
+                          "element type ")
+           << elt;
+  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+  if (failed(dims))
+    return failure();
+  Value init = fill(b, loc, cstScalar(b, loc, elt, 0),
+                    emptyTensor(b, loc, resultType, *dims));
+  auto lb = op.getLhsBatchingDimensions(), rb = op.getRhsBatchingDimensions();
+  auto lc = op.getLhsContractingDimensions();
+  auto rc = op.getRhsContractingDimensions();
+  int64_t lr = op.getLhs().getType().getRank();
+  int64_t rr = op.getRhs().getType().getRank();
+  SmallVector<Value> ins = {op.getLhs(), op.getRhs()};
+  auto eq = [](ArrayRef<int64_t> a, ArrayRef<int64_t> c) { return a == c; };
+  if (lr == 2 && rr == 2 && lb.empty() && eq(lc, {1}) && eq(rc, {0}))
+    return linalg::MatmulOp::create(b, loc, TypeRange{resultType}, ins,
+                                    ValueRange{init})
+        .getResult(0);
+  if (lr == 3 && rr == 3 && eq(lb, {0}) && eq(rb, {0}) && eq(lc, {2}) &&
+      eq(rc, {1}))
+    return linalg::BatchMatmulOp::create(b, loc, TypeRange{resultType}, ins,
+                                         ValueRange{init})
+        .getResult(0);
+
+  MLIRContext *ctx = b.getContext();
+  int64_t nb = lb.size(), nc = lc.size();
+  int64_t lf = lr - nb - nc, rf = rr - nb - nc;
+  int64_t loops = nb + lf + rf + nc;
+  auto operandMap = [&](int64_t r, ArrayRef<int64_t> batch,
+                        ArrayRef<int64_t> contract, int64_t freeBase) {
+    SmallVector<AffineExpr> exprs;
+    int64_t free = 0;
+    for (int64_t i = 0; i < r; ++i) {
+      if (auto *it = llvm::find(batch, i); it != batch.end())
+        exprs.push_back(getAffineDimExpr(it - batch.begin(), ctx));
+      else if (auto *ct = llvm::find(contract, i); ct != contract.end())
+        exprs.push_back(
+            getAffineDimExpr(nb + lf + rf + (ct - contract.begin()), ctx));
+      else
+        exprs.push_back(getAffineDimExpr(freeBase + free++, ctx));
+    }
+    return AffineMap::get(loops, 0, exprs, ctx);
+  };
+  SmallVector<AffineMap> maps = {
+      operandMap(lr, lb, lc, nb), operandMap(rr, rb, rc, nb + lf),
+      AffineMap::getMinorIdentityMap(loops, nb + lf + rf, ctx)};
+  SmallVector<IterType> iters(nb + lf + rf, IterType::parallel);
+  iters.append(nc, IterType::reduction);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ins, ValueRange{init}, maps, iters,
+             [&](OpBuilder &nb2, Location nl, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb2, nl, mulAdd(nb2, nl, args[0], args[1], args[2]));
+             })
+      .getResult(0);
+}
+
+/// Pads the spatial dims (from dim 2) of `input` with `padValue`: `lo`
+/// static, `hi` static or dynamic.
+Value padSpatial(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> lo,
+                 ArrayRef<OpFoldResult> hi, Value padValue) {
+  int64_t rank = tensorType(input).getRank();
+  int64_t first = rank - lo.size();
+  bool any = llvm::any_of(lo, [](int64_t v) { return v != 0; }) ||
+             llvm::any_of(hi, [](OpFoldResult v) {
+               return !isConstantIntValue(v, 0);
+             });
+  if (!any)
+    return input;
+  SmallVector<OpFoldResult> low(first, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> high(first, b.getIndexAttr(0));
+  for (auto [l, h] : llvm::zip(lo, hi)) {
+    low.push_back(b.getIndexAttr(l));
+    high.push_back(h);
+  }
+  return tensor::PadOp::create(b, loc, Type(), input, low, high, padValue);
+}
+
+/// ONNX Conv (zero padding, strides, dilations, groups). 2-D ungrouped
+/// convolutions become `linalg.conv_2d_nchw_fchw`; all others one
+/// `linalg.generic` over [N, (G,) OCg, O..., ICg, K...].
+FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType resultType = op.getType();
+  Type elt = resultType.getElementType();
+  if (!isFloatOrInt(elt))
+    return op.emitOpError("cannot be lowered to linalg yet: unsupported "
+                          "element type ")
+           << elt;
+  int64_t k = resultType.getRank() - 2;
+  int64_t groups = op.getFeatureGroupCount();
+  Value filter = op.getFilter();
+  RankedTensorType fType = tensorType(filter);
+  RankedTensorType inType = op.getInput().getType();
+  if (groups > 1 && (inType.isDynamicDim(1) || fType.isDynamicDim(0) ||
+                     fType.isDynamicDim(1)))
+    return op.emitOpError("cannot be lowered to linalg yet: grouped "
+                          "convolution needs static channel counts");
+  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+  if (failed(dims))
+    return failure();
+
+  ArrayRef<int64_t> pad = op.getPadding();
+  SmallVector<OpFoldResult> hi;
+  for (int64_t v : pad.drop_front(k))
+    hi.push_back(b.getIndexAttr(v));
+  Value input = padSpatial(b, loc, op.getInput(), pad.take_front(k), hi,
+                           cstScalar(b, loc, elt, 0));
+  Value zero = cstScalar(b, loc, elt, 0);
+
+  if (k == 2 && groups == 1) {
+    Value init = fill(b, loc, zero, emptyTensor(b, loc, resultType, *dims));
+    auto attr = [&](ArrayRef<int64_t> v) {
+      return DenseIntElementsAttr::get(
+          RankedTensorType::get({2}, b.getI64Type()), v);
+    };
+    return linalg::Conv2DNchwFchwOp::create(
+               b, loc, TypeRange{resultType}, ValueRange{input, filter},
+               ValueRange{init}, attr(op.getStrides()), attr(op.getDilations()))
+        .getResult(0);
+  }
+
+  MLIRContext *ctx = b.getContext();
+  SmallVector<OpFoldResult> inSizes = tensor::getMixedSizes(b, loc, input);
+  SmallVector<OpFoldResult> fSizes = tensor::getMixedSizes(b, loc, filter);
+  int64_t g = groups > 1 ? 1 : 0; // extra group loop
+  // Loops: n, [g], ocg, o_1..o_k, icg, k_1..k_k.
+  int64_t loops = 2 + g + 2 * k + 1;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  int64_t oBase = 2 + g, cLoop = 2 + g + k, kBase = 3 + g + k;
+
+  SmallVector<AffineExpr> inExprs = {d(0)}, fExprs, outExprs = {d(0)};
+  if (g) {
+    inExprs.push_back(d(1));
+    fExprs.push_back(d(1));
+    outExprs.push_back(d(1));
+  }
+  inExprs.push_back(d(cLoop));
+  fExprs.push_back(d(1 + g));
+  fExprs.push_back(d(cLoop));
+  outExprs.push_back(d(1 + g));
+  for (int64_t i = 0; i < k; ++i) {
+    inExprs.push_back(d(oBase + i) * op.getStrides()[i] +
+                      d(kBase + i) * op.getDilations()[i]);
+    fExprs.push_back(d(kBase + i));
+    outExprs.push_back(d(oBase + i));
+  }
+
+  Value out;
+  RankedTensorType outType = resultType;
+  SmallVector<OpFoldResult> outDims(*dims);
+  if (g) {
+    int64_t c = inType.getDimSize(1), oc = fType.getDimSize(0);
+    int64_t cg = c / groups, ocg = oc / groups;
+    // input [N, G, Cg, D...]
+    SmallVector<int64_t> inShape = {tensorType(input).getDimSize(0), groups,
+                                    cg};
+    SmallVector<OpFoldResult> inOut = {inSizes[0], b.getIndexAttr(groups),
+                                       b.getIndexAttr(cg)};
+    SmallVector<ReassociationIndices> inAssoc = {{0}, {1, 2}};
+    for (int64_t i = 0; i < k; ++i) {
+      inShape.push_back(tensorType(input).getDimSize(2 + i));
+      inOut.push_back(inSizes[2 + i]);
+      inAssoc.push_back({3 + i});
+    }
+    input = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(inShape, elt), input, inAssoc, inOut);
+    // filter [G, OCg, Cg, K...]
+    SmallVector<int64_t> fShape = {groups, ocg, fType.getDimSize(1)};
+    SmallVector<OpFoldResult> fOut = {b.getIndexAttr(groups),
+                                      b.getIndexAttr(ocg), fSizes[1]};
+    SmallVector<ReassociationIndices> fAssoc = {{0, 1}, {2}};
+    for (int64_t i = 0; i < k; ++i) {
+      fShape.push_back(fType.getDimSize(2 + i));
+      fOut.push_back(fSizes[2 + i]);
+      fAssoc.push_back({3 + i});
+    }
+    filter = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(fShape, elt), filter, fAssoc, fOut);
+    // output [N, G, OCg, O...]
+    SmallVector<int64_t> oShape = {resultType.getDimSize(0), groups, ocg};
+    outDims = {(*dims)[0], b.getIndexAttr(groups), b.getIndexAttr(ocg)};
+    for (int64_t i = 0; i < k; ++i) {
+      oShape.push_back(resultType.getDimSize(2 + i));
+      outDims.push_back((*dims)[2 + i]);
+    }
+    outType = RankedTensorType::get(oShape, elt);
+  }
+  out = fill(b, loc, zero, emptyTensor(b, loc, outType, outDims));
+  SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, inExprs, ctx),
+                                 AffineMap::get(loops, 0, fExprs, ctx),
+                                 AffineMap::get(loops, 0, outExprs, ctx)};
+  SmallVector<IterType> iters(2 + g + k, IterType::parallel);
+  iters.append(1 + k, IterType::reduction);
+  Value result =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{outType}, ValueRange{input, filter},
+          ValueRange{out}, maps, iters,
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            linalg::YieldOp::create(nb, nl,
+                                    mulAdd(nb, nl, args[0], args[1], args[2]));
+          })
+          .getResult(0);
+  if (g) {
+    SmallVector<ReassociationIndices> assoc = {{0}, {1, 2}};
+    for (int64_t i = 0; i < k; ++i)
+      assoc.push_back({3 + i});
+    result = tensor::CollapseShapeOp::create(b, loc, result, assoc);
+  }
+  return castTo(b, loc, result, resultType);
+}
+
+/// Sliding-window sum or max over the spatial dims of `input` (already
+/// padded): a `linalg.generic` over [lead dims..., O..., K...] with a window
+/// tensor giving the K loop bounds. `lead` is the number of leading
+/// non-spatial dims (2 for [N, C, D...], 0 for [D...]).
+Value windowReduce(OpBuilder &b, Location loc, Value input, int64_t lead,
+                   ArrayRef<int64_t> window, ArrayRef<int64_t> strides,
+                   ArrayRef<int64_t> dilations, Value init, bool isMax) {
+  MLIRContext *ctx = b.getContext();
+  int64_t k = window.size();
+  int64_t loops = lead + 2 * k;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> inExprs, wExprs, outExprs;
+  for (int64_t i = 0; i < lead; ++i) {
+    inExprs.push_back(d(i));
+    outExprs.push_back(d(i));
+  }
+  for (int64_t i = 0; i < k; ++i) {
+    inExprs.push_back(d(lead + i) * strides[i] +
+                      d(lead + k + i) * dilations[i]);
+    wExprs.push_back(d(lead + k + i));
+    outExprs.push_back(d(lead + i));
+  }
+  Type elt = tensorType(init).getElementType();
+  Value windowTensor = tensor::EmptyOp::create(b, loc, window, elt);
+  SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, inExprs, ctx),
+                                 AffineMap::get(loops, 0, wExprs, ctx),
+                                 AffineMap::get(loops, 0, outExprs, ctx)};
+  SmallVector<IterType> iters(lead + k, IterType::parallel);
+  iters.append(k, IterType::reduction);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{input, windowTensor},
+             ValueRange{init}, maps, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value x = args[0], acc = args[2];
+               Value r;
+               if (isa<FloatType>(elt))
+                 r = isMax ? arith::MaximumFOp::create(nb, nl, acc, x)
+                                 .getResult()
+                           : arith::AddFOp::create(nb, nl, acc, x).getResult();
+               else
+                 r = isMax
+                         ? arith::MaxSIOp::create(nb, nl, acc, x).getResult()
+                         : arith::AddIOp::create(nb, nl, acc, x).getResult();
+               linalg::YieldOp::create(nb, nl, r);
+             })
+      .getResult(0);
+}
+
+/// ONNX MaxPool / AveragePool. The input is padded by `lo` and by
+/// `hi + extra`, where `extra` covers the windows that ceil_mode adds past
+/// the padded input. Max pads with -inf (padding never wins). Average
+/// divides the window sum by the window size, or, when padding is not
+/// counted (or ceil_mode windows overhang), by a per-position count of the
+/// counted elements computed by sum-pooling a padded tensor of ones.
+FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType resultType = op.getType();
+  Type elt = resultType.getElementType();
+  bool isMax = op.getKind() == PoolKind::Max;
+  if (!(isa<FloatType>(elt) || (isMax && isa<IntegerType>(elt))))
+    return op.emitOpError("cannot be lowered to linalg yet: unsupported "
+                          "element type ")
+           << elt;
+  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+  if (failed(dims))
+    return failure();
+  int64_t k = resultType.getRank() - 2;
+  ArrayRef<int64_t> window = op.getWindow(), strides = op.getStrides(),
+                    dil = op.getDilations(), pad = op.getPadding();
+  Value input = op.getInput();
+  SmallVector<OpFoldResult> inSizes = tensor::getMixedSizes(b, loc, input);
+  IMath m{b, loc};
+
+  // extra_i = max(0, (O_i - 1) * s + dil * (K - 1) + 1 - (D + lo + hi)).
+  SmallVector<OpFoldResult> extra, hiEff;
+  bool anyExtra = false;
+  for (int64_t i = 0; i < k; ++i) {
+    if (!op.getCeilMode()) {
+      extra.push_back(b.getIndexAttr(0));
+      hiEff.push_back(b.getIndexAttr(pad[k + i]));
+      continue;
+    }
+    Value o = toValue(b, loc, (*dims)[2 + i]);
+    Value reach = m.add(m.mul(m.sub(o, m.c(1)), m.c(strides[i])),
+                        m.c(dil[i] * (window[i] - 1) + 1));
+    Value have =
+        m.add(toValue(b, loc, inSizes[2 + i]), m.c(pad[i] + pad[k + i]));
+    Value e = m.max(m.sub(reach, have), m.c(0));
+    OpFoldResult ef = getAsOpFoldResult(e);
+    anyExtra |= !isConstantIntValue(ef, 0);
+    extra.push_back(ef);
+    hiEff.push_back(getAsOpFoldResult(m.add(e, m.c(pad[k + i]))));
+  }
+
+  Value padValue = isMax ? extremeScalar(b, loc, elt, /*negative=*/true)
+                         : cstScalar(b, loc, elt, 0);
+  Value padded = padSpatial(b, loc, input, pad.take_front(k), hiEff, padValue);
+  Value init = fill(b, loc, padValue, emptyTensor(b, loc, resultType, *dims));
+  Value sums =
+      windowReduce(b, loc, padded, 2, window, strides, dil, init, isMax);
+  if (isMax)
+    return sums;
+
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = resultType.getRank();
+  Value countTensor;
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx)};
+  SmallVector<Value> ins = {sums};
+  if (op.getCountIncludePad() && !anyExtra) {
+    int64_t size = 1;
+    for (int64_t w : window)
+      size *= w;
+    countTensor = cstScalar(b, loc, elt, static_cast<double>(size));
+  } else {
+    // Counts over the spatial dims only: [D...] ones, padded.
+    SmallVector<OpFoldResult> spatial(inSizes.begin() + 2, inSizes.end());
+    SmallVector<int64_t> spatialShape(tensorType(input).getShape().drop_front(2));
+    Value ones = fill(b, loc, cstScalar(b, loc, elt, 1),
+                      emptyTensor(b, loc, RankedTensorType::get(spatialShape,
+                                                                elt),
+                                  spatial));
+    Value zero = cstScalar(b, loc, elt, 0);
+    Value paddedOnes;
+    if (op.getCountIncludePad()) {
+      SmallVector<OpFoldResult> hiStatic;
+      for (int64_t i = 0; i < k; ++i)
+        hiStatic.push_back(b.getIndexAttr(pad[k + i]));
+      paddedOnes = padSpatial(b, loc, ones, pad.take_front(k), hiStatic,
+                              cstScalar(b, loc, elt, 1));
+      paddedOnes = padSpatial(b, loc, paddedOnes, SmallVector<int64_t>(k, 0),
+                              extra, zero);
+    } else {
+      paddedOnes = padSpatial(b, loc, ones, pad.take_front(k), hiEff, zero);
+    }
+    SmallVector<int64_t> outSpatial(resultType.getShape().drop_front(2));
+    SmallVector<OpFoldResult> outSpatialDims(dims->begin() + 2, dims->end());
+    Value countInit =
+        fill(b, loc, zero,
+             emptyTensor(b, loc, RankedTensorType::get(outSpatial, elt),
+                         outSpatialDims));
+    countTensor = windowReduce(b, loc, paddedOnes, 0, window, strides, dil,
+                               countInit, /*isMax=*/false);
+    SmallVector<AffineExpr> exprs;
+    for (int64_t i = 0; i < k; ++i)
+      exprs.push_back(getAffineDimExpr(2 + i, ctx));
+    maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
+    ins.push_back(countTensor);
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+  Value dest = emptyTensor(b, loc, resultType, *dims);
+  bool scalarCount = ins.size() == 1;
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ins, ValueRange{dest}, maps,
+             SmallVector<IterType>(rank, IterType::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value c = scalarCount ? countTensor : args[1];
+               linalg::YieldOp::create(
+                   nb, nl, arith::DivFOp::create(nb, nl, args[0], c).getResult());
+             })
+      .getResult(0);
+}
+
+/// Reduction over `dimensions`; keep_dims uses constant-0 result maps.
+/// Mean divides the sum by the product of the reduced dims at run time.
+FailureOr<Value> lowerReduce(OpBuilder &b, ReduceOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType resultType = op.getType();
+  Type elt = resultType.getElementType();
+  bool isFloat = isa<FloatType>(elt);
+  if (!isFloatOrInt(elt))
+    return op.emitOpError("cannot be lowered to linalg yet: unsupported "
+                          "element type ")
+           << elt;
+  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+  if (failed(dims))
+    return failure();
+  ReduceKind kind = op.getKind();
+  Value initValue;
+  switch (kind) {
+  case ReduceKind::Sum:
+  case ReduceKind::Mean:
+    initValue = cstScalar(b, loc, elt, 0);
+    break;
+  case ReduceKind::Prod:
+    initValue = cstScalar(b, loc, elt, 1);
+    break;
+  case ReduceKind::Max:
+    initValue = extremeScalar(b, loc, elt, /*negative=*/true);
+    break;
+  case ReduceKind::Min:
+    initValue = extremeScalar(b, loc, elt, /*negative=*/false);
+    break;
+  }
+  MLIRContext *ctx = b.getContext();
+  Value input = op.getInput();
+  int64_t rank = tensorType(input).getRank();
+  ArrayRef<int64_t> red = op.getDimensions();
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<IterType> iters;
+  for (int64_t i = 0; i < rank; ++i) {
+    bool reduced = llvm::is_contained(red, i);
+    iters.push_back(reduced ? IterType::reduction : IterType::parallel);
+    if (!reduced)
+      outExprs.push_back(getAffineDimExpr(i, ctx));
+    else if (op.getKeepDims())
+      outExprs.push_back(getAffineConstantExpr(0, ctx));
+  }
+  Value init =
+      fill(b, loc, initValue, emptyTensor(b, loc, resultType, *dims));
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
+                                 AffineMap::get(rank, 0, outExprs, ctx)};
+  Value result =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{resultType}, ValueRange{input}, ValueRange{init},
+          maps, iters,
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value x = args[0], acc = args[1], r;
+            switch (kind) {
+            case ReduceKind::Sum:
+            case ReduceKind::Mean:
+              r = isFloat ? arith::AddFOp::create(nb, nl, acc, x).getResult()
+                          : arith::AddIOp::create(nb, nl, acc, x).getResult();
+              break;
+            case ReduceKind::Prod:
+              r = isFloat ? arith::MulFOp::create(nb, nl, acc, x).getResult()
+                          : arith::MulIOp::create(nb, nl, acc, x).getResult();
+              break;
+            case ReduceKind::Max:
+              r = isFloat
+                      ? arith::MaximumFOp::create(nb, nl, acc, x).getResult()
+                      : arith::MaxSIOp::create(nb, nl, acc, x).getResult();
+              break;
+            case ReduceKind::Min:
+              r = isFloat
+                      ? arith::MinimumFOp::create(nb, nl, acc, x).getResult()
+                      : arith::MinSIOp::create(nb, nl, acc, x).getResult();
+              break;
+            }
+            linalg::YieldOp::create(nb, nl, r);
+          })
+          .getResult(0);
+  if (kind != ReduceKind::Mean)
+    return result;
+
+  IMath m{b, loc};
+  Value count = m.c(1);
+  for (int64_t d : red)
+    count = m.mul(count, toValue(b, loc, tensor::getMixedSize(b, loc, input, d)));
+  Value countI64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), count);
+  Value divisor = isFloat
+                      ? arith::SIToFPOp::create(b, loc, elt, countI64)
+                            .getResult()
+                      : convertScalar(b, loc, countI64, elt, false, false);
+  if (!isFloat) // avoid dividing by zero for empty integer means
+    divisor = arith::MaxSIOp::create(b, loc, divisor,
+                                     cstScalar(b, loc, elt, 1));
+  int64_t outRank = resultType.getRank();
+  SmallVector<AffineMap> divMaps(
+      2, AffineMap::getMultiDimIdentityMap(outRank, ctx));
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ValueRange{result},
+             ValueRange{emptyTensor(b, loc, resultType, *dims)}, divMaps,
+             SmallVector<IterType>(outRank, IterType::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value r =
+                   isFloat
+                       ? arith::DivFOp::create(nb, nl, args[0], divisor)
+                             .getResult()
+                       : arith::DivSIOp::create(nb, nl, args[0], divisor)
+                             .getResult();
+               linalg::YieldOp::create(nb, nl, r);
+             })
+      .getResult(0);
+}
+
+/// ArgMax / ArgMin: a generic with a value and an i64 index accumulator.
+/// An element replaces the accumulator when strictly better, or equal with
+/// a smaller (first) / larger (last) index, so the result does not depend
+/// on the iteration order.
+FailureOr<Value> lowerArgReduce(OpBuilder &b, ArgReduceOp op) {
+  Location loc = op.getLoc();
+  Value input = op.getInput();
+  Type elt = tensorType(input).getElementType();
+  bool isFloat = isa<FloatType>(elt);
+  if (!isFloatOrInt(elt))
+    return op.emitOpError("cannot be lowered to linalg yet: unsupported "
+                          "element type ")
+           << elt;
+  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+  if (failed(dims))
+    return failure();
+  RankedTensorType resultType = op.getType();
+  RankedTensorType valType = resultType.clone(elt);
+  bool isMax = op.getIsMax(), last = op.getSelectLastIndex();
+  int64_t axis = op.getDimension();
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = tensorType(input).getRank();
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<IterType> iters;
+  for (int64_t i = 0; i < rank; ++i) {
+    iters.push_back(i == axis ? IterType::reduction : IterType::parallel);
+    if (i != axis)
+      outExprs.push_back(getAffineDimExpr(i, ctx));
+    else if (op.getKeepDims())
+      outExprs.push_back(getAffineConstantExpr(0, ctx));
+  }
+  AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
+  Value valInit = fill(b, loc, extremeScalar(b, loc, elt, isMax),
+                       emptyTensor(b, loc, valType, *dims));
+  Value idxInit = fill(b, loc, cstScalar(b, loc, b.getI64Type(), 0),
+                       emptyTensor(b, loc, resultType, *dims));
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{valType, resultType}, ValueRange{input},
+      ValueRange{valInit, idxInit},
+      SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx),
+                             outMap, outMap},
+      iters, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value x = args[0], accV = args[1], accI = args[2];
+        Value i = arith::IndexCastOp::create(
+            nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, axis));
+        Value better, eq;
+        if (isFloat) {
+          better = arith::CmpFOp::create(
+              nb, nl,
+              isMax ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT, x,
+              accV);
+          eq = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, x,
+                                     accV);
+        } else {
+          better = arith::CmpIOp::create(
+              nb, nl,
+              isMax ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt, x,
+              accV);
+          eq = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, x,
+                                     accV);
+        }
+        Value tie = arith::CmpIOp::create(
+            nb, nl, last ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt,
+            i, accI);
+        Value take = arith::OrIOp::create(
+            nb, nl, better, arith::AndIOp::create(nb, nl, eq, tie));
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{arith::SelectOp::create(nb, nl, take, x, accV),
+                       arith::SelectOp::create(nb, nl, take, i, accI)});
+      });
+  return generic.getResult(1);
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement and shape ops
+//===----------------------------------------------------------------------===//
+
+FailureOr<Value> lowerShapeOf(OpBuilder &b, ShapeOfOp op) {
+  Location loc = op.getLoc();
+  Value v = op.getOperand();
+  SmallVector<Value> elems;
+  for (int64_t i = 0, e = tensorType(v).getRank(); i < e; ++i)
+    elems.push_back(arith::IndexCastOp::create(
+        b, loc, b.getI64Type(),
+        toValue(b, loc, tensor::getMixedSize(b, loc, v, i))));
+  Value r = tensor::FromElementsOp::create(
+      b, loc, RankedTensorType::get({tensorType(v).getRank()}, b.getI64Type()),
+      elems);
+  return castTo(b, loc, r, op.getType());
+}
+
+/// ONNX Reshape through `tensor.reshape` with the reified dims (0 copied,
+/// -1 inferred) as an index shape tensor.
+FailureOr<Value> lowerDynamicReshape(OpBuilder &b, DynamicReshapeOp op) {
+  Location loc = op.getLoc();
+  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+  if (failed(dims))
+    return failure();
+  SmallVector<Value> elems;
+  for (OpFoldResult d : *dims)
+    elems.push_back(toValue(b, loc, d));
+  Value shape = tensor::FromElementsOp::create(
+      b, loc,
+      RankedTensorType::get({static_cast<int64_t>(elems.size())},
+                            b.getIndexType()),
+      elems);
+  return tensor::ReshapeOp::create(b, loc, op.getType(), op.getOperand(), shape)
+      .getResult();
+}
+
+FailureOr<Value> lowerTranspose(OpBuilder &b, TransposeOp op) {
+  Location loc = op.getLoc();
+  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+  if (failed(dims))
+    return failure();
+  Value init = emptyTensor(b, loc, op.getType(), *dims);
+  return linalg::TransposeOp::create(b, loc, op.getOperand(), init,
+                                     op.getPermutation())
+      .getResult()[0];
+}
+
+/// Inserts each input into the destination at a running offset.
+FailureOr<Value> lowerConcatenate(OpBuilder &b, ConcatenateOp op) {
+  Location loc = op.getLoc();
+  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+  if (failed(dims))
+    return failure();
+  RankedTensorType resultType = op.getType();
+  int64_t rank = resultType.getRank(), axis = op.getDimension();
+  Value dest = emptyTensor(b, loc, resultType, *dims);
+  IMath m{b, loc};
+  OpFoldResult offset = b.getIndexAttr(0);
+  for (Value in : op.getInputs()) {
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, in);
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+    offsets[axis] = offset;
+    SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+    dest = tensor::InsertSliceOp::create(b, loc, in, dest, offsets, sizes,
+                                         strides);
+    offset = getAsOpFoldResult(
+        m.add(toValue(b, loc, offset), toValue(b, loc, sizes[axis])));
+  }
+  return dest;
+}
+
+/// ONNX Slice. Starts are normalized as the spec says (negative + dim,
+/// clamped to [0, dim] for positive steps and [0, dim - 1] for negative
+/// ones); the counts come from the reified shape. Constant positive steps
+/// give a `tensor.extract_slice`; otherwise a generic reads
+/// `start + i * step` with `tensor.extract`.
+FailureOr<Value> lowerSlice(OpBuilder &b, SliceOp op) {
+  Location loc = op.getLoc();
+  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+  if (failed(dims))
+    return failure();
+  RankedTensorType resultType = op.getType();
+  Value src = op.getOperand();
+  int64_t rank = resultType.getRank();
+  IMath m{b, loc};
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  DenseIntElementsAttr stepsAttr;
+  SmallVector<APInt> stepVals;
+  if (matchPattern(op.getSteps(), m_Constant(&stepsAttr)))
+    stepVals = llvm::to_vector(stepsAttr.getValues<APInt>());
+  bool positiveSteps =
+      !stepVals.empty() && llvm::all_of(stepVals, [](const APInt &s) {
+        return s.isStrictlyPositive();
+      });
+  for (auto [k, axis] : llvm::enumerate(op.getAxes())) {
+    Value d = toValue(b, loc, tensor::getMixedSize(b, loc, src, axis));
+    Value start = elementAsIndex(b, loc, op.getStarts(), k);
+    Value step =
+        positiveSteps
+            ? m.c(stepVals[k].getSExtValue())
+            : elementAsIndex(b, loc, op.getSteps(), k);
+    Value wrapped = m.select(m.cmp(arith::CmpIPredicate::slt, start, m.c(0)),
+                             m.add(start, d), start);
+    Value clampedPos = m.min(m.max(wrapped, m.c(0)), d);
+    Value clampedNeg = m.min(m.max(wrapped, m.c(0)), m.sub(d, m.c(1)));
+    Value s = positiveSteps
+                  ? clampedPos
+                  : m.select(m.cmp(arith::CmpIPredicate::slt, step, m.c(0)),
+                             clampedNeg, clampedPos);
+    offsets[axis] = getAsOpFoldResult(s);
+    strides[axis] = getAsOpFoldResult(step);
+  }
+  SmallVector<OpFoldResult> sizes = sizesForType(b, loc, resultType, *dims);
+  if (positiveSteps)
+    return tensor::ExtractSliceOp::create(b, loc, resultType, src, offsets,
+                                          sizes, strides)
+        .getResult();
+
+  Value dest = emptyTensor(b, loc, resultType, *dims);
+  MLIRContext *ctx = b.getContext();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ValueRange{}, ValueRange{dest},
+             SmallVector<AffineMap>{
+                 AffineMap::getMultiDimIdentityMap(rank, ctx)},
+             SmallVector<IterType>(rank, IterType::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange) {
+               SmallVector<Value> idx;
+               for (int64_t i = 0; i < rank; ++i) {
+                 Value iv = linalg::IndexOp::create(nb, nl, i);
+                 if (llvm::is_contained(op.getAxes(), i)) {
+                   Value st = toValue(nb, nl, strides[i]);
+                   Value off = toValue(nb, nl, offsets[i]);
+                   iv = arith::AddIOp::create(
+                       nb, nl, off, arith::MulIOp::create(nb, nl, iv, st));
+                 }
+                 idx.push_back(iv);
+               }
+               linalg::YieldOp::create(
+                   nb, nl, tensor::ExtractOp::create(nb, nl, src, idx)
+                               .getResult());
+             })
+      .getResult(0);
+}
+
+/// ONNX Gather: a generic over the result reading the index through an
+/// indexing map and the data with `tensor.extract`; negative indices wrap.
+FailureOr<Value> lowerGather(OpBuilder &b, GatherOp op) {
+  Location loc = op.getLoc();
+  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+  if (failed(dims))
+    return failure();
+  RankedTensorType resultType = op.getType();
+  Value data = op.getData(), indices = op.getIndices();
+  int64_t rank = resultType.getRank(), axis = op.getAxis();
+  int64_t q = tensorType(indices).getRank();
+  int64_t dataRank = tensorType(data).getRank();
+  MLIRContext *ctx = b.getContext();
+  Value axisDim = toValue(b, loc, tensor::getMixedSize(b, loc, data, axis));
+  SmallVector<AffineExpr> idxExprs;
+  for (int64_t i = 0; i < q; ++i)
+    idxExprs.push_back(getAffineDimExpr(axis + i, ctx));
+  Value dest = emptyTensor(b, loc, resultType, *dims);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ValueRange{indices},
+             ValueRange{dest},
+             SmallVector<AffineMap>{
+                 AffineMap::get(rank, 0, idxExprs, ctx),
+                 AffineMap::getMultiDimIdentityMap(rank, ctx)},
+             SmallVector<IterType>(rank, IterType::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value raw = arith::IndexCastOp::create(nb, nl,
+                                                      nb.getIndexType(),
+                                                      args[0]);
+               Value isNeg = arith::CmpIOp::create(
+                   nb, nl, arith::CmpIPredicate::slt, raw,
+                   cstIndex(nb, nl, 0));
+               Value fixed = arith::SelectOp::create(
+                   nb, nl, isNeg, arith::AddIOp::create(nb, nl, raw, axisDim),
+                   raw);
+               SmallVector<Value> idx;
+               for (int64_t i = 0; i < axis; ++i)
+                 idx.push_back(linalg::IndexOp::create(nb, nl, i));
+               idx.push_back(fixed);
+               for (int64_t i = axis + 1; i < dataRank; ++i)
+                 idx.push_back(linalg::IndexOp::create(nb, nl, i + q - 1));
+               linalg::YieldOp::create(
+                   nb, nl, tensor::ExtractOp::create(nb, nl, data, idx)
+                               .getResult());
+             })
+      .getResult(0);
+}
+
+/// ONNX Pad. Constant mode is `tensor.pad` (static bounds when `pads` is a
+/// constant); reflect and edge modes are a generic over the result reading
+/// the operand at the reflected / clamped index.
+FailureOr<Value> lowerPad(OpBuilder &b, PadOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType resultType = op.getType();
+  Value src = op.getOperand();
+  int64_t rank = resultType.getRank();
+  SmallVector<OpFoldResult> low, high;
+  DenseIntElementsAttr padsAttr;
+  if (matchPattern(op.getPads(), m_Constant(&padsAttr))) {
+    auto values = llvm::to_vector(padsAttr.getValues<APInt>());
+    for (int64_t i = 0; i < rank; ++i) {
+      low.push_back(b.getIndexAttr(values[i].getSExtValue()));
+      high.push_back(b.getIndexAttr(values[rank + i].getSExtValue()));
+    }
+  } else {
+    for (int64_t i = 0; i < rank; ++i) {
+      low.push_back(elementAsIndex(b, loc, op.getPads(), i));
+      high.push_back(elementAsIndex(b, loc, op.getPads(), rank + i));
+    }
+  }
+  if (op.getMode() == PadMode::Constant) {
+    Value v = tensor::ExtractOp::create(b, loc, op.getValue(), ValueRange{});
+    Value r = tensor::PadOp::create(b, loc, Type(), src, low, high, v);
+    return castTo(b, loc, r, resultType);
+  }
+  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+  if (failed(dims))
+    return failure();
+  bool reflect = op.getMode() == PadMode::Reflect;
+  SmallVector<Value> srcDims, lows;
+  for (int64_t i = 0; i < rank; ++i) {
+    srcDims.push_back(toValue(b, loc, tensor::getMixedSize(b, loc, src, i)));
+    lows.push_back(toValue(b, loc, low[i]));
+  }
+  Value dest = emptyTensor(b, loc, resultType, *dims);
+  MLIRContext *ctx = b.getContext();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ValueRange{}, ValueRange{dest},
+             SmallVector<AffineMap>{
+                 AffineMap::getMultiDimIdentityMap(rank, ctx)},
+             SmallVector<IterType>(rank, IterType::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange) {
+               IMath mm{nb, nl};
+               SmallVector<Value> idx;
+               for (int64_t i = 0; i < rank; ++i) {
+                 Value j = mm.sub(linalg::IndexOp::create(nb, nl, i), lows[i]);
+                 Value last = mm.sub(srcDims[i], mm.c(1));
+                 if (reflect) {
+                   // j < 0 -> -j; j > last -> 2 * last - j.
+                   Value neg = mm.sub(mm.c(0), j);
+                   j = mm.select(mm.cmp(arith::CmpIPredicate::slt, j, mm.c(0)),
+                                 neg, j);
+                   Value over = mm.sub(mm.mul(last, mm.c(2)), j);
+                   j = mm.select(mm.cmp(arith::CmpIPredicate::sgt, j, last),
+                                 over, j);
+                 }
+                 // Edge mode, and a guard for reflect beyond one period.
+                 j = mm.min(mm.max(j, mm.c(0)), last);
+                 idx.push_back(j);
+               }
+               linalg::YieldOp::create(
+                   nb, nl, tensor::ExtractOp::create(nb, nl, src, idx)
+                               .getResult());
+             })
+      .getResult(0);
+}
+
+/// ONNX Range: element i is `start + i * delta`.
+FailureOr<Value> lowerRange(OpBuilder &b, RangeOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType resultType = op.getType();
+  Type elt = resultType.getElementType();
+  if (!isFloatOrInt(elt))
+    return op.emitOpError("cannot be lowered to linalg yet: unsupported "
+                          "element type ")
+           << elt;
+  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+  if (failed(dims))
+    return failure();
+  Value start = tensor::ExtractOp::create(b, loc, op.getStart(), ValueRange{});
+  Value delta = tensor::ExtractOp::create(b, loc, op.getDelta(), ValueRange{});
+  Value dest = emptyTensor(b, loc, resultType, *dims);
+  MLIRContext *ctx = b.getContext();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ValueRange{}, ValueRange{dest},
+             SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(1, ctx)},
+             SmallVector<IterType>{IterType::parallel},
+             [&](OpBuilder &nb, Location nl, ValueRange) {
+               Value i = arith::IndexCastOp::create(
+                   nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, 0));
+               Value r;
+               if (isa<FloatType>(elt)) {
+                 Value fi = arith::SIToFPOp::create(nb, nl, elt, i);
+                 r = arith::AddFOp::create(
+                     nb, nl, start, arith::MulFOp::create(nb, nl, fi, delta));
+               } else {
+                 Value ii = convertScalar(nb, nl, i, elt, false, false);
+                 r = arith::AddIOp::create(
+                     nb, nl, start, arith::MulIOp::create(nb, nl, ii, delta));
+               }
+               linalg::YieldOp::create(nb, nl, r);
+             })
+      .getResult(0);
+}
+
+//===----------------------------------------------------------------------===//
+// Dispatch
+//===----------------------------------------------------------------------===//
+
+FailureOr<Value> lowerOp(OpBuilder &b, Operation *op) {
+  auto elementwise = [&](Operation *o) {
+    return lowerElementwise(
+        b, o, o->getOperands(),
+        [o](OpBuilder &nb, Location nl, ValueRange a, Type outElt) {
+          return emitScalar(o, nb, nl, a, outElt);
+        });
+  };
+  return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
+      .Case([&](ConstantOp c) -> FailureOr<Value> {
+        return arith::ConstantOp::create(b, c.getLoc(),
+                                         cast<TypedAttr>(c.getValue()))
+            .getResult();
+      })
+      .Case<AbsOp, NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, ErfOp,
+            FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp, AsinOp, AcosOp,
+            AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, SignOp, NotOp,
+            LogisticOp, ReciprocalOp, IsNanOp, IsInfOp, AddOp, SubOp, MulOp,
+            DivOp, RemOp, PowOp, MaxOp, MinOp, AndOp, OrOp, XorOp, CompareOp,
+            SelectOp, ConvertOp>(
+          [&](Operation *o) { return elementwise(o); })
+      .Case([&](ExpandOp e) {
+        return lowerElementwise(
+            b, e, ValueRange{e.getOperand()},
+            [](OpBuilder &, Location, ValueRange a, Type) { return a[0]; },
+            /*resultFromOperands=*/false);
+      })
+      .Case([&](DotGeneralOp o) { return lowerDotGeneral(b, o); })
+      .Case([&](ConvOp o) { return lowerConv(b, o); })
+      .Case([&](PoolOp o) { return lowerPool(b, o); })
+      .Case([&](ReduceOp o) { return lowerReduce(b, o); })
+      .Case([&](ArgReduceOp o) { return lowerArgReduce(b, o); })
+      .Case([&](ShapeOfOp o) { return lowerShapeOf(b, o); })
+      .Case([&](DynamicReshapeOp o) { return lowerDynamicReshape(b, o); })
+      .Case([&](TransposeOp o) { return lowerTranspose(b, o); })
+      .Case([&](ConcatenateOp o) { return lowerConcatenate(b, o); })
+      .Case([&](SliceOp o) { return lowerSlice(b, o); })
+      .Case([&](GatherOp o) { return lowerGather(b, o); })
+      .Case([&](PadOp o) { return lowerPad(b, o); })
+      .Case([&](RangeOp o) { return lowerRange(b, o); })
+      .Default([](Operation *o) -> FailureOr<Value> {
+        return o->emitOpError("cannot be lowered to linalg yet: no lowering "
+                              "for this op");
+      });
+}
+
+struct DiscLowerToLinalgPass
+    : public disc::impl::DiscLowerToLinalgBase<DiscLowerToLinalgPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation()->walk([&](Operation *op) {
+      if (isa_and_nonnull<DiscDialect>(op->getDialect()))
+        ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    bool failedAny = false;
+    for (Operation *op : ops) {
+      rewriter.setInsertionPoint(op);
+      FailureOr<Value> lowered = lowerOp(rewriter, op);
+      if (failed(lowered)) {
+        failedAny = true;
+        continue;
+      }
+      Value v = castTo(rewriter, op->getLoc(), *lowered,
+                       op->getResult(0).getType());
+      rewriter.replaceOp(op, v);
+    }
+    if (failedAny)
+      signalPassFailure();
+  }
+};
+
+} // namespace
