@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Builds the small ONNX models used by the frontend lit tests.
+
+Usage: make_model.py NAME OUT.onnx
+"""
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+
+
+def vi(name, elem, shape):
+    """A value info; an int `shape` means that rank with unknown dims."""
+    if isinstance(shape, int):
+        v = helper.make_tensor_value_info(name, elem, [])
+        for _ in range(shape):
+            v.type.tensor_type.shape.dim.add()
+        return v
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def model(nodes, inputs, outputs, inits=(), opset=13, name="g"):
+    g = helper.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def const_i64(name, vals):
+    return numpy_helper.from_array(np.array(vals, dtype=np.int64), name)
+
+
+def add_broadcast():
+    return model([helper.make_node("Add", ["x", "y"], ["z"], name="add0")],
+                 [vi("x", F, ["batch", 4]), vi("y", F, [4])],
+                 [vi("z", F, ["batch", 4])])
+
+
+def unnamed_dims():
+    # Neither dim_value nor dim_param: dims become <input>_d<i>.
+    x = helper.make_tensor_value_info("x", F, None)
+    x.type.tensor_type.shape.dim.add()
+    x.type.tensor_type.shape.dim.add().dim_value = 3
+    return model([helper.make_node("Relu", ["x"], ["y"], name="r")],
+                 [x], [vi("y", F, 2)])
+
+
+def conv_relu():
+    w = numpy_helper.from_array(
+        np.random.RandomState(0).rand(8, 3, 3, 3).astype(np.float32), "w")
+    bias = numpy_helper.from_array(np.arange(8, dtype=np.float32), "b")
+    return model([
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", ["c"], ["y"], name="relu"),
+    ], [vi("x", F, ["N", 3, 32, "W"])], [vi("y", F, 4)], [w, bias])
+
+
+def reshape_chain():
+    # x: [batch, seq, 128] -> reshape to [batch, seq, 4, 32] via Shape ops.
+    return model([
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "i0"], ["d0"], name="g0", axis=0),
+        helper.make_node("Gather", ["s", "i1"], ["d1"], name="g1", axis=0),
+        helper.make_node("Unsqueeze", ["d0", "ax"], ["u0"], name="u0"),
+        helper.make_node("Unsqueeze", ["d1", "ax"], ["u1"], name="u1"),
+        helper.make_node("Concat", ["u0", "u1", "tail"], ["shp"], name="cat",
+                         axis=0),
+        helper.make_node("Reshape", ["x", "shp"], ["y"], name="reshape"),
+    ], [vi("x", F, ["batch", "seq", 128])], [vi("y", F, 4)], [
+        numpy_helper.from_array(np.array(0, dtype=np.int64), "i0"),
+        numpy_helper.from_array(np.array(1, dtype=np.int64), "i1"),
+        const_i64("ax", [0]),
+        const_i64("tail", [4, 32]),
+    ])
+
+
+def matmul_1d():
+    w = numpy_helper.from_array(np.ones((16, 8), dtype=np.float32), "w")
+    v = numpy_helper.from_array(np.ones((8,), dtype=np.float32), "v")
+    return model([
+        helper.make_node("MatMul", ["x", "w"], ["y"], name="mm_vec_mat"),
+        helper.make_node("MatMul", ["b", "v"], ["z"], name="mm_batch_vec"),
+    ], [vi("x", F, [16]), vi("b", F, ["B", "M", 8])],
+        [vi("y", F, 1), vi("z", F, 2)], [w, v])
+
+
+def matmul_batch():
+    return model([helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")],
+                 [vi("a", F, ["B", "M", 64]), vi("b", F, [1, 64, "N"])],
+                 [vi("y", F, 3)])
+
+
+def softmax():
+    return model([helper.make_node("Softmax", ["x"], ["y"], name="sm", axis=-1)],
+                 [vi("x", F, ["batch", 10])], [vi("y", F, 2)])
+
+
+def softmax_v11():
+    return model([helper.make_node("Softmax", ["x"], ["y"], name="sm")],
+                 [vi("x", F, ["batch", 3, 10])], [vi("y", F, 3)], opset=11)
+
+
+def unsupported():
+    return model([
+        helper.make_node("Relu", ["x"], ["a"], name="ok"),
+        helper.make_node("NonZero", ["a"], ["b"], name="nz"),
+        helper.make_node("Loop2", ["x"], ["c"], name="", domain="custom.dom"),
+        helper.make_node("TopK", ["x", "k"], ["d", "e"], name="topk"),
+    ], [vi("x", F, ["n"]), vi("k", I64, [1])],
+        [vi("b", I64, 2), vi("c", F, 1), vi("d", F, 1)])
+
+
+def uint8_input():
+    return model([
+        helper.make_node("Cast", ["x"], ["y"], name="cast", to=F),
+        helper.make_node("Identity", ["x"], ["z"], name="id"),
+    ], [vi("x", TensorProto.UINT8, [2, "n"])],
+        [vi("y", F, 2), vi("z", TensorProto.UINT8, 2)])
+
+
+def bad_attr():
+    # 'axis' given as a float where an int is expected.
+    n = helper.make_node("Softmax", ["x"], ["y"], name="sm_bad")
+    n.attribute.append(helper.make_attribute("axis", 1.5))
+    return model([n], [vi("x", F, [2, 3])], [vi("y", F, 2)])
+
+
+def string_input():
+    return model([helper.make_node("Identity", ["x"], ["y"], name="id")],
+                 [vi("x", TensorProto.STRING, [2])],
+                 [vi("y", TensorProto.STRING, 1)])
+
+
+def ops_mix():
+    # A grab bag of ops for the import smoke test.
+    nodes = [
+        helper.make_node("LayerNormalization", ["x", "g", "bt"], ["ln"],
+                         name="ln", axis=-1, epsilon=1e-5),
+        helper.make_node("Transpose", ["ln"], ["t"], name="tr", perm=[0, 2, 1]),
+        helper.make_node("ReduceSum", ["t", "axes1"], ["rs"], name="rsum",
+                         keepdims=0),
+        helper.make_node("Flatten", ["x"], ["fl"], name="flat", axis=1),
+        helper.make_node("Split", ["x", "split"], ["s0", "s1"], name="split",
+                         axis=2),
+        helper.make_node("Slice", ["x", "st", "en", "sax"], ["sl"], name="slice"),
+        helper.make_node("Where", ["cond", "s0", "s1"], ["wh"], name="where"),
+        helper.make_node("Clip", ["wh", "lo", "hi"], ["cl"], name="clip"),
+        helper.make_node("Pad", ["x", "pads"], ["pd"], name="pad",
+                         mode="constant"),
+        helper.make_node("Expand", ["g", "eshape"], ["ex"], name="expand"),
+        helper.make_node("Tile", ["g", "reps"], ["ti"], name="tile"),
+        helper.make_node("ConstantOfShape", ["eshape"], ["cos"], name="cos",
+                         value=helper.make_tensor("v", I64, [1], [7])),
+        helper.make_node("Range", ["r0", "r1", "r2"], ["rg"], name="range"),
+        helper.make_node("Erf", ["x"], ["erf"], name="erf"),
+        helper.make_node("Mod", ["ia", "ib"], ["md"], name="mod"),
+        helper.make_node("ArgMax", ["x"], ["am"], name="argmax", axis=2,
+                         keepdims=0),
+        helper.make_node("HardSwish", ["x"], ["hs"], name="hswish"),
+        helper.make_node("Size", ["x"], ["sz"], name="size"),
+    ]
+    inits = [
+        numpy_helper.from_array(np.ones(6, np.float32), "g"),
+        numpy_helper.from_array(np.zeros(6, np.float32), "bt"),
+        const_i64("axes1", [1]), const_i64("split", [3, 3]),
+        const_i64("st", [1]), const_i64("en", [-1]), const_i64("sax", [1]),
+        numpy_helper.from_array(np.array(0, np.float32), "lo"),
+        numpy_helper.from_array(np.array(6, np.float32), "hi"),
+        const_i64("pads", [0, 1, 0, 0, 2, 0]),
+        const_i64("eshape", [3, 6]), const_i64("reps", [2]),
+        numpy_helper.from_array(np.array(0, np.int64), "r0"),
+        numpy_helper.from_array(np.array(10, np.int64), "r1"),
+        numpy_helper.from_array(np.array(3, np.int64), "r2"),
+    ]
+    return model(nodes, [
+        vi("x", F, ["b", "s", 6]), vi("cond", TensorProto.BOOL, [1, 1, 3]),
+        vi("ia", I64, ["n"]), vi("ib", I64, ["n"])
+    ], [vi(o, t, r) for o, t, r in [
+        ("rs", F, 2), ("fl", F, 2), ("sl", F, 3), ("cl", F, 3), ("pd", F, 3),
+        ("ex", F, 2), ("ti", F, 1), ("cos", I64, 2), ("rg", I64, 1),
+        ("erf", F, 3), ("md", I64, 1), ("am", I64, 2), ("hs", F, 3),
+        ("sz", I64, 0)]], inits, opset=17)
+
+
+MODELS = {k: v for k, v in globals().items()
+          if callable(v) and k not in ("vi", "model", "const_i64")}
+
+if __name__ == "__main__":
+    name, out = sys.argv[1], sys.argv[2]
+    m = MODELS[name]()
+    with open(out, "wb") as f:
+        f.write(m.SerializeToString())
