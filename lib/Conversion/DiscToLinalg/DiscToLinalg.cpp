@@ -714,9 +714,12 @@ FailureOr<Value> lowerDotGeneral(OpBuilder &b, DotGeneralOp op) {
     }
     return AffineMap::get(loops, 0, exprs, ctx);
   };
-  SmallVector<AffineMap> maps = {
-      operandMap(lr, lb, lc, nb), operandMap(rr, rb, rc, nb + lf),
-      AffineMap::getMinorIdentityMap(loops, nb + lf + rf, ctx)};
+  SmallVector<AffineExpr> outExprs;
+  for (int64_t i = 0; i < nb + lf + rf; ++i)
+    outExprs.push_back(getAffineDimExpr(i, ctx));
+  SmallVector<AffineMap> maps = {operandMap(lr, lb, lc, nb),
+                                 operandMap(rr, rb, rc, nb + lf),
+                                 AffineMap::get(loops, 0, outExprs, ctx)};
   SmallVector<IterType> iters(nb + lf + rf, IterType::parallel);
   iters.append(nc, IterType::reduction);
   return linalg::GenericOp::create(
