@@ -266,8 +266,14 @@ Value emitScalar(Operation *op, OpBuilder &b, Location loc, ValueRange a,
       .Case([&](AbsOp) -> Value {
         if (isFloat)
           return math::AbsFOp::create(b, loc, a[0]);
-        if (isa<IntegerType>(elt))
-          return math::AbsIOp::create(b, loc, a[0]);
+        if (isa<IntegerType>(elt) && !elt.isInteger(1)) {
+          // select(x < 0, 0 - x, x): plain arith, no math.absi lowering needed.
+          Value zero = cstScalar(b, loc, elt, 0);
+          Value neg = arith::SubIOp::create(b, loc, zero, a[0]);
+          Value isNeg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                              a[0], zero);
+          return arith::SelectOp::create(b, loc, isNeg, neg, a[0]);
+        }
         return nullptr;
       })
       .Case([&](NegOp) -> Value {
@@ -280,7 +286,14 @@ Value emitScalar(Operation *op, OpBuilder &b, Location loc, ValueRange a,
       .Case([&](ExpOp) { return floatUnary<math::ExpOp>(b, loc, a); })
       .Case([&](LogOp) { return floatUnary<math::LogOp>(b, loc, a); })
       .Case([&](SqrtOp) { return floatUnary<math::SqrtOp>(b, loc, a); })
-      .Case([&](RsqrtOp) { return floatUnary<math::RsqrtOp>(b, loc, a); })
+      .Case([&](RsqrtOp) -> Value {
+        // 1 / sqrt(x): libm has no rsqrt, so math.rsqrt would depend on the
+        // order of the math lowerings downstream.
+        if (!isFloat)
+          return nullptr;
+        Value s = math::SqrtOp::create(b, loc, a[0]);
+        return arith::DivFOp::create(b, loc, cstScalar(b, loc, elt, 1), s);
+      })
       .Case([&](TanhOp) { return floatUnary<math::TanhOp>(b, loc, a); })
       .Case([&](ErfOp) { return floatUnary<math::ErfOp>(b, loc, a); })
       .Case([&](FloorOp) { return floatUnary<math::FloorOp>(b, loc, a); })
