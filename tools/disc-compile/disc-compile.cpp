@@ -73,6 +73,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
   cl::ParseCommandLineOptions(argc, argv, "DISC model compiler\n");
   if (target != "cpu")
     return fail(2, "unsupported --target '" + target + "' (supported: cpu)");
@@ -127,8 +128,14 @@ int main(int argc, char **argv) {
   if (failed(signature))
     return fail(2, "could not build the model signature");
 
-  if (auto f = module->lookupSymbol<func::FuncOp>(entry))
+  if (auto f = module->lookupSymbol<func::FuncOp>(entry)) {
+    // The signature now lives in the JSON; drop the frontend's attributes.
+    for (unsigned i = 0, e = f.getNumArguments(); i < e; ++i)
+      f.setArgAttrs(i, DictionaryAttr::get(&context));
+    for (unsigned i = 0, e = f.getNumResults(); i < e; ++i)
+      f.setResultAttrs(i, DictionaryAttr::get(&context));
     f->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
+  }
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return fail(2, "bad pass manager options");

@@ -162,7 +162,11 @@ Status Executable::load(const std::string &path,
 Status Executable::loadImpl(const std::string &path,
                             std::shared_ptr<const Executable> *out) {
   dlerror();
-  void *handle = dlopen(path.c_str(), RTLD_LOCAL | RTLD_NOW);
+  // A bare file name would make dlopen search the library path instead of
+  // the current directory.
+  std::string openPath =
+      path.find('/') == std::string::npos ? "./" + path : path;
+  void *handle = dlopen(openPath.c_str(), RTLD_LOCAL | RTLD_NOW);
   if (!handle) {
     const char *err = dlerror();
     return Status::loadFailed("cannot load '" + path +
