@@ -1005,8 +1005,9 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op) {
   MLIRContext *ctx = b.getContext();
   int64_t rank = resultType.getRank();
   Value countTensor;
-  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx)};
-  SmallVector<Value> ins = {sums};
+  // Divide the sums in place.
+  SmallVector<AffineMap> maps;
+  SmallVector<Value> ins;
   if (op.getCountIncludePad() && !anyExtra) {
     int64_t size = 1;
     for (int64_t w : window)
@@ -1048,15 +1049,15 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op) {
     ins.push_back(countTensor);
   }
   maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
-  Value dest = emptyTensor(b, loc, resultType, *dims);
-  bool scalarCount = ins.size() == 1;
+  bool scalarCount = ins.empty();
   return linalg::GenericOp::create(
-             b, loc, TypeRange{resultType}, ins, ValueRange{dest}, maps,
+             b, loc, TypeRange{resultType}, ins, ValueRange{sums}, maps,
              SmallVector<IterType>(rank, IterType::parallel),
              [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value c = scalarCount ? countTensor : args[1];
+               Value c = scalarCount ? countTensor : args[0];
                linalg::YieldOp::create(
-                   nb, nl, arith::DivFOp::create(nb, nl, args[0], c).getResult());
+                   nb, nl,
+                   arith::DivFOp::create(nb, nl, args.back(), c).getResult());
              })
       .getResult(0);
 }
@@ -1155,12 +1156,13 @@ FailureOr<Value> lowerReduce(OpBuilder &b, ReduceOp op) {
   if (!isFloat) // avoid dividing by zero for empty integer means
     divisor = arith::MaxSIOp::create(b, loc, divisor,
                                      cstScalar(b, loc, elt, 1));
+  // Divide in place.
   int64_t outRank = resultType.getRank();
   SmallVector<AffineMap> divMaps(
-      2, AffineMap::getMultiDimIdentityMap(outRank, ctx));
+      1, AffineMap::getMultiDimIdentityMap(outRank, ctx));
   return linalg::GenericOp::create(
-             b, loc, TypeRange{resultType}, ValueRange{result},
-             ValueRange{emptyTensor(b, loc, resultType, *dims)}, divMaps,
+             b, loc, TypeRange{resultType}, ValueRange{}, ValueRange{result},
+             divMaps,
              SmallVector<IterType>(outRank, IterType::parallel),
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                Value r =
