@@ -72,8 +72,9 @@ void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createConvertMathToLibmPass());
+  // LLVM intrinsics first (rsqrt has no libm function); libm for the rest.
   pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
