@@ -43,7 +43,7 @@ namespace {
 
 constexpr int64_t kDyn = ShapedType::kDynamic;
 /// The lowest and highest opset of the default domain the importer accepts.
-constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMinOpset = 1;
 constexpr int64_t kMaxOpset = 18;
 /// Known values are tracked for integer tensors of at most this many elements.
 constexpr int64_t kMaxKnown = 64;
@@ -399,6 +399,23 @@ private:
     if (!v || !isUns(v))
       return success();
     return err() << "unsigned integer inputs are not supported by this op";
+  }
+  /// Opset < 7 binary ops: `broadcast`/`axis` attributes align the second
+  /// operand at `axis` instead of at the right.
+  Value legacyBroadcast(Value l, Value r) {
+    if (opset >= 7 || aInt("broadcast", 0) == 0 || !attr("axis"))
+      return r;
+    int64_t axis = aInt("axis", 0);
+    if (axis < 0)
+      axis += rank(l);
+    int64_t trailing = rank(l) - axis - rank(r);
+    if (trailing <= 0)
+      return r;
+    SmallVector<TDim> t;
+    for (int64_t i = 0; i < rank(r); ++i)
+      t.push_back(tdimOf(r, i));
+    t.append(trailing, tdimConst(1));
+    return reshapeT(r, t);
   }
   LogicalResult sameElt(Value a, Value c) {
     if (elt(a) == elt(c))
@@ -881,7 +898,8 @@ LogicalResult Importer::scanUnsupported() {
           o.domain() == n.domain())
         version = o.version();
     bool ok = domain.empty() && supportedOps().contains(n.op_type()) &&
-              version >= kMinOpset && version <= kMaxOpset;
+              version >= kMinOpset && version <= kMaxOpset &&
+              !(n.op_type() == "Tile" && version < 6);
     if (!ok) {
       std::string opName = domain.empty() ? n.op_type() : domain + "." + n.op_type();
       bad.push_back(opName + " (node '" + name + "', opset " +
@@ -1317,6 +1335,7 @@ LogicalResult Importer::importElementwiseBinary(StringRef op) {
     return err() << "expects two inputs";
   if (op == "Pow" && elt(l) != elt(r))
     r = convert(r, elt(l), isUns(r), isUns(l));
+  r = legacyBroadcast(l, r);
   if (::mlir::failed(sameElt(l, r)))
     return failure();
   if (op == "And" || op == "Or" || op == "Xor") {
@@ -1495,6 +1514,13 @@ LogicalResult Importer::importActivation(StringRef op) {
     if (!slope || ::mlir::failed(sameElt(x, slope)) ||
         ::mlir::failed(rejectUnsigned(x)))
       return failure();
+    // PRelu < 7: a 1-D slope is per channel (dim 1).
+    if (opset < 7 && rank(slope) == 1 && rank(x) > 2 &&
+        !(tt(slope).getDimSize(0) == 1)) {
+      SmallVector<TDim> t = {tdimOf(slope, 0)};
+      t.append(rank(x) - 2, tdimConst(1));
+      slope = reshapeT(slope, t);
+    }
     Value neg = compare(CompareDirection::LT, x, scalarLike(x, 0));
     Value scaled = binary<MulOp>(x, slope);
     if (!neg || !scaled)
@@ -1588,6 +1614,7 @@ LogicalResult Importer::importCompare(StringRef op) {
     return err() << "expects two inputs";
   if (::mlir::failed(sameElt(l, r)))
     return failure();
+  r = legacyBroadcast(l, r);
   CompareDirection dir = CompareDirection::EQ;
   if (op == "Less") dir = CompareDirection::LT;
   else if (op == "LessOrEqual") dir = CompareDirection::LE;
@@ -1647,7 +1674,15 @@ LogicalResult Importer::importCast(StringRef op) {
     const onnx::AttributeProto *a = attr("to");
     if (!a)
       return err() << "missing attribute 'to'";
-    int64_t t = aInt("to", 0);
+    int64_t t = 0;
+    if (a->type() == onnx::AttributeProto_AttributeType_STRING) {
+      onnx::TensorProto_DataType parsed;
+      if (!onnx::TensorProto_DataType_Parse(a->s(), &parsed))
+        return err() << "unknown target type '" << a->s() << "'";
+      t = parsed;
+    } else {
+      t = aInt("to", 0);
+    }
     to = convertElementType(&ctx, (int32_t)t, uns);
     if (!to)
       return err() << "unsupported target type " << elementTypeName((int32_t)t);
@@ -2274,6 +2309,9 @@ static Dim inferReshapeDim(ArrayRef<Dim> in, ArrayRef<Dim> outDims,
 
 LogicalResult Importer::importReshape() {
   Value x = in(0), s = in(1);
+  if (opset < 5 && x && !s)
+    if (std::optional<SmallVector<int64_t>> shape = aInts("shape"))
+      s = constI64(*shape);
   if (!x || !s)
     return err() << "expects two inputs";
   if (rank(s) != 1 || !elt(s).isInteger(64) ||
@@ -2507,10 +2545,27 @@ LogicalResult Importer::importSplit() {
   if (opset < 13) {
     sizes = aInts("split").value_or(SmallVector<int64_t>{});
   } else if (has(1)) {
-    FailureOr<SmallVector<int64_t>> s = constInts(in(1), "split");
-    if (::mlir::failed(s))
-      return failure();
-    sizes = *s;
+    Value splitV = toI64(in(1));
+    if (rank(splitV) != 1 || tt(splitV).getDimSize(0) != n)
+      return err() << "split must be 1-D with one entry per output";
+    if (std::optional<SmallVector<int64_t>> s = knownInts(splitV)) {
+      sizes = *s;
+    } else {
+      // Sizes known only at run time: cumulative starts at run time.
+      std::optional<Dims> ks = known(splitV);
+      auto i64x1 = RankedTensorType::get({1}, b.getI64Type());
+      Value start = constI64({0}), one = constI64({1});
+      for (int64_t i = 0; i < n; ++i) {
+        Value size = slice1D(splitV, i, i + 1);
+        Value end = AddOp::create(b, loc, i64x1, start, size).getResult();
+        Dims o = dims(x);
+        o[*axis] = ks ? (*ks)[i] : Dim();
+        out(i, mk<SliceOp>(o, elt(x), x, start, end, one,
+                           ArrayRef<int64_t>{*axis}));
+        start = end;
+      }
+      return success();
+    }
   }
   Dim d = dims(x)[*axis];
   if (sizes.empty() && d.isStatic()) {
@@ -2716,12 +2771,35 @@ LogicalResult Importer::importTile() {
   Value x = in(0);
   if (!x || !in(1))
     return err() << "expects two inputs";
-  std::optional<SmallVector<int64_t>> reps = knownInts(in(1));
-  if (!reps)
-    return err() << "repeats must be a constant (known at compile time)";
   int64_t r = rank(x);
-  if ((int64_t)reps->size() != r)
-    return err() << "repeats must have " << r << " entries";
+  Value repsV = toI64(in(1));
+  if (rank(repsV) != 1 || tt(repsV).getDimSize(0) != r)
+    return err() << "repeats must be 1-D with " << r << " entries";
+  std::optional<Dims> kr = known(repsV);
+  if (!kr)
+    kr = Dims(r, Dim());
+  if (!allInts(*kr)) {
+    // Repeats known only at run time: the same expand + reshape scheme with
+    // run-time sizes.
+    SmallVector<TDim> t1, t2, t3;
+    for (int64_t i = 0; i < r; ++i) {
+      Dim rd = (*kr)[i];
+      TDim rep = rd.isStatic() ? tdimConst(rd.size)
+                               : TDim{Dim(), slice1D(repsV, i, i + 1)};
+      t1.append({tdimConst(1), tdimOf(x, i)});
+      t2.append({rep, tdimConst(1)});
+      t3.push_back(tdimMul(rep, tdimOf(x, i)));
+    }
+    Dims d2;
+    for (const TDim &t : t2)
+      d2.push_back(t.d);
+    Value e = expandTo(reshapeT(x, t1), shapeFrom(t2), d2);
+    if (!e)
+      return failure();
+    out(0, reshapeT(e, t3));
+    return success();
+  }
+  std::optional<SmallVector<int64_t>> reps = knownInts(repsV);
   if (llvm::any_of(*reps, [](int64_t v) { return v < 0; }))
     return err() << "repeats must be non-negative";
   if (llvm::all_of(*reps, [](int64_t v) { return v == 1; })) {
