@@ -53,7 +53,9 @@ void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm) {
   pm.addPass(createDiscLowerToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  pm.addPass(createLinalgElementwiseOpFusionPass());
+  // linalg-fuse-elementwise-ops is left out: it miscompiles the keep_dims
+  // reductions (constant-0 output maps) that LayerNormalization produces.
+  // DISC's own fusion pass (disc-fusion) replaces it.
   pm.addPass(createCanonicalizerPass());
 
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -72,6 +74,7 @@ void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertMathToFuncs()); // math.ipowi and friends
   // LLVM intrinsics first (rsqrt has no libm function); libm for the rest.
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
