@@ -352,6 +352,15 @@ def write_summary(path, totals, args):
         f.write("\n".join(lines) + "\n")
 
 
+def concise_reason(detail):
+    """One line from a tool's error: no file paths, no 'supported:' tail."""
+    text = detail.replace("\n", " ").strip()
+    text = re.sub(r"^(unsupported|crash \(exit \d+\)): ", "", text)
+    text = re.sub(r"\S*model\.onnx:\d+:\d+: error: ", "", text)
+    text = re.sub(r" \(supported: [^)]*\)", "", text)
+    return text[:160]
+
+
 def update_table(path, results, table):
     new = [r for r in results
            if r.status != PASS and not match_table(table, r.test.id)]
@@ -360,7 +369,7 @@ def update_table(path, results, table):
         return
     with open(path, "a") as f:
         for r in sorted(new, key=lambda r: r.test.id):
-            reason = r.detail.replace("\n", " ").strip() or r.status
+            reason = concise_reason(r.detail) or r.status
             f.write(f"{r.test.id}  # {r.status}: {reason}\n")
     print(f"update-table: appended {len(new)} entries to {path} "
           "(edit the reasons by hand)")
