@@ -245,6 +245,17 @@ private:
   /// Records known values of `v`; when all are integers, replaces `v` by a
   /// constant (the op that produced `v` is erased if now unused).
   Value setKnown(Value v, const Dims &k);
+  /// Erases an unused op and forgets everything recorded about its results
+  /// (the maps are keyed by pointer; a later op may reuse the address).
+  void eraseOp(Operation *op) {
+    for (Value r : op->getResults()) {
+      dimNames.erase(r);
+      knownVals.erase(r);
+      shapeCache.erase(r);
+      unsignedVals.erase(r);
+    }
+    op->erase();
+  }
   FailureOr<SmallVector<int64_t>> constInts(Value v, StringRef what) {
     if (!v)
       return SmallVector<int64_t>{};
@@ -394,6 +405,17 @@ private:
     if (isFloat(v))
       return success();
     return err() << "expects a floating-point input, got " << elt(v);
+  }
+  /// Unsigned 8/16/32-bit operands of ops whose semantics depend on
+  /// signedness are widened to i64 (exact); 64-bit unsigned is rejected.
+  FailureOr<Value> widen(Value v) {
+    if (!isUns(v))
+      return v;
+    if (elt(v).getIntOrFloatBitWidth() >= 64) {
+      err() << "uint64 inputs are not supported by this op";
+      return failure();
+    }
+    return convert(v, b.getI64Type(), true, false);
   }
   LogicalResult rejectUnsigned(Value v) {
     if (!v || !isUns(v))
@@ -573,7 +595,7 @@ Value Importer::setKnown(Value v, const Dims &k) {
       unsignedVals.insert(c);
     if (Operation *op = v.getDefiningOp())
       if (op->use_empty() && op->getNumResults() == 1)
-        op->erase();
+        eraseOp(op);
     knownVals[c] = k;
     return c;
   }
@@ -1344,9 +1366,18 @@ LogicalResult Importer::importElementwiseBinary(StringRef op) {
   } else if (elt(l).isInteger(1)) {
     return err() << "does not accept bool inputs";
   }
-  if (op == "Div" || op == "Pow")
-    if (::mlir::failed(rejectUnsigned(l)))
+  if (op == "Pow" && ::mlir::failed(rejectUnsigned(l)))
+    return failure();
+  if (op == "Div" && isUns(l)) {
+    FailureOr<Value> wl = widen(l), wr = widen(r);
+    if (::mlir::failed(wl) || ::mlir::failed(wr))
       return failure();
+    Value q = binary<DivOp>(*wl, *wr);
+    if (!q)
+      return failure();
+    out(0, convert(q, elt(l), false, true));
+    return success();
+  }
   Value res;
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div")
     res = binaryFolded(op, l, r);
@@ -1368,17 +1399,25 @@ LogicalResult Importer::importVariadic(StringRef op) {
   if (numIn() == 0 || !in(0))
     return err() << "expects at least one input";
   Value acc = in(0);
-  if (op == "Max" || op == "Min")
-    if (::mlir::failed(rejectUnsigned(acc)))
+  Type origType = elt(acc);
+  bool wide = (op == "Max" || op == "Min") && isUns(acc);
+  if (wide) {
+    FailureOr<Value> w = widen(acc);
+    if (::mlir::failed(w))
       return failure();
+    acc = *w;
+  }
   if (op == "Mean" && ::mlir::failed(requireFloat(acc)))
     return failure();
   for (unsigned i = 1; i < numIn(); ++i) {
     Value v = in(i);
     if (!v)
       return err() << "input #" << i << " is missing";
-    if (::mlir::failed(sameElt(acc, v)))
-      return failure();
+    if (elt(v) != origType)
+      return err() << "operand element types differ: " << origType << " vs "
+                   << elt(v);
+    if (wide)
+      v = convert(v, elt(acc), true, false);
     if (op == "Max")
       acc = binary<MaxOp>(acc, v);
     else if (op == "Min")
@@ -1392,6 +1431,8 @@ LogicalResult Importer::importVariadic(StringRef op) {
     acc = binary<DivOp>(acc, scalarLike(acc, numIn()));
   if (!acc)
     return failure();
+  if (wide)
+    acc = convert(acc, origType, false, true);
   out(0, acc);
   return success();
 }
@@ -1400,8 +1441,17 @@ LogicalResult Importer::importMod() {
   Value a = in(0), c = in(1);
   if (!a || !c)
     return err() << "expects two inputs";
-  if (::mlir::failed(sameElt(a, c)) || ::mlir::failed(rejectUnsigned(a)))
+  if (::mlir::failed(sameElt(a, c)))
     return failure();
+  Type origType = elt(a);
+  bool wide = isUns(a);
+  if (wide) {
+    FailureOr<Value> wa = widen(a), wc = widen(c);
+    if (::mlir::failed(wa) || ::mlir::failed(wc))
+      return failure();
+    a = *wa;
+    c = *wc;
+  }
   int64_t fmod = aInt("fmod", 0);
   if (isFloat(a) && fmod != 1)
     return err() << "fmod must be 1 for floating-point inputs";
@@ -1421,6 +1471,8 @@ LogicalResult Importer::importMod() {
       return failure();
     r = select(fix, sum, r);
   }
+  if (wide && r)
+    r = convert(r, origType, false, true);
   out(0, r);
   return success();
 }
@@ -1620,8 +1672,13 @@ LogicalResult Importer::importCompare(StringRef op) {
   else if (op == "LessOrEqual") dir = CompareDirection::LE;
   else if (op == "Greater") dir = CompareDirection::GT;
   else if (op == "GreaterOrEqual") dir = CompareDirection::GE;
-  if (op != "Equal" && ::mlir::failed(rejectUnsigned(l)))
-    return failure();
+  if (op != "Equal" && (isUns(l) || isUns(r))) {
+    FailureOr<Value> wl = widen(l), wr = widen(r);
+    if (::mlir::failed(wl) || ::mlir::failed(wr))
+      return failure();
+    l = *wl;
+    r = *wr;
+  }
   Value res = compare(dir, l, r);
   if (!res)
     return failure();
@@ -2930,7 +2987,7 @@ LogicalResult Importer::importConstantOfShape() {
     uns = isUns(*c);
     e = dense.getElementType();
     splat = dense.getSplatValue<Attribute>();
-    cst.erase();
+    eraseOp(cst);
   }
   std::optional<Dims> k = known(s);
   Dims o = k ? *k : Dims(tt(s).getDimSize(0), Dim());
