@@ -187,6 +187,18 @@ def ops_mix():
         ("sz", I64, 0)]], inits, opset=17)
 
 
+def conv_same_dynamic():
+    w = numpy_helper.from_array(np.ones((2, 3, 3, 3), np.float32), "w")
+    return model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv_same",
+                                   auto_pad="SAME_UPPER")],
+                 [vi("x", F, ["n", 3, "h", "w"])], [vi("y", F, 4)], [w])
+
+
+def broadcast_mismatch():
+    return model([helper.make_node("Add", ["x", "z"], ["y"], name="bad_add")],
+                 [vi("x", F, [2, 3]), vi("z", F, [4])], [vi("y", F, 2)])
+
+
 MODELS = {k: v for k, v in globals().items()
           if callable(v) and k not in ("vi", "model", "const_i64")}
 
