@@ -1036,7 +1036,7 @@ FailureOr<Value> Importer::importTensor(const onnx::TensorProto &t,
     value = dense;
   } else if (buf.size() > kResourceThreshold) {
     std::string key = "onnx_";
-    for (char c : what)
+    for (char c : t.name().empty() ? std::string("constant") : t.name())
       key.push_back(llvm::isAlnum(c) ? c : '_');
     value = DenseResourceElementsAttr::get(
         type, key,
