@@ -101,6 +101,20 @@ FailureOr<std::string> mlir::disc::buildSignatureJson(ModuleOp module,
     return module.emitError("no entry function '") << entryName << "'";
   llvm::json::Array inputs, outputs, symbols;
   llvm::StringSet<> seen;
+  // Ranges of named dims, from `disc_shape.symbolic_dim` ops (disc-compile
+  // --dim, the shape passes); read generically to keep this library free of
+  // the disc_shape dialect.
+  llvm::StringMap<std::pair<int64_t, std::optional<int64_t>>> ranges;
+  for (Operation &op : *module.getBody()) {
+    if (op.getName().getStringRef() != "disc_shape.symbolic_dim")
+      continue;
+    auto n = op.getAttrOfType<StringAttr>("name");
+    auto mn = op.getAttrOfType<IntegerAttr>("min");
+    auto mx = op.getAttrOfType<IntegerAttr>("max");
+    if (!n || !mx)
+      continue;
+    ranges[n.getValue()] = {mn ? mn.getInt() : 0, mx.getInt()};
+  }
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     auto entry = signatureEntry(func, type, func.getArgAttrDict(i),
                                 "input_" + std::to_string(i), true);
@@ -108,8 +122,13 @@ FailureOr<std::string> mlir::disc::buildSignatureJson(ModuleOp module,
       return failure();
     for (const llvm::json::Value &d : *entry->getArray("shape"))
       if (auto s = d.getAsString(); s && seen.insert(*s).second)
-        symbols.push_back(llvm::json::Object{
-            {"name", *s}, {"min", 0}, {"max", nullptr}});
+        if (auto r = ranges.find(*s); r != ranges.end())
+          symbols.push_back(llvm::json::Object{{"name", *s},
+                                               {"min", r->second.first},
+                                               {"max", *r->second.second}});
+        else
+          symbols.push_back(llvm::json::Object{
+              {"name", *s}, {"min", 0}, {"max", nullptr}});
     inputs.push_back(std::move(*entry));
   }
   for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {

@@ -1,7 +1,8 @@
 //===- disc-compile.cpp - compile an ONNX model once into a model.so ------===//
 //
 // disc-compile MODEL.onnx -o MODEL.so [--target=cpu]
-//              [--emit=mlir|linalg|llvm-dialect|llvm|obj|lib]
+//              [--emit=mlir|shapes|linalg|llvm-dialect|llvm|obj|lib]
+//              [--dim NAME=MIN:MAX[:LIKELY]] [--dim NAME=VALUE] ...
 //
 // Also accepts a disc-dialect `.mlir` file as input (used by lit tests).
 // Exit codes: 0 ok, 1 compiler failure, 2 bad usage or bad input (malformed
@@ -12,6 +13,9 @@
 #include "disc/Frontend/Onnx/OnnxImporter.h"
 #include "disc/InitAll.h"
 #include "disc/Pipelines/CpuPipeline.h"
+#include "disc/Dialect/DiscShape/IR/DiscShapeDialect.h"
+#include "disc/Transforms/Passes.h"
+#include "disc/Transforms/ShapeAnalysis.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -22,7 +26,10 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include <chrono>
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
@@ -38,16 +45,25 @@ static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::value_desc("path"), cl::init("-"));
 static cl::opt<std::string> target("target", cl::desc("Target: cpu"),
                                    cl::init("cpu"));
-enum class Emit { Mlir, Linalg, LlvmDialect, Llvm, Obj, Lib };
+enum class Emit { Mlir, Shapes, Linalg, LlvmDialect, Llvm, Obj, Lib };
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Lib),
     cl::values(clEnumValN(Emit::Mlir, "mlir", "disc dialect after import"),
+               clEnumValN(Emit::Shapes, "shapes",
+                          "symbolic shape of every value (after "
+                          "disc-shape-propagate and disc-shape-simplify)"),
                clEnumValN(Emit::Linalg, "linalg", "after disc-lower-to-linalg"),
                clEnumValN(Emit::LlvmDialect, "llvm-dialect",
                           "MLIR LLVM dialect after lowering"),
                clEnumValN(Emit::Llvm, "llvm", "LLVM IR"),
                clEnumValN(Emit::Obj, "obj", "object file"),
                clEnumValN(Emit::Lib, "lib", "loadable model.so (default)")));
+
+static cl::list<std::string> dimOptions(
+    "dim",
+    cl::desc("Range of a named input dim: NAME=MIN:MAX[:LIKELY], or "
+             "NAME=VALUE to specialize it (repeatable)"),
+    cl::value_desc("NAME=MIN:MAX[:LIKELY]"));
 
 static int fail(int code, const llvm::Twine &msg) {
   llvm::errs() << "disc-compile: error: " << msg << "\n";
@@ -119,8 +135,88 @@ int main(int argc, char **argv) {
   if (!module)
     return fail(2, "could not import '" + inputPath + "'");
 
+  // --dim: ranges of named input dims, recorded as disc_shape.symbolic_dim
+  // ops that the shape passes and the signature read.
+  if (!dimOptions.empty()) {
+    auto f = module->lookupSymbol<func::FuncOp>(entry);
+    llvm::SmallVector<std::string> known;
+    llvm::StringSet<> knownSet;
+    for (unsigned i = 0, e = f ? f.getNumArguments() : 0; i < e; ++i)
+      if (auto dims = f.getArgAttrOfType<ArrayAttr>(i, "disc.dims"))
+        for (Attribute d : dims)
+          if (auto s = dyn_cast<StringAttr>(d))
+            if (knownSet.insert(s.getValue()).second)
+              known.push_back(s.str());
+    llvm::StringMap<disc::DimRange> ranges;
+    for (const std::string &opt : dimOptions) {
+      auto [name, spec] = llvm::StringRef(opt).split('=');
+      llvm::SmallVector<llvm::StringRef> parts;
+      spec.split(parts, ':');
+      disc::DimRange r;
+      int64_t v[3] = {0, 0, 0};
+      bool bad = name.empty() || spec.empty() || parts.size() > 3;
+      for (size_t i = 0; !bad && i < parts.size(); ++i)
+        bad = parts[i].trim().getAsInteger(10, v[i]) || v[i] < 0;
+      if (bad)
+        return fail(2, "bad --dim '" + opt +
+                           "' (expected NAME=MIN:MAX[:LIKELY] or NAME=VALUE)");
+      if (!knownSet.contains(name)) {
+        std::string list;
+        for (auto &k : known)
+          list += (list.empty() ? "" : ", ") + k;
+        return fail(2, "unknown dim name '" + name + "' in --dim; known: " +
+                           (list.empty() ? std::string("(none)") : list));
+      }
+      r.min = v[0];
+      r.max = parts.size() == 1 ? v[0] : v[1];
+      if (parts.size() == 3)
+        r.likely = v[2];
+      if (*r.max < r.min || (r.likely && (*r.likely < r.min ||
+                                         *r.likely > *r.max)))
+        return fail(2, "bad --dim '" + opt + "': empty range or likely "
+                                              "value outside it");
+      ranges[name] = r;
+    }
+    OpBuilder b(&context);
+    b.setInsertionPointToStart(module->getBody());
+    unsigned n = 0;
+    for (auto &r : ranges) {
+      auto op = disc_shape::SymbolicDimOp::create(
+          b, module->getLoc(), b.getStringAttr("dim" + std::to_string(n++)),
+          b.getStringAttr(r.getKey()), b.getI64IntegerAttr(r.getValue().min),
+          b.getI64IntegerAttr(*r.getValue().max),
+          r.getValue().likely ? b.getI64IntegerAttr(*r.getValue().likely)
+                              : IntegerAttr(),
+          b.getUnitAttr(), UnitAttr());
+      (void)op;
+    }
+  }
+
   if (emit == Emit::Mlir)
     return failed(printModule(*module)) ? 1 : 0;
+
+  // Symbolic shapes before the signature is taken: a specialized dim
+  // (--dim NAME=VALUE) becomes static.
+  {
+    auto t0 = std::chrono::steady_clock::now();
+    if (failed(disc::annotateShapes(*module, /*simplify=*/true)))
+      return fail(1, "shape propagation failed");
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - t0)
+                    .count();
+    if (emit == Emit::Shapes) {
+      std::string err;
+      auto out = openOutputFile(outputPath, &err);
+      if (!out)
+        return fail(1, err);
+      if (failed(disc::printShapes(*module, entry, out->os())))
+        return fail(1, "could not print shapes");
+      out->os() << "propagate+simplify: " << llvm::format("%.2f", ms)
+                << " ms\n";
+      out->keep();
+      return 0;
+    }
+  }
 
   std::string modelName = llvm::sys::path::stem(inputPath).str();
   FailureOr<std::string> signature =
@@ -139,8 +235,10 @@ int main(int argc, char **argv) {
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return fail(2, "bad pass manager options");
-  if (emit == Emit::Linalg)
+  if (emit == Emit::Linalg) {
+    pm.addPass(disc::createDiscStripShapeAnnotations());
     pm.addPass(disc::createDiscLowerToLinalg());
+  }
   else
     disc::buildDiscCpuPipeline(pm);
   if (failed(pm.run(*module)))

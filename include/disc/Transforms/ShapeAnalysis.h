@@ -1,0 +1,106 @@
+//===- ShapeAnalysis.h - symbolic dims of every value -----------*- C++ -*-===//
+//
+// The analysis behind disc-shape-propagate / disc-shape-simplify and
+// `disc-compile --emit=shapes`: every dim of every value of one function as
+// an AffineExpr over root symbols (input dims and data-dependent sizes).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_TRANSFORMS_SHAPEANALYSIS_H
+#define DISC_TRANSFORMS_SHAPEANALYSIS_H
+
+#include "disc/Analysis/ShapeConstraintSolver.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::disc {
+
+/// A user-given range for a named input dim.
+struct DimRange {
+  int64_t min = 0;
+  std::optional<int64_t> max;
+  std::optional<int64_t> likely;
+};
+
+class ShapeAnalysis {
+public:
+  /// `ranges`: facts for root symbols by user-facing name.
+  ShapeAnalysis(func::FuncOp func, const llvm::StringMap<DimRange> &ranges);
+
+  /// Analyzes the function body. Never fails: a dim the rules cannot
+  /// derive gets a fresh symbol marked unknown.
+  void run();
+
+  /// Dims of a ranked tensor value (normalized), empty for other values.
+  SmallVector<AffineExpr> getDims(Value v);
+  /// Normal form of an expression after the recorded equalities.
+  AffineExpr normalize(AffineExpr e);
+
+  ShapeConstraintSolver &getSolver() { return solver; }
+  unsigned getNumSymbols() const { return symbols.size(); }
+  StringRef getSymbolName(unsigned i) const { return symbols[i].name; }
+  bool isRootSymbol(unsigned i) const { return symbols[i].isRoot; }
+  bool isUnknownSymbol(unsigned i) const { return symbols[i].unknown; }
+  /// Representative symbol for `i` after merging (itself when not merged).
+  std::optional<unsigned> getMergedInto(unsigned i) const;
+  /// Does `e` involve a symbol created for a dim the rules could not derive?
+  bool hasUnknown(AffineExpr e);
+  /// Recorded relations (lhs == rhs), normalized, for the constraint ops.
+  ArrayRef<std::pair<AffineExpr, AffineExpr>> getEqualities() const {
+    return equalities;
+  }
+  /// Renders `e` with user-facing names (`batch*seq*4`).
+  std::string render(AffineExpr e);
+
+private:
+  struct Sym {
+    std::string name;
+    bool isRoot = false;
+    bool unknown = false;
+  };
+  AffineExpr newSymbol(StringRef name, bool root, bool unknown,
+                       const DimRange *range = nullptr);
+  void equate(AffineExpr a, AffineExpr b);
+  void visit(Operation *op);
+  SmallVector<AffineExpr> dimsOrFresh(Value v);
+  std::optional<SmallVector<AffineExpr>> valuesOf(Value v);
+  void setDims(Value v, SmallVector<AffineExpr> dims, Operation *op);
+  AffineExpr fresh(Operation *op, bool unknown);
+  AffineExpr cst(int64_t c);
+  std::optional<int64_t> constOf(AffineExpr e);
+  AffineExpr exactDiv(AffineExpr num, AffineExpr den);
+  SmallVector<AffineExpr> broadcast(ArrayRef<SmallVector<AffineExpr>> shapes);
+  AffineExpr sliceSize(AffineExpr dim, AffineExpr start, AffineExpr end,
+                       AffineExpr step, Operation *op);
+
+  func::FuncOp func;
+  MLIRContext *ctx;
+  const llvm::StringMap<DimRange> &ranges;
+  ShapeConstraintSolver solver;
+  SmallVector<Sym> symbols;
+  SmallVector<AffineExpr> subst; // symbol i -> replacement (itself if none)
+  llvm::DenseMap<Value, SmallVector<AffineExpr>> shapes;
+  llvm::DenseMap<Value, SmallVector<AffineExpr>> values;
+  SmallVector<std::pair<AffineExpr, AffineExpr>> equalities;
+  llvm::StringMap<AffineExpr> rootByName;
+};
+
+/// Collects the user ranges recorded as `disc_shape.symbolic_dim` ops with a
+/// `name` in `module`.
+llvm::StringMap<DimRange> collectDimRanges(ModuleOp module);
+
+/// Runs the analysis and writes the annotations (symbolic_dim ops,
+/// constraint ops, `disc_shape.dims`); with `simplify`, also makes provably
+/// static dims static and folds constant `disc.shape_of`.
+LogicalResult annotateShapes(ModuleOp module, bool simplify);
+
+/// `--emit=shapes`: one line per tensor value of the entry function and a
+/// summary line.
+LogicalResult printShapes(ModuleOp module, StringRef entry,
+                          llvm::raw_ostream &os);
+
+} // namespace mlir::disc
+
+#endif // DISC_TRANSFORMS_SHAPEANALYSIS_H

@@ -1,0 +1,166 @@
+// RUN: disc-opt %s --disc-shape-propagate | FileCheck %s
+// RUN: disc-opt %s --disc-shape-propagate --cse --canonicalize | disc-opt | FileCheck %s --check-prefix=ROUND
+
+// Root symbols: one per distinct input dim name; fresh ones for
+// data-dependent sizes (range with a run-time limit, slice with run-time
+// bounds).
+// CHECK-DAG: disc_shape.symbolic_dim @batch {knownNonNegative, min = 1 : i64, name = "batch"}
+// CHECK-DAG: disc_shape.symbolic_dim @seq {knownNonNegative, min = 1 : i64, name = "seq"}
+// CHECK-DAG: disc_shape.symbolic_dim @[[FRESH:S[0-9]+]] {knownNonNegative, name = "range{{[0-9]+}}"}
+// CHECK-DAG: disc_shape.symbolic_dim @[[SLICE:S[0-9]+]] {knownNonNegative, name = "slice{{[0-9]+}}"}
+// ROUND: disc.dynamic_reshape {{.*}}disc_shape.dims = {{\[\[}}@batch, @seq, 4, 32]]
+
+// Shape -> Gather -> Unsqueeze (reshape to [1]) -> Concat -> Reshape.
+// CHECK-LABEL: func.func @shape_chain
+// CHECK-SAME: disc_shape.dims = [@batch, @seq, 128]
+// CHECK: disc.dynamic_reshape %arg0, %{{.*}} {disc_shape.dims = {{\[\[}}@batch, @seq, 4, 32]]}
+func.func @shape_chain(%x: tensor<?x?x128xf32> {disc.dims = ["batch", "seq", 128]}) -> tensor<?x?x4x32xf32> {
+  %s = disc.shape_of %x : tensor<?x?x128xf32> -> tensor<3xi64>
+  %i0 = disc.constant dense<0> : tensor<i64>
+  %i1 = disc.constant dense<1> : tensor<i64>
+  %b = disc.gather %s, %i0 {axis = 0 : i64} : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %t = disc.gather %s, %i1 {axis = 0 : i64} : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %one = disc.constant dense<1> : tensor<1xi64>
+  %bu = disc.dynamic_reshape %b, %one : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+  %tu = disc.dynamic_reshape %t, %one : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+  %c = disc.constant dense<[4, 32]> : tensor<2xi64>
+  %shape = disc.concatenate %bu, %tu, %c {dimension = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<2xi64>) -> tensor<4xi64>
+  %r = disc.dynamic_reshape %x, %shape : (tensor<?x?x128xf32>, tensor<4xi64>) -> tensor<?x?x4x32xf32>
+  return %r : tensor<?x?x4x32xf32>
+}
+
+// Reshape with 0 and -1: [batch, seq, 128] -> [0, -1] = [batch, seq*128].
+// CHECK-LABEL: func.func @reshape_zero_minus_one
+// CHECK: disc.dynamic_reshape {{.*}}disc_shape.dims = {{\[\[}}@batch, #disc_shape.expr<()[s0] -> (s0 * 128), [@seq]>]]
+func.func @reshape_zero_minus_one(%x: tensor<?x?x128xf32> {disc.dims = ["batch", "seq", 128]}) -> tensor<?x?xf32> {
+  %shape = disc.constant dense<[0, -1]> : tensor<2xi64>
+  %r = disc.dynamic_reshape %x, %shape : (tensor<?x?x128xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// Reshape with -1 only: [batch, seq, 128] -> [-1, 64] = [batch*seq*2, 64].
+// CHECK-LABEL: func.func @reshape_minus_one
+// CHECK: disc.dynamic_reshape {{.*}}disc_shape.dims = {{\[\[}}#disc_shape.expr<()[s0, s1] -> ((s0 * s1) * 2), [@batch, @seq]>, 64]]
+func.func @reshape_minus_one(%x: tensor<?x?x128xf32> {disc.dims = ["batch", "seq", 128]}) -> tensor<?x64xf32> {
+  %shape = disc.constant dense<[-1, 64]> : tensor<2xi64>
+  %r = disc.dynamic_reshape %x, %shape : (tensor<?x?x128xf32>, tensor<2xi64>) -> tensor<?x64xf32>
+  return %r : tensor<?x64xf32>
+}
+
+// Shape -> Slice -> Concat -> Reshape (flatten the trailing dims).
+// CHECK-LABEL: func.func @shape_slice
+// CHECK: disc.slice {{.*}}disc_shape.dims = {{\[\[}}1]]
+// CHECK: disc.dynamic_reshape {{.*}}disc_shape.dims = {{\[\[}}@batch, #disc_shape.expr<()[s0] -> (s0 * 8), [@seq]>]]
+func.func @shape_slice(%x: tensor<?x?x8xf32> {disc.dims = ["batch", "seq", 8]}) -> tensor<?x?xf32> {
+  %s = disc.shape_of %x : tensor<?x?x8xf32> -> tensor<3xi64>
+  %st = disc.constant dense<0> : tensor<1xi64>
+  %en = disc.constant dense<1> : tensor<1xi64>
+  %sp = disc.constant dense<1> : tensor<1xi64>
+  %head = disc.slice %s, %st, %en, %sp {axes = array<i64: 0>} : (tensor<3xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %m1 = disc.constant dense<-1> : tensor<1xi64>
+  %shape = disc.concatenate %head, %m1 {dimension = 0 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %r = disc.dynamic_reshape %x, %shape : (tensor<?x?x8xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// ConstantOfShape (expand of a 0-d tensor) and Expand with a symbolic shape.
+// CHECK-LABEL: func.func @constant_of_shape_expand
+// CHECK: disc.expand {{.*}}disc_shape.dims = {{\[\[}}@batch, @seq]]
+// CHECK: disc.expand {{.*}}disc_shape.dims = {{\[\[}}@batch, @seq]]
+func.func @constant_of_shape_expand(%x: tensor<?x?xf32> {disc.dims = ["batch", "seq"]}, %y: tensor<?x1xf32> {disc.dims = ["batch", 1]}) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  %s = disc.shape_of %x : tensor<?x?xf32> -> tensor<2xi64>
+  %zero = disc.constant dense<0.0> : tensor<f32>
+  %c = disc.expand %zero, %s : (tensor<f32>, tensor<2xi64>) -> tensor<?x?xf32>
+  %e = disc.expand %y, %s : (tensor<?x1xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %c, %e : tensor<?x?xf32>, tensor<?x?xf32>
+}
+
+// Range over a dim, a causal mask from compare, and Where over the scores.
+// CHECK-LABEL: func.func @range_where
+// CHECK: disc.range {{.*}}disc_shape.dims = {{\[\[}}@seq]]
+// CHECK: disc.dynamic_reshape {{.*}}disc_shape.dims = {{\[\[}}@seq, 1]]
+// CHECK: disc.compare {{.*}}disc_shape.dims = {{\[\[}}@seq, @seq]]
+// CHECK: disc.select {{.*}}disc_shape.dims = {{\[\[}}@batch, @seq, @seq]]
+func.func @range_where(%x: tensor<?x?x?xf32> {disc.dims = ["batch", "seq", "seq"]}) -> tensor<?x?x?xf32> {
+  %s = disc.shape_of %x : tensor<?x?x?xf32> -> tensor<3xi64>
+  %i1 = disc.constant dense<1> : tensor<i64>
+  %n = disc.gather %s, %i1 {axis = 0 : i64} : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %zero = disc.constant dense<0> : tensor<i64>
+  %one = disc.constant dense<1> : tensor<i64>
+  %r = disc.range %zero, %n, %one : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  %rows = disc.constant dense<[-1, 1]> : tensor<2xi64>
+  %col = disc.dynamic_reshape %r, %rows : (tensor<?xi64>, tensor<2xi64>) -> tensor<?x1xi64>
+  %mask = disc.compare le, %r, %col : (tensor<?xi64>, tensor<?x1xi64>) -> tensor<?x?xi1>
+  %ninf = disc.constant dense<-1.0e9> : tensor<f32>
+  %w = disc.select %mask, %x, %ninf : (tensor<?x?xi1>, tensor<?x?x?xf32>, tensor<f32>) -> tensor<?x?x?xf32>
+  return %w : tensor<?x?x?xf32>
+}
+
+// Range with a symbolic start and step 2, and a data-dependent range.
+// CHECK-LABEL: func.func @range_count
+// CHECK: disc.range {{.*}}disc_shape.dims = {{\[\[}}#disc_shape.expr<()[s0] -> ((s0 * 2 - 3) ceildiv 2), [@n]>]]
+// CHECK: disc.range {{.*}}disc_shape.dims = {{\[\[}}@[[FRESH]]]]
+func.func @range_count(%x: tensor<?xf32> {disc.dims = ["n"]}, %lim: tensor<i64>) -> (tensor<?xi64>, tensor<?xi64>) {
+  %s = disc.shape_of %x : tensor<?xf32> -> tensor<1xi64>
+  %one = disc.constant dense<1> : tensor<1xi64>
+  %scalar = disc.constant dense<> : tensor<0xi64>
+  %n = disc.dynamic_reshape %s, %scalar : (tensor<1xi64>, tensor<0xi64>) -> tensor<i64>
+  %c3 = disc.constant dense<3> : tensor<i64>
+  %lo = disc.add %n, %c3 : (tensor<i64>, tensor<i64>) -> tensor<i64>
+  %hi = disc.mul %n, %c3 : (tensor<i64>, tensor<i64>) -> tensor<i64>
+  %two = disc.constant dense<2> : tensor<i64>
+  %r = disc.range %lo, %hi, %two : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  %d = disc.range %lo, %lim, %two : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  return %r, %d : tensor<?xi64>, tensor<?xi64>
+}
+
+// Broadcasting between dynamic dims records an equality (a == b).
+// CHECK-LABEL: func.func @broadcast
+// CHECK-SAME: disc_shape.dims = [@k]
+// CHECK: disc.add {{.*}}disc_shape.dims = {{\[\[}}@m, @k]]
+// CHECK: disc.mul {{.*}}disc_shape.dims = {{\[\[}}@m, @k]]
+// CHECK: disc_shape.constraint "eq", @k2, @k
+func.func @broadcast(%a: tensor<?x?xf32> {disc.dims = ["m", "k"]}, %b: tensor<?xf32> {disc.dims = ["k2"]}, %c: tensor<?x1xf32> {disc.dims = ["m", 1]}) -> tensor<?x?xf32> {
+  %0 = disc.add %a, %b : (tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
+  %1 = disc.mul %0, %c : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+  return %1 : tensor<?x?xf32>
+}
+
+// Conv and pool output sizes; concatenation sums.
+// CHECK-LABEL: func.func @conv_pool
+// CHECK: disc.conv {{.*}}disc_shape.dims = {{\[\[}}@N, 8, #disc_shape.expr<()[s0] -> ((s0 - 1) floordiv 2 + 1), [@H]>, #disc_shape.expr<()[s0] -> ((s0 - 1) floordiv 2 + 1), [@W]>]]
+// CHECK: disc.pool {{.*}}disc_shape.dims = {{\[\[}}@N, 8, #disc_shape.expr<()[s0] -> (((s0 - 1) floordiv 2) ceildiv 2 + 1), [@H]>
+// CHECK: disc.concatenate {{.*}}disc_shape.dims = {{\[\[}}@N, 16,
+func.func @conv_pool(%x: tensor<?x3x?x?xf32> {disc.dims = ["N", 3, "H", "W"]}, %w: tensor<8x3x7x7xf32>) -> (tensor<?x8x?x?xf32>, tensor<?x16x?x?xf32>) {
+  %0 = disc.conv %x, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, padding = array<i64: 3, 3, 3, 3>, feature_group_count = 1 : i64} : (tensor<?x3x?x?xf32>, tensor<8x3x7x7xf32>) -> tensor<?x8x?x?xf32>
+  %1 = disc.pool max, %0 {window = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, ceil_mode = true} : (tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32>
+  %2 = disc.concatenate %1, %1 {dimension = 1 : i64} : (tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>) -> tensor<?x16x?x?xf32>
+  return %1, %2 : tensor<?x8x?x?xf32>, tensor<?x16x?x?xf32>
+}
+
+// Slices: constant bounds, to-the-end, negative start, unknown bounds.
+// CHECK-LABEL: func.func @slices
+// CHECK: disc.slice {{.*}}disc_shape.dims = {{\[\[}}@batch, #disc_shape.expr<()[s0] -> (s0 - 1), [@seq]>]]
+// CHECK: disc.slice {{.*}}disc_shape.dims = {{\[\[}}@batch, 1]]
+// CHECK: disc.slice {{.*}}disc_shape.dims = {{\[\[}}@batch, @[[SLICE]]]]
+func.func @slices(%x: tensor<?x?xf32> {disc.dims = ["batch", "seq"]}, %e: tensor<1xi64>) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) {
+  %c1 = disc.constant dense<1> : tensor<1xi64>
+  %big = disc.constant dense<9223372036854775807> : tensor<1xi64>
+  %m1 = disc.constant dense<-1> : tensor<1xi64>
+  %a = disc.slice %x, %c1, %big, %c1 {axes = array<i64: 1>} : (tensor<?x?xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?xf32>
+  %b = disc.slice %x, %m1, %big, %c1 {axes = array<i64: 1>} : (tensor<?x?xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?xf32>
+  %c = disc.slice %x, %c1, %e, %c1 {axes = array<i64: 1>} : (tensor<?x?xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?xf32>
+  return %a, %b, %c : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>
+}
+
+// Transpose, reduce and dot_general.
+// CHECK-LABEL: func.func @linalg_like
+// CHECK: disc.dot_general {{.*}}disc_shape.dims = {{\[\[}}@bh, @seq, @seq]]
+// CHECK: disc.transpose {{.*}}disc_shape.dims = {{\[\[}}@seq, @bh, @seq]]
+// CHECK: disc.reduce {{.*}}disc_shape.dims = {{\[\[}}@seq, @seq]]
+func.func @linalg_like(%q: tensor<?x?x32xf32> {disc.dims = ["bh", "seq", 32]}, %k: tensor<?x32x?xf32> {disc.dims = ["bh", 32, "seq"]}) -> tensor<?x?xf32> {
+  %s = disc.dot_general %q, %k {lhs_batching_dimensions = array<i64: 0>, rhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 2>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<?x?x32xf32>, tensor<?x32x?xf32>) -> tensor<?x?x?xf32>
+  %t = disc.transpose %s {permutation = array<i64: 2, 0, 1>} : (tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %r = disc.reduce sum, %t {dimensions = array<i64: 1>} : (tensor<?x?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
