@@ -9,6 +9,7 @@
 #include "disc/Pipelines/CpuPipeline.h"
 
 #include "disc/Conversion/Passes.h"
+#include "disc/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -50,6 +51,11 @@ struct CopyToLinalgPass
 } // namespace
 
 void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm) {
+  // Symbolic shapes: annotate, make provably static dims static, then drop
+  // the annotations before lowering.
+  pm.addPass(createDiscShapePropagate());
+  pm.addPass(createDiscShapeSimplify());
+  pm.addPass(createDiscStripShapeAnnotations());
   pm.addPass(createDiscLowerToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
