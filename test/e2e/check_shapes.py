@@ -6,7 +6,8 @@ left unknown and that the expected symbolic shapes appear:
   transformer: attention scores [batch*4, seq, seq] (heads folded into the
                batch dim by PyTorch's MHA) and the head-averaged weights
                [batch, seq, seq] (from the [batch, 4, seq, seq] view);
-  resnet18:    the last feature map as conv arithmetic over H and W.
+  resnet18:    the last feature map as conv arithmetic over H and W;
+  gpt_decoder: causal attention [batch, 4, seq, seq] through Range/Where.
 Exit 0 ok, 1 check failed, 2 export/usage failure.
 """
 import argparse
@@ -23,6 +24,11 @@ EXPECT = {
         r"\[batch\*4, seq, seq\]",
         r"disc\.dot_general.*\[batch\*4, seq, 32\]",
         r"input tokens\s+\[batch, seq\]",
+    ],
+    "gpt_decoder": [
+        r"disc\.dot_general.*\[batch, 4, seq, seq\]",
+        r"disc\.compare.*\[seq, seq\]",
+        r"disc\.select.*\[batch, 4, seq, seq\]",
     ],
     "resnet18": [
         r"\[N, 512, \(\(\(\(\(H - 1\) floordiv 2\) floordiv 2\) floordiv 2\) "
@@ -43,6 +49,8 @@ def main():
     onnx_path = os.path.join(a.work_dir, a.model + ".onnx")
     if not os.path.exists(onnx_path):
         script = os.path.join(MODELS, "export_%s.py" % a.model)
+        if a.model == "gpt_decoder":
+            script = os.path.join(HERE, "export_gpt_decoder.py")
         r = subprocess.run(["/usr/bin/python3", script, "--out-dir",
                             a.work_dir, "--no-refs"], capture_output=True,
                            text=True)
