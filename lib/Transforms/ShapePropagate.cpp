@@ -419,7 +419,10 @@ AffineExpr ShapeAnalysis::exactDiv(AffineExpr num, AffineExpr den) {
     }
     if (!need.empty())
       return {};
-    q[rest] += c / dc;
+    int64_t &v = q[rest];
+    v += c / dc;
+    if (v == 0)
+      q.erase(rest);
   }
   return pc.fromPoly(q);
 }
@@ -526,10 +529,11 @@ AffineExpr ShapeAnalysis::sliceSize(AffineExpr dim, AffineExpr start,
   CompareResult r = solver.compare(n, cst(0));
   if (auto c = constOf(n))
     return cst(std::max<int64_t>(0, (*c + *stepC - 1) / *stepC));
-  if (r == CompareResult::LT || r == CompareResult::UNKNOWN) {
-    if (r == CompareResult::UNKNOWN && !(constOf(s) && *constOf(s) == 0))
-      return fresh(op, false);
-  }
+  if (r == CompareResult::LT)
+    return cst(0);
+  // e >= s is provable, or s is 0 and e a clamped (non-negative) bound.
+  if (r == CompareResult::UNKNOWN && !(constOf(s) && *constOf(s) == 0))
+    return fresh(op, false);
   return *stepC == 1 ? n : normalize(n.ceilDiv(*stepC));
 }
 
