@@ -11,7 +11,7 @@
 // RUN: not disc-run %t.so --input 'x=2x17x64:random' 2>&1 | FileCheck %s --check-prefix=RANGE
 // RUN: disc-compile %s --dim batch=2 -o %t2.so
 // RUN: disc-run %t2.so --input 'x=2x8x64:random' > /dev/null
-// RUN: not disc-run %t2.so --input 'x=3x8x64:random' 2>&1 | FileCheck %s --check-prefix=SPECRUN
+// RUN: not disc-run %t2.so --input 'x=3x8x64:random' 2>&1 | FileCheck %s --check-prefix=SPECEXEC
 
 // CHECK: input x {{ *}}[batch, seq, 64]  bytes=batch*seq*256
 // CHECK: disc.dynamic_reshape {{.*}}[batch, seq, 2, 32]  bytes=batch*seq*256
@@ -28,7 +28,7 @@
 // UNKNOWN: error: unknown dim name 'foo' in --dim; known: batch, seq
 // BADRANGE: error: bad --dim 'seq=9:2'
 // RANGE: dim 1 ('seq'): got 17, outside the range [1, 16] of 'seq'
-// SPECRUN: dim 0: expected 2 but got 3
+// SPECEXEC: dim 0: expected 2 but got 3
 
 func.func @attention(%x: tensor<?x?x64xf32> {disc.dims = ["batch", "seq", 64], disc.name = "x"}) -> (tensor<?x?x64xf32> {disc.name = "y"}) {
   %s = disc.shape_of %x : tensor<?x?x64xf32> -> tensor<3xi64>
