@@ -15,6 +15,8 @@ PACKAGES=(
   libz3-dev
   # Unit tests.
   libgtest-dev libgmock-dev
+  # Benchmarks (disc-solver-bench).
+  libbenchmark-dev
   # Runtime: signature JSON parsing.
   nlohmann-json3-dev
   # Model export and reference values (PyTorch 1.13, NumPy, ONNX 1.12).

@@ -47,10 +47,12 @@ struct SymbolInfo {
 struct SolverStats {
   int64_t queries = 0;       ///< isEqual + compare calls
   int64_t cacheHits = 0;     ///< answered from the cache
-  int64_t canonicalHits = 0; ///< answered by the canonical form alone
+  int64_t canonicalHits = 0; ///< answered without Z3 (canonical form,
+                             ///< monotone corners, sample points)
   int64_t z3Calls = 0;       ///< Z3 check() calls
   int64_t z3Timeouts = 0;    ///< Z3 checks that returned unknown
   double z3TimeMs = 0;       ///< wall time inside Z3, milliseconds
+  int64_t z3Errors = 0;      ///< Z3 checks that failed with a z3::exception
 };
 
 /// Constraint store and solver for one function's symbolic dims.

@@ -1,0 +1,1104 @@
+//===- ShapeConstraintSolver.cpp - canonical forms first, Z3 second -------===//
+//
+// Query pipeline (BladeDISC++, arXiv 2412.16985, section 3.1: symbolic shape
+// comparison by simplification, with an SMT fallback; ARCHITECTURE.md §2):
+//   1. canonical polynomial of `a - b` after substituting recorded
+//      equalities; a constant difference answers directly;
+//   2. a monotonicity check: when every non-constant coefficient has the
+//      same sign and every atom is non-negative and non-decreasing, the
+//      extremes are at the corners of the symbol box; exact when the
+//      recorded relations do not cut the box;
+//   3. sample points that satisfy all constraints: a point with `a > b` and
+//      one with `a < b` prove UNKNOWN without Z3;
+//   4. Z3 on what is left, under ranges and relations, with a timeout and a
+//      cache. Everything is cached per canonical difference.
+//
+//===----------------------------------------------------------------------===//
+#include "disc/Analysis/ShapeConstraintSolver.h"
+
+#include "SolverInternal.h"
+
+#include "mlir/IR/AffineExprVisitor.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::disc;
+using namespace mlir::disc::detail;
+
+const char *mlir::disc::stringifyCompareResult(CompareResult r) {
+  switch (r) {
+  case CompareResult::LT:
+    return "LT";
+  case CompareResult::LE:
+    return "LE";
+  case CompareResult::EQ:
+    return "EQ";
+  case CompareResult::GE:
+    return "GE";
+  case CompareResult::GT:
+    return "GT";
+  case CompareResult::UNKNOWN:
+    return "UNKNOWN";
+  }
+  return "UNKNOWN";
+}
+
+//===----------------------------------------------------------------------===//
+// Checked integer helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Floor division toward -inf (AffineExpr semantics); nullopt on b == 0 or
+/// overflow.
+std::optional<int64_t> floorDivChecked(int64_t a, int64_t b) {
+  if (b == 0 || (a == INT64_MIN && b == -1))
+    return std::nullopt;
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0)))
+    --q;
+  return q;
+}
+
+std::optional<int64_t> addChecked(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    return std::nullopt;
+  return r;
+}
+std::optional<int64_t> mulChecked(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    return std::nullopt;
+  return r;
+}
+
+/// Extended non-negative-friendly value for corner evaluation: finite
+/// __int128 or +infinity.
+struct Ext {
+  bool inf = false;
+  __int128 v = 0;
+};
+constexpr __int128 kExtLimit = static_cast<__int128>(1) << 100;
+
+Ext extClamp(__int128 v) {
+  if (v > kExtLimit)
+    return {true, 0};
+  return {false, v};
+}
+
+CompareResult flip(CompareResult r) {
+  switch (r) {
+  case CompareResult::LT:
+    return CompareResult::GT;
+  case CompareResult::LE:
+    return CompareResult::GE;
+  case CompareResult::GE:
+    return CompareResult::LE;
+  case CompareResult::GT:
+    return CompareResult::LT;
+  default:
+    return r;
+  }
+}
+
+CompareResult fromConstant(int64_t d) {
+  return d > 0 ? CompareResult::GT
+               : d < 0 ? CompareResult::LT : CompareResult::EQ;
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Impl
+//===----------------------------------------------------------------------===//
+
+struct ShapeConstraintSolver::Impl {
+  explicit Impl(MLIRContext *context) : context(context) {}
+
+  MLIRContext *context;
+  std::vector<SymbolInfo> symbols;
+  /// Symbol -> expression it was substituted by (triangular: the expression
+  /// only mentions symbols that were free when the entry was made).
+  llvm::DenseMap<unsigned, AffineExpr> subst;
+  /// Relations kept for Z3: `expr == 0` (Rel::EQ) or `expr >= 0` (Rel::GE).
+  std::vector<std::pair<AffineExpr, Rel>> relations;
+  /// An equality reduced to a nonzero constant: no valid assignment exists.
+  bool inconsistent = false;
+  /// Relations and substitutions do not cut the symbol box (lazy).
+  std::optional<bool> boxExact;
+
+  // Atoms, interned.
+  std::vector<Atom> atoms;
+  llvm::StringMap<unsigned> atomIds;
+
+  // Caches, cleared whenever a constraint is added.
+  llvm::DenseMap<AffineExpr, Poly> polyMemo;
+  struct QueryEntry {
+    std::optional<CompareResult> cmp;
+    std::optional<bool> eq;
+  };
+  llvm::StringMap<QueryEntry> queryCache;
+  llvm::StringMap<Z3Status> z3Cache;
+
+  Z3Backend z3;
+  unsigned timeoutMs = 200;
+  SolverStats stats;
+  bool overflow = false;
+
+  void invalidate() {
+    polyMemo.clear();
+    queryCache.clear();
+    z3Cache.clear();
+    boxExact.reset();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Polynomial arithmetic
+  //===--------------------------------------------------------------------===//
+
+  int64_t addC(int64_t a, int64_t b) {
+    if (auto r = addChecked(a, b))
+      return *r;
+    overflow = true;
+    return 0;
+  }
+  int64_t mulC(int64_t a, int64_t b) {
+    if (auto r = mulChecked(a, b))
+      return *r;
+    overflow = true;
+    return 0;
+  }
+
+  void addTerm(Poly &p, const Monomial &m, int64_t c) {
+    if (c == 0)
+      return;
+    auto it = p.find(m);
+    if (it == p.end()) {
+      p.emplace(m, c);
+      return;
+    }
+    it->second = addC(it->second, c);
+    if (it->second == 0)
+      p.erase(it);
+  }
+  Poly add(const Poly &a, const Poly &b) {
+    Poly r = a;
+    for (const auto &[m, c] : b)
+      addTerm(r, m, c);
+    return r;
+  }
+  Poly scale(const Poly &a, int64_t k) {
+    Poly r;
+    if (k == 0)
+      return r;
+    for (const auto &[m, c] : a)
+      r.emplace(m, mulC(c, k));
+    return r;
+  }
+  Poly mul(const Poly &a, const Poly &b) {
+    Poly r;
+    for (const auto &[ma, ca] : a)
+      for (const auto &[mb, cb] : b) {
+        Monomial m;
+        m.reserve(ma.size() + mb.size());
+        std::merge(ma.begin(), ma.end(), mb.begin(), mb.end(),
+                   std::back_inserter(m));
+        addTerm(r, m, mulC(ca, cb));
+      }
+    return r;
+  }
+  static Poly constant(int64_t c) {
+    Poly p;
+    if (c != 0)
+      p.emplace(Monomial{}, c);
+    return p;
+  }
+  static std::optional<int64_t> asConstant(const Poly &p) {
+    if (p.empty())
+      return 0;
+    if (p.size() == 1 && p.begin()->first.empty())
+      return p.begin()->second;
+    return std::nullopt;
+  }
+  static int64_t constantTerm(const Poly &p) {
+    auto it = p.find(Monomial{});
+    return it == p.end() ? 0 : it->second;
+  }
+
+  static std::string key(const Poly &p) {
+    std::string s;
+    for (const auto &[m, c] : p) {
+      s += std::to_string(c);
+      for (unsigned id : m) {
+        s += '*';
+        s += std::to_string(id);
+      }
+      s += ';';
+    }
+    return s;
+  }
+
+  unsigned intern(Atom atom) {
+    std::string k;
+    switch (atom.kind) {
+    case Atom::Symbol:
+      k = "s" + std::to_string(atom.index);
+      break;
+    case Atom::Dim:
+      k = "d" + std::to_string(atom.index);
+      break;
+    case Atom::FloorDiv:
+      k = "f(" + key(atom.dividend) + "|" + key(atom.divisor) + ")";
+      break;
+    }
+    auto [it, inserted] = atomIds.try_emplace(k, atoms.size());
+    if (inserted)
+      atoms.push_back(std::move(atom));
+    return it->second;
+  }
+  Poly atomPoly(unsigned id) {
+    Poly p;
+    p.emplace(Monomial{id}, 1);
+    return p;
+  }
+
+  /// Canonical `x floordiv d`.
+  Poly floorDiv(const Poly &x, const Poly &d) {
+    std::optional<int64_t> dc = asConstant(d);
+    if (dc && *dc != 0) {
+      int64_t c = *dc;
+      Poly dividend = x;
+      if (c < 0) { // floor(x / c) == floor(-x / -c)
+        dividend = scale(dividend, -1);
+        c = mulC(c, -1);
+      }
+      if (c == 1)
+        return dividend;
+      // Take out the multiples of c: floor((c*y + r) / c) = y + floor(r/c).
+      Poly outside, rest;
+      for (const auto &[m, coeff] : dividend) {
+        int64_t q = *floorDivChecked(coeff, c);
+        int64_t r = coeff - q * c;
+        addTerm(outside, m, q);
+        addTerm(rest, m, r);
+      }
+      if (asConstant(rest)) // 0 <= rest < c
+        return outside;
+      // floor((g*y + r0) / (g*c')) = floor((y + floor(r0/g)) / c').
+      int64_t g = c;
+      for (const auto &[m, coeff] : rest)
+        if (!m.empty())
+          g = std::gcd(g, coeff);
+      if (g > 1) {
+        Poly reduced;
+        for (const auto &[m, coeff] : rest)
+          addTerm(reduced, m,
+                  m.empty() ? *floorDivChecked(coeff, g) : coeff / g);
+        return add(outside, floorDiv(reduced, constant(c / g)));
+      }
+      Atom a{Atom::FloorDiv, 0, rest, constant(c)};
+      return add(outside, atomPoly(intern(std::move(a))));
+    }
+    // Symbolic (or zero) divisor: an opaque atom.
+    Atom a{Atom::FloorDiv, 0, x, d};
+    return atomPoly(intern(std::move(a)));
+  }
+
+  /// Canonical form of `e`, with recorded substitutions applied.
+  Poly toPoly(AffineExpr e) {
+    auto it = polyMemo.find(e);
+    if (it != polyMemo.end())
+      return it->second;
+    Poly result;
+    switch (e.getKind()) {
+    case AffineExprKind::Constant:
+      result = constant(cast<AffineConstantExpr>(e).getValue());
+      break;
+    case AffineExprKind::SymbolId: {
+      unsigned pos = cast<AffineSymbolExpr>(e).getPosition();
+      auto s = subst.find(pos);
+      if (s != subst.end())
+        result = toPoly(s->second);
+      else
+        result = atomPoly(intern(Atom{Atom::Symbol, pos, {}, {}}));
+      break;
+    }
+    case AffineExprKind::DimId:
+      result = atomPoly(intern(
+          Atom{Atom::Dim, cast<AffineDimExpr>(e).getPosition(), {}, {}}));
+      break;
+    case AffineExprKind::Add: {
+      auto b = cast<AffineBinaryOpExpr>(e);
+      result = add(toPoly(b.getLHS()), toPoly(b.getRHS()));
+      break;
+    }
+    case AffineExprKind::Mul: {
+      auto b = cast<AffineBinaryOpExpr>(e);
+      result = mul(toPoly(b.getLHS()), toPoly(b.getRHS()));
+      break;
+    }
+    case AffineExprKind::FloorDiv: {
+      auto b = cast<AffineBinaryOpExpr>(e);
+      result = floorDiv(toPoly(b.getLHS()), toPoly(b.getRHS()));
+      break;
+    }
+    case AffineExprKind::CeilDiv: {
+      // ceil(x / c) == floor((x + c - 1) / c) for a constant c > 0 (keeps
+      // the dividend close to x, so `x ceildiv 2` and `(x + 1) floordiv 2`
+      // meet); ceil(x / d) == -floor(-x / d) otherwise.
+      auto b = cast<AffineBinaryOpExpr>(e);
+      Poly x = toPoly(b.getLHS()), d = toPoly(b.getRHS());
+      std::optional<int64_t> dc = asConstant(d);
+      if (dc && *dc > 0)
+        result = floorDiv(add(x, constant(*dc - 1)), d);
+      else
+        result = scale(floorDiv(scale(x, -1), d), -1);
+      break;
+    }
+    case AffineExprKind::Mod: {
+      // x mod d == x - d * floor(x / d).
+      auto b = cast<AffineBinaryOpExpr>(e);
+      Poly x = toPoly(b.getLHS()), d = toPoly(b.getRHS());
+      result = add(x, scale(mul(d, floorDiv(x, d)), -1));
+      break;
+    }
+    }
+    polyMemo[e] = result;
+    return result;
+  }
+
+  AffineExpr fromPoly(const Poly &p) {
+    AffineExpr sum = getAffineConstantExpr(0, context);
+    for (const auto &[m, c] : p) {
+      AffineExpr term = getAffineConstantExpr(c, context);
+      for (unsigned id : m)
+        term = term * fromAtom(id);
+      sum = sum + term;
+    }
+    return sum;
+  }
+  AffineExpr fromAtom(unsigned id) {
+    const Atom a = atoms[id];
+    switch (a.kind) {
+    case Atom::Symbol:
+      return getAffineSymbolExpr(a.index, context);
+    case Atom::Dim:
+      return getAffineDimExpr(a.index, context);
+    case Atom::FloorDiv:
+      return fromPoly(a.dividend).floorDiv(fromPoly(a.divisor));
+    }
+    return {};
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Evaluation of canonical polynomials at free-symbol values
+  //===--------------------------------------------------------------------===//
+
+  std::optional<int64_t> evalPoly(const Poly &p,
+                                  llvm::ArrayRef<int64_t> values) {
+    int64_t sum = 0;
+    for (const auto &[m, c] : p) {
+      std::optional<int64_t> term = c;
+      for (unsigned id : m) {
+        std::optional<int64_t> v = evalAtom(id, values);
+        if (!v)
+          return std::nullopt;
+        term = mulChecked(*term, *v);
+        if (!term)
+          return std::nullopt;
+      }
+      auto s = addChecked(sum, *term);
+      if (!s)
+        return std::nullopt;
+      sum = *s;
+    }
+    return sum;
+  }
+  std::optional<int64_t> evalAtom(unsigned id, llvm::ArrayRef<int64_t> values) {
+    const Atom &a = atoms[id];
+    switch (a.kind) {
+    case Atom::Symbol:
+      return a.index < values.size() ? std::optional<int64_t>(values[a.index])
+                                     : std::nullopt;
+    case Atom::Dim:
+      return std::nullopt;
+    case Atom::FloorDiv: {
+      auto x = evalPoly(a.dividend, values);
+      auto d = evalPoly(a.divisor, values);
+      if (!x || !d)
+        return std::nullopt;
+      return floorDivChecked(*x, *d);
+    }
+    }
+    return std::nullopt;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Monotonicity: corners of the symbol box
+  //===--------------------------------------------------------------------===//
+
+  /// True when the atom is >= 0 and non-decreasing in every free symbol.
+  bool atomMonotone(unsigned id) {
+    const Atom &a = atoms[id];
+    switch (a.kind) {
+    case Atom::Symbol:
+      return symbols[a.index].min >= 0;
+    case Atom::Dim:
+      return false;
+    case Atom::FloorDiv: {
+      auto d = asConstant(a.divisor);
+      if (!d || *d <= 0 || !polyMonotone(a.dividend))
+        return false;
+      auto lo = corner(a.dividend, /*atMax=*/false);
+      return lo && !lo->inf && lo->v >= 0;
+    }
+    }
+    return false;
+  }
+  /// True when every non-constant coefficient is >= 0 and every atom is
+  /// monotone: the minimum is at the `min` corner, the supremum at `max`.
+  bool polyMonotone(const Poly &p) {
+    for (const auto &[m, c] : p) {
+      if (m.empty())
+        continue;
+      if (c < 0)
+        return false;
+      for (unsigned id : m)
+        if (!atomMonotone(id))
+          return false;
+    }
+    return true;
+  }
+  /// Value of a monotone polynomial at the min or max corner.
+  std::optional<Ext> corner(const Poly &p, bool atMax) {
+    Ext sum;
+    for (const auto &[m, c] : p) {
+      Ext term{false, c};
+      for (unsigned id : m) {
+        auto v = cornerAtom(id, atMax);
+        if (!v)
+          return std::nullopt;
+        if (v->inf)
+          term = (term.v == 0 && !term.inf) ? term : Ext{true, 0};
+        else if (term.inf)
+          term = v->v == 0 ? Ext{false, 0} : term;
+        else
+          term = extClamp(term.v * v->v);
+      }
+      if (term.inf) {
+        sum = Ext{true, 0};
+      } else if (!sum.inf) {
+        sum = extClamp(sum.v + term.v);
+        if (!atMax && sum.inf)
+          return std::nullopt;
+      }
+    }
+    return sum;
+  }
+  std::optional<Ext> cornerAtom(unsigned id, bool atMax) {
+    const Atom &a = atoms[id];
+    if (a.kind == Atom::Symbol) {
+      const SymbolInfo &s = symbols[a.index];
+      if (!atMax)
+        return Ext{false, s.min};
+      if (!s.max)
+        return Ext{true, 0};
+      return Ext{false, *s.max};
+    }
+    if (a.kind != Atom::FloorDiv)
+      return std::nullopt;
+    auto d = asConstant(a.divisor);
+    auto x = corner(a.dividend, atMax);
+    if (!x || !d || *d <= 0)
+      return std::nullopt;
+    if (x->inf)
+      return x;
+    __int128 q = x->v / *d;
+    if (x->v % *d != 0 && x->v < 0)
+      --q;
+    return Ext{false, q};
+  }
+
+  /// Free symbols occurring in `p` (through floordiv atoms too).
+  void collectSymbols(const Poly &p, llvm::SmallVectorImpl<unsigned> &out) {
+    for (const auto &[m, c] : p)
+      for (unsigned id : m) {
+        const Atom &a = atoms[id];
+        if (a.kind == Atom::Symbol) {
+          if (!llvm::is_contained(out, a.index))
+            out.push_back(a.index);
+        } else if (a.kind == Atom::FloorDiv) {
+          collectSymbols(a.dividend, out);
+          collectSymbols(a.divisor, out);
+        }
+      }
+  }
+  bool hasDims(const Poly &p) {
+    for (const auto &[m, c] : p)
+      for (unsigned id : m) {
+        const Atom &a = atoms[id];
+        if (a.kind == Atom::Dim)
+          return true;
+        if (a.kind == Atom::FloorDiv && (hasDims(a.dividend) || hasDims(a.divisor)))
+          return true;
+      }
+    return false;
+  }
+
+  /// Whether the recorded substitutions and relations leave the symbol box
+  /// intact (then monotone corners are attained, and exact).
+  bool isBoxExact() {
+    if (boxExact)
+      return *boxExact;
+    bool exact = true;
+    for (const auto &[pos, e] : subst) {
+      Poly p = toPoly(e);
+      const SymbolInfo &s = symbols[pos];
+      if (!polyMonotone(p)) {
+        exact = false;
+        break;
+      }
+      auto lo = corner(p, false), hi = corner(p, true);
+      if (!lo || !hi || lo->inf || lo->v < s.min ||
+          (s.max && (hi->inf || hi->v > *s.max))) {
+        exact = false;
+        break;
+      }
+    }
+    for (const auto &[e, rel] : relations) {
+      Poly p = toPoly(e);
+      if (rel == Rel::EQ && !p.empty()) {
+        exact = false;
+        break;
+      }
+      if (rel == Rel::GE) {
+        auto lo = polyMonotone(p) ? corner(p, false) : std::nullopt;
+        if (!lo || lo->inf || lo->v < 0) {
+          exact = false;
+          break;
+        }
+      }
+    }
+    boxExact = exact;
+    return exact;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Sample points (witnesses)
+  //===--------------------------------------------------------------------===//
+
+  /// Whether the assignment of free symbols satisfies all constraints.
+  bool isValidPoint(llvm::ArrayRef<int64_t> values) {
+    for (unsigned i = 0, n = symbols.size(); i < n; ++i) {
+      std::optional<int64_t> v;
+      if (subst.count(i))
+        v = evalPoly(toPoly(subst[i]), values);
+      else
+        v = values[i];
+      if (!v || *v < symbols[i].min || (symbols[i].max && *v > *symbols[i].max))
+        return false;
+    }
+    for (const auto &[e, rel] : relations) {
+      auto v = evalPoly(toPoly(e), values);
+      if (!v || (rel == Rel::EQ ? *v != 0 : *v < 0))
+        return false;
+    }
+    return true;
+  }
+
+  struct Signs {
+    bool pos = false, neg = false, zero = false;
+  };
+  /// Evaluates `diff` on a few valid points: the likely/min base point and
+  /// single-symbol bumps of the symbols in `diff`.
+  Signs sample(const Poly &diff) {
+    Signs signs;
+    llvm::SmallVector<unsigned> syms;
+    collectSymbols(diff, syms);
+    std::vector<int64_t> base(symbols.size());
+    for (unsigned i = 0; i < symbols.size(); ++i) {
+      const SymbolInfo &s = symbols[i];
+      base[i] = s.min;
+      if (s.likely && *s.likely >= s.min && (!s.max || *s.likely <= *s.max))
+        base[i] = *s.likely;
+    }
+    auto tryPoint = [&](llvm::ArrayRef<int64_t> pt) {
+      if (!isValidPoint(pt))
+        return;
+      auto v = evalPoly(diff, pt);
+      if (!v)
+        return;
+      (*v > 0 ? signs.pos : *v < 0 ? signs.neg : signs.zero) = true;
+    };
+    std::vector<int64_t> mins(symbols.size());
+    for (unsigned i = 0; i < symbols.size(); ++i)
+      mins[i] = symbols[i].min;
+    tryPoint(base);
+    tryPoint(mins);
+    // Single-symbol bumps, small and large (a quadratic term overtakes a
+    // linear one only for large values: 4*seq*seq vs 256*seq), and the
+    // max corner when every symbol is bounded.
+    for (unsigned s : syms) {
+      const SymbolInfo &info = symbols[s];
+      for (int64_t bump : {1, 3, 100, 10000}) {
+        std::vector<int64_t> pt = mins;
+        pt[s] = info.max ? std::min(*info.max, info.min + bump)
+                         : info.min + bump;
+        tryPoint(pt);
+      }
+    }
+    std::vector<int64_t> maxs = mins;
+    for (unsigned s : syms)
+      maxs[s] = symbols[s].max ? *symbols[s].max : symbols[s].min + 10000;
+    tryPoint(maxs);
+    return signs;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Z3
+  //===--------------------------------------------------------------------===//
+
+  /// Checks `background && query` with Z3; the background is sliced to the
+  /// constraints that share symbols (transitively) with the query.
+  Z3Status z3Check(const Poly &p, Rel rel) {
+    std::string k = std::to_string(static_cast<int>(rel)) + ":" + key(p);
+    auto it = z3Cache.find(k);
+    if (it != z3Cache.end())
+      return it->second;
+
+    // Background constraints with their symbol sets.
+    struct Item {
+      Constraint c;
+      llvm::SmallVector<unsigned> syms;
+    };
+    std::vector<Item> items;
+    for (const auto &[pos, e] : subst) {
+      Item item;
+      item.c.poly =
+          add(toPoly(e), scale(atomPoly(intern(
+                                   Atom{Atom::Symbol, pos, {}, {}})),
+                               -1));
+      item.c.rel = Rel::EQ;
+      collectSymbols(item.c.poly, item.syms);
+      items.push_back(std::move(item));
+    }
+    for (const auto &[e, r] : relations) {
+      Item item{{toPoly(e), r}, {}};
+      collectSymbols(item.c.poly, item.syms);
+      items.push_back(std::move(item));
+    }
+    llvm::SmallVector<unsigned> live;
+    collectSymbols(p, live);
+    std::vector<bool> used(items.size(), false);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (unsigned i = 0; i < items.size(); ++i) {
+        if (used[i])
+          continue;
+        if (llvm::any_of(items[i].syms, [&](unsigned s) {
+              return llvm::is_contained(live, s);
+            })) {
+          used[i] = true;
+          changed = true;
+          for (unsigned s : items[i].syms)
+            if (!llvm::is_contained(live, s))
+              live.push_back(s);
+        }
+      }
+    }
+    std::vector<Constraint> cs;
+    for (unsigned s : live) {
+      Poly sp = atomPoly(intern(Atom{Atom::Symbol, s, {}, {}}));
+      cs.push_back({add(sp, constant(-symbols[s].min)), Rel::GE});
+      if (symbols[s].max)
+        cs.push_back({add(scale(sp, -1), constant(*symbols[s].max)), Rel::GE});
+    }
+    for (unsigned i = 0; i < items.size(); ++i)
+      if (used[i])
+        cs.push_back(items[i].c);
+    cs.push_back({p, rel});
+
+    std::string error;
+    ++stats.z3Calls;
+    auto start = std::chrono::steady_clock::now();
+    Z3Status status = z3.check(atoms, cs, timeoutMs, error);
+    stats.z3TimeMs += std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+    if (status == Z3Status::Unknown)
+      ++stats.z3Timeouts;
+    if (status == Z3Status::Error)
+      ++stats.z3Errors;
+    if (status == Z3Status::Sat || status == Z3Status::Unsat)
+      z3Cache[k] = status;
+    return status;
+  }
+  /// True when Z3 proves `p REL 0` impossible.
+  bool impossible(const Poly &p, Rel rel) {
+    return z3Check(p, rel) == Z3Status::Unsat;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Queries
+  //===--------------------------------------------------------------------===//
+
+  /// Makes the first non-constant coefficient positive; returns whether the
+  /// polynomial was negated.
+  bool normalizeSign(Poly &p) {
+    for (const auto &[m, c] : p)
+      if (!m.empty()) {
+        if (c < 0) {
+          p = scale(p, -1);
+          return true;
+        }
+        return false;
+      }
+    return false;
+  }
+
+  CompareResult compareDiff(const Poly &diff) {
+    // Monotone difference: bounds at the corners of the box.
+    for (bool negated : {false, true}) {
+      Poly p = negated ? scale(diff, -1) : diff;
+      if (!polyMonotone(p))
+        continue;
+      auto lo = corner(p, false), hi = corner(p, true);
+      if (!lo || !hi || lo->inf)
+        break;
+      auto orient = [&](CompareResult r) { return negated ? flip(r) : r; };
+      if (lo->v > 0) {
+        ++stats.canonicalHits;
+        return orient(CompareResult::GT);
+      }
+      if (!isBoxExact())
+        break;
+      // Box corners are valid points: the bounds are attained.
+      ++stats.canonicalHits;
+      if (lo->v == 0)
+        return orient(!hi->inf && hi->v == 0 ? CompareResult::EQ
+                                             : CompareResult::GE);
+      if (!hi->inf && hi->v < 0)
+        return orient(CompareResult::LT);
+      if (!hi->inf && hi->v == 0)
+        return orient(CompareResult::LE);
+      return CompareResult::UNKNOWN;
+    }
+
+    Signs signs = sample(diff);
+    if (signs.pos && signs.neg) {
+      ++stats.canonicalHits;
+      return CompareResult::UNKNOWN;
+    }
+    Poly neg = scale(diff, -1);
+    bool canLt = signs.neg || !impossible(neg, Rel::GT);
+    bool canGt = signs.pos || !impossible(diff, Rel::GT);
+    if (canLt && canGt)
+      return CompareResult::UNKNOWN;
+    if (!canLt && !canGt)
+      return CompareResult::EQ;
+    bool canEq = signs.zero || !impossible(diff, Rel::EQ);
+    if (!canLt)
+      return canEq ? CompareResult::GE : CompareResult::GT;
+    return canEq ? CompareResult::LE : CompareResult::LT;
+  }
+
+  bool isEqualDiff(const Poly &diff) {
+    for (bool negated : {false, true}) {
+      Poly p = negated ? scale(diff, -1) : diff;
+      if (!polyMonotone(p))
+        continue;
+      auto lo = corner(p, false);
+      if (lo && !lo->inf && lo->v > 0) {
+        ++stats.canonicalHits;
+        return false;
+      }
+    }
+    Signs signs = sample(diff);
+    if (signs.pos || signs.neg) {
+      ++stats.canonicalHits;
+      return false;
+    }
+    return impossible(diff, Rel::NE);
+  }
+
+  /// Shared front end of isEqual/compare: canonical difference, constant
+  /// answers, cache lookup. Returns the cache entry key in `cacheKey`.
+  std::optional<Poly> prepare(AffineExpr a, AffineExpr b, bool &negated,
+                              std::string &cacheKey) {
+    overflow = false;
+    Poly diff = add(toPoly(a), scale(toPoly(b), -1));
+    if (overflow) {
+      polyMemo.clear();
+      return std::nullopt;
+    }
+    negated = normalizeSign(diff);
+    cacheKey = key(diff);
+    return diff;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Recording constraints
+  //===--------------------------------------------------------------------===//
+
+  /// Divides out the integer content and atoms known to be >= 1 (symbols
+  /// with min >= 1): `(s0 - s3) * s1 == 0` with `s1 >= 1` gives `s0 == s3`.
+  Poly cancel(Poly p) {
+    if (p.empty())
+      return p;
+    int64_t g = 0;
+    for (const auto &[m, c] : p)
+      g = std::gcd(g, c);
+    if (g > 1) {
+      Poly r;
+      for (const auto &[m, c] : p)
+        r.emplace(m, c / g);
+      p = std::move(r);
+    }
+    // Common atoms of all monomials.
+    Monomial common = p.begin()->first;
+    for (const auto &[m, c] : p) {
+      Monomial inter;
+      std::set_intersection(common.begin(), common.end(), m.begin(), m.end(),
+                            std::back_inserter(inter));
+      common = std::move(inter);
+    }
+    Monomial removable;
+    for (unsigned id : common) {
+      const Atom &a = atoms[id];
+      if (a.kind == Atom::Symbol && symbols[a.index].min >= 1)
+        removable.push_back(id);
+    }
+    if (removable.empty())
+      return p;
+    Poly r;
+    for (const auto &[m, c] : p) {
+      Monomial rest;
+      std::set_difference(m.begin(), m.end(), removable.begin(),
+                          removable.end(), std::back_inserter(rest));
+      r.emplace(rest, c);
+    }
+    return r;
+  }
+
+  /// Tries to solve `p == 0` for a symbol appearing only as `±1 * s`;
+  /// prefers the most recent symbol so that later symbols are expressed in
+  /// earlier ones (`s2 = s0 * s1` substitutes s2).
+  bool trySubstitute(const Poly &p) {
+    std::optional<unsigned> best;
+    int64_t bestCoeff = 0;
+    for (const auto &[m, c] : p) {
+      if (m.size() != 1 || (c != 1 && c != -1))
+        continue;
+      const Atom &a = atoms[m[0]];
+      if (a.kind != Atom::Symbol)
+        continue;
+      // The atom must not occur anywhere else.
+      bool elsewhere = false;
+      for (const auto &[m2, c2] : p) {
+        if (m2 == m)
+          continue;
+        for (unsigned id : m2) {
+          if (id == m[0])
+            elsewhere = true;
+          if (atoms[id].kind == Atom::FloorDiv) {
+            llvm::SmallVector<unsigned> syms;
+            collectSymbols(atomPoly(id), syms);
+            if (llvm::is_contained(syms, a.index))
+              elsewhere = true;
+          }
+        }
+      }
+      if (elsewhere)
+        continue;
+      if (!best || a.index > *best) {
+        best = a.index;
+        bestCoeff = c;
+      }
+    }
+    if (!best)
+      return false;
+    Monomial m{intern(Atom{Atom::Symbol, *best, {}, {}})};
+    Poly rest = p;
+    rest.erase(m);
+    // c*s + rest == 0  =>  s == -rest / c == -c * rest (c = ±1).
+    subst[*best] = fromPoly(scale(rest, -bestCoeff));
+    return true;
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Public API
+//===----------------------------------------------------------------------===//
+
+ShapeConstraintSolver::ShapeConstraintSolver(MLIRContext *context)
+    : impl(std::make_unique<Impl>(context)) {}
+ShapeConstraintSolver::~ShapeConstraintSolver() = default;
+
+AffineExpr ShapeConstraintSolver::addSymbol(const SymbolInfo &info) {
+  impl->invalidate();
+  impl->symbols.push_back(info);
+  return getAffineSymbolExpr(impl->symbols.size() - 1, impl->context);
+}
+
+unsigned ShapeConstraintSolver::getNumSymbols() const {
+  return impl->symbols.size();
+}
+
+const SymbolInfo &ShapeConstraintSolver::getSymbol(unsigned i) const {
+  return impl->symbols[i];
+}
+
+void ShapeConstraintSolver::addEquality(AffineExpr a, AffineExpr b) {
+  Impl &s = *impl;
+  s.overflow = false;
+  Poly diff = s.add(s.toPoly(a), s.scale(s.toPoly(b), -1));
+  s.invalidate();
+  if (s.overflow) {
+    s.relations.push_back({a - b, Rel::EQ});
+    return;
+  }
+  diff = s.cancel(diff);
+  if (diff.empty())
+    return;
+  if (auto c = Impl::asConstant(diff)) {
+    s.inconsistent = true;
+    return;
+  }
+  if (!s.trySubstitute(diff))
+    s.relations.push_back({s.fromPoly(diff), Rel::EQ});
+  s.invalidate();
+}
+
+void ShapeConstraintSolver::addGreaterOrEqual(AffineExpr a, AffineExpr b) {
+  impl->invalidate();
+  impl->relations.push_back({a - b, Rel::GE});
+}
+
+bool ShapeConstraintSolver::isEqual(AffineExpr a, AffineExpr b) {
+  Impl &s = *impl;
+  ++s.stats.queries;
+  if (s.inconsistent)
+    return false;
+  bool negated;
+  std::string k;
+  std::optional<Poly> diff = s.prepare(a, b, negated, k);
+  if (!diff)
+    return false;
+  if (auto c = Impl::asConstant(*diff)) {
+    ++s.stats.canonicalHits;
+    return *c == 0;
+  }
+  Impl::QueryEntry &entry = s.queryCache[k];
+  if (entry.eq || entry.cmp) {
+    ++s.stats.cacheHits;
+    return entry.eq ? *entry.eq : *entry.cmp == CompareResult::EQ;
+  }
+  bool result = s.isEqualDiff(*diff);
+  s.queryCache[k].eq = result;
+  return result;
+}
+
+CompareResult ShapeConstraintSolver::compare(AffineExpr a, AffineExpr b) {
+  Impl &s = *impl;
+  ++s.stats.queries;
+  if (s.inconsistent)
+    return CompareResult::UNKNOWN;
+  bool negated;
+  std::string k;
+  std::optional<Poly> diff = s.prepare(a, b, negated, k);
+  if (!diff)
+    return CompareResult::UNKNOWN;
+  if (auto c = Impl::asConstant(*diff)) {
+    ++s.stats.canonicalHits;
+    return fromConstant(*c);
+  }
+  auto orient = [&](CompareResult r) { return negated ? flip(r) : r; };
+  Impl::QueryEntry &entry = s.queryCache[k];
+  if (entry.cmp) {
+    ++s.stats.cacheHits;
+    return orient(*entry.cmp);
+  }
+  if (entry.eq && *entry.eq) {
+    ++s.stats.cacheHits;
+    return CompareResult::EQ;
+  }
+  CompareResult result = s.compareDiff(*diff);
+  s.queryCache[k].cmp = result;
+  return orient(result);
+}
+
+std::optional<int64_t>
+ShapeConstraintSolver::evaluate(AffineExpr e,
+                                llvm::ArrayRef<int64_t> bindings) const {
+  switch (e.getKind()) {
+  case AffineExprKind::Constant:
+    return cast<AffineConstantExpr>(e).getValue();
+  case AffineExprKind::SymbolId: {
+    unsigned pos = cast<AffineSymbolExpr>(e).getPosition();
+    if (pos >= bindings.size())
+      return std::nullopt;
+    return bindings[pos];
+  }
+  case AffineExprKind::DimId:
+    return std::nullopt;
+  default:
+    break;
+  }
+  auto bin = cast<AffineBinaryOpExpr>(e);
+  std::optional<int64_t> l = evaluate(bin.getLHS(), bindings);
+  std::optional<int64_t> r = evaluate(bin.getRHS(), bindings);
+  if (!l || !r)
+    return std::nullopt;
+  switch (e.getKind()) {
+  case AffineExprKind::Add:
+    return addChecked(*l, *r);
+  case AffineExprKind::Mul:
+    return mulChecked(*l, *r);
+  case AffineExprKind::FloorDiv:
+    return floorDivChecked(*l, *r);
+  case AffineExprKind::CeilDiv: {
+    if (*l == INT64_MIN)
+      return std::nullopt;
+    auto q = floorDivChecked(-*l, *r);
+    if (!q)
+      return std::nullopt;
+    return -*q;
+  }
+  case AffineExprKind::Mod: {
+    auto q = floorDivChecked(*l, *r);
+    if (!q)
+      return std::nullopt;
+    auto p = mulChecked(*q, *r);
+    if (!p)
+      return std::nullopt;
+    return *l - *p;
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+AffineExpr ShapeConstraintSolver::simplify(AffineExpr e) {
+  impl->overflow = false;
+  Poly p = impl->toPoly(e);
+  if (impl->overflow) {
+    impl->polyMemo.clear();
+    return e;
+  }
+  return impl->fromPoly(p);
+}
+
+void ShapeConstraintSolver::setTimeoutMs(unsigned ms) {
+  impl->timeoutMs = ms;
+  impl->z3Cache.clear();
+  impl->queryCache.clear();
+}
+
+const SolverStats &ShapeConstraintSolver::getStats() const {
+  return impl->stats;
+}
