@@ -1062,6 +1062,39 @@ void ShapeAnalysis::run() {
   });
 }
 
+unsigned ShapeAnalysis::mergeEqualSymbols() {
+  unsigned merged = 0;
+  // Candidates: representative symbols of the unabsorbed relations.
+  SmallVector<unsigned> cands;
+  llvm::SmallDenseSet<unsigned> seen;
+  for (auto &[a, b] : equalities) {
+    AffineExpr l = normalize(a), r = normalize(b);
+    if (l == r)
+      continue;
+    for (AffineExpr side : {l, r})
+      side.walk([&](AffineExpr x) {
+        if (auto s = dyn_cast<AffineSymbolExpr>(x))
+          if (seen.insert(s.getPosition()).second)
+            cands.push_back(s.getPosition());
+      });
+  }
+  if (cands.size() > 16) // keep the solver work bounded
+    cands.resize(16);
+  llvm::sort(cands);
+  for (size_t i = 0; i < cands.size(); ++i)
+    for (size_t j = i + 1; j < cands.size(); ++j) {
+      AffineExpr a = normalize(getAffineSymbolExpr(cands[i], ctx));
+      AffineExpr b = normalize(getAffineSymbolExpr(cands[j], ctx));
+      if (a == b)
+        continue;
+      if (solver.isEqual(a, b)) {
+        equate(a, b);
+        ++merged;
+      }
+    }
+  return merged;
+}
+
 std::string ShapeAnalysis::render(AffineExpr e) {
   e = normalize(e);
   std::string s;
@@ -1282,8 +1315,10 @@ LogicalResult mlir::disc::annotateShapes(ModuleOp module, bool simplify) {
       continue;
     ShapeAnalysis sa(func, ranges);
     sa.run();
-    if (simplify)
+    if (simplify) {
+      sa.mergeEqualSymbols();
       makeStatic(func, sa);
+    }
     // Symbol refs for every representative symbol.
     SmallVector<FlatSymbolRefAttr> refs(sa.getNumSymbols());
     auto refFor = [&](unsigned i) -> FlatSymbolRefAttr {
@@ -1440,6 +1475,7 @@ LogicalResult mlir::disc::printShapes(ModuleOp module, StringRef entry,
   llvm::StringMap<DimRange> ranges = collectDimRanges(module);
   ShapeAnalysis sa(func, ranges);
   sa.run();
+  sa.mergeEqualSymbols();
   double ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - start)
                   .count();

@@ -46,3 +46,18 @@ func.func @merge(%a: tensor<?x4xf32> {disc.dims = ["m", 4]}, %b: tensor<?x4xf32>
   %1 = disc.dynamic_reshape %0, %m1 : (tensor<?x4xf32>, tensor<1xi64>) -> tensor<?xf32>
   return %1 : tensor<?xf32>
 }
+
+// -----
+
+// Products: a == b*4 (from the first reshape) and c*4 == a (second
+// reshape, with c a fresh symbol), so the solver proves c == b and the two
+// outputs share a symbol after simplify.
+// CHECK-LABEL: func.func @products
+// CHECK: disc.dynamic_reshape {{.*}}disc_shape.dims = {{\[\[}}@b, 4]]
+// CHECK: disc.add {{.*}}disc_shape.dims = {{\[\[}}@b, 4]]
+func.func @products(%x: tensor<?xf32> {disc.dims = ["a"]}, %y: tensor<?x4xf32> {disc.dims = ["b", 4]}) -> tensor<?x4xf32> {
+  %shape = disc.constant dense<[-1, 4]> : tensor<2xi64>
+  %0 = disc.dynamic_reshape %x, %shape : (tensor<?xf32>, tensor<2xi64>) -> tensor<?x4xf32>
+  %1 = disc.add %0, %y : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %1 : tensor<?x4xf32>
+}

@@ -33,6 +33,11 @@ public:
   /// derive gets a fresh symbol marked unknown.
   void run();
 
+  /// Asks the solver whether symbols involved in relations the
+  /// substitution could not absorb (`S0*S1 == S2`, `S2 == S3*S1`) are equal
+  /// (`S0 == S3`), and merges them. Returns the number of merges.
+  unsigned mergeEqualSymbols();
+
   /// Dims of a ranked tensor value (normalized), empty for other values.
   SmallVector<AffineExpr> getDims(Value v);
   /// Normal form of an expression after the recorded equalities.
