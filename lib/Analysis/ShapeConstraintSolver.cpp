@@ -761,7 +761,9 @@ struct ShapeConstraintSolver::Impl {
     return false;
   }
 
-  CompareResult compareDiff(const Poly &diff) {
+  CompareResult compareDiff(const Poly &rawDiff) {
+    // Positive content and factors >= 1 do not change the sign.
+    Poly diff = cancel(rawDiff);
     // Monotone difference: bounds at the corners of the box.
     for (bool negated : {false, true}) {
       Poly p = negated ? scale(diff, -1) : diff;
@@ -794,6 +796,8 @@ struct ShapeConstraintSolver::Impl {
       ++stats.canonicalHits;
       return CompareResult::UNKNOWN;
     }
+    if (auto r = compareProducts(diff))
+      return *r;
     Poly neg = scale(diff, -1);
     bool canLt = signs.neg || !impossible(neg, Rel::GT);
     bool canGt = signs.pos || !impossible(diff, Rel::GT);
@@ -807,7 +811,68 @@ struct ShapeConstraintSolver::Impl {
     return canEq ? CompareResult::LE : CompareResult::LT;
   }
 
-  bool isEqualDiff(const Poly &diff) {
+  /// `A - B` for products of non-negative, non-decreasing atoms of equal
+  /// degree (feature-map sizes `h1*w1` vs `h0*w0`): when some pairing has
+  /// `a_k <= b_k` for every k, then `A <= B`; strictly when one pair is
+  /// strict and every `b` is >= 1. Non-linear for Z3, cheap factor-wise.
+  /// May answer LE/GE where LT/GT or EQ holds for other reasons (sound).
+  std::optional<CompareResult> compareProducts(const Poly &diff) {
+    if (diff.size() != 2)
+      return std::nullopt;
+    auto it = diff.begin();
+    const auto &[m1, c1] = *it++;
+    const auto &[m2, c2] = *it;
+    if (m1.empty() || m2.empty() || c1 != -c2 || (c1 != 1 && c1 != -1) ||
+        m1.size() != m2.size() || m1.size() < 2 || m1.size() > 3)
+      return std::nullopt;
+    Monomial a = c1 == 1 ? m1 : m2, b = c1 == 1 ? m2 : m1; // diff = a - b
+    for (const Monomial *m : {&a, &b})
+      for (unsigned id : *m)
+        if (!atomMonotone(id))
+          return std::nullopt;
+    auto atLeastOne = [&](const Monomial &m) {
+      return llvm::all_of(m, [&](unsigned id) {
+        auto lo = cornerAtom(id, /*atMax=*/false);
+        return lo && !lo->inf && lo->v >= 1;
+      });
+    };
+    std::map<std::pair<unsigned, unsigned>, CompareResult> memo;
+    auto pair = [&](unsigned x, unsigned y) {
+      auto key = std::make_pair(x, y);
+      auto found = memo.find(key);
+      if (found != memo.end())
+        return found->second;
+      CompareResult r = x == y ? CompareResult::EQ
+                               : compareDiff(add(atomPoly(x),
+                                                 scale(atomPoly(y), -1)));
+      memo[key] = r;
+      return r;
+    };
+    Monomial perm = b;
+    std::sort(perm.begin(), perm.end());
+    do {
+      bool le = true, ge = true, lt = false, gt = false;
+      for (size_t k = 0; k < a.size() && (le || ge); ++k) {
+        CompareResult r = pair(a[k], perm[k]);
+        le &= r == CompareResult::LT || r == CompareResult::LE ||
+              r == CompareResult::EQ;
+        ge &= r == CompareResult::GT || r == CompareResult::GE ||
+              r == CompareResult::EQ;
+        lt |= r == CompareResult::LT;
+        gt |= r == CompareResult::GT;
+      }
+      if (le && ge)
+        return CompareResult::EQ;
+      if (le)
+        return lt && atLeastOne(b) ? CompareResult::LT : CompareResult::LE;
+      if (ge)
+        return gt && atLeastOne(a) ? CompareResult::GT : CompareResult::GE;
+    } while (std::next_permutation(perm.begin(), perm.end()));
+    return std::nullopt;
+  }
+
+  bool isEqualDiff(const Poly &rawDiff) {
+    Poly diff = cancel(rawDiff);
     for (bool negated : {false, true}) {
       Poly p = negated ? scale(diff, -1) : diff;
       if (!polyMonotone(p))

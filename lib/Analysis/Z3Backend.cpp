@@ -91,6 +91,32 @@ private:
 };
 } // namespace
 
+static bool isLinearPoly(llvm::ArrayRef<Atom> atoms, const Poly &p) {
+  for (const auto &[mono, coeff] : p) {
+    if (mono.size() > 1)
+      return false;
+    for (unsigned id : mono) {
+      const Atom &a = atoms[id];
+      if (a.kind != Atom::FloorDiv)
+        continue;
+      if (!(a.divisor.empty() ||
+            (a.divisor.size() == 1 && a.divisor.begin()->first.empty())))
+        return false;
+      if (!isLinearPoly(atoms, a.dividend))
+        return false;
+    }
+  }
+  return true;
+}
+
+static bool isLinear(llvm::ArrayRef<Atom> atoms,
+                     llvm::ArrayRef<Constraint> constraints) {
+  for (const Constraint &c : constraints)
+    if (!isLinearPoly(atoms, c.poly))
+      return false;
+  return true;
+}
+
 Z3Status Z3Backend::check(llvm::ArrayRef<Atom> atoms,
                           llvm::ArrayRef<Constraint> constraints,
                           unsigned timeoutMs, std::string &error) {
@@ -98,7 +124,12 @@ Z3Status Z3Backend::check(llvm::ArrayRef<Atom> atoms,
     if (!state)
       state = std::make_unique<State>();
     z3::context &ctx = state->ctx;
-    z3::solver solver(ctx);
+    // Linear problems (every monomial of degree <= 1, constant divisors)
+    // go to the QF_LIA solver, which is much cheaper to set up than the
+    // default portfolio; the rest gets the default (non-linear) solver.
+    z3::solver solver = isLinear(atoms, constraints)
+                            ? z3::solver(ctx, "QF_LIA")
+                            : z3::solver(ctx);
     // Z3 4.8.12's wall-clock "timeout" arms a scoped_timer thread that can
     // deadlock against the timers its own tactics start (seen here: both
     // threads parked on the timer mutex in non-linear conv queries). The
