@@ -524,6 +524,57 @@ struct ShapeConstraintSolver::Impl {
     return Ext{false, q};
   }
 
+  /// [inf, sup] of `p` over the symbol box when `p` is monotone: either
+  /// directly (polyMonotone), or after shifting every symbol to `t = s - min`
+  /// (symbol-only polynomials): `a*b - a - b + 1` with `a, b >= 1` is
+  /// `ta*tb`, non-negative coefficients in `t >= 0`, so the infimum is the
+  /// constant term and the supremum is at the max corner.
+  std::optional<std::pair<Ext, Ext>> monotoneBounds(const Poly &p) {
+    if (polyMonotone(p)) {
+      auto lo = corner(p, false), hi = corner(p, true);
+      if (!lo || !hi)
+        return std::nullopt;
+      return std::make_pair(*lo, *hi);
+    }
+    bool unbounded = false;
+    for (const auto &[m, c] : p) {
+      if (m.size() > 4)
+        return std::nullopt;
+      for (unsigned id : m) {
+        if (atoms[id].kind != Atom::Symbol)
+          return std::nullopt;
+        unbounded |= !symbols[atoms[id].index].max.has_value();
+      }
+    }
+    overflow = false;
+    Poly shifted;
+    for (const auto &[m, c] : p) {
+      Poly term = constant(c);
+      for (unsigned id : m)
+        term = mul(term, add(atomPoly(id),
+                             constant(symbols[atoms[id].index].min)));
+      shifted = add(shifted, term);
+    }
+    if (overflow)
+      return std::nullopt;
+    for (const auto &[m, c] : shifted)
+      if (!m.empty() && c < 0)
+        return std::nullopt;
+    Ext lo{false, constantTerm(shifted)};
+    bool constantInT = shifted.size() <= 1 && asConstant(shifted);
+    if (constantInT)
+      return std::make_pair(lo, lo);
+    if (unbounded)
+      return std::make_pair(lo, Ext{true, 0});
+    std::vector<int64_t> maxs(symbols.size(), 0);
+    for (unsigned i = 0; i < symbols.size(); ++i)
+      maxs[i] = symbols[i].max.value_or(symbols[i].min);
+    auto hi = evalPoly(p, maxs);
+    if (!hi)
+      return std::nullopt;
+    return std::make_pair(lo, Ext{false, *hi});
+  }
+
   /// Free symbols occurring in `p` (through floordiv atoms too).
   void collectSymbols(const Poly &p, llvm::SmallVectorImpl<unsigned> &out) {
     for (const auto &[m, c] : p)
@@ -767,13 +818,14 @@ struct ShapeConstraintSolver::Impl {
     // Monotone difference: bounds at the corners of the box.
     for (bool negated : {false, true}) {
       Poly p = negated ? scale(diff, -1) : diff;
-      if (!polyMonotone(p))
+      auto bounds = monotoneBounds(p);
+      if (!bounds)
         continue;
-      auto lo = corner(p, false), hi = corner(p, true);
-      if (!lo || !hi || lo->inf)
+      auto [lo, hi] = *bounds;
+      if (lo.inf)
         break;
       auto orient = [&](CompareResult r) { return negated ? flip(r) : r; };
-      if (lo->v > 0) {
+      if (lo.v > 0) {
         ++stats.canonicalHits;
         return orient(CompareResult::GT);
       }
@@ -781,12 +833,12 @@ struct ShapeConstraintSolver::Impl {
         break;
       // Box corners are valid points: the bounds are attained.
       ++stats.canonicalHits;
-      if (lo->v == 0)
-        return orient(!hi->inf && hi->v == 0 ? CompareResult::EQ
+      if (lo.v == 0)
+        return orient(!hi.inf && hi.v == 0 ? CompareResult::EQ
                                              : CompareResult::GE);
-      if (!hi->inf && hi->v < 0)
+      if (!hi.inf && hi.v < 0)
         return orient(CompareResult::LT);
-      if (!hi->inf && hi->v == 0)
+      if (!hi.inf && hi.v == 0)
         return orient(CompareResult::LE);
       return CompareResult::UNKNOWN;
     }
@@ -875,10 +927,8 @@ struct ShapeConstraintSolver::Impl {
     Poly diff = cancel(rawDiff);
     for (bool negated : {false, true}) {
       Poly p = negated ? scale(diff, -1) : diff;
-      if (!polyMonotone(p))
-        continue;
-      auto lo = corner(p, false);
-      if (lo && !lo->inf && lo->v > 0) {
+      auto bounds = monotoneBounds(p);
+      if (bounds && !bounds->first.inf && bounds->first.v > 0) {
         ++stats.canonicalHits;
         return false;
       }
