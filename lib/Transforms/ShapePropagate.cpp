@@ -1557,8 +1557,13 @@ LogicalResult mlir::disc::printShapes(ModuleOp module, StringRef entry,
     }
   });
   const SolverStats &st = sa.getSolver().getStats();
+  unsigned numSymbols = 0; // symbols left after merging and substitution
+  for (unsigned i = 0, e = sa.getNumSymbols(); i < e; ++i) {
+    AffineExpr self = getAffineSymbolExpr(i, module.getContext());
+    numSymbols += sa.normalize(self) == self;
+  }
   os << "summary: " << numValues << " values, " << numUnknown
-     << " unknown dims, " << sa.getNumSymbols() << " symbols, " << st.queries
+     << " unknown dims, " << numSymbols << " symbols, " << st.queries
      << " solver queries, " << st.z3Calls << " Z3 calls, "
      << llvm::format("%.2f", ms) << " ms\n";
   return success();
