@@ -575,6 +575,60 @@ struct ShapeConstraintSolver::Impl {
     return std::make_pair(lo, Ext{false, *hi});
   }
 
+  /// A lower bound of `L * p` (L > 0) as an integer, after replacing each
+  /// degree-1 floordiv atom `x floordiv d` (constant d > 0) by its linear
+  /// bound: `(x - d + 1) / d` where its coefficient is positive, `x / d`
+  /// where negative; the rest must be monotone (monotoneBounds). Decides
+  /// `h >= (h + 1) floordiv 2` without Z3 (conv/pool halving).
+  std::optional<int64_t> relaxedLowerBound(const Poly &p) {
+    // Relax only the outermost atoms: in `g - (g floordiv 2)` keep `g`.
+    llvm::SmallVector<unsigned> inner;
+    for (const auto &[m, c] : p)
+      if (m.size() == 1 && atoms[m[0]].kind == Atom::FloorDiv)
+        for (const auto &[m2, c2] : atoms[m[0]].dividend)
+          inner.append(m2.begin(), m2.end());
+    auto relaxable = [&](const Monomial &m) {
+      return m.size() == 1 && atoms[m[0]].kind == Atom::FloorDiv &&
+             !llvm::is_contained(inner, m[0]);
+    };
+    int64_t l = 1;
+    bool any = false;
+    for (const auto &[m, c] : p) {
+      if (!relaxable(m))
+        continue;
+      auto d = asConstant(atoms[m[0]].divisor);
+      if (!d || *d <= 0 || *d > (int64_t(1) << 20))
+        return std::nullopt;
+      l = std::lcm(l, *d);
+      any = true;
+      if (l > (int64_t(1) << 30))
+        return std::nullopt;
+    }
+    if (!any)
+      return std::nullopt;
+    overflow = false;
+    Poly r;
+    for (const auto &[m, c] : p) {
+      if (relaxable(m)) {
+        const Atom &a = atoms[m[0]];
+        int64_t d = *asConstant(a.divisor);
+        Poly x = a.dividend;
+        if (c > 0)
+          x = add(x, constant(1 - d));
+        r = add(r, scale(x, mulC(c, l / d)));
+      } else {
+        addTerm(r, m, mulC(c, l));
+      }
+    }
+    if (overflow)
+      return std::nullopt;
+    auto bounds = monotoneBounds(r);
+    if (!bounds || bounds->first.inf || bounds->first.v > INT64_MAX ||
+        bounds->first.v < INT64_MIN)
+      return std::nullopt;
+    return static_cast<int64_t>(bounds->first.v);
+  }
+
   /// Free symbols occurring in `p` (through floordiv atoms too).
   void collectSymbols(const Poly &p, llvm::SmallVectorImpl<unsigned> &out) {
     for (const auto &[m, c] : p)
@@ -851,8 +905,28 @@ struct ShapeConstraintSolver::Impl {
     if (auto r = compareProducts(diff))
       return *r;
     Poly neg = scale(diff, -1);
-    bool canLt = signs.neg || !impossible(neg, Rel::GT);
-    bool canGt = signs.pos || !impossible(diff, Rel::GT);
+    // Floordiv relaxation, then sample signs for what it leaves open.
+    std::optional<int64_t> lbDiff = relaxedLowerBound(diff);
+    std::optional<int64_t> lbNeg = relaxedLowerBound(neg);
+    bool provenNoLt = lbDiff && *lbDiff >= 0;
+    bool provenNoGt = lbNeg && *lbNeg >= 0;
+    if ((lbDiff && *lbDiff > 0) || (lbNeg && *lbNeg > 0) ||
+        (provenNoLt && (signs.zero || signs.pos)) ||
+        (provenNoGt && (signs.zero || signs.neg))) {
+      ++stats.canonicalHits;
+      if (lbDiff && *lbDiff > 0)
+        return CompareResult::GT;
+      if (lbNeg && *lbNeg > 0)
+        return CompareResult::LT;
+      if (provenNoLt && signs.zero)
+        return signs.pos ? CompareResult::GE
+                         : (provenNoGt ? CompareResult::EQ : CompareResult::GE);
+      if (provenNoGt && signs.zero)
+        return CompareResult::LE;
+      --stats.canonicalHits; // only a strict sign was seen: ask about EQ
+    }
+    bool canLt = !provenNoLt && (signs.neg || !impossible(neg, Rel::GT));
+    bool canGt = !provenNoGt && (signs.pos || !impossible(diff, Rel::GT));
     if (canLt && canGt)
       return CompareResult::UNKNOWN;
     if (!canLt && !canGt)

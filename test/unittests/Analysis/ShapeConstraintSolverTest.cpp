@@ -164,11 +164,13 @@ TEST_F(SolverTest, UnknownWhenValueDependent) {
 }
 
 TEST_F(SolverTest, OnlyZ3CanDecide) {
-  AffineExpr h = sym(1), x = sym(-1);
+  AffineExpr s0 = sym(), s1 = sym(), x = sym(-1);
+  solver.addGreaterOrEqual(s0, s1);
   SolverStats before = solver.getStats();
-  // h - (h + 1) floordiv 2 >= 0: mixed signs with an opaque floordiv atom;
-  // sample points show 0 and > 0 but only Z3 excludes < 0.
-  EXPECT_EQ(solver.compare(h, (h - 1).floorDiv(2) + 1), CompareResult::GE);
+  // s0 >= s1 => s0 floordiv 2 >= s1 floordiv 2: two opaque floordiv atoms
+  // and a relation; sample points show 0 and > 0 but only Z3 excludes < 0.
+  EXPECT_EQ(solver.compare(s0.floorDiv(2), s1.floorDiv(2)),
+            CompareResult::GE);
   // x*x - x >= 0 over integers x >= -1: not monotone even after shifting
   // x to x + 1 (t*t - 3*t + 2); non-linear, for Z3.
   EXPECT_EQ(solver.compare(x * x, x), CompareResult::GE);
@@ -178,6 +180,19 @@ TEST_F(SolverTest, OnlyZ3CanDecide) {
   EXPECT_EQ(after.z3Timeouts, 0);
   EXPECT_EQ(after.z3Errors, 0);
   EXPECT_GT(after.z3TimeMs, 0.0);
+}
+
+TEST_F(SolverTest, FloorDivRelaxation) {
+  // h >= (h + 1) floordiv 2 from 2*(h - (h+1)/2) >= 2h - (h + 1) >= 0.
+  AffineExpr h = sym(1);
+  AffineExpr half = (h - 1).floorDiv(2) + 1;
+  EXPECT_EQ(solver.compare(h, half), CompareResult::GE);
+  EXPECT_EQ(solver.getStats().z3Calls, 0);
+  EXPECT_EQ(solver.compare(half.floorDiv(2), half), CompareResult::LT);
+  EXPECT_EQ(solver.getStats().z3Calls, 0);
+  AffineExpr big = sym(32);
+  EXPECT_EQ(solver.compare((big + 1).floorDiv(2), big), CompareResult::LT);
+  EXPECT_EQ(solver.getStats().z3Calls, 0);
 }
 
 TEST_F(SolverTest, ShiftedMonotone) {
