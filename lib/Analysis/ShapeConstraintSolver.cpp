@@ -974,6 +974,13 @@ struct ShapeConstraintSolver::Impl {
       memo[key] = r;
       return r;
     };
+    // Sub-comparisons are not queries: count one canonical hit for the
+    // product when no Z3 call was needed.
+    int64_t hitsBefore = stats.canonicalHits, z3Before = stats.z3Calls;
+    auto done = [&](CompareResult r) {
+      stats.canonicalHits = hitsBefore + (stats.z3Calls == z3Before ? 1 : 0);
+      return r;
+    };
     Monomial perm = b;
     std::sort(perm.begin(), perm.end());
     do {
@@ -988,12 +995,15 @@ struct ShapeConstraintSolver::Impl {
         gt |= r == CompareResult::GT;
       }
       if (le && ge)
-        return CompareResult::EQ;
+        return done(CompareResult::EQ);
       if (le)
-        return lt && atLeastOne(b) ? CompareResult::LT : CompareResult::LE;
+        return done(lt && atLeastOne(b) ? CompareResult::LT
+                                        : CompareResult::LE);
       if (ge)
-        return gt && atLeastOne(a) ? CompareResult::GT : CompareResult::GE;
+        return done(gt && atLeastOne(a) ? CompareResult::GT
+                                        : CompareResult::GE);
     } while (std::next_permutation(perm.begin(), perm.end()));
+    stats.canonicalHits = hitsBefore;
     return std::nullopt;
   }
 
