@@ -29,10 +29,19 @@ Classification of each test (all its test_data_set_* must pass):
     MISMATCH      disc-run exit 1: outputs outside tolerance
     TIMEOUT       a command ran past --timeout seconds
 
+Modes (--mode): `static` compiles each model with the input shapes it
+declares; `dynamic` compiles it with `disc-compile --force-dynamic`, which
+makes every dim of every graph input unknown (named `<input>_d<i>`), and runs
+the stored inputs through that single artifact, as onnx-mlir's dynamic
+backend tests do; `both` runs each test in both modes and reports the two
+modes' totals separately (the final `N passed, M failed` line sums both).
+
 Expected failures live in a side table (default: expected_failures.txt next
 to this script). One entry per line, `<suite>/<test-glob>  # reason`; the
 reason is required; fnmatch globs (`node/test_sequence_*`) let one line cover
-a family. The run fails (exit 1) only when a test that is not in the table
+a family. An entry prefixed `dynamic:` (`dynamic:node/test_foo  # reason`)
+applies only in dynamic mode; unprefixed entries apply to both modes. The run
+fails (exit 1) only when a test that is not in the table
 fails. A listed test that passes is reported as an unexpected pass, so the
 table can be pruned. The last two lines of the output are always
 
@@ -76,11 +85,15 @@ STATUSES = (PASS, COMPILE_FAIL, RUN_FAIL, MISMATCH, TIMEOUT)
 # Discovery.
 # --------------------------------------------------------------------------
 
+MODES = ("static", "dynamic")
+
+
 class Test:
-    def __init__(self, suite, name, path):
+    def __init__(self, suite, name, path, mode="static"):
         self.suite = suite
         self.name = name
         self.path = path
+        self.mode = mode
         self.id = f"{suite}/{name}"
 
 
@@ -141,7 +154,8 @@ class TableError(Exception):
 
 
 def load_table(path):
-    """Returns [(pattern, reason, lineno)]. Raises TableError on bad lines."""
+    """Returns [(pattern, reason, lineno, modes)]; `modes` is the tuple of
+    modes the entry applies to. Raises TableError on bad lines."""
     entries = []
     if not os.path.exists(path):
         return entries
@@ -153,6 +167,10 @@ def load_table(path):
                 continue
             pattern, sep, reason = line.partition("#")
             pattern, reason = pattern.strip(), reason.strip()
+            modes = MODES
+            for m in MODES:
+                if pattern.startswith(m + ":"):
+                    pattern, modes = pattern[len(m) + 1:].strip(), (m,)
             if not sep or not reason:
                 errors.append(f"{path}:{lineno}: entry '{pattern}' has no reason "
                               "(write '<suite>/<test>  # reason')")
@@ -161,15 +179,15 @@ def load_table(path):
                 errors.append(f"{path}:{lineno}: bad pattern '{pattern}' "
                               "(want one '<suite>/<test-glob>')")
                 continue
-            entries.append((pattern, reason, lineno))
+            entries.append((pattern, reason, lineno, modes))
     if errors:
         raise TableError("\n".join(errors))
     return entries
 
 
-def match_table(entries, test_id):
-    for pattern, reason, _ in entries:
-        if fnmatch.fnmatchcase(test_id, pattern):
+def match_table(entries, test_id, mode="static"):
+    for pattern, reason, _, modes in entries:
+        if mode in modes and fnmatch.fnmatchcase(test_id, pattern):
             return pattern, reason
     return None
 
@@ -238,6 +256,8 @@ def run_test(test, args):
 def _run_test(test, args):
     t0 = time.monotonic()
     work = os.path.join(args.work_dir, test.suite, test.name)
+    if test.mode != "static":
+        work = os.path.join(args.work_dir, test.mode, test.suite, test.name)
     os.makedirs(work, exist_ok=True)
     so = os.path.join(work, "model.so")
     if os.path.exists(so):
@@ -256,6 +276,8 @@ def _run_test(test, args):
         return done(COMPILE_FAIL, f"cannot read model.onnx: {e}")
 
     cmd = [args.compile, model, "-o", so] + args.compile_arg
+    if test.mode == "dynamic":
+        cmd.append("--force-dynamic")
     rc, text, _ = _run_cmd(cmd, args.timeout)
     if rc is None:
         return done(TIMEOUT, f"disc-compile ran past {args.timeout:g} s")
@@ -308,7 +330,7 @@ def suite_totals(results, table):
                                             tests=0, expected=0, unsupported=0))
             row["tests"] += 1
             row[r.status] += 1
-            if r.status != PASS and match_table(table, r.test.id):
+            if r.status != PASS and match_table(table, r.test.id, r.test.mode):
                 row["expected"] += 1
             if r.unsupported:
                 row["unsupported"] += 1
@@ -331,7 +353,25 @@ def print_totals(totals, out):
               f"{row['expected']:>8} {pct:>6.1f}%", file=out)
 
 
-def write_summary(path, totals, args):
+def write_summary(path, mode_totals, args):
+    """`mode_totals`: [(mode, totals)]; one table per mode."""
+    lines = []
+    for mode, totals in mode_totals:
+        if len(mode_totals) > 1 or mode != "static":
+            if lines:
+                lines.append("")
+            lines.append(f"{mode.capitalize()} mode:")
+            lines.append("")
+        lines += _summary_rows(totals)
+    lines.append("")
+    lines.append(f"Tolerances: rtol={args.rtol:g}, atol={args.atol:g}; "
+                 f"per-command timeout {args.timeout:g} s. Generated by "
+                 "`test/onnx/run_conformance.py --write-summary`.")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def _summary_rows(totals):
     lines = [
         "| suite | tests | pass | compile fail (unsupported) | run fail | "
         "mismatch | timeout | expected failures | pass rate |",
@@ -344,12 +384,7 @@ def write_summary(path, totals, args):
             f"| {name} | {row['tests']} | {row[PASS]} | {row[COMPILE_FAIL]} "
             f"({row['unsupported']}) | {row[RUN_FAIL]} | {row[MISMATCH]} | "
             f"{row[TIMEOUT]} | {row['expected']} | {pct:.1f}% |")
-    lines.append("")
-    lines.append(f"Tolerances: rtol={args.rtol:g}, atol={args.atol:g}; "
-                 f"per-command timeout {args.timeout:g} s. Generated by "
-                 "`test/onnx/run_conformance.py --write-summary`.")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    return lines
 
 
 def concise_reason(detail):
@@ -363,14 +398,19 @@ def concise_reason(detail):
 
 def update_table(path, results, table):
     new = [r for r in results
-           if r.status != PASS and not match_table(table, r.test.id)]
+           if r.status != PASS and not match_table(table, r.test.id, r.test.mode)]
+    # A test failing in both modes gets one unprefixed entry; one failing only
+    # in dynamic mode gets a `dynamic:` entry.
+    static_ids = {r.test.id for r in new if r.test.mode == "static"}
+    new = [r for r in new if r.test.mode == "static" or r.test.id not in static_ids]
     if not new:
         print(f"update-table: nothing to add to {path}")
         return
     with open(path, "a") as f:
-        for r in sorted(new, key=lambda r: r.test.id):
+        for r in sorted(new, key=lambda r: (r.test.mode, r.test.id)):
             reason = concise_reason(r.detail) or r.status
-            f.write(f"{r.test.id}  # {r.status}: {reason}\n")
+            prefix = "" if r.test.mode == "static" else r.test.mode + ":"
+            f.write(f"{prefix}{r.test.id}  # {r.status}: {reason}\n")
     print(f"update-table: appended {len(new)} entries to {path} "
           "(edit the reasons by hand)")
 
@@ -398,6 +438,10 @@ def parse_args(argv):
                    help="run only this suite (repeatable; default: all four)")
     p.add_argument("--filter", metavar="REGEX",
                    help="run only tests whose '<suite>/<test>' matches REGEX (re.search)")
+    p.add_argument("--mode", choices=("static", "dynamic", "both"), default="static",
+                   help="static: the shapes the models declare; dynamic: every "
+                        "input dim unknown (disc-compile --force-dynamic); both: "
+                        "run each test in both modes (default: static)")
     p.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
                    help="tests run in parallel (default: os.cpu_count())")
     p.add_argument("--timeout", type=float, default=120.0,
@@ -426,6 +470,7 @@ def parse_args(argv):
     args = p.parse_args(argv)
     args.jobs = max(1, args.jobs)
     args.suite = args.suite or list(SUITES)
+    args.modes = list(MODES) if args.mode == "both" else [args.mode]
     args.compile = os.path.join(args.bin_dir, "disc-compile")
     args.run = os.path.join(args.bin_dir, "disc-run")
     if args.work_dir is None:
@@ -451,14 +496,15 @@ def main(argv=None):
     except re.error as e:
         print(f"error: bad --filter: {e}", file=sys.stderr)
         return 2
-    tests = discover(args.data_root, args.suite, regex)
+    found = discover(args.data_root, args.suite, regex)
+    tests = [Test(t.suite, t.name, t.path, m) for m in args.modes for t in found]
     if not tests:
         print(f"error: no tests found under {args.data_root} "
               f"(suites {','.join(args.suite)}, filter {args.filter!r})", file=sys.stderr)
         return 2
     os.makedirs(args.work_dir, exist_ok=True)
 
-    print(f"onnx-conformance: {len(tests)} tests, {args.jobs} jobs, "
+    print(f"onnx-conformance: {len(found)} tests, mode {args.mode}, {args.jobs} jobs, "
           f"rtol={args.rtol:g} atol={args.atol:g}, timeout {args.timeout:g} s, "
           f"bin {args.bin_dir}", flush=True)
     t0 = time.monotonic()
@@ -470,15 +516,18 @@ def main(argv=None):
         with lock:
             results.append(r)
             n = len(results)
-            expected = match_table(table, r.test.id)
+            expected = match_table(table, r.test.id, r.test.mode)
+            tag = f"{r.test.mode}:" if len(args.modes) > 1 or r.test.mode != "static" else ""
             if r.status != PASS and not expected:
-                print(f"  [UNEXPECTED] {r.status:<12} {r.test.id}: {r.detail}", flush=True)
+                print(f"  [UNEXPECTED] {r.status:<12} {tag}{r.test.id}: {r.detail}",
+                      flush=True)
             elif r.status != PASS and args.verbose:
-                print(f"  [expected] {r.status:<12} {r.test.id}: {r.detail}", flush=True)
-            elif expected:
-                print(f"  [unexpected pass] {r.test.id}", flush=True)
+                print(f"  [expected] {r.status:<12} {tag}{r.test.id}: {r.detail}",
+                      flush=True)
+            elif r.status == PASS and expected:
+                print(f"  [unexpected pass] {tag}{r.test.id}", flush=True)
             elif args.verbose:
-                print(f"  PASS {r.test.id} ({r.seconds:.1f} s)", flush=True)
+                print(f"  PASS {tag}{r.test.id} ({r.seconds:.1f} s)", flush=True)
             if n % step == 0 or n == len(tests):
                 print(f"  ... {n}/{len(tests)} done, {time.monotonic() - t0:.0f} s",
                       flush=True)
@@ -493,43 +542,57 @@ def main(argv=None):
                 fut.cancel()
             raise
 
-    results.sort(key=lambda r: r.test.id)
+    results.sort(key=lambda r: (MODES.index(r.test.mode), r.test.id))
     elapsed = time.monotonic() - t0
     passed = [r for r in results if r.status == PASS]
     failed = [r for r in results if r.status != PASS]
-    unexpected = [r for r in failed if not match_table(table, r.test.id)]
-    unexpected_pass = [r for r in passed if match_table(table, r.test.id)]
+    unexpected = [r for r in failed if not match_table(table, r.test.id, r.test.mode)]
+    unexpected_pass = [r for r in passed if match_table(table, r.test.id, r.test.mode)]
+    tagged = len(args.modes) > 1 or args.modes != ["static"]
+
+    def tag(r):
+        return f"{r.test.mode}:{r.test.id}" if tagged else r.test.id
 
     # Table entries that match no test at all (only meaningful on a full run).
     if not args.filter and set(args.suite) == set(SUITES):
-        ids = [t.id for t in tests]
-        stale = [(p, n) for p, _, n in table
-                 if not any(fnmatch.fnmatchcase(i, p) for i in ids)]
+        ids = [t.id for t in found]
+        stale = [(p, n) for p, _, n, modes in table
+                 if any(m in args.modes for m in modes)
+                 and not any(fnmatch.fnmatchcase(i, p) for i in ids)]
         for p, n in stale:
             print(f"warning: {args.table}:{n}: '{p}' matches no test")
 
-    totals = suite_totals(results, table)
-    print()
-    print_totals(totals, sys.stdout)
+    mode_totals = []
+    for mode in args.modes:
+        totals = suite_totals([r for r in results if r.test.mode == mode], table)
+        mode_totals.append((mode, totals))
+        print()
+        if tagged:
+            n_pass = sum(1 for r in results if r.test.mode == mode and r.status == PASS)
+            n_all = sum(1 for r in results if r.test.mode == mode)
+            print(f"{mode} mode: {n_pass} passed, {n_all - n_pass} failed")
+        print_totals(totals, sys.stdout)
     print(f"\n{elapsed:.0f} s wall, {args.jobs} jobs")
     if unexpected_pass:
         print(f"\nunexpected passes ({len(unexpected_pass)}; prune them from "
               f"{os.path.relpath(args.table)}):")
         for r in unexpected_pass:
-            print(f"  {r.test.id}")
+            print(f"  {tag(r)}")
     if unexpected:
         print(f"\nunexpected failures ({len(unexpected)}):")
         for r in unexpected:
-            print(f"  {r.status:<12} {r.test.id}: {r.detail}")
+            print(f"  {r.status:<12} {tag(r)}: {r.detail}")
 
     if args.write_summary:
-        write_summary(args.write_summary, totals, args)
+        write_summary(args.write_summary, mode_totals, args)
         print(f"\nwrote {args.write_summary}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump([{"test": r.test.id, "status": r.status, "detail": r.detail,
+            json.dump([{"test": r.test.id, "mode": r.test.mode,
+                        "status": r.status, "detail": r.detail,
                         "unsupported": r.unsupported, "seconds": round(r.seconds, 3),
-                        "expected_failure": bool(match_table(table, r.test.id))}
+                        "expected_failure": bool(match_table(table, r.test.id,
+                                                             r.test.mode))}
                        for r in results], f, indent=1)
         print(f"wrote {args.json}")
     if args.update_table:

@@ -65,6 +65,12 @@ static cl::list<std::string> dimOptions(
              "NAME=VALUE to specialize it (repeatable)"),
     cl::value_desc("NAME=MIN:MAX[:LIKELY]"));
 
+static cl::opt<bool> forceDynamic(
+    "force-dynamic",
+    cl::desc("Make every dim of every ONNX graph input dynamic, named "
+             "<input>_d<i> (the conformance runner's dynamic mode)"),
+    cl::init(false));
+
 static int fail(int code, const llvm::Twine &msg) {
   llvm::errs() << "disc-compile: error: " << msg << "\n";
   return code;
@@ -130,6 +136,7 @@ int main(int argc, char **argv) {
   } else {
     disc::OnnxImportOptions options;
     options.entryName = entry;
+    options.forceDynamicInputs = forceDynamic;
     module = disc::importOnnxModel(context, inputPath, options);
   }
   if (!module)

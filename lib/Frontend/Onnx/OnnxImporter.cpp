@@ -91,7 +91,9 @@ const llvm::StringSet<> &supportedOps() {
       "ReduceSumSquare", "ArgMax", "ArgMin", "Shape", "Size", "Reshape",
       "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split",
       "Slice", "Gather", "Expand", "Tile", "Pad", "ConstantOfShape", "Range",
-      "Constant"};
+      "Constant", "Trilu", "Shrink", "EyeLike", "Hardmax", "OneHot",
+      "DepthToSpace", "SpaceToDepth", "NegativeLogLikelihoodLoss",
+      "SoftmaxCrossEntropyLoss"};
   return ops;
 }
 
@@ -191,6 +193,13 @@ private:
   static Type elt(Value v) { return tt(v).getElementType(); }
   static int64_t rank(Value v) { return tt(v).getRank(); }
   static bool isFloat(Value v) { return isa<FloatType>(elt(v)); }
+  /// A tensor with at most one element by its type: rank 0, or every dim 1
+  /// or dynamic (--force-dynamic makes `[1]` scalars `[?]`; the reshape to
+  /// 0-d checks the element count at run time).
+  static bool maybeScalar(Value v) {
+    return llvm::all_of(tt(v).getShape(),
+                        [](int64_t d) { return d == 1 || d == kDyn; });
+  }
   bool isUns(Value v) const { return unsignedVals.contains(v); }
   RankedTensorType typeFor(ArrayRef<Dim> dims, Type e) {
     SmallVector<int64_t> shape;
@@ -483,6 +492,19 @@ private:
   LogicalResult importClip();
   LogicalResult importWhere();
   LogicalResult importMod();
+  LogicalResult importTrilu();
+  LogicalResult importSqueezeRuntimeAxes(bool unsqueeze);
+  LogicalResult importShrink();
+  LogicalResult importEyeLike();
+  LogicalResult importHardmax();
+  LogicalResult importOneHot();
+  LogicalResult importDepthSpace(bool toSpace);
+  LogicalResult importNllLoss();
+  LogicalResult importSoftmaxCrossEntropy();
+  FailureOr<Value> nllLoss(Value x, Value target, Value weight);
+  Value dimScalar(Value x, int64_t i);
+  Value iotaAlong(Value x, int64_t axis, int64_t r, int64_t pos);
+  Value unsqueezeAt(Value x, int64_t pos);
 
   //===--------------------------------------------------------------------===//
   // State
@@ -1111,12 +1133,16 @@ LogicalResult Importer::importInputs(SmallVectorImpl<Type> &argTypes) {
     SmallVector<Attribute> dimAttrs;
     for (int i = 0; i < tt.shape().dim_size(); ++i) {
       const onnx::TensorShapeProto_Dimension &d = tt.shape().dim(i);
-      if (d.has_dim_value() && d.dim_value() >= 0) {
+      if (!options.forceDynamicInputs && d.has_dim_value() &&
+          d.dim_value() >= 0) {
         shape.push_back(d.dim_value());
         dimAttrs.push_back(b.getI64IntegerAttr(d.dim_value()));
       } else {
         shape.push_back(kDyn);
-        std::string name = d.has_dim_param() && !d.dim_param().empty()
+        // --force-dynamic names every dim `<input>_d<i>` (declared dim
+        // names would tie dims of different inputs together).
+        std::string name = !options.forceDynamicInputs && d.has_dim_param() &&
+                                   !d.dim_param().empty()
                                ? d.dim_param()
                                : vi.name() + "_d" + std::to_string(i);
         dimAttrs.push_back(b.getStringAttr(name));
@@ -1344,6 +1370,22 @@ LogicalResult Importer::dispatch(StringRef op) {
     return importRange();
   if (op == "Constant")
     return importConstant();
+  if (op == "Trilu")
+    return importTrilu();
+  if (op == "Shrink")
+    return importShrink();
+  if (op == "EyeLike")
+    return importEyeLike();
+  if (op == "Hardmax")
+    return importHardmax();
+  if (op == "OneHot")
+    return importOneHot();
+  if (op == "DepthToSpace" || op == "SpaceToDepth")
+    return importDepthSpace(op == "DepthToSpace");
+  if (op == "NegativeLogLikelihoodLoss")
+    return importNllLoss();
+  if (op == "SoftmaxCrossEntropyLoss")
+    return importSoftmaxCrossEntropy();
   return err() << "unsupported op";
 }
 
@@ -2448,6 +2490,8 @@ LogicalResult Importer::importSqueeze(bool unsqueeze) {
   if (opset < 13) {
     axes = aInts("axes");
   } else if (has(1)) {
+    if (!knownInts(in(1)))
+      return importSqueezeRuntimeAxes(unsqueeze);
     FailureOr<SmallVector<int64_t>> a = constInts(in(1), "axes");
     if (::mlir::failed(a))
       return failure();
@@ -2492,6 +2536,80 @@ LogicalResult Importer::importSqueeze(bool unsqueeze) {
         t.push_back(tdimOf(x, i));
   }
   out(0, reshapeT(x, t));
+  return success();
+}
+
+/// Squeeze/Unsqueeze whose axes are a run-time tensor of static length K:
+/// the result rank is known (r + K, or r - K for Squeeze: axes are unique),
+/// every result dim is dynamic, and the result shape is computed with disc
+/// ops. With A the normalized axes as [K, 1] and J an iota as [1, n]:
+///  - Unsqueeze (n = r + K): out[j] = 1 if j in A, else
+///    shape[j - #{a in A: a < j}];
+///  - Squeeze (n = r): out[p] = shape[i] for the kept i (i not in A) with
+///    i - #{a in A: a < i} == p.
+LogicalResult Importer::importSqueezeRuntimeAxes(bool unsqueeze) {
+  Value x = in(0), axesV = in(1);
+  if (rank(axesV) != 1 || tt(axesV).isDynamicDim(0))
+    return err() << "axes given at run time must be a 1-D tensor of static "
+                    "length (the result rank depends on it)";
+  int64_t k = tt(axesV).getDimSize(0), r = rank(x);
+  int64_t outRank = unsqueeze ? r + k : r - k;
+  if (outRank < 0)
+    return err() << "more axes (" << k << ") than dims (" << r << ")";
+  Value a = toI64(axesV);
+  Value base = constI64Scalar(unsqueeze ? outRank : r);
+  a = select(compare(CompareDirection::LT, a, constI64Scalar(0)),
+             binary<AddOp>(a, base), a);
+  Type i64 = b.getI64Type();
+  auto cnt = [&](CompareDirection dir, Value col, Value row) {
+    // #{a : a dir j} for every j of `row` ([1, n]) -> [n]
+    Value m = compare(dir, col, row);
+    return reduce(ReduceKind::Sum, convert(m, i64, false, false), {0}, false);
+  };
+  Value aCol = reshapeT(a, {tdimConst(k), tdimConst(1)});
+  auto iota = [&](int64_t n) {
+    return constI64(llvm::to_vector(llvm::seq<int64_t>(0, n)));
+  };
+  Value shape = shapeOf(x);
+  Value result;
+  if (unsqueeze) {
+    Value j = iota(outRank);
+    Value jRow = reshapeT(j, {tdimConst(1), tdimConst(outRank)});
+    Value isAxis =
+        compare(CompareDirection::GT, cnt(CompareDirection::EQ, aCol, jRow),
+                constI64Scalar(0));
+    Value src = binary<SubOp>(j, cnt(CompareDirection::LT, aCol, jRow));
+    if (r == 0) {
+      result = constI64(SmallVector<int64_t>(outRank, 1));
+    } else {
+      src = binary<MaxOp>(binary<MinOp>(src, constI64Scalar(r - 1)),
+                          constI64Scalar(0));
+      Value g = mk<GatherOp>(Dims{Dim(outRank)}, i64, shape, src, (uint64_t)0);
+      result = select(isAxis, constI64Scalar(1), g);
+    }
+  } else {
+    Value i = iota(r);
+    Value iRow = reshapeT(i, {tdimConst(1), tdimConst(r)});
+    Value kept =
+        compare(CompareDirection::EQ, cnt(CompareDirection::EQ, aCol, iRow),
+                constI64Scalar(0));
+    Value pos = binary<SubOp>(i, cnt(CompareDirection::LT, aCol, iRow)); // [r]
+    Value p = reshapeT(iota(outRank), {tdimConst(outRank), tdimConst(1)});
+    Value m = binary<AndOp>(
+        compare(CompareDirection::EQ,
+                reshapeT(pos, {tdimConst(1), tdimConst(r)}), p),
+        reshapeT(kept, {tdimConst(1), tdimConst(r)})); // [outRank, r]
+    Value sRow = reshapeT(shape, {tdimConst(1), tdimConst(r)});
+    result =
+        reduce(ReduceKind::Sum, select(m, sRow, constI64Scalar(0)), {1}, false);
+  }
+  if (!result)
+    return failure();
+  Dims od(outRank, Dim());
+  Value y = mk<DynamicReshapeOp>(od, elt(x), x, result, /*allow_zero=*/true);
+  if (isUns(x))
+    unsignedVals.insert(y);
+  out(0, y);
   return success();
 }
 
@@ -2911,7 +3029,7 @@ LogicalResult Importer::importPad() {
       return err() << "missing pads input";
     padsV = toI64(in(1));
     if (Value v = in(2)) {
-      if (tt(v).getNumElements() != 1 && !tt(v).hasStaticShape())
+      if (!maybeScalar(v))
         return err() << "constant_value must be a scalar";
       if (rank(v) != 0)
         v = reshapeToScalar(v);
@@ -3029,7 +3147,7 @@ LogicalResult Importer::importRange() {
   if (::mlir::failed(sameElt(s, l)) || ::mlir::failed(sameElt(s, d)))
     return failure();
   for (Value *v : {&s, &l, &d}) {
-    if (tt(*v).getNumElements() != 1)
+    if (!maybeScalar(*v))
       return err() << "start, limit and delta must be scalars";
     if (rank(*v) != 0)
       *v = reshapeToScalar(*v);
@@ -3050,6 +3168,332 @@ LogicalResult Importer::importRange() {
     res = setKnown(res, k);
   }
   out(0, res);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Composite ops decomposed in the frontend (masks from disc.range)
+//===----------------------------------------------------------------------===//
+
+/// 0-d i64 tensor holding dim `i` of `x`.
+Value Importer::dimScalar(Value x, int64_t i) {
+  TDim t = tdimOf(x, i);
+  if (t.d.isStatic())
+    return constI64Scalar(t.d.size);
+  return reshapeToScalar(t.v);
+}
+
+/// i64 iota over dim `axis` of `x`, reshaped to rank `r` with the iota at
+/// position `pos` and 1 elsewhere.
+Value Importer::iotaAlong(Value x, int64_t axis, int64_t r, int64_t pos) {
+  Dim d = dims(x)[axis];
+  Value io = mk<RangeOp>(Dims{d}, b.getI64Type(), constI64Scalar(0),
+                         dimScalar(x, axis), constI64Scalar(1));
+  SmallVector<TDim> t(r, tdimConst(1));
+  t[pos] = tdimOf(io, 0);
+  return reshapeT(io, t);
+}
+
+/// Inserts a size-1 dim at `pos`.
+Value Importer::unsqueezeAt(Value x, int64_t pos) {
+  SmallVector<TDim> t;
+  for (int64_t i = 0; i < rank(x); ++i) {
+    if (i == pos)
+      t.push_back(tdimConst(1));
+    t.push_back(tdimOf(x, i));
+  }
+  if (pos == rank(x))
+    t.push_back(tdimConst(1));
+  return reshapeT(x, t);
+}
+
+LogicalResult Importer::importTrilu() {
+  Value x = in(0);
+  if (!x)
+    return err() << "expects an input";
+  int64_t r = rank(x);
+  if (r < 2)
+    return err() << "input must have rank >= 2";
+  Value k = has(1) ? in(1) : constI64Scalar(0);
+  if (!maybeScalar(k))
+    return err() << "k must be a scalar";
+  if (rank(k) != 0)
+    k = reshapeToScalar(k);
+  k = toI64(k);
+  Value row = iotaAlong(x, r - 2, 2, 0), col = iotaAlong(x, r - 1, 2, 1);
+  Value diff = binary<SubOp>(col, row);
+  bool upper = aInt("upper", 1) != 0;
+  Value mask =
+      compare(upper ? CompareDirection::GE : CompareDirection::LE, diff, k);
+  Value y = select(mask, x, scalarLike(x, 0));
+  if (!y)
+    return failure();
+  out(0, y);
+  return success();
+}
+
+LogicalResult Importer::importShrink() {
+  Value x = in(0);
+  if (!x)
+    return err() << "expects an input";
+  if (::mlir::failed(rejectUnsigned(x)) || elt(x).isInteger(1))
+    return err() << "expects a signed numeric input";
+  double lambd = aFloat("lambd", 0.5f), bias = aFloat("bias", 0.0f);
+  Value lo = compare(CompareDirection::LT, x, scalarLike(x, -lambd));
+  Value hi = compare(CompareDirection::GT, x, scalarLike(x, lambd));
+  Value y = select(
+      lo, binary<AddOp>(x, scalarLike(x, bias)),
+      select(hi, binary<SubOp>(x, scalarLike(x, bias)), scalarLike(x, 0)));
+  if (!y)
+    return failure();
+  out(0, y);
+  return success();
+}
+
+LogicalResult Importer::importEyeLike() {
+  Value x = in(0);
+  if (!x)
+    return err() << "expects an input";
+  if (rank(x) != 2)
+    return err() << "input must have rank 2";
+  Type e = elt(x);
+  bool uns = isUns(x);
+  if (attr("dtype")) {
+    e = convertElementType(&ctx, (int32_t)aInt("dtype", 1), uns);
+    if (!e)
+      return err() << "unsupported dtype " << aInt("dtype", 1);
+  }
+  int64_t k = aInt("k", 0);
+  Value row = iotaAlong(x, 0, 2, 0), col = iotaAlong(x, 1, 2, 1);
+  Value mask =
+      compare(CompareDirection::EQ, binary<SubOp>(col, row), constI64Scalar(k));
+  Value y = select(mask, constScalar(e, 1), constScalar(e, 0));
+  if (!y)
+    return failure();
+  if (uns)
+    unsignedVals.insert(y);
+  out(0, y);
+  return success();
+}
+
+LogicalResult Importer::importHardmax() {
+  Value x = in(0);
+  if (!x)
+    return err() << "expects an input";
+  if (::mlir::failed(rejectUnsigned(x)) || elt(x).isInteger(1))
+    return err() << "expects a signed numeric input";
+  int64_t r = rank(x);
+  if (r == 0)
+    return err() << "input must have rank >= 1";
+  FailureOr<int64_t> axis = normAxis(aInt("axis", opset < 13 ? 1 : -1), r);
+  if (::mlir::failed(axis))
+    return failure();
+  Value v = x;
+  int64_t ax = *axis;
+  if (opset < 13) { // coerced to 2-D [prod(:axis), prod(axis:)]
+    TDim a = tdimConst(1), c = tdimConst(1);
+    for (int64_t i = 0; i < r; ++i)
+      (i < ax ? a : c) = tdimMul(i < ax ? a : c, tdimOf(x, i));
+    v = reshapeT(x, {a, c});
+    ax = 1;
+  }
+  int64_t vr = rank(v);
+  Dims vd = dims(v), o;
+  for (int64_t i = 0; i < vr; ++i)
+    o.push_back(i == ax ? Dim(1) : vd[i]);
+  Value am = mk<ArgReduceOp>(o, b.getI64Type(), v, (uint64_t)ax, true,
+                             /*keep_dims=*/true, /*select_last_index=*/false);
+  Value mask = compare(CompareDirection::EQ, iotaAlong(v, ax, vr, ax), am);
+  Value y = select(mask, scalarLike(v, 1), scalarLike(v, 0));
+  if (!y)
+    return failure();
+  if (opset < 13)
+    y = mk<DynamicReshapeOp>(dims(x), elt(x), y, shapeOf(x), true);
+  out(0, y);
+  return success();
+}
+
+LogicalResult Importer::importOneHot() {
+  Value idx = in(0), depth = in(1), vals = in(2);
+  if (!idx || !depth || !vals)
+    return err() << "expects indices, depth and values";
+  if (!maybeScalar(depth))
+    return err() << "depth must be a scalar";
+  if (rank(vals) != 1 || (!tt(vals).isDynamicDim(0) && tt(vals).getDimSize(0) != 2))
+    return err() << "values must be a 2-element vector";
+  int64_t r = rank(idx) + 1;
+  FailureOr<int64_t> axis = normAxis(aInt("axis", -1), r);
+  if (::mlir::failed(axis))
+    return failure();
+  if (rank(depth) != 0)
+    depth = reshapeToScalar(depth);
+  if (isFloat(depth))
+    depth = unary<FloorOp>(depth);
+  FailureOr<Value> di = widen(depth);
+  if (::mlir::failed(di))
+    return failure();
+  depth = toI64(*di);
+  FailureOr<Value> ii = widen(idx);
+  if (::mlir::failed(ii))
+    return failure();
+  Value ix = *ii;
+  if (isFloat(ix))
+    ix = unary<FloorOp>(ix);
+  ix = toI64(ix);
+  // Negative indices count from the end.
+  ix = select(compare(CompareDirection::LT, ix, constI64Scalar(0)),
+              binary<AddOp>(ix, depth), ix);
+  Dim dd;
+  if (std::optional<SmallVector<int64_t>> kd = knownInts(depth))
+    dd = Dim((*kd)[0]);
+  Value io = mk<RangeOp>(Dims{dd}, b.getI64Type(), constI64Scalar(0), depth,
+                         constI64Scalar(1));
+  SmallVector<TDim> t(r, tdimConst(1));
+  t[*axis] = tdimOf(io, 0);
+  io = reshapeT(io, t);
+  Value mask = compare(CompareDirection::EQ, unsqueezeAt(ix, *axis), io);
+  Value off = reshapeToScalar(slice1D(vals, 0, 1));
+  Value on = reshapeToScalar(slice1D(vals, 1, 2));
+  Value y = select(mask, on, off);
+  if (!y)
+    return failure();
+  out(0, y);
+  return success();
+}
+
+/// Depth/space rearrangements: reshape, transpose, reshape.
+LogicalResult Importer::importDepthSpace(bool toSpace) {
+  Value x = in(0);
+  if (!x)
+    return err() << "expects an input";
+  if (rank(x) != 4)
+    return err() << "input must have rank 4";
+  int64_t bs = aInt("blocksize", 0);
+  if (bs <= 0)
+    return err() << "blocksize must be positive";
+  TDim n = tdimOf(x, 0), c = tdimOf(x, 1), h = tdimOf(x, 2), w = tdimOf(x, 3);
+  TDim bt = tdimConst(bs);
+  auto divBy = [&](TDim d, int64_t f) -> TDim {
+    if (d.d.isStatic())
+      return tdimConst(d.d.size / f);
+    Value q = binary<DivOp>(d.v, constI64({f}));
+    return {Dim(), q};
+  };
+  Value y;
+  if (toSpace) {
+    bool crd = aStr("mode", "DCR") == "CRD";
+    TDim cq = divBy(c, bs * bs);
+    SmallVector<TDim> s1 = crd ? SmallVector<TDim>{n, cq, bt, bt, h, w}
+                               : SmallVector<TDim>{n, bt, bt, cq, h, w};
+    SmallVector<int64_t> perm = crd ? SmallVector<int64_t>{0, 1, 4, 2, 5, 3}
+                                    : SmallVector<int64_t>{0, 3, 4, 1, 5, 2};
+    Value t = transpose(reshapeT(x, s1), perm);
+    y = reshapeT(t, {n, cq, tdimMul(h, bt), tdimMul(w, bt)});
+  } else {
+    TDim hq = divBy(h, bs), wq = divBy(w, bs);
+    Value t =
+        transpose(reshapeT(x, {n, c, hq, bt, wq, bt}), {0, 3, 5, 1, 2, 4});
+    y = reshapeT(t, {n, tdimMul(c, tdimConst(bs * bs)), hq, wq});
+  }
+  if (!y)
+    return failure();
+  out(0, y);
+  return success();
+}
+
+/// NegativeLogLikelihoodLoss on `x` [N, C, d...] (log-probabilities) with
+/// `target` [N, d...]: the picked entry is selected with a one-hot mask
+/// (target == iota over C), so an ignored target outside [0, C) is harmless.
+FailureOr<Value> Importer::nllLoss(Value x, Value target, Value weight) {
+  int64_t r = rank(x);
+  if (r < 2) {
+    err() << "input must have rank >= 2";
+    return failure();
+  }
+  if (rank(target) != r - 1) {
+    err() << "target must have rank " << r - 1;
+    return failure();
+  }
+  if (!isa<IntegerType>(elt(target)) || elt(target).isInteger(1)) {
+    err() << "target must be an integer tensor";
+    return failure();
+  }
+  std::string red = aStr("reduction", "mean");
+  if (red != "none" && red != "sum" && red != "mean") {
+    err() << "unsupported reduction '" << red << "'";
+    return failure();
+  }
+  FailureOr<Value> tw = widen(target);
+  if (::mlir::failed(tw))
+    return failure();
+  Value ti = toI64(*tw);
+  Value t = unsqueezeAt(ti, 1); // [N, 1, d...]
+  Value onehot = compare(CompareDirection::EQ, t, iotaAlong(x, 1, r, 1));
+  Value zero = scalarLike(x, 0);
+  Value picked = reduce(ReduceKind::Sum, select(onehot, x, zero), {1}, false);
+  Value w;
+  if (weight) {
+    if (rank(weight) != 1 || elt(weight) != elt(x))
+      return err() << "weight must be a 1-D tensor of the input type",
+             failure();
+    SmallVector<TDim> ws(r, tdimConst(1));
+    ws[1] = tdimOf(weight, 0);
+    w = reduce(ReduceKind::Sum, select(onehot, reshapeT(weight, ws), zero), {1},
+               false);
+  } else {
+    w = reduce(ReduceKind::Sum, select(onehot, scalarLike(x, 1), zero), {1},
+               false);
+  }
+  if (attr("ignore_index")) {
+    Value keep = compare(CompareDirection::NE, ti,
+                         constI64Scalar(aInt("ignore_index", 0)));
+    w = select(keep, w, zero);
+  }
+  Value loss = unary<NegOp>(binary<MulOp>(picked, w));
+  if (!loss)
+    return failure();
+  if (red == "none")
+    return loss;
+  SmallVector<int64_t> all = llvm::to_vector(llvm::seq<int64_t>(0, r - 1));
+  Value s = reduce(ReduceKind::Sum, loss, all, false);
+  if (red == "sum")
+    return s;
+  return binary<DivOp>(s, reduce(ReduceKind::Sum, w, all, false));
+}
+
+LogicalResult Importer::importNllLoss() {
+  Value x = in(0), target = in(1);
+  if (!x || !target)
+    return err() << "expects input and target";
+  if (::mlir::failed(requireFloat(x)))
+    return failure();
+  FailureOr<Value> l = nllLoss(x, target, in(2));
+  if (::mlir::failed(l) || !*l)
+    return failure();
+  out(0, *l);
+  return success();
+}
+
+LogicalResult Importer::importSoftmaxCrossEntropy() {
+  Value x = in(0), target = in(1);
+  if (!x || !target)
+    return err() << "expects scores and labels";
+  if (::mlir::failed(requireFloat(x)))
+    return failure();
+  if (rank(x) < 2)
+    return err() << "scores must have rank >= 2";
+  Value m = reduce(ReduceKind::Max, x, {1}, true);
+  Value shifted = binary<SubOp>(x, m);
+  Value logp = binary<SubOp>(
+      shifted,
+      unary<LogOp>(reduce(ReduceKind::Sum, unary<ExpOp>(shifted), {1}, true)));
+  if (!logp)
+    return failure();
+  FailureOr<Value> l = nllLoss(logp, target, in(2));
+  if (::mlir::failed(l) || !*l)
+    return failure();
+  out(0, *l);
+  out(1, logp);
   return success();
 }
 

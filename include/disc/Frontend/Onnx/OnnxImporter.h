@@ -11,6 +11,11 @@ namespace mlir::disc {
 struct OnnxImportOptions {
   /// Name of the entry function of the imported module.
   std::string entryName = "main";
+  /// Makes every dim of every graph input dynamic, named `<input>_d<i>`,
+  /// whatever the model declares (static sizes and `dim_param` names alike);
+  /// the dynamic mode of the conformance runner (`disc-compile
+  /// --force-dynamic`). Initializers keep their shapes.
+  bool forceDynamicInputs = false;
 };
 
 /// Parses the ONNX model at `path` (protobuf, checked with ONNX's own
