@@ -120,15 +120,17 @@ FailureOr<std::string> mlir::disc::buildSignatureJson(ModuleOp module,
                                 "input_" + std::to_string(i), true);
     if (failed(entry))
       return failure();
+    // json::Value(StringRef) does not copy: names are copied into the
+    // symbols list, the entries move below.
     for (const llvm::json::Value &d : *entry->getArray("shape"))
       if (auto s = d.getAsString(); s && seen.insert(*s).second)
         if (auto r = ranges.find(*s); r != ranges.end())
-          symbols.push_back(llvm::json::Object{{"name", *s},
+          symbols.push_back(llvm::json::Object{{"name", s->str()},
                                                {"min", r->second.first},
                                                {"max", *r->second.second}});
         else
           symbols.push_back(llvm::json::Object{
-              {"name", *s}, {"min", 0}, {"max", nullptr}});
+              {"name", s->str()}, {"min", 0}, {"max", nullptr}});
     inputs.push_back(std::move(*entry));
   }
   for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {

@@ -781,8 +781,8 @@ FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op) {
   Value filter = op.getFilter();
   RankedTensorType fType = tensorType(filter);
   RankedTensorType inType = op.getInput().getType();
-  if (groups > 1 && (inType.isDynamicDim(1) || fType.isDynamicDim(0) ||
-                     fType.isDynamicDim(1)))
+  // The filter (usually a constant) fixes the channel counts: C = G * Cg.
+  if (groups > 1 && (fType.isDynamicDim(0) || fType.isDynamicDim(1)))
     return op.emitOpError("cannot be lowered to linalg yet: grouped "
                           "convolution needs static channel counts");
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
@@ -839,7 +839,15 @@ FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op) {
   RankedTensorType outType = resultType;
   SmallVector<OpFoldResult> outDims(*dims);
   if (g) {
-    int64_t c = inType.getDimSize(1), oc = fType.getDimSize(0);
+    int64_t c = groups * fType.getDimSize(1), oc = fType.getDimSize(0);
+    if (inType.isDynamicDim(1)) {
+      // ONNX Conv requires C = G * Cg; the input must have that many.
+      SmallVector<int64_t> staticC(tensorType(input).getShape());
+      staticC[1] = c;
+      input = tensor::CastOp::create(
+          b, loc, RankedTensorType::get(staticC, elt), input);
+      inSizes[1] = b.getIndexAttr(c);
+    }
     int64_t cg = c / groups, ocg = oc / groups;
     // input [N, G, Cg, D...]
     SmallVector<int64_t> inShape = {tensorType(input).getDimSize(0), groups,
