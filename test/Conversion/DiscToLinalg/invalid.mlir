@@ -16,9 +16,9 @@ func.func @and_float(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-func.func @grouped_conv_dynamic_channels(%x: tensor<?x?x?xf32>, %w: tensor<6x2x3xf32>) -> tensor<?x6x?xf32> {
+func.func @grouped_conv_dynamic_filter_channels(%x: tensor<?x?x?xf32>, %w: tensor<6x?x3xf32>) -> tensor<?x6x?xf32> {
   // expected-error @+1 {{'disc.conv' op cannot be lowered to linalg yet: grouped convolution needs static channel counts}}
-  %0 = disc.conv %x, %w {strides = array<i64: 1>, dilations = array<i64: 1>, padding = array<i64: 0, 0>, feature_group_count = 2 : i64} : (tensor<?x?x?xf32>, tensor<6x2x3xf32>) -> tensor<?x6x?xf32>
+  %0 = disc.conv %x, %w {strides = array<i64: 1>, dilations = array<i64: 1>, padding = array<i64: 0, 0>, feature_group_count = 2 : i64} : (tensor<?x?x?xf32>, tensor<6x?x3xf32>) -> tensor<?x6x?xf32>
   return %0 : tensor<?x6x?xf32>
 }
 

@@ -169,3 +169,18 @@ func.func @argmax(%x: tensor<?x10xf32>) -> tensor<?xi64> {
   %1 = disc.arg_reduce %x {dimension = 1 : i64, is_max = true, keep_dims = false} : (tensor<?x10xf32>) -> tensor<?xi64>
   return %1 : tensor<?xi64>
 }
+
+// The filter fixes the channel count of a grouped convolution whose input
+// channels are dynamic (dynamic mode): C = groups * (C / groups) = 2 * 2.
+
+// CHECK-LABEL: func @grouped_conv_dynamic_input_channels
+// CHECK:         %[[CAST:.*]] = tensor.cast %{{.*}} : tensor<?x?x?xf32> to tensor<?x4x?xf32>
+// CHECK:         tensor.expand_shape %[[CAST]] {{\[\[}}0], [1, 2], [3]]
+// CHECK-SAME:      into tensor<?x2x2x?xf32>
+// CHECK:         tensor.expand_shape %{{.*}} : tensor<6x2x3xf32> into tensor<2x3x2x3xf32>
+// CHECK:         %[[G:.*]] = linalg.generic
+// CHECK:         tensor.collapse_shape %[[G]] {{\[\[}}0], [1, 2], [3]] : tensor<?x2x3x?xf32> into tensor<?x6x?xf32>
+func.func @grouped_conv_dynamic_input_channels(%x: tensor<?x?x?xf32>, %w: tensor<6x2x3xf32>) -> tensor<?x6x?xf32> {
+  %0 = disc.conv %x, %w {strides = array<i64: 1>, dilations = array<i64: 1>, padding = array<i64: 0, 0>, feature_group_count = 2 : i64} : (tensor<?x?x?xf32>, tensor<6x2x3xf32>) -> tensor<?x6x?xf32>
+  return %0 : tensor<?x6x?xf32>
+}
