@@ -16,15 +16,7 @@ cd "$ROOT"
 BUILD_DIR="${BUILD_DIR:-build}"
 PYTHON=/usr/bin/python3
 
-scripts/bootstrap.sh
-
-cmake -G Ninja -S . -B "$BUILD_DIR" \
-  -DCMAKE_BUILD_TYPE=Release \
-  -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit
-
-ninja_args=()
-if [ -n "${NINJA_JOBS:-}" ]; then ninja_args+=(-j "$NINJA_JOBS"); fi
-ninja -C "$BUILD_DIR" "${ninja_args[@]}"
+BUILD_DIR="$BUILD_DIR" scripts/build.sh
 
 DEMO_DIR="$BUILD_DIR/demo"
 mkdir -p "$DEMO_DIR"

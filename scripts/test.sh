@@ -14,15 +14,7 @@ cd "$ROOT"
 BUILD_DIR="${BUILD_DIR:-build}"
 CTEST_JOBS="${CTEST_JOBS:-2}"
 
-scripts/bootstrap.sh
-
-cmake -G Ninja -S . -B "$BUILD_DIR" \
-  -DCMAKE_BUILD_TYPE=Release \
-  -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit
-
-ninja_args=()
-if [ -n "${NINJA_JOBS:-}" ]; then ninja_args+=(-j "$NINJA_JOBS"); fi
-ninja -C "$BUILD_DIR" "${ninja_args[@]}"
+BUILD_DIR="$BUILD_DIR" scripts/build.sh
 
 # The ONNX conformance test parallelises internally and claims all ctest
 # slots (PROCESSORS), so -j2 does not oversubscribe a 2-core machine.
