@@ -51,12 +51,14 @@ struct CopyToLinalgPass
 } // namespace
 
 void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm) {
-  // Symbolic shapes: annotate, make provably static dims static, then drop
-  // the annotations before lowering.
+  // Symbolic shapes: annotate, make provably static dims static. The
+  // lowering re-runs the analysis (with the user ranges still in the module)
+  // to drop broadcast versions between proven-equal dims; the annotations
+  // go afterwards.
   pm.addPass(createDiscShapePropagate());
   pm.addPass(createDiscShapeSimplify());
-  pm.addPass(createDiscStripShapeAnnotations());
   pm.addPass(createDiscLowerToLinalg());
+  pm.addPass(createDiscStripShapeAnnotations());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // linalg-fuse-elementwise-ops is left out: it miscompiles the keep_dims

@@ -93,6 +93,9 @@ signatureEntry(func::FuncOp func, Type type, DictionaryAttr attrs,
       {"name", name}, {"dtype", *dtype}, {"shape", std::move(shape)}};
 }
 
+/// Smallest size of a dynamic input dim without a user range.
+static constexpr int64_t kDefaultMinDim = 1;
+
 FailureOr<std::string> mlir::disc::buildSignatureJson(ModuleOp module,
                                                       StringRef entryName,
                                                       StringRef modelName) {
@@ -111,9 +114,11 @@ FailureOr<std::string> mlir::disc::buildSignatureJson(ModuleOp module,
     auto n = op.getAttrOfType<StringAttr>("name");
     auto mn = op.getAttrOfType<IntegerAttr>("min");
     auto mx = op.getAttrOfType<IntegerAttr>("max");
-    if (!n || !mx)
+    if (!n)
       continue;
-    ranges[n.getValue()] = {mn ? mn.getInt() : 0, mx.getInt()};
+    ranges[n.getValue()] = {mn ? mn.getInt() : kDefaultMinDim,
+                            mx ? std::optional<int64_t>(mx.getInt())
+                               : std::nullopt};
   }
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     auto entry = signatureEntry(func, type, func.getArgAttrDict(i),
@@ -123,14 +128,18 @@ FailureOr<std::string> mlir::disc::buildSignatureJson(ModuleOp module,
     // json::Value(StringRef) does not copy: names are copied into the
     // symbols list, the entries move below.
     for (const llvm::json::Value &d : *entry->getArray("shape"))
-      if (auto s = d.getAsString(); s && seen.insert(*s).second)
+      if (auto s = d.getAsString(); s && seen.insert(*s).second) {
+        // Without a range, a dynamic dim is at least 1: the shape analysis
+        // assumes it (docs/symbolic-shapes.md), so the runtime enforces it.
+        int64_t mn = kDefaultMinDim;
+        std::optional<int64_t> mx;
         if (auto r = ranges.find(*s); r != ranges.end())
-          symbols.push_back(llvm::json::Object{{"name", s->str()},
-                                               {"min", r->second.first},
-                                               {"max", *r->second.second}});
-        else
-          symbols.push_back(llvm::json::Object{
-              {"name", s->str()}, {"min", 0}, {"max", nullptr}});
+          std::tie(mn, mx) = r->second;
+        llvm::json::Value maxValue =
+            mx ? llvm::json::Value(*mx) : llvm::json::Value(nullptr);
+        symbols.push_back(llvm::json::Object{
+            {"name", s->str()}, {"min", mn}, {"max", std::move(maxValue)}});
+      }
     inputs.push_back(std::move(*entry));
   }
   for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {

@@ -277,13 +277,60 @@ AffineExpr ShapeAnalysis::normalize(AffineExpr e) {
   return pc.fromPoly(pc.toPoly(e));
 }
 
-void ShapeAnalysis::equate(AffineExpr a, AffineExpr b) {
+void ShapeAnalysis::taint(AffineExpr e) {
+  normalize(e).walk([&](AffineExpr x) {
+    if (auto s = dyn_cast<AffineSymbolExpr>(x))
+      assumedSymbols.insert(s.getPosition());
+  });
+}
+
+bool ShapeAnalysis::isAssumed(AffineExpr e) {
+  // Walk the substitution chain: a symbol replaced through an assumed
+  // equality (possibly by a constant) taints the expression.
+  for (int i = 0; e && i < 16; ++i) {
+    bool found = false;
+    e.walk([&](AffineExpr x) {
+      if (auto s = dyn_cast<AffineSymbolExpr>(x))
+        found |= assumedSymbols.contains(s.getPosition());
+    });
+    if (found)
+      return true;
+    AffineExpr n = e.replaceSymbols(subst);
+    if (n == e)
+      break;
+    e = n;
+  }
+  return false;
+}
+
+bool ShapeAnalysis::isDimAssumed(Value v, unsigned i) {
+  auto it = shapes.find(v);
+  if (it == shapes.end() || i >= it->second.size())
+    return true;
+  return isAssumed(it->second[i]);
+}
+
+bool ShapeAnalysis::isProvenEqual(Value a, unsigned i, Value b, unsigned j) {
+  SmallVector<AffineExpr> da = getDims(a), db = getDims(b);
+  if (i >= da.size() || j >= db.size() || !da[i] || da[i] != db[j])
+    return false;
+  return !isDimAssumed(a, i) && !isDimAssumed(b, j);
+}
+
+void ShapeAnalysis::equate(AffineExpr a, AffineExpr b, bool assumed) {
   if (!a || !b)
     return;
   a = normalize(a);
   b = normalize(b);
   if (a == b)
     return;
+  if (assumed) {
+    // Both sides (and whatever the substitution below maps onto them) now
+    // rest on the assumption.
+    taint(a);
+    taint(b);
+    ++numAssumed;
+  }
   solver.addEquality(a, b);
   equalities.push_back({a, b});
   PolyContext pc{ctx, (unsigned)symbols.size()};
@@ -456,14 +503,17 @@ ShapeAnalysis::broadcast(ArrayRef<SmallVector<AffineExpr>> shapesIn) {
       }
       if (acc == d)
         continue;
-      // Dynamic vs dynamic: equal unless one is provably 1.
+      // Dynamic vs dynamic: equal unless one is provably 1. Which one is
+      // 1 at run time, if any, is not known here, so the equality is an
+      // assumption (the names stay useful; the lowering keeps its run-time
+      // check and makeStatic ignores such dims).
       if (solver.isEqual(d, cst(1)))
         continue;
       if (solver.isEqual(acc, cst(1))) {
         acc = d;
         continue;
       }
-      equate(acc, d);
+      equate(acc, d, /*assumed=*/true);
       acc = normalize(acc);
     }
     out[i] = acc;
@@ -1088,7 +1138,9 @@ unsigned ShapeAnalysis::mergeEqualSymbols() {
       if (a == b)
         continue;
       if (solver.isEqual(a, b)) {
-        equate(a, b);
+        // The proof may have used an assumed equality: then it is an
+        // assumption too.
+        equate(a, b, /*assumed=*/numAssumed != 0);
         ++merged;
       }
     }
@@ -1216,7 +1268,7 @@ static void makeStatic(func::FuncOp func, ShapeAnalysis &sa) {
     SmallVector<int64_t> shape(t.getShape());
     bool changed = false;
     for (int64_t i = 0; i < t.getRank(); ++i)
-      if (t.isDynamicDim(i))
+      if (t.isDynamicDim(i) && !sa.isDimAssumed(v, i))
         if (auto c = dyn_cast<AffineConstantExpr>(dims[i]);
             c && c.getValue() >= 0) {
           shape[i] = c.getValue();
@@ -1418,15 +1470,17 @@ LogicalResult mlir::disc::annotateShapes(ModuleOp module, bool simplify) {
         continue;
       SmallVector<FlatSymbolRefAttr> selfRefs(e, refFor(i));
       disc_shape::ConstraintOp::create(
-          cb, func.getLoc(), "eq", disc_shape::buildDimEntry(ctx, self, selfRefs),
-          entryOf(n));
+          cb, func.getLoc(), sa.isAssumed(self) ? "broadcast_eq" : "eq",
+          disc_shape::buildDimEntry(ctx, self, selfRefs), entryOf(n));
     }
     for (auto [a, b] : sa.getEqualities()) {
       AffineExpr l = sa.normalize(a), r = sa.normalize(b);
       if (l == r)
         continue;
-      disc_shape::ConstraintOp::create(cb, func.getLoc(), "eq", entryOf(l),
-                                       entryOf(r));
+      disc_shape::ConstraintOp::create(
+          cb, func.getLoc(),
+          sa.isAssumed(a) || sa.isAssumed(b) ? "broadcast_eq" : "eq",
+          entryOf(l), entryOf(r));
     }
   }
   // Keep user ranges for names no function used (or that became static),
@@ -1563,7 +1617,8 @@ LogicalResult mlir::disc::printShapes(ModuleOp module, StringRef entry,
     numSymbols += sa.normalize(self) == self;
   }
   os << "summary: " << numValues << " values, " << numUnknown
-     << " unknown dims, " << numSymbols << " symbols, " << st.queries
+     << " unknown dims, " << numSymbols << " symbols, " << sa.getNumAssumed()
+     << " assumed broadcast equalities, " << st.queries
      << " solver queries, " << st.z3Calls << " Z3 calls, "
      << llvm::format("%.2f", ms) << " ms\n";
   return success();

@@ -114,12 +114,13 @@ func.func @range_count(%x: tensor<?xf32> {disc.dims = ["n"]}, %lim: tensor<i64>)
   return %r, %d : tensor<?xi64>, tensor<?xi64>
 }
 
-// Broadcasting between dynamic dims records an equality (a == b).
+// Broadcasting between dynamic dims records an assumed equality (a == b
+// unless one of them is 1 at run time): kind "broadcast_eq".
 // CHECK-LABEL: func.func @broadcast
 // CHECK-SAME: disc_shape.dims = [@k]
 // CHECK: disc.add {{.*}}disc_shape.dims = {{\[\[}}@m, @k]]
 // CHECK: disc.mul {{.*}}disc_shape.dims = {{\[\[}}@m, @k]]
-// CHECK: disc_shape.constraint "eq", @k2, @k
+// CHECK: disc_shape.constraint "broadcast_eq", @k2, @k
 func.func @broadcast(%a: tensor<?x?xf32> {disc.dims = ["m", "k"]}, %b: tensor<?xf32> {disc.dims = ["k2"]}, %c: tensor<?x1xf32> {disc.dims = ["m", 1]}) -> tensor<?x?xf32> {
   %0 = disc.add %a, %b : (tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
   %1 = disc.mul %0, %c : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>

@@ -199,6 +199,31 @@ int main(int argc, char **argv) {
     }
   }
 
+  // --force-dynamic is the conformance mode where any stored input must run
+  // through one artifact, empty tensors included: its dims (without a
+  // --dim range) may be 0, while a dim an ONNX model names is at least 1
+  // by default (docs/symbolic-shapes.md).
+  if (forceDynamic) {
+    auto f = module->lookupSymbol<func::FuncOp>(entry);
+    llvm::StringSet<> ranged;
+    for (auto dim : module->getOps<disc_shape::SymbolicDimOp>())
+      if (dim.getName())
+        ranged.insert(*dim.getName());
+    OpBuilder b(&context);
+    b.setInsertionPointToStart(module->getBody());
+    unsigned n = 0;
+    for (unsigned i = 0, e = f ? f.getNumArguments() : 0; i < e; ++i)
+      if (auto dims = f.getArgAttrOfType<ArrayAttr>(i, "disc.dims"))
+        for (Attribute d : dims)
+          if (auto s = dyn_cast<StringAttr>(d))
+            if (ranged.insert(s.getValue()).second)
+              disc_shape::SymbolicDimOp::create(
+                  b, module->getLoc(),
+                  b.getStringAttr("forced" + std::to_string(n++)), s,
+                  b.getI64IntegerAttr(0), IntegerAttr(), IntegerAttr(),
+                  b.getUnitAttr(), UnitAttr());
+  }
+
   if (emit == Emit::Mlir)
     return failed(printModule(*module)) ? 1 : 0;
 

@@ -52,6 +52,18 @@ public:
   std::optional<unsigned> getMergedInto(unsigned i) const;
   /// Does `e` involve a symbol created for a dim the rules could not derive?
   bool hasUnknown(AffineExpr e);
+  /// Does `e` involve a symbol whose value rests on an assumed equality?
+  /// Broadcasting two dynamic dims that are not provably equal assumes they
+  /// are (NumPy allows either to be 1 at run time), as BladeDISC does for
+  /// naming; such dims must not drop run-time checks or become static.
+  bool isAssumed(AffineExpr e);
+  /// Does dim `i` of `v` rest on an assumed equality (or is it unanalyzed)?
+  bool isDimAssumed(Value v, unsigned i);
+  /// Dim `i` of `a` equals dim `j` of `b` for every input the model
+  /// accepts: equal normal forms that do not rest on an assumed equality.
+  bool isProvenEqual(Value a, unsigned i, Value b, unsigned j);
+  /// Number of assumed (broadcast) equalities recorded.
+  unsigned getNumAssumed() const { return numAssumed; }
   /// Recorded relations (lhs == rhs), normalized, for the constraint ops.
   ArrayRef<std::pair<AffineExpr, AffineExpr>> getEqualities() const {
     return equalities;
@@ -67,7 +79,8 @@ private:
   };
   AffineExpr newSymbol(StringRef name, bool root, bool unknown,
                        const DimRange *range = nullptr);
-  void equate(AffineExpr a, AffineExpr b);
+  void equate(AffineExpr a, AffineExpr b, bool assumed = false);
+  void taint(AffineExpr e);
   void visit(Operation *op);
   SmallVector<AffineExpr> dimsOrFresh(Value v);
   std::optional<SmallVector<AffineExpr>> valuesOf(Value v);
@@ -90,6 +103,8 @@ private:
   llvm::DenseMap<Value, SmallVector<AffineExpr>> values;
   SmallVector<std::pair<AffineExpr, AffineExpr>> equalities;
   llvm::StringMap<AffineExpr> rootByName;
+  llvm::DenseSet<unsigned> assumedSymbols;
+  unsigned numAssumed = 0;
 };
 
 /// Collects the user ranges recorded as `disc_shape.symbolic_dim` ops with a

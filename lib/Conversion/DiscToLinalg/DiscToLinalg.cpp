@@ -10,11 +10,14 @@
 // Such ops are versioned: when every such dim equals the result dim at run
 // time, a `linalg.generic` with identity maps runs; otherwise a generic over
 // the result reads the operands with `tensor.extract` at
-// `select(dim == 1, 0, i)`.
+// `select(dim == 1, 0, i)`. Dims that the symbolic shape analysis
+// (ShapeAnalysis, docs/symbolic-shapes.md) proves equal to the result dim,
+// without relying on an assumed broadcast equality, need no version.
 //
 //===----------------------------------------------------------------------===//
 #include "disc/Conversion/Passes.h"
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
+#include "disc/Transforms/ShapeAnalysis.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -432,6 +435,11 @@ Value emitScalar(Operation *op, OpBuilder &b, Location loc, ValueRange a,
 
 enum class DimKind { Same, Zero, Maybe };
 
+/// Per broadcasting op: per operand, per operand dim, whether that dim is
+/// proven equal to the result dim it is aligned with.
+using BroadcastFacts =
+    llvm::DenseMap<Operation *, SmallVector<SmallVector<bool>>>;
+
 using ScalarFn =
     function_ref<Value(OpBuilder &, Location, ValueRange, Type)>;
 
@@ -441,12 +449,13 @@ using ScalarFn =
 /// while the result dim is larger. When `resultFromOperands`, the result
 /// shape is the broadcast of the operands' shapes, so a result dim with a
 /// single non-1 source is that source's dim.
-SmallVector<SmallVector<DimKind>> classify(ValueRange operands,
-                                           RankedTensorType resultType,
-                                           bool resultFromOperands) {
+SmallVector<SmallVector<DimKind>>
+classify(ValueRange operands, RankedTensorType resultType,
+         bool resultFromOperands,
+         ArrayRef<SmallVector<bool>> proven = {}) {
   int64_t rank = resultType.getRank();
   SmallVector<SmallVector<DimKind>> kinds;
-  for (Value v : operands) {
+  for (auto [n, v] : llvm::enumerate(operands)) {
     RankedTensorType t = tensorType(v);
     int64_t shift = rank - t.getRank();
     SmallVector<DimKind> k;
@@ -461,7 +470,9 @@ SmallVector<SmallVector<DimKind>> classify(ValueRange operands,
         k.push_back(DimKind::Zero);
         continue;
       }
-      if (!ShapedType::isDynamic(d)) {
+      if (!ShapedType::isDynamic(d) ||
+          (n < proven.size() && j < (int64_t)proven[n].size() &&
+           proven[n][j])) {
         k.push_back(DimKind::Same);
         continue;
       }
@@ -595,14 +606,19 @@ Value buildExtractGeneric(OpBuilder &b, Location loc, Operation *op,
 /// stretch; see the file comment.
 FailureOr<Value> lowerElementwise(OpBuilder &b, Operation *op,
                                   ValueRange operands, ScalarFn fn,
+                                  const BroadcastFacts *facts,
                                   bool resultFromOperands = true) {
   Location loc = op->getLoc();
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
     return failure();
+  ArrayRef<SmallVector<bool>> proven;
+  if (facts)
+    if (auto it = facts->find(op); it != facts->end())
+      proven = it->second;
   SmallVector<SmallVector<DimKind>> kinds =
-      classify(operands, resultType, resultFromOperands);
+      classify(operands, resultType, resultFromOperands, proven);
 
   // Check the scalar body once on block arguments of a detached scratch
   // block, so unsupported element types are reported before any IR is built.
@@ -1563,13 +1579,65 @@ FailureOr<Value> lowerRange(OpBuilder &b, RangeOp op) {
 // Dispatch
 //===----------------------------------------------------------------------===//
 
-FailureOr<Value> lowerOp(OpBuilder &b, Operation *op) {
+/// Ops lowered by lowerElementwise (operands broadcast to the result).
+bool isBroadcasting(Operation *op) {
+  return isa<AbsOp, NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, ErfOp,
+             FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp, AsinOp, AcosOp,
+             AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, SignOp, NotOp,
+             LogisticOp, ReciprocalOp, IsNanOp, IsInfOp, AddOp, SubOp, MulOp,
+             DivOp, RemOp, PowOp, MaxOp, MinOp, AndOp, OrOp, XorOp, CompareOp,
+             SelectOp, ConvertOp, ExpandOp>(op);
+}
+
+/// Runs the symbolic shape analysis on every function of `module` and
+/// records, for each broadcasting op, which dynamic operand dims are proven
+/// equal to their result dim (so they need no run-time version).
+BroadcastFacts collectBroadcastFacts(ModuleOp module) {
+  BroadcastFacts facts;
+  llvm::StringMap<DimRange> ranges = collectDimRanges(module);
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    ShapeAnalysis sa(func, ranges);
+    sa.run();
+    sa.mergeEqualSymbols();
+    func.walk([&](Operation *op) {
+      if (!isBroadcasting(op) || op->getNumResults() != 1)
+        return;
+      Value result = op->getResult(0);
+      auto rt = dyn_cast<RankedTensorType>(result.getType());
+      if (!rt)
+        return;
+      SmallVector<SmallVector<bool>> perOperand;
+      bool any = false;
+      for (Value v : op->getOperands()) {
+        auto t = dyn_cast<RankedTensorType>(v.getType());
+        SmallVector<bool> p;
+        int64_t shift = t ? rt.getRank() - t.getRank() : 0;
+        for (int64_t j = 0; t && j < t.getRank(); ++j) {
+          bool same = t.isDynamicDim(j) && shift + j >= 0 &&
+                      sa.isProvenEqual(v, j, result, j + shift);
+          any |= same;
+          p.push_back(same);
+        }
+        perOperand.push_back(std::move(p));
+      }
+      if (any)
+        facts[op] = std::move(perOperand);
+    });
+  }
+  return facts;
+}
+
+FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
+                         const BroadcastFacts *facts) {
   auto elementwise = [&](Operation *o) {
     return lowerElementwise(
         b, o, o->getOperands(),
         [o](OpBuilder &nb, Location nl, ValueRange a, Type outElt) {
           return emitScalar(o, nb, nl, a, outElt);
-        });
+        },
+        facts);
   };
   return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
       .Case([&](ConstantOp c) -> FailureOr<Value> {
@@ -1588,7 +1656,7 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op) {
         return lowerElementwise(
             b, e, ValueRange{e.getOperand()},
             [](OpBuilder &, Location, ValueRange a, Type) { return a[0]; },
-            /*resultFromOperands=*/false);
+            facts, /*resultFromOperands=*/false);
       })
       .Case([&](DotGeneralOp o) { return lowerDotGeneral(b, o); })
       .Case([&](ConvOp o) { return lowerConv(b, o); })
@@ -1612,6 +1680,7 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op) {
 struct DiscLowerToLinalgPass
     : public disc::impl::DiscLowerToLinalgBase<DiscLowerToLinalgPass> {
   void runOnOperation() override {
+    BroadcastFacts facts = collectBroadcastFacts(getOperation());
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
       if (isa_and_nonnull<DiscDialect>(op->getDialect()))
@@ -1621,7 +1690,7 @@ struct DiscLowerToLinalgPass
     bool failedAny = false;
     for (Operation *op : ops) {
       rewriter.setInsertionPoint(op);
-      FailureOr<Value> lowered = lowerOp(rewriter, op);
+      FailureOr<Value> lowered = lowerOp(rewriter, op, &facts);
       if (failed(lowered)) {
         failedAny = true;
         continue;

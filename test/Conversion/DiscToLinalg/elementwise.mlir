@@ -231,3 +231,30 @@ func.func @convert(%x: tensor<?xf32>, %u: tensor<?xi8>) -> (tensor<?xf32>, tenso
   %7 = disc.convert %6 {unsigned_source = true} : (tensor<?xi8>) -> tensor<?xi32>
   return %4, %5, %7 : tensor<?xf32>, tensor<?xf32>, tensor<?xi32>
 }
+
+// Dims the symbolic shape analysis proves equal need no version: %r has
+// the shape of %x through a run-time reshape, so both dims are `b`.
+// CHECK-LABEL: func.func @add_proven_equal
+// CHECK-NOT: scf.if
+// CHECK: linalg.generic {indexing_maps = [#[[ID2]], #[[ID2]], #[[ID2]]]
+// CHECK-SAME: ins(%{{.+}}, %{{.+}} : tensor<?x4xf32>, tensor<?x?xf32>)
+// CHECK-NOT: scf.if
+// CHECK: return
+func.func @add_proven_equal(%x: tensor<?x4xf32> {disc.dims = ["b", 4]}) -> tensor<?x4xf32> {
+  %s = disc.shape_of %x : tensor<?x4xf32> -> tensor<2xi64>
+  %e = disc.exp %x : tensor<?x4xf32>
+  %r = disc.dynamic_reshape %e, %s : (tensor<?x4xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  %y = disc.add %x, %r : (tensor<?x4xf32>, tensor<?x?xf32>) -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+// Two different named dims: the analysis assumes them equal for naming,
+// but either may be 1 at run time, so the version stays.
+// CHECK-LABEL: func.func @add_assumed_equal
+// CHECK: scf.if
+// CHECK: } else {
+// CHECK: tensor.extract
+func.func @add_assumed_equal(%x: tensor<?xf32> {disc.dims = ["a"]}, %y: tensor<?xf32> {disc.dims = ["b"]}) -> tensor<?xf32> {
+  %z = disc.add %x, %y : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  return %z : tensor<?xf32>
+}
