@@ -471,6 +471,7 @@ private:
   LogicalResult importLayerNorm();
   LogicalResult importSoftmax(StringRef op);
   LogicalResult importReduce(StringRef op);
+  FailureOr<Value> reduceSumRuntimeAxes(Value x, Value axesV, bool keep);
   LogicalResult importArgReduce(StringRef op);
   LogicalResult importShape();
   LogicalResult importSize();
@@ -481,6 +482,8 @@ private:
   LogicalResult importConcat();
   LogicalResult importSplit();
   LogicalResult importSlice();
+  FailureOr<Value> sliceRuntimeAxes(Value x, Value axesV, Value startsV,
+                                    Value endsV, Value stepsV);
   LogicalResult importGather();
   LogicalResult importExpand();
   LogicalResult importTile();
@@ -2216,6 +2219,81 @@ LogicalResult Importer::importSoftmax(StringRef op) {
   return success();
 }
 
+/// ReduceSum whose `axes` input (static length L > 0) is only known at run
+/// time. Per dim i, mask_i = any_j(axes[j] (+ rank if negative) == i); the
+/// sum along every masked dim is taken in place (the reduced value
+/// broadcast back), then the masked dims are cut to 1 (keepdims) and, for
+/// keepdims = 0, the result is reshaped to the unmasked dims in order (its
+/// rank is rank - L, the axes being distinct as the spec requires).
+FailureOr<Value> Importer::reduceSumRuntimeAxes(Value x, Value axesV,
+                                               bool keep) {
+  int64_t r = rank(x);
+  if (rank(axesV) != 1 || ShapedType::isDynamic(tt(axesV).getDimSize(0))) {
+    err() << "axes given at run time must be a 1-D tensor of static length";
+    return failure();
+  }
+  int64_t n = tt(axesV).getDimSize(0);
+  if (!keep && n > r) {
+    err() << n << " axes for an input of rank " << r;
+    return failure();
+  }
+  SmallVector<Value> axis;
+  for (int64_t j = 0; j < n; ++j) {
+    Value a = slice1D(axesV, j, j + 1);
+    Value neg = compare(CompareDirection::LT, a, constI64({0}));
+    axis.push_back(select(neg, binary<AddOp>(a, constI64({r})), a));
+  }
+  Value zero = constI64({0}), one = constI64({1});
+  SmallVector<Value> masked; // i64 [1]: 1 when dim i is reduced
+  for (int64_t i = 0; i < r; ++i) {
+    Value m = zero;
+    for (int64_t j = 0; j < n; ++j)
+      m = select(compare(CompareDirection::EQ, axis[j], constI64({i})), one,
+                 m);
+    masked.push_back(m);
+  }
+  Value y = x;
+  for (int64_t i = 0; i < r; ++i) {
+    Value s = reduce(ReduceKind::Sum, y, {i}, /*keep=*/true);
+    Value full = expandTo(s, shapeOf(y), dims(y));
+    y = select(compare(CompareDirection::EQ, masked[i], one), full, y);
+  }
+  SmallVector<Value> starts, ends, steps;
+  for (int64_t i = 0; i < r; ++i) {
+    starts.push_back(zero);
+    ends.push_back(select(compare(CompareDirection::EQ, masked[i], one), one,
+                          constI64({std::numeric_limits<int64_t>::max()})));
+    steps.push_back(one);
+  }
+  Value kept = mk<SliceOp>(Dims(r, Dim()), elt(x), y, concatI64(starts),
+                           concatI64(ends), concatI64(steps),
+                           llvm::to_vector(llvm::seq<int64_t>(0, r)));
+  if (isUns(x))
+    unsignedVals.insert(kept);
+  if (keep)
+    return kept;
+  // Output dim k is the dim i that is the k-th unmasked one.
+  SmallVector<Value> before; // number of unmasked dims before i
+  Value count = zero;
+  for (int64_t i = 0; i < r; ++i) {
+    before.push_back(count);
+    count = binary<AddOp>(count, binary<SubOp>(one, masked[i]));
+  }
+  SmallVector<TDim> target;
+  for (int64_t k = 0; k < r - n; ++k) {
+    Value sizeK = zero;
+    for (int64_t i = 0; i < r; ++i) {
+      Value pick = binary<MulOp>(
+          binary<SubOp>(one, masked[i]),
+          select(compare(CompareDirection::EQ, before[i], constI64({k})), one,
+                 zero));
+      sizeK = binary<AddOp>(sizeK, binary<MulOp>(pick, dimOf(x, i)));
+    }
+    target.push_back({Dim(), sizeK});
+  }
+  return reshapeT(kept, target);
+}
+
 LogicalResult Importer::importReduce(StringRef op) {
   Value x = in(0);
   if (!x)
@@ -2232,7 +2310,19 @@ LogicalResult Importer::importReduce(StringRef op) {
   bool axesAsInput = opset >= 18 || (op == "ReduceSum" && opset >= 13);
   SmallVector<int64_t> axes;
   if (axesAsInput) {
-    FailureOr<SmallVector<int64_t>> a = constInts(in(1), "axes");
+    Value axesV = in(1);
+    bool emptyAxes = axesV && rank(axesV) == 1 && tt(axesV).getDimSize(0) == 0;
+    if (axesV && !emptyAxes && !knownInts(axesV) && op == "ReduceSum") {
+      FailureOr<Value> y = reduceSumRuntimeAxes(
+          x, toI64(axesV), aInt("keepdims", 1) != 0);
+      if (::mlir::failed(y))
+        return failure();
+      out(0, *y);
+      return success();
+    }
+    FailureOr<SmallVector<int64_t>> a =
+        emptyAxes ? FailureOr<SmallVector<int64_t>>(SmallVector<int64_t>{})
+                  : constInts(axesV, "axes");
     if (::mlir::failed(a))
       return failure();
     axes = *a;
@@ -2800,6 +2890,52 @@ LogicalResult Importer::importSplit() {
   return success();
 }
 
+/// Slice whose `axes` input is only known at run time: the bounds become
+/// full-rank vectors, entry i taken from the last j with
+/// axes[j] (+ rank if negative) == i, else 0 / INT64_MAX / 1 (ONNX Slice-13
+/// defaults). Out-of-range axes select no dim.
+FailureOr<Value> Importer::sliceRuntimeAxes(Value x, Value axesV,
+                                           Value startsV, Value endsV,
+                                           Value stepsV) {
+  int64_t r = rank(x);
+  int64_t n = tt(startsV).getDimSize(0);
+  for (Value v : {axesV, endsV, stepsV})
+    if (rank(v) != 1 || tt(v).getDimSize(0) != n) {
+      err() << "starts, ends, axes and steps need the same static length";
+      return failure();
+    }
+  SmallVector<Value> axis, st, en, sp;
+  for (int64_t j = 0; j < n; ++j) {
+    Value a = slice1D(axesV, j, j + 1);
+    Value neg = compare(CompareDirection::LT, a, constI64({0}));
+    axis.push_back(select(neg, binary<AddOp>(a, constI64({r})), a));
+    st.push_back(slice1D(startsV, j, j + 1));
+    en.push_back(slice1D(endsV, j, j + 1));
+    sp.push_back(slice1D(stepsV, j, j + 1));
+  }
+  SmallVector<Value> fs, fe, fp;
+  for (int64_t i = 0; i < r; ++i) {
+    Value s0 = constI64({0});
+    Value e0 = constI64({std::numeric_limits<int64_t>::max()});
+    Value p0 = constI64({1});
+    for (int64_t j = 0; j < n; ++j) {
+      Value m = compare(CompareDirection::EQ, axis[j], constI64({i}));
+      s0 = select(m, st[j], s0);
+      e0 = select(m, en[j], e0);
+      p0 = select(m, sp[j], p0);
+    }
+    fs.push_back(s0);
+    fe.push_back(e0);
+    fp.push_back(p0);
+  }
+  Value res = mk<SliceOp>(Dims(r, Dim()), elt(x), x, concatI64(fs),
+                          concatI64(fe), concatI64(fp),
+                          llvm::to_vector(llvm::seq<int64_t>(0, r)));
+  if (isUns(x))
+    unsignedVals.insert(res);
+  return res;
+}
+
 LogicalResult Importer::importSlice() {
   Value x = in(0);
   if (!x)
@@ -2824,6 +2960,17 @@ LogicalResult Importer::importSlice() {
     if (rank(startsV) != 1 || ShapedType::isDynamic(tt(startsV).getDimSize(0)))
       return err() << "starts must be 1-D with a static length";
     int64_t n = tt(startsV).getDimSize(0);
+    stepsV = has(4) ? toI64(in(4)) : constI64(SmallVector<int64_t>(n, 1));
+    if (has(3) && !knownInts(in(3))) {
+      // Axes given at run time: scatter the bounds into full-rank vectors
+      // (defaults 0 / INT64_MAX / 1 for the axes not listed).
+      FailureOr<Value> full = sliceRuntimeAxes(x, toI64(in(3)), startsV,
+                                               endsV, stepsV);
+      if (::mlir::failed(full))
+        return failure();
+      out(0, *full);
+      return success();
+    }
     if (has(3)) {
       FailureOr<SmallVector<int64_t>> a = constInts(in(3), "axes");
       if (::mlir::failed(a))
@@ -2832,7 +2979,6 @@ LogicalResult Importer::importSlice() {
     } else {
       axes = llvm::to_vector(llvm::seq<int64_t>(0, n));
     }
-    stepsV = has(4) ? toI64(in(4)) : constI64(SmallVector<int64_t>(n, 1));
   }
   FailureOr<SmallVector<int64_t>> na = normAxes(axes, r, false);
   if (::mlir::failed(na))
