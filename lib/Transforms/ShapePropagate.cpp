@@ -8,7 +8,7 @@
 // are kept in a canonical polynomial form (sum of monomials over symbols and
 // opaque floordiv/ceildiv/mod atoms, sorted), so structural equality of two
 // normalized expressions is equality of polynomials. Equalities learned from
-// reshapes, broadcasts, dot contractions and concatenations are recorded in
+// reshapes, dot contractions and concatenations are recorded in
 // the ShapeConstraintSolver and, when one side is linear in a symbol,
 // applied as a substitution (fresh symbols are eliminated first, so the
 // final expressions are over input dims where possible).
@@ -277,60 +277,18 @@ AffineExpr ShapeAnalysis::normalize(AffineExpr e) {
   return pc.fromPoly(pc.toPoly(e));
 }
 
-void ShapeAnalysis::taint(AffineExpr e) {
-  normalize(e).walk([&](AffineExpr x) {
-    if (auto s = dyn_cast<AffineSymbolExpr>(x))
-      assumedSymbols.insert(s.getPosition());
-  });
-}
-
-bool ShapeAnalysis::isAssumed(AffineExpr e) {
-  // Walk the substitution chain: a symbol replaced through an assumed
-  // equality (possibly by a constant) taints the expression.
-  for (int i = 0; e && i < 16; ++i) {
-    bool found = false;
-    e.walk([&](AffineExpr x) {
-      if (auto s = dyn_cast<AffineSymbolExpr>(x))
-        found |= assumedSymbols.contains(s.getPosition());
-    });
-    if (found)
-      return true;
-    AffineExpr n = e.replaceSymbols(subst);
-    if (n == e)
-      break;
-    e = n;
-  }
-  return false;
-}
-
-bool ShapeAnalysis::isDimAssumed(Value v, unsigned i) {
-  auto it = shapes.find(v);
-  if (it == shapes.end() || i >= it->second.size())
-    return true;
-  return isAssumed(it->second[i]);
-}
-
 bool ShapeAnalysis::isProvenEqual(Value a, unsigned i, Value b, unsigned j) {
   SmallVector<AffineExpr> da = getDims(a), db = getDims(b);
-  if (i >= da.size() || j >= db.size() || !da[i] || da[i] != db[j])
-    return false;
-  return !isDimAssumed(a, i) && !isDimAssumed(b, j);
+  return i < da.size() && j < db.size() && da[i] && da[i] == db[j];
 }
 
-void ShapeAnalysis::equate(AffineExpr a, AffineExpr b, bool assumed) {
+void ShapeAnalysis::equate(AffineExpr a, AffineExpr b) {
   if (!a || !b)
     return;
   a = normalize(a);
   b = normalize(b);
   if (a == b)
     return;
-  if (assumed) {
-    // Both sides (and whatever the substitution below maps onto them) now
-    // rest on the assumption.
-    taint(a);
-    taint(b);
-    ++numAssumed;
-  }
   solver.addEquality(a, b);
   equalities.push_back({a, b});
   PolyContext pc{ctx, (unsigned)symbols.size()};
@@ -475,7 +433,8 @@ AffineExpr ShapeAnalysis::exactDiv(AffineExpr num, AffineExpr den) {
 }
 
 SmallVector<AffineExpr>
-ShapeAnalysis::broadcast(ArrayRef<SmallVector<AffineExpr>> shapesIn) {
+ShapeAnalysis::broadcast(ArrayRef<SmallVector<AffineExpr>> shapesIn,
+                         Operation *op) {
   size_t rank = 0;
   for (auto &s : shapesIn)
     rank = std::max(rank, s.size());
@@ -503,18 +462,20 @@ ShapeAnalysis::broadcast(ArrayRef<SmallVector<AffineExpr>> shapesIn) {
       }
       if (acc == d)
         continue;
-      // Dynamic vs dynamic: equal unless one is provably 1. Which one is
-      // 1 at run time, if any, is not known here, so the equality is an
-      // assumption (the names stay useful; the lowering keeps its run-time
-      // check and makeStatic ignores such dims).
+      // Dynamic vs dynamic: a provably-1 side gives way, provably equal
+      // sides keep their expression. Otherwise either side may be 1 at run
+      // time (x[a] + y[c] with c = 1), so nothing is recorded between them:
+      // an equality would be unsound (simplify could make an input dim
+      // static and reject valid inputs). The result is a fresh symbol.
       if (solver.isEqual(d, cst(1)))
         continue;
       if (solver.isEqual(acc, cst(1))) {
         acc = d;
         continue;
       }
-      equate(acc, d, /*assumed=*/true);
-      acc = normalize(acc);
+      if (solver.isEqual(acc, d))
+        continue;
+      acc = fresh(op, /*unknown=*/false);
     }
     out[i] = acc;
   }
@@ -671,7 +632,7 @@ void ShapeAnalysis::visit(Operation *op) {
         SmallVector<SmallVector<AffineExpr>> ins = {
             dimsOrFresh(s.getPred()), dimsOrFresh(s.getOnTrue()),
             dimsOrFresh(s.getOnFalse())};
-        setDims(res(), broadcast(ins), op);
+        setDims(res(), broadcast(ins, op), op);
         mapValues({s.getPred(), s.getOnTrue(), s.getOnFalse()},
                   [&](ArrayRef<AffineExpr> a) -> AffineExpr {
                     if (auto c = constOf(a[0]))
@@ -684,7 +645,7 @@ void ShapeAnalysis::visit(Operation *op) {
       .Case([&](disc::CompareOp c) {
         SmallVector<SmallVector<AffineExpr>> ins = {dimsOrFresh(c.getLhs()),
                                                     dimsOrFresh(c.getRhs())};
-        setDims(res(), broadcast(ins), op);
+        setDims(res(), broadcast(ins, op), op);
         auto dir = c.getDirection();
         mapValues({c.getLhs(), c.getRhs()},
                   [&](ArrayRef<AffineExpr> a) -> AffineExpr {
@@ -730,7 +691,7 @@ void ShapeAnalysis::visit(Operation *op) {
         Value l = bin->getOperand(0), r = bin->getOperand(1);
         SmallVector<SmallVector<AffineExpr>> ins = {dimsOrFresh(l),
                                                     dimsOrFresh(r)};
-        setDims(res(), broadcast(ins), op);
+        setDims(res(), broadcast(ins, op), op);
         mapValues({l, r}, [&](ArrayRef<AffineExpr> a) -> AffineExpr {
           AffineExpr x = normalize(a[0]), y = normalize(a[1]);
           if (isa<disc::AddOp>(bin))
@@ -872,7 +833,7 @@ void ShapeAnalysis::visit(Operation *op) {
             continue;
           }
           SmallVector<SmallVector<AffineExpr>> pair = {{d}, {t}};
-          out[i] = broadcast(pair)[0];
+          out[i] = broadcast(pair, op)[0];
         }
         setDims(res(), out, op);
         if (auto v = valuesOf(e.getOperand()); v && v->size() == 1) {
@@ -1138,9 +1099,7 @@ unsigned ShapeAnalysis::mergeEqualSymbols() {
       if (a == b)
         continue;
       if (solver.isEqual(a, b)) {
-        // The proof may have used an assumed equality: then it is an
-        // assumption too.
-        equate(a, b, /*assumed=*/numAssumed != 0);
+        equate(a, b);
         ++merged;
       }
     }
@@ -1268,7 +1227,7 @@ static void makeStatic(func::FuncOp func, ShapeAnalysis &sa) {
     SmallVector<int64_t> shape(t.getShape());
     bool changed = false;
     for (int64_t i = 0; i < t.getRank(); ++i)
-      if (t.isDynamicDim(i) && !sa.isDimAssumed(v, i))
+      if (t.isDynamicDim(i))
         if (auto c = dyn_cast<AffineConstantExpr>(dims[i]);
             c && c.getValue() >= 0) {
           shape[i] = c.getValue();
@@ -1470,17 +1429,15 @@ LogicalResult mlir::disc::annotateShapes(ModuleOp module, bool simplify) {
         continue;
       SmallVector<FlatSymbolRefAttr> selfRefs(e, refFor(i));
       disc_shape::ConstraintOp::create(
-          cb, func.getLoc(), sa.isAssumed(self) ? "broadcast_eq" : "eq",
+          cb, func.getLoc(), "eq",
           disc_shape::buildDimEntry(ctx, self, selfRefs), entryOf(n));
     }
     for (auto [a, b] : sa.getEqualities()) {
       AffineExpr l = sa.normalize(a), r = sa.normalize(b);
       if (l == r)
         continue;
-      disc_shape::ConstraintOp::create(
-          cb, func.getLoc(),
-          sa.isAssumed(a) || sa.isAssumed(b) ? "broadcast_eq" : "eq",
-          entryOf(l), entryOf(r));
+      disc_shape::ConstraintOp::create(cb, func.getLoc(), "eq", entryOf(l),
+                                       entryOf(r));
     }
   }
   // Keep user ranges for names no function used (or that became static),
@@ -1617,8 +1574,7 @@ LogicalResult mlir::disc::printShapes(ModuleOp module, StringRef entry,
     numSymbols += sa.normalize(self) == self;
   }
   os << "summary: " << numValues << " values, " << numUnknown
-     << " unknown dims, " << numSymbols << " symbols, " << sa.getNumAssumed()
-     << " assumed broadcast equalities, " << st.queries
+     << " unknown dims, " << numSymbols << " symbols, " << st.queries
      << " solver queries, " << st.z3Calls << " Z3 calls, "
      << llvm::format("%.2f", ms) << " ms\n";
   return success();

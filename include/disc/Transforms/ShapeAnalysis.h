@@ -52,18 +52,10 @@ public:
   std::optional<unsigned> getMergedInto(unsigned i) const;
   /// Does `e` involve a symbol created for a dim the rules could not derive?
   bool hasUnknown(AffineExpr e);
-  /// Does `e` involve a symbol whose value rests on an assumed equality?
-  /// Broadcasting two dynamic dims that are not provably equal assumes they
-  /// are (NumPy allows either to be 1 at run time), as BladeDISC does for
-  /// naming; such dims must not drop run-time checks or become static.
-  bool isAssumed(AffineExpr e);
-  /// Does dim `i` of `v` rest on an assumed equality (or is it unanalyzed)?
-  bool isDimAssumed(Value v, unsigned i);
   /// Dim `i` of `a` equals dim `j` of `b` for every input the model
-  /// accepts: equal normal forms that do not rest on an assumed equality.
+  /// accepts (equal normal forms; the analysis records only equalities
+  /// that hold for every valid input, never a broadcast assumption).
   bool isProvenEqual(Value a, unsigned i, Value b, unsigned j);
-  /// Number of assumed (broadcast) equalities recorded.
-  unsigned getNumAssumed() const { return numAssumed; }
   /// Recorded relations (lhs == rhs), normalized, for the constraint ops.
   ArrayRef<std::pair<AffineExpr, AffineExpr>> getEqualities() const {
     return equalities;
@@ -79,8 +71,7 @@ private:
   };
   AffineExpr newSymbol(StringRef name, bool root, bool unknown,
                        const DimRange *range = nullptr);
-  void equate(AffineExpr a, AffineExpr b, bool assumed = false);
-  void taint(AffineExpr e);
+  void equate(AffineExpr a, AffineExpr b);
   void visit(Operation *op);
   SmallVector<AffineExpr> dimsOrFresh(Value v);
   std::optional<SmallVector<AffineExpr>> valuesOf(Value v);
@@ -89,7 +80,10 @@ private:
   AffineExpr cst(int64_t c);
   std::optional<int64_t> constOf(AffineExpr e);
   AffineExpr exactDiv(AffineExpr num, AffineExpr den);
-  SmallVector<AffineExpr> broadcast(ArrayRef<SmallVector<AffineExpr>> shapes);
+  /// NumPy broadcast of `shapes`; `op` names the fresh symbol of a result
+  /// dim that depends on which dynamic side is 1 at run time.
+  SmallVector<AffineExpr> broadcast(ArrayRef<SmallVector<AffineExpr>> shapes,
+                                    Operation *op);
   AffineExpr sliceSize(AffineExpr dim, AffineExpr start, AffineExpr end,
                        AffineExpr step, Operation *op);
 
@@ -103,8 +97,6 @@ private:
   llvm::DenseMap<Value, SmallVector<AffineExpr>> values;
   SmallVector<std::pair<AffineExpr, AffineExpr>> equalities;
   llvm::StringMap<AffineExpr> rootByName;
-  llvm::DenseSet<unsigned> assumedSymbols;
-  unsigned numAssumed = 0;
 };
 
 /// Collects the user ranges recorded as `disc_shape.symbolic_dim` ops with a

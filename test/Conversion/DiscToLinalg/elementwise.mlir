@@ -248,8 +248,8 @@ func.func @add_proven_equal(%x: tensor<?x4xf32> {disc.dims = ["b", 4]}) -> tenso
   return %y : tensor<?x4xf32>
 }
 
-// Two different named dims: the analysis assumes them equal for naming,
-// but either may be 1 at run time, so the version stays.
+// Two different named dims: either may be 1 at run time, so the version
+// stays.
 // CHECK-LABEL: func.func @add_assumed_equal
 // CHECK: scf.if
 // CHECK: } else {

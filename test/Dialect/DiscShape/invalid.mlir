@@ -16,7 +16,7 @@ disc_shape.constraint "eq", @S9, 3
 // -----
 
 disc_shape.symbolic_dim @S0
-// expected-error @+1 {{kind must be "eq", "ge" or "broadcast_eq"}}
+// expected-error @+1 {{kind must be "eq" or "ge"}}
 disc_shape.constraint "lt", @S0, 3
 
 // -----

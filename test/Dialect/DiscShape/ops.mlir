@@ -11,8 +11,6 @@ disc_shape.symbolic_dim @S2
 disc_shape.constraint "eq", @S2, #disc_shape.expr<()[s0, s1] -> (s0 * s1), [@S0, @S1]>
 // CHECK: disc_shape.constraint "ge", @S0, 1
 disc_shape.constraint "ge", @S0, 1
-// CHECK: disc_shape.constraint "broadcast_eq", @S0, @S1
-disc_shape.constraint "broadcast_eq", @S0, @S1
 
 // CHECK-LABEL: func.func @annotated
 // CHECK-SAME: disc_shape.dims = [@S1, @S0]

@@ -262,8 +262,8 @@ LogicalResult SymbolicDimOp::verify() {
 }
 
 LogicalResult ConstraintOp::verify() {
-  if (getKind() != "eq" && getKind() != "ge" && getKind() != "broadcast_eq")
-    return emitOpError("kind must be \"eq\", \"ge\" or \"broadcast_eq\", got \"")
+  if (getKind() != "eq" && getKind() != "ge")
+    return emitOpError("kind must be \"eq\" or \"ge\", got \"")
            << getKind() << "\"";
   for (Attribute side : {getLhs(), getRhs()})
     if (failed(verifyDimEntry(*this, side, ShapedType::kDynamic,

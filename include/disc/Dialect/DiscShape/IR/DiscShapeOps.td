@@ -80,10 +80,7 @@ def DiscShape_SymbolicDimOp : DiscShape_Op<"symbolic_dim", [Symbol]> {
 def DiscShape_ConstraintOp : DiscShape_Op<"constraint"> {
   let summary = "A relation between symbolic dim expressions";
   let description = [{
-    `kind` is `eq` (`lhs == rhs`), `ge` (`lhs >= rhs`) or `broadcast_eq`
-    (`lhs == rhs` assumed when two dynamic dims were broadcast together; at
-    run time either may instead be 1, so it is not a proven fact and no
-    check is dropped or dim made static because of it); both sides are dim
+    `kind` is `eq` (`lhs == rhs`) or `ge` (`lhs >= rhs`); both sides are dim
     entries (integer, `@S`, or `#disc_shape.expr`).
 
     ```mlir
