@@ -1033,6 +1033,12 @@ void ShapeAnalysis::visit(Operation *op) {
         out.append(data.end() - tail, data.end());
         setDims(res(), out, op);
       })
+      .Case([&](disc::GridSampleOp g) {
+        SmallVector<AffineExpr> in = dimsOrFresh(g.getInput()),
+                                grid = dimsOrFresh(g.getGrid());
+        equate(in[0], grid[0]);
+        setDims(res(), {in[0], in[1], grid[1], grid[2]}, op);
+      })
       .Case<disc::ScatterElementsOp, disc::ScatterNdOp, disc::ArgSortOp>(
           [&](Operation *o) {
             setDims(res(), dimsOrFresh(o->getOperand(0)), op);

@@ -2064,6 +2064,186 @@ FailureOr<Value> lowerArgSort(OpBuilder &b, ArgSortOp op) {
       .getResult(0);
 }
 
+/// ONNX GridSample (PyTorch `grid_sample` semantics): a generic over the
+/// result; the grid point is unnormalized to pixel coordinates, padded
+/// (border clamp / reflection) and interpolated; taps outside the input
+/// read 0. Arithmetic in the element type (f32 for narrower floats).
+FailureOr<Value> lowerGridSample(OpBuilder &b, GridSampleOp op) {
+  Location loc = op.getLoc();
+  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+  if (failed(dims))
+    return failure();
+  RankedTensorType resultType = op.getType();
+  Value x = op.getInput(), grid = op.getGrid();
+  Type elt = resultType.getElementType();
+  Type ct = (elt.isF32() || elt.isF64()) ? elt : b.getF32Type();
+  std::string mode = op.getMode().str(), pad = op.getPaddingMode().str();
+  bool ac = op.getAlignCorners();
+  SmallVector<Value> xDims = dimValues(b, loc, x);
+  Value dest = emptyTensor(b, loc, resultType, *dims);
+  MLIRContext *ctx = b.getContext();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ValueRange{}, ValueRange{dest},
+             SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(4, ctx)},
+             SmallVector<IterType>(4, IterType::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange) {
+               using P = arith::CmpFPredicate;
+               auto c = [&](double v) { return cstScalar(nb, nl, ct, v); };
+               auto add = [&](Value l, Value r) {
+                 return arith::AddFOp::create(nb, nl, l, r).getResult();
+               };
+               auto sub = [&](Value l, Value r) {
+                 return arith::SubFOp::create(nb, nl, l, r).getResult();
+               };
+               auto mul = [&](Value l, Value r) {
+                 return arith::MulFOp::create(nb, nl, l, r).getResult();
+               };
+               auto div = [&](Value l, Value r) {
+                 return arith::DivFOp::create(nb, nl, l, r).getResult();
+               };
+               auto sel = [&](Value cond, Value l, Value r) {
+                 return arith::SelectOp::create(nb, nl, cond, l, r).getResult();
+               };
+               auto floorF = [&](Value v) {
+                 return math::FloorOp::create(nb, nl, v).getResult();
+               };
+               auto fmin = [&](Value l, Value r) {
+                 return arith::MinimumFOp::create(nb, nl, l, r).getResult();
+               };
+               auto fmax = [&](Value l, Value r) {
+                 return arith::MaximumFOp::create(nb, nl, l, r).getResult();
+               };
+               auto toF = [&](Value i) {
+                 Value w =
+                     arith::IndexCastOp::create(nb, nl, nb.getI64Type(), i);
+                 return arith::SIToFPOp::create(nb, nl, ct, w).getResult();
+               };
+               SmallVector<Value> iv;
+               for (int64_t i = 0; i < 4; ++i)
+                 iv.push_back(linalg::IndexOp::create(nb, nl, i));
+               Value hF = toF(xDims[2]), wF = toF(xDims[3]);
+               auto gridAt = [&](int64_t k) {
+                 Value g = tensor::ExtractOp::create(
+                     nb, nl, grid,
+                     ValueRange{iv[0], iv[2], iv[3], cstIndex(nb, nl, k)});
+                 return convertScalar(nb, nl, g, ct, false, false);
+               };
+               auto unnormalize = [&](Value coord, Value size) {
+                 if (ac)
+                   return mul(div(add(coord, c(1)), c(2)), sub(size, c(1)));
+                 return div(sub(mul(add(coord, c(1)), size), c(1)), c(2));
+               };
+               auto clip = [&](Value coord, Value size) {
+                 return fmin(fmax(coord, c(0)), sub(size, c(1)));
+               };
+               auto reflect = [&](Value coord, Value twiceLow,
+                                  Value twiceHigh) {
+                 Value lo = div(twiceLow, c(2));
+                 Value span = div(sub(twiceHigh, twiceLow), c(2));
+                 Value in = math::AbsFOp::create(nb, nl, sub(coord, lo));
+                 Value extra = arith::RemFOp::create(nb, nl, in, span);
+                 Value flips = floorF(div(in, span));
+                 Value even = arith::CmpFOp::create(
+                     nb, nl, P::OEQ, arith::RemFOp::create(nb, nl, flips, c(2)),
+                     c(0));
+                 Value r = sel(even, add(extra, lo), add(sub(span, extra), lo));
+                 return sel(
+                     arith::CmpFOp::create(nb, nl, P::OEQ, twiceLow, twiceHigh),
+                     c(0), r);
+               };
+               auto padCoord = [&](Value coord, Value size) {
+                 if (pad == "border")
+                   return clip(coord, size);
+                 if (pad == "reflection") {
+                   Value r =
+                       ac ? reflect(coord, c(0), mul(c(2), sub(size, c(1))))
+                          : reflect(coord, c(-1), sub(mul(c(2), size), c(1)));
+                   return clip(r, size);
+                 }
+                 return coord;
+               };
+               // The input at integral coordinates (y, x); 0 outside.
+               auto fetch = [&](Value y, Value xx) {
+                 Value inside = arith::AndIOp::create(
+                     nb, nl,
+                     arith::AndIOp::create(
+                         nb, nl, arith::CmpFOp::create(nb, nl, P::OGE, y, c(0)),
+                         arith::CmpFOp::create(nb, nl, P::OLT, y, hF)),
+                     arith::AndIOp::create(
+                         nb, nl,
+                         arith::CmpFOp::create(nb, nl, P::OGE, xx, c(0)),
+                         arith::CmpFOp::create(nb, nl, P::OLT, xx, wF)));
+                 auto toIdx = [&](Value v, Value size) {
+                   Value cl = clip(v, size);
+                   Value i =
+                       arith::FPToSIOp::create(nb, nl, nb.getI64Type(), cl);
+                   return arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
+                                                     i)
+                       .getResult();
+                 };
+                 Value v = tensor::ExtractOp::create(
+                     nb, nl, x,
+                     ValueRange{iv[0], iv[1], toIdx(y, hF), toIdx(xx, wF)});
+                 v = convertScalar(nb, nl, v, ct, false, false);
+                 return sel(inside, v, c(0));
+               };
+               Value gx = gridAt(0), gy = gridAt(1);
+               Value result;
+               if (mode == "bicubic") {
+                 Value ix = unnormalize(gx, wF), iy = unnormalize(gy, hF);
+                 Value x0 = floorF(ix), y0 = floorF(iy);
+                 Value tx = sub(ix, x0), ty = sub(iy, y0);
+                 double a = -0.75;
+                 auto cc1 = [&](Value t) { // |t| <= 1
+                   return add(mul(mul(sub(mul(c(a + 2), t), c(a + 3)), t), t),
+                              c(1));
+                 };
+                 auto cc2 = [&](Value t) { // 1 < |t| < 2
+                   Value v = add(mul(sub(mul(c(a), t), c(5 * a)), t), c(8 * a));
+                   return sub(mul(v, t), c(4 * a));
+                 };
+                 auto coeffs = [&](Value t) {
+                   return SmallVector<Value>{cc2(add(t, c(1))), cc1(t),
+                                             cc1(sub(c(1), t)),
+                                             cc2(sub(c(2), t))};
+                 };
+                 SmallVector<Value> cx = coeffs(tx), cy = coeffs(ty);
+                 Value acc;
+                 for (int64_t j = 0; j < 4; ++j) {
+                   Value yj = padCoord(add(y0, c(j - 1)), hF);
+                   Value row;
+                   for (int64_t i = 0; i < 4; ++i) {
+                     Value xi = padCoord(add(x0, c(i - 1)), wF);
+                     Value term = mul(fetch(yj, xi), cx[i]);
+                     row = row ? add(row, term) : term;
+                   }
+                   Value term = mul(row, cy[j]);
+                   acc = acc ? add(acc, term) : term;
+                 }
+                 result = acc;
+               } else {
+                 Value ix = padCoord(unnormalize(gx, wF), wF);
+                 Value iy = padCoord(unnormalize(gy, hF), hF);
+                 if (mode == "nearest") {
+                   result = fetch(math::RoundEvenOp::create(nb, nl, iy),
+                                  math::RoundEvenOp::create(nb, nl, ix));
+                 } else {
+                   Value x0 = floorF(ix), y0 = floorF(iy);
+                   Value x1 = add(x0, c(1)), y1 = add(y0, c(1));
+                   Value wx1 = sub(ix, x0), wx0 = sub(x1, ix);
+                   Value wy1 = sub(iy, y0), wy0 = sub(y1, iy);
+                   result = add(add(mul(fetch(y0, x0), mul(wx0, wy0)),
+                                    mul(fetch(y0, x1), mul(wx1, wy0))),
+                                add(mul(fetch(y1, x0), mul(wx0, wy1)),
+                                    mul(fetch(y1, x1), mul(wx1, wy1))));
+                 }
+               }
+               linalg::YieldOp::create(
+                   nb, nl, convertScalar(nb, nl, result, elt, false, false));
+             })
+      .getResult(0);
+}
+
 //===----------------------------------------------------------------------===//
 // Dispatch
 //===----------------------------------------------------------------------===//
@@ -2114,6 +2294,7 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op) {
       .Case([&](ScatterElementsOp o) { return lowerScatterElements(b, o); })
       .Case([&](ScatterNdOp o) { return lowerScatterNd(b, o); })
       .Case([&](ArgSortOp o) { return lowerArgSort(b, o); })
+      .Case([&](GridSampleOp o) { return lowerGridSample(b, o); })
       .Default([](Operation *o) -> FailureOr<Value> {
         return o->emitOpError("cannot be lowered to linalg yet: no lowering "
                               "for this op");

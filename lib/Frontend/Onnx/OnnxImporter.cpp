@@ -94,7 +94,8 @@ const llvm::StringSet<> &supportedOps() {
       "Constant", "Trilu", "Shrink", "EyeLike", "Hardmax", "OneHot",
       "DepthToSpace", "SpaceToDepth", "NegativeLogLikelihoodLoss",
       "SoftmaxCrossEntropyLoss", "Resize", "Upsample", "GatherElements",
-      "GatherND", "ScatterElements", "Scatter", "ScatterND", "TopK"};
+      "GatherND", "ScatterElements", "Scatter", "ScatterND", "TopK",
+      "GridSample"};
   return ops;
 }
 
@@ -514,6 +515,7 @@ private:
   LogicalResult importScatterElements();
   LogicalResult importScatterNd();
   LogicalResult importTopK();
+  LogicalResult importGridSample();
   std::optional<int64_t> declaredRank(const std::string &name);
 
   //===--------------------------------------------------------------------===//
@@ -1408,6 +1410,8 @@ LogicalResult Importer::dispatch(StringRef op) {
     return importScatterNd();
   if (op == "TopK")
     return importTopK();
+  if (op == "GridSample")
+    return importGridSample();
   return err() << "unsupported op";
 }
 
@@ -3926,6 +3930,34 @@ LogicalResult Importer::importTopK() {
                           constI64({1}), ArrayRef<int64_t>{*axis});
   out(0, mk<GatherElementsOp>(o, elt(x), x, idx, (uint64_t)*axis));
   out(1, idx);
+  return success();
+}
+
+/// GridSample (opset 16, 4-d input) as `disc.grid_sample`.
+LogicalResult Importer::importGridSample() {
+  Value x = in(0), grid = in(1);
+  if (!x || !grid)
+    return err() << "expects two inputs";
+  if (::mlir::failed(requireFloat(x)) || ::mlir::failed(sameElt(x, grid)))
+    return failure();
+  if (rank(x) != 4 || rank(grid) != 4)
+    return err() << "input and grid must be 4-D (opset " << opset << ")";
+  if (!tt(grid).isDynamicDim(3) && tt(grid).getDimSize(3) != 2)
+    return err() << "grid must have shape [N, H_out, W_out, 2]";
+  std::string mode = aStr("mode", "bilinear");
+  if (!llvm::is_contained({"bilinear", "nearest", "bicubic"}, mode))
+    return err() << "attribute 'mode' = '" << mode
+                 << "' is not supported (opset " << opset << ")";
+  std::string pad = aStr("padding_mode", "zeros");
+  if (!llvm::is_contained({"zeros", "border", "reflection"}, pad))
+    return err() << "attribute 'padding_mode' = '" << pad
+                 << "' is not supported (opset " << opset << ")";
+  bool ac = aInt("align_corners", 0) != 0;
+  if (failed)
+    return failure();
+  Dims dx = dims(x), dg = dims(grid);
+  out(0, mk<GridSampleOp>(Dims{dx[0], dx[1], dg[1], dg[2]}, elt(x), x, grid,
+                          mode, pad, ac));
   return success();
 }
 

@@ -90,3 +90,14 @@ func.func @arg_sort(%x: tensor<?xf32>) -> tensor<?xi64> {
   %0 = disc.arg_sort %x {dimension = 0 : i64, descending = true} : (tensor<?xf32>) -> tensor<?xi64>
   return %0 : tensor<?xi64>
 }
+
+// Bilinear grid sampling with zero padding: four taps, each guarded by an
+// in-bounds test.
+// CHECK-LABEL: func.func @grid_sample
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]
+// CHECK: math.floor
+// CHECK-COUNT-4: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : tensor<?x?x?x?xf32>
+func.func @grid_sample(%x: tensor<?x?x?x?xf32>, %g: tensor<?x?x?x2xf32>) -> tensor<?x?x?x?xf32> {
+  %0 = disc.grid_sample %x, %g {mode = "bilinear", padding_mode = "zeros", align_corners = false} : (tensor<?x?x?x?xf32>, tensor<?x?x?x2xf32>) -> tensor<?x?x?x?xf32>
+  return %0 : tensor<?x?x?x?xf32>
+}

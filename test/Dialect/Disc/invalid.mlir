@@ -117,3 +117,11 @@ func.func @bad_arg_sort(%x: tensor<2x3xf32>) -> tensor<2x3xi64> {
   %0 = disc.arg_sort %x {dimension = 2 : i64, descending = true} : (tensor<2x3xf32>) -> tensor<2x3xi64>
   return %0 : tensor<2x3xi64>
 }
+
+// -----
+
+func.func @bad_grid_sample(%x: tensor<1x1x4x4xf32>, %g: tensor<1x2x2x3xf32>) -> tensor<1x1x2x2xf32> {
+  // expected-error @+1 {{grid must end in a dim of size 2}}
+  %0 = disc.grid_sample %x, %g {mode = "bilinear", padding_mode = "zeros", align_corners = false} : (tensor<1x1x4x4xf32>, tensor<1x2x2x3xf32>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
+}

@@ -83,3 +83,10 @@ func.func @resize_gather_scatter(%x: tensor<?x3x?x?xf32>, %sz: tensor<4xi64>, %s
   %6 = disc.arg_sort %y {dimension = 1 : i64, descending = true} : (tensor<?x?xf32>) -> tensor<?x?xi64>
   return %0, %1, %2, %3, %4, %5, %6 : tensor<?x3x?x?xf32>, tensor<?x3x?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi64>
 }
+
+// CHECK-LABEL: func @grid_sample
+func.func @grid_sample(%x: tensor<?x?x?x?xf32>, %g: tensor<?x?x?x2xf32>) -> tensor<?x?x?x?xf32> {
+  // CHECK: disc.grid_sample %{{.*}}, %{{.*}} {align_corners = false, mode = "nearest", padding_mode = "border"}
+  %0 = disc.grid_sample %x, %g {mode = "nearest", padding_mode = "border", align_corners = false} : (tensor<?x?x?x?xf32>, tensor<?x?x?x2xf32>) -> tensor<?x?x?x?xf32>
+  return %0 : tensor<?x?x?x?xf32>
+}

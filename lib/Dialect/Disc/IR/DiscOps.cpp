@@ -519,5 +519,22 @@ LogicalResult ArgSortOp::verify() {
   return success();
 }
 
+LogicalResult GridSampleOp::verify() {
+  RankedTensorType in = getInput().getType(), grid = getGrid().getType();
+  if (failed(verifySameElementType(*this, {in, grid, getType()})))
+    return failure();
+  if (!isa<FloatType>(in.getElementType()))
+    return emitOpError("needs a float element type");
+  if (in.getRank() != 4 || grid.getRank() != 4 || getType().getRank() != 4)
+    return emitOpError("input, grid and result must be 4-d");
+  if (!grid.isDynamicDim(3) && grid.getDimSize(3) != 2)
+    return emitOpError("grid must end in a dim of size 2");
+  if (!llvm::is_contained({"bilinear", "nearest", "bicubic"}, getMode()))
+    return emitOpError("unknown mode '") << getMode() << "'";
+  if (!llvm::is_contained({"zeros", "border", "reflection"}, getPaddingMode()))
+    return emitOpError("unknown padding_mode '") << getPaddingMode() << "'";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "disc/Dialect/Disc/IR/DiscOps.cpp.inc"

@@ -622,3 +622,14 @@ LogicalResult ArgSortOp::reifyResultShapes(OpBuilder &b,
                                            ReifiedRankedShapedTypeDims &out) {
   return reifySameShape(*this, b, out);
 }
+
+/// `[N, C, grid.shape[1], grid.shape[2]]` (ONNX GridSample).
+LogicalResult
+GridSampleOp::reifyResultShapes(OpBuilder &b,
+                                ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, getLoc());
+  return finish(b, getType(),
+                {m.dim(getInput(), 0), m.dim(getInput(), 1),
+                 m.dim(getGrid(), 1), m.dim(getGrid(), 2)},
+                out);
+}

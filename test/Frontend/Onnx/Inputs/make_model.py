@@ -233,6 +233,15 @@ def gather_scatter_ops():
          vi("e", F, 2), vi("f", I64, 2)], opset=16)
 
 
+def grid_sample():
+    return model([
+        helper.make_node("GridSample", ["x", "g"], ["y"], name="gs",
+                         mode="bicubic", padding_mode="reflection",
+                         align_corners=1),
+    ], [vi("x", F, ["N", "C", "H", "W"]), vi("g", F, ["N", "h", "w", 2])],
+        [vi("y", F, 4)], opset=16)
+
+
 MODELS = {k: v for k, v in globals().items()
           if callable(v) and k not in ("vi", "model", "const_i64")}
 

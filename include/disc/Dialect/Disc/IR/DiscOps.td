@@ -662,4 +662,30 @@ def Disc_ArgSortOp : Disc_Op<"arg_sort"> {
   let hasVerifier = 1;
 }
 
+def Disc_GridSampleOp : Disc_Op<"grid_sample"> {
+  let summary = "Samples a 4-d input at grid locations (ONNX GridSample)";
+  let description = [{
+    `input`: [N, C, H, W]; `grid`: [N, Ho, Wo, 2] with (x, y) in [-1, 1]
+    (-1 is the left/top edge: the first pixel's center with
+    `align_corners`, else its outer border); result: [N, C, Ho, Wo].
+    `mode`: `bilinear`, `nearest` (round half to even) or `bicubic` (A =
+    -0.75); `padding_mode`: `zeros` (taps outside the input read 0),
+    `border` (coordinates clamped) or `reflection` (coordinates reflected at
+    the borders), as PyTorch's `grid_sample`.
+
+    ```mlir
+    %y = disc.grid_sample %x, %g {mode = "bilinear",
+        padding_mode = "zeros", align_corners = false}
+        : (tensor<?x?x?x?xf32>, tensor<?x?x?x2xf32>) -> tensor<?x?x?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$grid,
+                   StrAttr:$mode, StrAttr:$padding_mode,
+                   BoolAttr:$align_corners);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$input `,` $grid attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // DISC_DIALECT_DISC_OPS_TD
