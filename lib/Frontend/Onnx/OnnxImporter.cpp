@@ -3654,8 +3654,9 @@ LogicalResult Importer::importResize(StringRef op) {
                    << "' is not supported (opset " << opset << ")";
   }
   if (mode != "nearest" && !isFloat(x))
-    return err() << mode << " mode expects a floating-point input, got "
-                 << elt(x);
+    return err() << "attribute 'mode' = '" << mode
+                 << "' expects a floating-point input, got " << elt(x)
+                 << " (opset " << opset << ")";
   if (failed)
     return failure();
 
