@@ -1018,6 +1018,42 @@ void ShapeAnalysis::visit(Operation *op) {
           count = fresh(op, false);
         setDims(res(), {count}, op);
       })
+      .Case([&](disc::ResizeOp r) {
+        SmallVector<AffineExpr> in = dimsOrFresh(r.getOperand());
+        auto sizes = valuesOf(r.getSizes());
+        SmallVector<AffineExpr> out(in.size());
+        for (int64_t i = 0; i < (int64_t)in.size(); ++i) {
+          if (!llvm::is_contained(r.getAxes(), i))
+            out[i] = in[i];
+          else if (sizes && i < (int64_t)sizes->size() && (*sizes)[i])
+            out[i] = (*sizes)[i];
+          else
+            out[i] = fresh(op, false); // sizes or scales known at run time
+        }
+        setDims(res(), out, op);
+      })
+      .Case([&](disc::GatherElementsOp g) {
+        setDims(res(), dimsOrFresh(g.getIndices()), op);
+      })
+      .Case([&](disc::GatherNdOp g) {
+        SmallVector<AffineExpr> data = dimsOrFresh(g.getData()),
+                                idx = dimsOrFresh(g.getIndices());
+        SmallVector<AffineExpr> out(idx.begin(), idx.end() - 1);
+        int64_t tail =
+            cast<RankedTensorType>(g.getType()).getRank() - (int64_t)out.size();
+        out.append(data.end() - tail, data.end());
+        setDims(res(), out, op);
+      })
+      .Case([&](disc::GridSampleOp g) {
+        SmallVector<AffineExpr> in = dimsOrFresh(g.getInput()),
+                                grid = dimsOrFresh(g.getGrid());
+        equate(in[0], grid[0]);
+        setDims(res(), {in[0], in[1], grid[1], grid[2]}, op);
+      })
+      .Case<disc::ScatterElementsOp, disc::ScatterNdOp, disc::ArgSortOp>(
+          [&](Operation *o) {
+            setDims(res(), dimsOrFresh(o->getOperand(0)), op);
+          })
       .Default([&](Operation *other) {
         // Ops with one same-shaped operand (unary elementwise and friends).
         if (other->getNumOperands() == 1 && other->getNumResults() == 1 &&

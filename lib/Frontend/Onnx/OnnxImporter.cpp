@@ -95,7 +95,9 @@ const llvm::StringSet<> &supportedOps() {
       "DepthToSpace", "SpaceToDepth", "NegativeLogLikelihoodLoss",
       "SoftmaxCrossEntropyLoss", "SequenceEmpty", "SequenceConstruct",
       "SequenceInsert", "SequenceErase", "SequenceAt", "SequenceLength",
-      "ConcatFromSequence", "SplitToSequence"};
+      "ConcatFromSequence", "SplitToSequence", "Resize", "Upsample",
+      "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND",
+      "TopK", "GridSample"};
   return ops;
 }
 
@@ -513,6 +515,16 @@ private:
   Value dimScalar(Value x, int64_t i);
   Value iotaAlong(Value x, int64_t axis, int64_t r, int64_t pos);
   Value unsqueezeAt(Value x, int64_t pos);
+  LogicalResult importResize(StringRef op);
+  LogicalResult checkIndices(Value idx);
+  LogicalResult importGatherElements();
+  LogicalResult importGatherNd();
+  FailureOr<std::string> scatterReduction();
+  LogicalResult importScatterElements();
+  LogicalResult importScatterNd();
+  LogicalResult importTopK();
+  LogicalResult importGridSample();
+  std::optional<int64_t> declaredRank(const std::string &name);
 
   //===--------------------------------------------------------------------===//
   // State
@@ -1400,6 +1412,20 @@ LogicalResult Importer::dispatch(StringRef op) {
     return importNllLoss();
   if (op == "SoftmaxCrossEntropyLoss")
     return importSoftmaxCrossEntropy();
+  if (op == "Resize" || op == "Upsample")
+    return importResize(op);
+  if (op == "GatherElements")
+    return importGatherElements();
+  if (op == "GatherND")
+    return importGatherNd();
+  if (op == "ScatterElements" || op == "Scatter")
+    return importScatterElements();
+  if (op == "ScatterND")
+    return importScatterNd();
+  if (op == "TopK")
+    return importTopK();
+  if (op == "GridSample")
+    return importGridSample();
   return err() << "unsupported op";
 }
 
@@ -3943,6 +3969,409 @@ LogicalResult Importer::importConstant() {
 //===----------------------------------------------------------------------===//
 // Entry point
 //===----------------------------------------------------------------------===//
+
+//===----------------------------------------------------------------------===//
+// Resize, element-wise gather/scatter, TopK
+//===----------------------------------------------------------------------===//
+
+/// Float values of a constant (scales), if any.
+static std::optional<SmallVector<double>> constFloats(Value v) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  if (!c)
+    return std::nullopt;
+  auto d = dyn_cast<DenseElementsAttr>(c.getValue());
+  if (!d || !isa<FloatType>(d.getElementType()))
+    return std::nullopt;
+  SmallVector<double> out;
+  for (const APFloat &f : d.getValues<APFloat>())
+    out.push_back(f.convertToDouble());
+  return out;
+}
+
+/// `s == num / den` with `den` a power of two (every float is one); then
+/// `floor(d * s) == (d * num) floordiv den` for a size `d`.
+static bool dyadic(double s, int64_t &num, int64_t &den) {
+  for (den = 1; den <= (int64_t(1) << 30); den *= 2) {
+    double n = s * (double)den;
+    if (n == std::floor(n) && n < (double)(int64_t(1) << 31)) {
+      num = (int64_t)n;
+      return true;
+    }
+  }
+  return false;
+}
+
+/// The rank declared for graph value `name` (graph outputs, value_info).
+std::optional<int64_t> Importer::declaredRank(const std::string &name) {
+  auto rankOf = [&](const onnx::ValueInfoProto &vi) -> std::optional<int64_t> {
+    if (vi.name() != name || !vi.type().has_tensor_type() ||
+        !vi.type().tensor_type().has_shape())
+      return std::nullopt;
+    return vi.type().tensor_type().shape().dim_size();
+  };
+  for (const onnx::ValueInfoProto &vi : graph.output())
+    if (std::optional<int64_t> r = rankOf(vi))
+      return r;
+  for (const onnx::ValueInfoProto &vi : graph.value_info())
+    if (std::optional<int64_t> r = rankOf(vi))
+      return r;
+  return std::nullopt;
+}
+
+/// Resize (10, 11, 13, 18) and Upsample (7, 9) as one `disc.resize`. The
+/// result shape is `sizes`, or `floor(in * scale)`: integer arithmetic on
+/// the input dims when the scales are constants (so the dims stay
+/// symbolic), f64 arithmetic when they come at run time. Dims that
+/// provably keep their size (scale 1) under a coordinate transformation
+/// that maps them to themselves are copied, not interpolated.
+LogicalResult Importer::importResize(StringRef op) {
+  Value x = in(0);
+  if (!x)
+    return err() << "expects an input";
+  int64_t r = rank(x);
+  bool legacy = op == "Upsample" || opset < 11;
+  std::string mode = aStr("mode", "nearest");
+  if (!llvm::is_contained({"nearest", "linear", "cubic"}, mode) ||
+      (legacy && mode == "cubic"))
+    return err() << "mode '" << mode << "' is not supported (opset " << opset
+                 << ")";
+  std::string ctm = legacy
+                        ? "asymmetric"
+                        : aStr("coordinate_transformation_mode", "half_pixel");
+  if (!llvm::is_contained({"half_pixel", "pytorch_half_pixel", "align_corners",
+                           "asymmetric", "tf_half_pixel_for_nn",
+                           "tf_crop_and_resize"},
+                          ctm))
+    return err() << "coordinate_transformation_mode '" << ctm
+                 << "' is not supported (opset " << opset << ")";
+  std::string nm =
+      legacy ? "simple" : aStr("nearest_mode", "round_prefer_floor");
+  if (!llvm::is_contained({"round_prefer_floor", "round_prefer_ceil", "floor",
+                           "ceil", "simple"},
+                          nm) ||
+      (!legacy && nm == "simple"))
+    return err() << "nearest_mode '" << nm << "' is not supported (opset "
+                 << opset << ")";
+  if (op == "Resize" && opset >= 18) {
+    if (aInt("antialias", 0) != 0)
+      return err() << "attribute 'antialias' = 1 is not supported (opset "
+                   << opset << ")";
+    if (attr("axes"))
+      return err() << "attribute 'axes' is not supported (opset " << opset
+                   << ")";
+    std::string policy = aStr("keep_aspect_ratio_policy", "stretch");
+    if (policy != "stretch")
+      return err() << "attribute 'keep_aspect_ratio_policy' = '" << policy
+                   << "' is not supported (opset " << opset << ")";
+  }
+  if (mode != "nearest" && !isFloat(x))
+    return err() << "attribute 'mode' = '" << mode
+                 << "' expects a floating-point input, got " << elt(x)
+                 << " (opset " << opset << ")";
+  if (failed)
+    return failure();
+
+  Value scalesIn, sizesIn, roiIn;
+  if (op == "Upsample" && opset < 9) {
+    std::optional<SmallVector<float>> s = aFloats("scales");
+    if (!s)
+      return err() << "attribute 'scales' is required (opset " << opset << ")";
+    scalesIn = constDense(DenseElementsAttr::get(
+        RankedTensorType::get({(int64_t)s->size()}, b.getF32Type()),
+        ArrayRef<float>(*s)));
+  } else if (legacy) {
+    scalesIn = in(1);
+  } else {
+    roiIn = in(1);
+    scalesIn = in(2);
+    sizesIn = in(3);
+  }
+  auto emptyVec = [&](Value v) {
+    return v && rank(v) == 1 && tt(v).getDimSize(0) == 0;
+  };
+  if (emptyVec(sizesIn))
+    sizesIn = nullptr;
+  if (emptyVec(scalesIn))
+    scalesIn = nullptr;
+  if (sizesIn && scalesIn && tt(scalesIn).hasStaticShape())
+    return err() << "only one of 'scales' and 'sizes' may be given";
+  if (!sizesIn && !scalesIn)
+    return err() << "expects 'scales' or 'sizes'";
+  for (Value v : {sizesIn, scalesIn}) {
+    if (!v)
+      continue;
+    if (rank(v) != 1 || (!tt(v).isDynamicDim(0) && tt(v).getDimSize(0) != r))
+      return err() << "'scales' / 'sizes' must be 1-D with " << r << " entries";
+  }
+  if (sizesIn && !isa<IntegerType>(elt(sizesIn)))
+    return err() << "'sizes' must be int64";
+  if (scalesIn && !isFloat(scalesIn))
+    return err() << "'scales' must be float";
+
+  Type f64 = b.getF64Type();
+  Dims inDims = dims(x), outDims(r, Dim());
+  SmallVector<bool> sameSize(r, false);
+  Value sizesV, scalesV;
+  if (sizesIn) {
+    sizesV = toI64(sizesIn);
+    std::optional<Dims> k = known(sizesV);
+    for (int64_t i = 0; i < r; ++i)
+      if (k && (int64_t)k->size() == r) {
+        outDims[i] = (*k)[i];
+        sameSize[i] = (*k)[i] == inDims[i];
+      }
+    // The reference's scale is `sizes / input shape` in f64.
+    scalesV = binary<DivOp>(convert(sizesV, f64, false, false),
+                            convert(shapeOf(x), f64, false, false));
+  } else {
+    scalesV = convert(scalesIn, f64, false, false);
+    std::optional<SmallVector<double>> cs = constFloats(scalesIn);
+    if (cs && (int64_t)cs->size() == r) {
+      SmallVector<TDim> parts;
+      for (int64_t i = 0; i < r; ++i) {
+        double s = (*cs)[i];
+        if (!(s > 0))
+          return err() << "scales must be positive, got " << s;
+        int64_t num, den;
+        sameSize[i] = s == 1.0;
+        if (inDims[i].isStatic()) {
+          outDims[i] = Dim((int64_t)std::floor((double)inDims[i].size * s));
+          parts.push_back(tdimConst(outDims[i].size));
+        } else if (s == 1.0) {
+          outDims[i] = inDims[i];
+          parts.push_back(tdimOf(x, i));
+        } else if (dyadic(s, num, den)) {
+          Value v = dimOf(x, i);
+          if (num != 1)
+            v = binaryFolded("Mul", v, constI64({num}));
+          if (den != 1)
+            v = binaryFolded("Div", v, constI64({den}));
+          parts.push_back({Dim(), v});
+        } else {
+          Value sf = constDense(DenseElementsAttr::get(
+              RankedTensorType::get({1}, f64), ArrayRef<double>{s}));
+          Value v = binary<MulOp>(convert(dimOf(x, i), f64, false, false), sf);
+          parts.push_back({Dim(), convert(v, b.getI64Type(), false, false)});
+        }
+      }
+      sizesV = shapeFrom(parts);
+    } else {
+      // Truncation is the floor: sizes and scales are non-negative.
+      sizesV = convert(
+          binary<MulOp>(convert(shapeOf(x), f64, false, false), scalesV),
+          b.getI64Type(), false, false);
+    }
+  }
+  Value roiV;
+  if (ctm == "tf_crop_and_resize") {
+    if (!roiIn || emptyVec(roiIn))
+      return err() << "tf_crop_and_resize expects a 'roi' input";
+    if (!isFloat(roiIn) || rank(roiIn) != 1)
+      return err() << "'roi' must be a 1-D float tensor";
+    roiV = convert(roiIn, f64, false, false);
+  }
+  bool selfMapping = llvm::is_contained(
+      {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"}, ctm);
+  SmallVector<int64_t> axes;
+  for (int64_t i = 0; i < r; ++i) {
+    if (selfMapping && sameSize[i]) {
+      outDims[i] = inDims[i];
+      continue;
+    }
+    axes.push_back(i);
+  }
+  Value res =
+      mk<ResizeOp>(outDims, elt(x), b.getStringAttr(mode), x, sizesV, scalesV,
+                   roiV, b.getStringAttr(ctm), b.getStringAttr(nm),
+                   b.getF64FloatAttr(aFloat("cubic_coeff_a", -0.75f)),
+                   b.getBoolAttr(aInt("exclude_outside", 0) != 0),
+                   b.getF64FloatAttr(aFloat("extrapolation_value", 0.0f)),
+                   b.getDenseI64ArrayAttr(axes));
+  out(0, res);
+  return success();
+}
+
+LogicalResult Importer::checkIndices(Value idx) {
+  if (!(elt(idx).isInteger(32) || elt(idx).isInteger(64)) || isUns(idx))
+    return err() << "indices must be int32 or int64";
+  return success();
+}
+
+LogicalResult Importer::importGatherElements() {
+  Value data = in(0), idx = in(1);
+  if (!data || !idx)
+    return err() << "expects two inputs";
+  if (::mlir::failed(checkIndices(idx)))
+    return failure();
+  int64_t r = rank(data);
+  if (r == 0 || rank(idx) != r)
+    return err() << "data and indices must have the same rank >= 1";
+  FailureOr<int64_t> axis = normAxis(aInt("axis", 0), r);
+  if (::mlir::failed(axis))
+    return failure();
+  out(0,
+      mk<GatherElementsOp>(dims(idx), elt(data), data, idx, (uint64_t)*axis));
+  return success();
+}
+
+LogicalResult Importer::importGatherNd() {
+  Value data = in(0), idx = in(1);
+  if (!data || !idx)
+    return err() << "expects two inputs";
+  if (::mlir::failed(checkIndices(idx)))
+    return failure();
+  int64_t r = rank(data), q = rank(idx);
+  int64_t bd = aInt("batch_dims", 0);
+  if (q < 1 || r < 1 || bd < 0 || bd >= std::min(r, q))
+    return err() << "batch_dims " << bd
+                 << " must be below the ranks of data and indices";
+  int64_t k = tt(idx).getDimSize(q - 1);
+  if (ShapedType::isDynamic(k)) {
+    // The tuple length sets the result rank: take it from the declared
+    // rank of the output.
+    std::optional<int64_t> outRank = declaredRank(node->output(0));
+    if (!outRank)
+      return err() << "the last dim of 'indices' must be known at compile "
+                      "time (it sets the result rank; opset "
+                   << opset << ")";
+    k = q - 1 + r - bd - *outRank;
+  }
+  if (k < 1 || k > r - bd)
+    return err() << "index tuples of " << k << " entries do not fit data of "
+                 << "rank " << r << " with batch_dims " << bd;
+  Dims di = dims(idx), dd = dims(data);
+  Dims o(di.begin(), di.end() - 1);
+  o.append(dd.begin() + bd + k, dd.end());
+  out(0, mk<GatherNdOp>(o, elt(data), data, idx, (uint64_t)bd));
+  return success();
+}
+
+FailureOr<std::string> Importer::scatterReduction() {
+  std::string red = aStr("reduction", "none");
+  if (!llvm::is_contained({"none", "add", "mul"}, red)) {
+    err() << "attribute 'reduction' = '" << red << "' is not supported (opset "
+          << opset << ")";
+    return failure();
+  }
+  return red;
+}
+
+LogicalResult Importer::importScatterElements() {
+  Value data = in(0), idx = in(1), upd = in(2);
+  if (!data || !idx || !upd)
+    return err() << "expects three inputs";
+  if (::mlir::failed(checkIndices(idx)) || ::mlir::failed(sameElt(data, upd)))
+    return failure();
+  int64_t r = rank(data);
+  if (r == 0 || rank(idx) != r || rank(upd) != r)
+    return err() << "data, indices and updates must have the same rank >= 1";
+  FailureOr<int64_t> axis = normAxis(aInt("axis", 0), r);
+  FailureOr<std::string> red = scatterReduction();
+  if (::mlir::failed(axis) || ::mlir::failed(red))
+    return failure();
+  out(0, mk<ScatterElementsOp>(dims(data), elt(data), data, idx, upd,
+                               (uint64_t)*axis, *red));
+  return success();
+}
+
+LogicalResult Importer::importScatterNd() {
+  Value data = in(0), idx = in(1), upd = in(2);
+  if (!data || !idx || !upd)
+    return err() << "expects three inputs";
+  if (::mlir::failed(checkIndices(idx)) || ::mlir::failed(sameElt(data, upd)))
+    return failure();
+  int64_t r = rank(data), q = rank(idx);
+  int64_t k = r - rank(upd) + q - 1;
+  if (q < 1 || k < 1 || k > r)
+    return err() << "the ranks of data (" << r << "), indices (" << q
+                 << ") and updates (" << rank(upd) << ") do not match";
+  FailureOr<std::string> red = scatterReduction();
+  if (::mlir::failed(red))
+    return failure();
+  out(0, mk<ScatterNdOp>(dims(data), elt(data), data, idx, upd, *red));
+  return success();
+}
+
+/// TopK: `disc.arg_sort`, the first k indices along the axis
+/// (`disc.slice`, k may be run-time), values by `disc.gather_elements`.
+/// The sorted order is also a valid answer for `sorted = 0`.
+LogicalResult Importer::importTopK() {
+  Value x = in(0);
+  if (!x)
+    return err() << "expects an input";
+  if (::mlir::failed(rejectUnsigned(x)))
+    return failure();
+  if (elt(x).isInteger(1))
+    return err() << "expects a numeric input";
+  int64_t r = rank(x);
+  if (r == 0)
+    return err() << "input must have rank >= 1";
+  FailureOr<int64_t> axis = normAxis(aInt("axis", -1), r);
+  if (::mlir::failed(axis))
+    return failure();
+  bool largest = opset < 11 || aInt("largest", 1) != 0;
+  Value kv;
+  if (opset < 10) {
+    const onnx::AttributeProto *ka = attr("k");
+    if (!ka)
+      return err() << "attribute 'k' is required (opset " << opset << ")";
+    kv = constI64({aInt("k", 0)});
+  } else {
+    Value k = in(1);
+    if (!k)
+      return err() << "expects a 'K' input";
+    if (!maybeScalar(k) || !isa<IntegerType>(elt(k)))
+      return err() << "'K' must be a 1-element int64 tensor";
+    kv = toI64(k);
+    if (rank(kv) != 1 || tt(kv).getDimSize(0) != 1)
+      kv = reshapeT(kv, {tdimConst(1)});
+  }
+  if (failed)
+    return failure();
+  Dims o = dims(x);
+  if (std::optional<SmallVector<int64_t>> kc = knownInts(kv)) {
+    if ((*kc)[0] < 0 || (o[*axis].isStatic() && (*kc)[0] > o[*axis].size))
+      return err() << "k = " << (*kc)[0] << " out of range for the axis";
+    o[*axis] = Dim((*kc)[0]);
+  } else {
+    o[*axis] = Dim();
+  }
+  Value perm =
+      mk<ArgSortOp>(dims(x), b.getI64Type(), x, (uint64_t)*axis, largest);
+  Value idx = mk<SliceOp>(o, b.getI64Type(), perm, constI64({0}), kv,
+                          constI64({1}), ArrayRef<int64_t>{*axis});
+  out(0, mk<GatherElementsOp>(o, elt(x), x, idx, (uint64_t)*axis));
+  out(1, idx);
+  return success();
+}
+
+/// GridSample (opset 16, 4-d input) as `disc.grid_sample`.
+LogicalResult Importer::importGridSample() {
+  Value x = in(0), grid = in(1);
+  if (!x || !grid)
+    return err() << "expects two inputs";
+  if (::mlir::failed(requireFloat(x)) || ::mlir::failed(sameElt(x, grid)))
+    return failure();
+  if (rank(x) != 4 || rank(grid) != 4)
+    return err() << "input and grid must be 4-D (opset " << opset << ")";
+  if (!tt(grid).isDynamicDim(3) && tt(grid).getDimSize(3) != 2)
+    return err() << "grid must have shape [N, H_out, W_out, 2]";
+  std::string mode = aStr("mode", "bilinear");
+  if (!llvm::is_contained({"bilinear", "nearest", "bicubic"}, mode))
+    return err() << "attribute 'mode' = '" << mode
+                 << "' is not supported (opset " << opset << ")";
+  std::string pad = aStr("padding_mode", "zeros");
+  if (!llvm::is_contained({"zeros", "border", "reflection"}, pad))
+    return err() << "attribute 'padding_mode' = '" << pad
+                 << "' is not supported (opset " << opset << ")";
+  bool ac = aInt("align_corners", 0) != 0;
+  if (failed)
+    return failure();
+  Dims dx = dims(x), dg = dims(grid);
+  out(0, mk<GridSampleOp>(Dims{dx[0], dx[1], dg[1], dg[2]}, elt(x), x, grid,
+                          mode, pad, ac));
+  return success();
+}
 
 OwningOpRef<ModuleOp> mlir::disc::importOnnxModel(MLIRContext &context,
                                                   llvm::StringRef path,

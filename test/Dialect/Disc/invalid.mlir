@@ -53,3 +53,75 @@ func.func @bad_dot(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> 
   %0 = disc.dot_general %a, %b {lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
   return %0 : tensor<2x5xf32>
 }
+
+// -----
+
+func.func @bad_resize_mode(%x: tensor<1x2xf32>, %sz: tensor<2xi64>, %sc: tensor<2xf64>) -> tensor<1x4xf32> {
+  // expected-error @+1 {{unknown coordinate_transformation_mode 'corners'}}
+  %0 = disc.resize "linear", %x, %sz, %sc {axes = array<i64: 1>, coordinate_transformation_mode = "corners"} : (tensor<1x2xf32>, tensor<2xi64>, tensor<2xf64>) -> tensor<1x4xf32>
+  return %0 : tensor<1x4xf32>
+}
+
+// -----
+
+func.func @bad_resize_axes(%x: tensor<1x2xf32>, %sz: tensor<2xi64>, %sc: tensor<2xf64>) -> tensor<1x4xf32> {
+  // expected-error @+1 {{dim 1 is not in axes but changes size from 2 to 4}}
+  %0 = disc.resize "nearest", %x, %sz, %sc {axes = array<i64: 0>, coordinate_transformation_mode = "asymmetric"} : (tensor<1x2xf32>, tensor<2xi64>, tensor<2xf64>) -> tensor<1x4xf32>
+  return %0 : tensor<1x4xf32>
+}
+
+// -----
+
+func.func @bad_resize_roi(%x: tensor<1x2xf32>, %sz: tensor<2xi64>, %sc: tensor<2xf64>) -> tensor<1x4xf32> {
+  // expected-error @+1 {{tf_crop_and_resize needs a roi operand}}
+  %0 = disc.resize "linear", %x, %sz, %sc {axes = array<i64: 1>, coordinate_transformation_mode = "tf_crop_and_resize"} : (tensor<1x2xf32>, tensor<2xi64>, tensor<2xf64>) -> tensor<1x4xf32>
+  return %0 : tensor<1x4xf32>
+}
+
+// -----
+
+func.func @bad_gather_elements(%x: tensor<2x3xf32>, %i: tensor<2xi64>) -> tensor<2xf32> {
+  // expected-error @+1 {{indices rank must equal data rank}}
+  %0 = disc.gather_elements %x, %i {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @bad_gather_nd(%x: tensor<2x3xf32>, %i: tensor<4x2xi64>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{indices last dim 2 does not match the result rank (expects 1)}}
+  %0 = disc.gather_nd %x, %i {batch_dims = 0 : i64} : (tensor<2x3xf32>, tensor<4x2xi64>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @bad_scatter_reduction(%x: tensor<2x3xf32>, %i: tensor<2x3xi64>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{unknown reduction 'max'}}
+  %0 = disc.scatter_elements %x, %i, %x {axis = 0 : i64, reduction = "max"} : (tensor<2x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @bad_scatter_nd(%x: tensor<2x3xf32>, %i: tensor<4x2xi64>, %u: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{indices last dim 2 does not match the updates rank (expects 1)}}
+  %0 = disc.scatter_nd %x, %i, %u : (tensor<2x3xf32>, tensor<4x2xi64>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @bad_arg_sort(%x: tensor<2x3xf32>) -> tensor<2x3xi64> {
+  // expected-error @+1 {{dimension 2 out of range}}
+  %0 = disc.arg_sort %x {dimension = 2 : i64, descending = true} : (tensor<2x3xf32>) -> tensor<2x3xi64>
+  return %0 : tensor<2x3xi64>
+}
+
+// -----
+
+func.func @bad_grid_sample(%x: tensor<1x1x4x4xf32>, %g: tensor<1x2x2x3xf32>) -> tensor<1x1x2x2xf32> {
+  // expected-error @+1 {{grid must end in a dim of size 2}}
+  %0 = disc.grid_sample %x, %g {mode = "bilinear", padding_mode = "zeros", align_corners = false} : (tensor<1x1x4x4xf32>, tensor<1x2x2x3xf32>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
+}

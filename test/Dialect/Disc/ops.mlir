@@ -64,3 +64,29 @@ func.func @movement(%x: tensor<?x?xf32>, %p: tensor<4xi64>, %v: tensor<f32>, %st
   %3 = disc.expand %v, %s : (tensor<f32>, tensor<2xi64>) -> tensor<?x?xf32>
   return %0, %1, %2, %3 : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>
 }
+
+// CHECK-LABEL: func @resize_gather_scatter
+func.func @resize_gather_scatter(%x: tensor<?x3x?x?xf32>, %sz: tensor<4xi64>, %sc: tensor<4xf64>, %roi: tensor<8xf64>, %i: tensor<?x?xi64>, %j: tensor<?x1xi64>, %y: tensor<?x?xf32>) -> (tensor<?x3x?x?xf32>, tensor<?x3x?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi64>) {
+  // CHECK: disc.resize "cubic", %{{.*}}, %{{.*}}, %{{.*}} {axes = array<i64: 2, 3>, coordinate_transformation_mode = "align_corners", cubic_coeff_a = -5.000000e-01 : f64, exclude_outside = true}
+  %0 = disc.resize "cubic", %x, %sz, %sc {axes = array<i64: 2, 3>, coordinate_transformation_mode = "align_corners", cubic_coeff_a = -0.5 : f64, exclude_outside = true} : (tensor<?x3x?x?xf32>, tensor<4xi64>, tensor<4xf64>) -> tensor<?x3x?x?xf32>
+  // CHECK: disc.resize "linear", %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {axes = array<i64: 2, 3>, coordinate_transformation_mode = "tf_crop_and_resize", extrapolation_value = 1.000000e+01 : f64}
+  %1 = disc.resize "linear", %x, %sz, %sc, %roi {axes = array<i64: 2, 3>, coordinate_transformation_mode = "tf_crop_and_resize", extrapolation_value = 10.0 : f64} : (tensor<?x3x?x?xf32>, tensor<4xi64>, tensor<4xf64>, tensor<8xf64>) -> tensor<?x3x?x?xf32>
+  // CHECK: disc.gather_elements
+  %2 = disc.gather_elements %y, %i {axis = 0 : i64} : (tensor<?x?xf32>, tensor<?x?xi64>) -> tensor<?x?xf32>
+  // CHECK: disc.gather_nd
+  %3 = disc.gather_nd %y, %j {batch_dims = 0 : i64} : (tensor<?x?xf32>, tensor<?x1xi64>) -> tensor<?x?xf32>
+  // CHECK: disc.scatter_elements
+  %4 = disc.scatter_elements %y, %i, %2 {axis = 1 : i64, reduction = "mul"} : (tensor<?x?xf32>, tensor<?x?xi64>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  // CHECK: disc.scatter_nd
+  %5 = disc.scatter_nd %y, %j, %3 : (tensor<?x?xf32>, tensor<?x1xi64>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  // CHECK: disc.arg_sort
+  %6 = disc.arg_sort %y {dimension = 1 : i64, descending = true} : (tensor<?x?xf32>) -> tensor<?x?xi64>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<?x3x?x?xf32>, tensor<?x3x?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi64>
+}
+
+// CHECK-LABEL: func @grid_sample
+func.func @grid_sample(%x: tensor<?x?x?x?xf32>, %g: tensor<?x?x?x2xf32>) -> tensor<?x?x?x?xf32> {
+  // CHECK: disc.grid_sample %{{.*}}, %{{.*}} {align_corners = false, mode = "nearest", padding_mode = "border"}
+  %0 = disc.grid_sample %x, %g {mode = "nearest", padding_mode = "border", align_corners = false} : (tensor<?x?x?x?xf32>, tensor<?x?x?x2xf32>) -> tensor<?x?x?x?xf32>
+  return %0 : tensor<?x?x?x?xf32>
+}

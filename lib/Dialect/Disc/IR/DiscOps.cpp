@@ -375,5 +375,166 @@ LogicalResult RangeOp::verify() {
                                        getDelta().getType(), getType()});
 }
 
+static bool isIndexElementType(Type t) {
+  return t.isInteger(32) || t.isInteger(64);
+}
+
+LogicalResult ResizeOp::verify() {
+  RankedTensorType in = getOperand().getType();
+  int64_t r = in.getRank();
+  if (failed(verifySameElementType(*this, {in, getType()})))
+    return failure();
+  StringRef mode = getMode();
+  if (mode != "nearest" && !isa<FloatType>(in.getElementType()))
+    return emitOpError(mode) << " mode needs a float element type";
+  if (getType().getRank() != r)
+    return emitOpError("result rank must equal operand rank");
+  std::tuple<StringRef, Value, int64_t> vectors[] = {{"sizes", getSizes(), r},
+                                                     {"scales", getScales(), r},
+                                                     {"roi", getRoi(), 2 * r}};
+  for (auto [name, v, n] : vectors) {
+    if (!v)
+      continue;
+    int64_t len = rankedType(v).getDimSize(0);
+    if (!ShapedType::isDynamic(len) && len != n)
+      return emitOpError(name) << " needs " << n << " entries";
+  }
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
+    return emitOpError("unknown mode '") << mode << "'";
+  StringRef ct = getCoordinateTransformationMode();
+  if (!llvm::is_contained({"half_pixel", "pytorch_half_pixel", "align_corners",
+                           "asymmetric", "tf_half_pixel_for_nn",
+                           "tf_crop_and_resize"},
+                          ct))
+    return emitOpError("unknown coordinate_transformation_mode '") << ct << "'";
+  if (ct == "tf_crop_and_resize" && !getRoi())
+    return emitOpError("tf_crop_and_resize needs a roi operand");
+  if (!llvm::is_contained({"round_prefer_floor", "round_prefer_ceil", "floor",
+                           "ceil", "simple"},
+                          getNearestMode()))
+    return emitOpError("unknown nearest_mode '") << getNearestMode() << "'";
+  if (failed(verifyDimList(*this, "axes", getAxes(), r)))
+    return failure();
+  for (int64_t i = 0; i < r; ++i) {
+    if (llvm::is_contained(getAxes(), i))
+      continue;
+    int64_t a = in.getDimSize(i), c = getType().getDimSize(i);
+    if (!ShapedType::isDynamic(a) && !ShapedType::isDynamic(c) && a != c)
+      return emitOpError("dim ")
+             << i << " is not in axes but changes size from " << a << " to "
+             << c;
+  }
+  return success();
+}
+
+LogicalResult GatherElementsOp::verify() {
+  RankedTensorType data = getData().getType(), idx = getIndices().getType();
+  if (failed(verifySameElementType(*this, {data, getType()})))
+    return failure();
+  if (!isIndexElementType(idx.getElementType()))
+    return emitOpError("indices must be i32 or i64");
+  int64_t axis = static_cast<int64_t>(getAxis());
+  if (axis < 0 || axis >= data.getRank())
+    return emitOpError("axis ") << axis << " out of range";
+  if (idx.getRank() != data.getRank())
+    return emitOpError("indices rank must equal data rank");
+  if (failed(verifyCompatibleShape(getType(), idx)))
+    return emitOpError("result shape must be the indices shape");
+  return success();
+}
+
+LogicalResult GatherNdOp::verify() {
+  RankedTensorType data = getData().getType(), idx = getIndices().getType();
+  if (failed(verifySameElementType(*this, {data, getType()})))
+    return failure();
+  if (!isIndexElementType(idx.getElementType()))
+    return emitOpError("indices must be i32 or i64");
+  int64_t b = static_cast<int64_t>(getBatchDims());
+  int64_t r = data.getRank(), q = idx.getRank();
+  if (q < 1 || b < 0 || b >= std::min(r, q))
+    return emitOpError("batch_dims ")
+           << b << " must be below the ranks of data and indices";
+  int64_t k = q - 1 + r - b - getType().getRank();
+  if (k < 1 || k > r - b)
+    return emitOpError("result rank implies an index tuple of ")
+           << k << " entries, outside [1, " << r - b << "]";
+  int64_t last = idx.getDimSize(q - 1);
+  if (!ShapedType::isDynamic(last) && last != k)
+    return emitOpError("indices last dim ")
+           << last << " does not match the result rank (expects " << k << ")";
+  return success();
+}
+
+LogicalResult ScatterElementsOp::verify() {
+  RankedTensorType data = getData().getType(), idx = getIndices().getType(),
+                   upd = getUpdates().getType();
+  if (failed(verifySameElementType(*this, {data, upd, getType()})))
+    return failure();
+  if (!isIndexElementType(idx.getElementType()))
+    return emitOpError("indices must be i32 or i64");
+  int64_t axis = static_cast<int64_t>(getAxis());
+  if (axis < 0 || axis >= data.getRank())
+    return emitOpError("axis ") << axis << " out of range";
+  if (idx.getRank() != data.getRank() || upd.getRank() != data.getRank() ||
+      getType().getRank() != data.getRank())
+    return emitOpError("data, indices, updates and result must have the "
+                       "same rank");
+  if (failed(verifyCompatibleShape(idx, upd)))
+    return emitOpError("indices and updates must have the same shape");
+  if (!llvm::is_contained({"none", "add", "mul"}, getReduction()))
+    return emitOpError("unknown reduction '") << getReduction() << "'";
+  return success();
+}
+
+LogicalResult ScatterNdOp::verify() {
+  RankedTensorType data = getData().getType(), idx = getIndices().getType(),
+                   upd = getUpdates().getType();
+  if (failed(verifySameElementType(*this, {data, upd, getType()})))
+    return failure();
+  if (!isIndexElementType(idx.getElementType()))
+    return emitOpError("indices must be i32 or i64");
+  if (getType().getRank() != data.getRank())
+    return emitOpError("result rank must equal data rank");
+  int64_t r = data.getRank(), q = idx.getRank();
+  int64_t k = r - upd.getRank() + q - 1;
+  if (q < 1 || k < 1 || k > r)
+    return emitOpError("updates rank implies an index tuple of ")
+           << k << " entries, outside [1, " << r << "]";
+  int64_t last = idx.getDimSize(q - 1);
+  if (!ShapedType::isDynamic(last) && last != k)
+    return emitOpError("indices last dim ")
+           << last << " does not match the updates rank (expects " << k << ")";
+  if (!llvm::is_contained({"none", "add", "mul"}, getReduction()))
+    return emitOpError("unknown reduction '") << getReduction() << "'";
+  return success();
+}
+
+LogicalResult ArgSortOp::verify() {
+  RankedTensorType in = getOperand().getType();
+  int64_t dim = static_cast<int64_t>(getDimension());
+  if (dim < 0 || dim >= in.getRank())
+    return emitOpError("dimension ") << dim << " out of range";
+  if (failed(verifyCompatibleShape(in.getShape(), getType().getShape())))
+    return emitOpError("result shape must be the operand shape");
+  return success();
+}
+
+LogicalResult GridSampleOp::verify() {
+  RankedTensorType in = getInput().getType(), grid = getGrid().getType();
+  if (failed(verifySameElementType(*this, {in, grid, getType()})))
+    return failure();
+  if (!isa<FloatType>(in.getElementType()))
+    return emitOpError("needs a float element type");
+  if (in.getRank() != 4 || grid.getRank() != 4 || getType().getRank() != 4)
+    return emitOpError("input, grid and result must be 4-d");
+  if (!grid.isDynamicDim(3) && grid.getDimSize(3) != 2)
+    return emitOpError("grid must end in a dim of size 2");
+  if (!llvm::is_contained({"bilinear", "nearest", "bicubic"}, getMode()))
+    return emitOpError("unknown mode '") << getMode() << "'";
+  if (!llvm::is_contained({"zeros", "border", "reflection"}, getPaddingMode()))
+    return emitOpError("unknown padding_mode '") << getPaddingMode() << "'";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "disc/Dialect/Disc/IR/DiscOps.cpp.inc"

@@ -568,3 +568,68 @@ LogicalResult RangeOp::reifyResultShapes(OpBuilder &b,
   }
   return finish(b, getType(), {m.max(count, m.cst(0))}, out);
 }
+
+/// The values of `sizes` (ONNX Resize output shape).
+LogicalResult ResizeOp::reifyResultShapes(OpBuilder &b,
+                                          ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, getLoc());
+  SmallVector<OpFoldResult> dims;
+  for (int64_t i = 0, e = getType().getRank(); i < e; ++i) {
+    if (!getType().isDynamicDim(i))
+      dims.push_back(m.cst(getType().getDimSize(i)));
+    else if (!llvm::is_contained(getAxes(), i))
+      dims.push_back(m.dim(getOperand(), i));
+    else
+      dims.push_back(m.element(getSizes(), i));
+  }
+  return finish(b, getType(), dims, out);
+}
+
+/// The shape of `indices` (ONNX GatherElements).
+LogicalResult
+GatherElementsOp::reifyResultShapes(OpBuilder &b,
+                                    ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, getLoc());
+  return finish(b, getType(), dimsOf(m, getIndices()), out);
+}
+
+/// `indices.shape[:-1] + data.shape[batch_dims + k:]` (ONNX GatherND).
+LogicalResult GatherNdOp::reifyResultShapes(OpBuilder &b,
+                                            ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, getLoc());
+  SmallVector<OpFoldResult> idx = dimsOf(m, getIndices());
+  SmallVector<OpFoldResult> data = dimsOf(m, getData());
+  SmallVector<OpFoldResult> dims(idx.begin(), idx.end() - 1);
+  int64_t tail = getType().getRank() - (int64_t)dims.size();
+  dims.append(data.end() - tail, data.end());
+  return finish(b, getType(), dims, out);
+}
+
+/// The shape of `data` (ONNX ScatterElements).
+LogicalResult
+ScatterElementsOp::reifyResultShapes(OpBuilder &b,
+                                     ReifiedRankedShapedTypeDims &out) {
+  return reifySameShape(*this, b, out);
+}
+
+/// The shape of `data` (ONNX ScatterND).
+LogicalResult ScatterNdOp::reifyResultShapes(OpBuilder &b,
+                                             ReifiedRankedShapedTypeDims &out) {
+  return reifySameShape(*this, b, out);
+}
+
+LogicalResult ArgSortOp::reifyResultShapes(OpBuilder &b,
+                                           ReifiedRankedShapedTypeDims &out) {
+  return reifySameShape(*this, b, out);
+}
+
+/// `[N, C, grid.shape[1], grid.shape[2]]` (ONNX GridSample).
+LogicalResult
+GridSampleOp::reifyResultShapes(OpBuilder &b,
+                                ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, getLoc());
+  return finish(b, getType(),
+                {m.dim(getInput(), 0), m.dim(getInput(), 1),
+                 m.dim(getGrid(), 1), m.dim(getGrid(), 2)},
+                out);
+}

@@ -110,8 +110,8 @@ def unsupported():
         helper.make_node("Relu", ["x"], ["a"], name="ok"),
         helper.make_node("NonZero", ["a"], ["b"], name="nz"),
         helper.make_node("Loop2", ["x"], ["c"], name="", domain="custom.dom"),
-        helper.make_node("TopK", ["x", "k"], ["d", "e"], name="topk"),
-    ], [vi("x", F, ["n"]), vi("k", I64, [1])],
+        helper.make_node("StringNormalizer", ["x"], ["d"], name="sn"),
+    ], [vi("x", F, ["n"])],
         [vi("b", I64, 2), vi("c", F, 1), vi("d", F, 1)])
 
 
@@ -220,6 +220,47 @@ def broadcast_runtime_one():
         helper.make_node("Add", ["x", "y"], ["z"], name="add"),
     ], [vi("x", F, ["a", "b"]), vi("y", F, ["c", "d"])],
         [vi("p", F, 2), vi("z", F, 2)], [k])
+def resize_ops():
+    # Resize with constant scales (symbolic sizes), Resize with run-time
+    # sizes, Upsample-9 nearest.
+    scales = numpy_helper.from_array(
+        np.array([1.0, 1.0, 2.0, 0.5], dtype=np.float32), "scales")
+    return model([
+        helper.make_node("Resize", ["x", "", "scales"], ["a"], name="lin",
+                         mode="linear"),
+        helper.make_node("Resize", ["x", "", "", "sizes"], ["b"],
+                         name="near", mode="nearest",
+                         coordinate_transformation_mode="asymmetric",
+                         nearest_mode="floor"),
+    ], [vi("x", F, ["N", 3, "H", "W"]), vi("sizes", I64, [4])],
+        [vi("a", F, 4), vi("b", F, 4)], [scales])
+
+
+def gather_scatter_ops():
+    return model([
+        helper.make_node("GatherElements", ["x", "i"], ["a"], name="ge",
+                         axis=1),
+        helper.make_node("GatherND", ["x", "j"], ["b"], name="gnd"),
+        helper.make_node("ScatterElements", ["x", "i", "u"], ["c"],
+                         name="se", axis=-1, reduction="add"),
+        helper.make_node("ScatterND", ["x", "j", "v"], ["d"], name="snd",
+                         reduction="mul"),
+        helper.make_node("TopK", ["x", "k"], ["e", "f"], name="topk",
+                         largest=0),
+    ], [vi("x", F, ["n", "m"]), vi("i", I64, ["n", "p"]),
+        vi("j", I64, ["q", 1]), vi("u", F, ["n", "p"]), vi("v", F, ["q", "m"]),
+        vi("k", I64, [1])],
+        [vi("a", F, 2), vi("b", F, 2), vi("c", F, 2), vi("d", F, 2),
+         vi("e", F, 2), vi("f", I64, 2)], opset=16)
+
+
+def grid_sample():
+    return model([
+        helper.make_node("GridSample", ["x", "g"], ["y"], name="gs",
+                         mode="bicubic", padding_mode="reflection",
+                         align_corners=1),
+    ], [vi("x", F, ["N", "C", "H", "W"]), vi("g", F, ["N", "h", "w", 2])],
+        [vi("y", F, 4)], opset=16)
 
 
 MODELS = {k: v for k, v in globals().items()

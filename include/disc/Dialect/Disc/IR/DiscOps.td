@@ -488,4 +488,204 @@ def Disc_RangeOp : Disc_Op<"range"> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Interpolation, element-wise gather/scatter and sorting
+//===----------------------------------------------------------------------===//
+
+def Disc_ResizeOp : Disc_Op<"resize"> {
+  let summary = "N-d nearest / linear / cubic resampling (ONNX Resize)";
+  let description = [{
+    Output element `y` reads the operand around the source coordinate
+    `x_ori[d]` of every dim `d` in `axes` (other dims are copied:
+    `x_ori[d] = y[d]`, legal only where the output dim equals the input dim).
+    `sizes` (1-D i64, one entry per dim) is the result shape; `scales`
+    (1-D f64) the per-dim scale factors of the coordinate transformation;
+    `roi` (1-D f64, `[start_1..start_r, end_1..end_r]`) is read only by
+    `tf_crop_and_resize`. With `w = scale * in` (the ONNX reference's
+    output width, not the rounded size):
+
+    - `half_pixel`: `(y + 0.5) / scale - 0.5`; `pytorch_half_pixel`: the
+      same, or -0.5 when `w == 1`; `align_corners`: `y * (in - 1) / (w - 1)`,
+      or 0 when `w == 1`; `asymmetric`: `y / scale`;
+      `tf_half_pixel_for_nn`: `(y + 0.5) / scale`; `tf_crop_and_resize`:
+      `roi` window scaled by `in - 1`, `extrapolation_value` outside
+      `[0, in - 1]`.
+    - `nearest`: the index picked by `nearest_mode` (`round_prefer_floor`,
+      `round_prefer_ceil`, `floor`, `ceil`, or `simple`: floor when
+      upsampling, ceil when downsampling, as Upsample / Resize-10),
+      clamped to the input.
+    - `linear` (2 taps) and `cubic` (4 taps, Keys kernel with
+      `cubic_coeff_a`) use the taps `i0 - 1 .. i0 + 2` with
+      `i0 = ceil(x_ori) - 1`, clamped to the input (edge padding); with
+      `exclude_outside` the weights of taps outside the input are dropped
+      and the rest renormalized. Multi-dim interpolation is the tensor
+      product of the per-dim weights.
+
+    ```mlir
+    %y = disc.resize "linear", %x, %sizes, %scales
+        {coordinate_transformation_mode = "half_pixel",
+         axes = array<i64: 2, 3>}
+        : (tensor<?x3x?x?xf32>, tensor<4xi64>, tensor<4xf64>)
+        -> tensor<?x3x?x?xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$mode, AnyRankedTensor:$operand,
+      Disc_I64Vector:$sizes, 1DTensorOf<[F64]>:$scales,
+      Optional<1DTensorOf<[F64]>>:$roi,
+      StrAttr:$coordinate_transformation_mode,
+      DefaultValuedAttr<StrAttr, "\"round_prefer_floor\"">:$nearest_mode,
+      DefaultValuedAttr<F64Attr, "-0.75">:$cubic_coeff_a,
+      DefaultValuedAttr<BoolAttr, "false">:$exclude_outside,
+      DefaultValuedAttr<F64Attr, "0.0">:$extrapolation_value,
+      DenseI64ArrayAttr:$axes);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$mode `,` $operand `,` $sizes `,` $scales "
+                       "(`,` $roi^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_GatherElementsOp : Disc_Op<"gather_elements"> {
+  let summary = "Gathers single elements along one dim (ONNX GatherElements)";
+  let description = [{
+    `result[i] = data[i with i[axis] replaced by indices[i]]`; the result has
+    the shape of `indices` (same rank as `data`). Negative indices count
+    from the end of `axis`. Indices are i32 or i64.
+
+    ```mlir
+    %1 = disc.gather_elements %x, %idx {axis = 1 : i64}
+        : (tensor<?x?xf32>, tensor<?x?xi64>) -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$data, AnyRankedTensor:$indices,
+                   I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$data `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_GatherNdOp : Disc_Op<"gather_nd"> {
+  let summary = "Gathers slices by index tuples (ONNX GatherND)";
+  let description = [{
+    The last dim of `indices` (size `k`) holds an index tuple into the dims
+    `[batch_dims, batch_dims + k)` of `data`; the first `batch_dims` dims
+    are shared. Result shape:
+    `indices.shape[:-1] + data.shape[batch_dims + k:]`, so
+    `k = rank(indices) - 1 + rank(data) - batch_dims - rank(result)`.
+    Negative indices count from the end of their dim.
+
+    ```mlir
+    %1 = disc.gather_nd %x, %idx {batch_dims = 0 : i64}
+        : (tensor<?x?x4xf32>, tensor<?x2xi64>) -> tensor<?x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$data, AnyRankedTensor:$indices,
+                   I64Attr:$batch_dims);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$data `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_ScatterElementsOp : Disc_Op<"scatter_elements"> {
+  let summary = "Scatters updates element-wise along one dim "
+                "(ONNX ScatterElements)";
+  let description = [{
+    The result is `data` with, for every index `i` of `updates`,
+    `result[i with i[axis] replaced by indices[i]] (op)= updates[i]`, in
+    row-major order of `i`; `reduction` is `none` (assign), `add` or `mul`.
+    `indices` and `updates` have the same shape. Negative indices count
+    from the end of `axis`.
+
+    ```mlir
+    %1 = disc.scatter_elements %x, %idx, %upd {axis = 0 : i64,
+        reduction = "add"}
+        : (tensor<?x?xf32>, tensor<?x?xi64>, tensor<?x?xf32>)
+        -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$data, AnyRankedTensor:$indices,
+                   AnyRankedTensor:$updates, I64Attr:$axis,
+                   DefaultValuedAttr<StrAttr, "\"none\"">:$reduction);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$data `,` $indices `,` $updates attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_ScatterNdOp : Disc_Op<"scatter_nd"> {
+  let summary = "Scatters slices by index tuples (ONNX ScatterND)";
+  let description = [{
+    The last dim of `indices` (size `k`) holds an index tuple into the
+    first `k` dims of `data`; `updates` has the shape
+    `indices.shape[:-1] + data.shape[k:]`, so
+    `k = rank(data) - rank(updates) + rank(indices) - 1`. The result is
+    `data` with each addressed slice assigned (`none`), added to (`add`) or
+    multiplied by (`mul`) its update, in row-major order. Negative indices
+    count from the end of their dim.
+
+    ```mlir
+    %1 = disc.scatter_nd %x, %idx, %upd {reduction = "none"}
+        : (tensor<?x4xf32>, tensor<?x1xi64>, tensor<?x4xf32>)
+        -> tensor<?x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$data, AnyRankedTensor:$indices,
+                   AnyRankedTensor:$updates,
+                   DefaultValuedAttr<StrAttr, "\"none\"">:$reduction);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$data `,` $indices `,` $updates attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_ArgSortOp : Disc_Op<"arg_sort"> {
+  let summary = "Stable sorting permutation along one dim (for ONNX TopK)";
+  let description = [{
+    `result[..., p, ...]` (p along `dimension`) is the index of the element
+    of rank `p` in its row: descending order when `descending`, else
+    ascending; equal elements keep their index order (the lower index
+    first), as ONNX TopK requires. The result is i64 with the operand's
+    shape.
+
+    ```mlir
+    %1 = disc.arg_sort %x {dimension = 1 : i64, descending = true}
+        : (tensor<?x?xf32>) -> tensor<?x?xi64>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$operand, I64Attr:$dimension,
+                   BoolAttr:$descending);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat =
+      "$operand attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_GridSampleOp : Disc_Op<"grid_sample"> {
+  let summary = "Samples a 4-d input at grid locations (ONNX GridSample)";
+  let description = [{
+    `input`: [N, C, H, W]; `grid`: [N, Ho, Wo, 2] with (x, y) in [-1, 1]
+    (-1 is the left/top edge: the first pixel's center with
+    `align_corners`, else its outer border); result: [N, C, Ho, Wo].
+    `mode`: `bilinear`, `nearest` (round half to even) or `bicubic` (A =
+    -0.75); `padding_mode`: `zeros` (taps outside the input read 0),
+    `border` (coordinates clamped) or `reflection` (coordinates reflected at
+    the borders), as PyTorch's `grid_sample`.
+
+    ```mlir
+    %y = disc.grid_sample %x, %g {mode = "bilinear",
+        padding_mode = "zeros", align_corners = false}
+        : (tensor<?x?x?x?xf32>, tensor<?x?x?x2xf32>) -> tensor<?x?x?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$grid,
+                   StrAttr:$mode, StrAttr:$padding_mode,
+                   BoolAttr:$align_corners);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$input `,` $grid attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // DISC_DIALECT_DISC_OPS_TD
