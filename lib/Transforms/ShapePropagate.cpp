@@ -8,7 +8,7 @@
 // are kept in a canonical polynomial form (sum of monomials over symbols and
 // opaque floordiv/ceildiv/mod atoms, sorted), so structural equality of two
 // normalized expressions is equality of polynomials. Equalities learned from
-// reshapes, broadcasts, dot contractions and concatenations are recorded in
+// reshapes, dot contractions and concatenations are recorded in
 // the ShapeConstraintSolver and, when one side is linear in a symbol,
 // applied as a substitution (fresh symbols are eliminated first, so the
 // final expressions are over input dims where possible).
@@ -428,7 +428,8 @@ AffineExpr ShapeAnalysis::exactDiv(AffineExpr num, AffineExpr den) {
 }
 
 SmallVector<AffineExpr>
-ShapeAnalysis::broadcast(ArrayRef<SmallVector<AffineExpr>> shapesIn) {
+ShapeAnalysis::broadcast(ArrayRef<SmallVector<AffineExpr>> shapesIn,
+                         Operation *op) {
   size_t rank = 0;
   for (auto &s : shapesIn)
     rank = std::max(rank, s.size());
@@ -456,15 +457,20 @@ ShapeAnalysis::broadcast(ArrayRef<SmallVector<AffineExpr>> shapesIn) {
       }
       if (acc == d)
         continue;
-      // Dynamic vs dynamic: equal unless one is provably 1.
+      // Dynamic vs dynamic: a provably-1 side gives way, provably equal
+      // sides keep their expression. Otherwise either side may be 1 at run
+      // time (x[a] + y[c] with c = 1), so nothing is recorded between them:
+      // an equality would be unsound (simplify could make an input dim
+      // static and reject valid inputs). The result is a fresh symbol.
       if (solver.isEqual(d, cst(1)))
         continue;
       if (solver.isEqual(acc, cst(1))) {
         acc = d;
         continue;
       }
-      equate(acc, d);
-      acc = normalize(acc);
+      if (solver.isEqual(acc, d))
+        continue;
+      acc = fresh(op, /*unknown=*/false);
     }
     out[i] = acc;
   }
@@ -621,7 +627,7 @@ void ShapeAnalysis::visit(Operation *op) {
         SmallVector<SmallVector<AffineExpr>> ins = {
             dimsOrFresh(s.getPred()), dimsOrFresh(s.getOnTrue()),
             dimsOrFresh(s.getOnFalse())};
-        setDims(res(), broadcast(ins), op);
+        setDims(res(), broadcast(ins, op), op);
         mapValues({s.getPred(), s.getOnTrue(), s.getOnFalse()},
                   [&](ArrayRef<AffineExpr> a) -> AffineExpr {
                     if (auto c = constOf(a[0]))
@@ -634,7 +640,7 @@ void ShapeAnalysis::visit(Operation *op) {
       .Case([&](disc::CompareOp c) {
         SmallVector<SmallVector<AffineExpr>> ins = {dimsOrFresh(c.getLhs()),
                                                     dimsOrFresh(c.getRhs())};
-        setDims(res(), broadcast(ins), op);
+        setDims(res(), broadcast(ins, op), op);
         auto dir = c.getDirection();
         mapValues({c.getLhs(), c.getRhs()},
                   [&](ArrayRef<AffineExpr> a) -> AffineExpr {
@@ -680,7 +686,7 @@ void ShapeAnalysis::visit(Operation *op) {
         Value l = bin->getOperand(0), r = bin->getOperand(1);
         SmallVector<SmallVector<AffineExpr>> ins = {dimsOrFresh(l),
                                                     dimsOrFresh(r)};
-        setDims(res(), broadcast(ins), op);
+        setDims(res(), broadcast(ins, op), op);
         mapValues({l, r}, [&](ArrayRef<AffineExpr> a) -> AffineExpr {
           AffineExpr x = normalize(a[0]), y = normalize(a[1]);
           if (isa<disc::AddOp>(bin))
@@ -822,7 +828,7 @@ void ShapeAnalysis::visit(Operation *op) {
             continue;
           }
           SmallVector<SmallVector<AffineExpr>> pair = {{d}, {t}};
-          out[i] = broadcast(pair)[0];
+          out[i] = broadcast(pair, op)[0];
         }
         setDims(res(), out, op);
         if (auto v = valuesOf(e.getOperand()); v && v->size() == 1) {

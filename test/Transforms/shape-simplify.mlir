@@ -34,30 +34,30 @@ func.func @specialized(%x: tensor<?x?xf32> {disc.dims = ["batch", "seq"]}) -> te
 
 // -----
 
-// Equal dims are merged: m2 == m from the broadcast, so the product is
-// over one symbol; the merge is kept as a constraint.
+// Equal dims are merged: m2 == m from the concatenation along dim 1, so
+// the product is over one symbol; the merge is kept as a constraint.
 // CHECK-LABEL: func.func @merge
-// CHECK: disc.add {{.*}}disc_shape.dims = {{\[\[}}@m, 4]]
-// CHECK: disc.dynamic_reshape {{.*}}disc_shape.dims = {{\[\[}}#disc_shape.expr<()[s0] -> (s0 * 4), [@m]>]]
+// CHECK: disc.concatenate {{.*}}disc_shape.dims = {{\[\[}}@m, 8]]
+// CHECK: disc.dynamic_reshape {{.*}}disc_shape.dims = {{\[\[}}#disc_shape.expr<()[s0] -> (s0 * 8), [@m]>]]
 // CHECK: disc_shape.constraint "eq", @m2, @m
 func.func @merge(%a: tensor<?x4xf32> {disc.dims = ["m", 4]}, %b: tensor<?x4xf32> {disc.dims = ["m2", 4]}) -> tensor<?xf32> {
-  %0 = disc.add %a, %b : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %0 = disc.concatenate %a, %b {dimension = 1 : i64} : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x8xf32>
   %m1 = disc.constant dense<-1> : tensor<1xi64>
-  %1 = disc.dynamic_reshape %0, %m1 : (tensor<?x4xf32>, tensor<1xi64>) -> tensor<?xf32>
+  %1 = disc.dynamic_reshape %0, %m1 : (tensor<?x8xf32>, tensor<1xi64>) -> tensor<?xf32>
   return %1 : tensor<?xf32>
 }
 
 // -----
 
-// Products: a == b*4 (from the first reshape) and c*4 == a (second
-// reshape, with c a fresh symbol), so the solver proves c == b and the two
-// outputs share a symbol after simplify.
+// Products: c*4 == a (the reshape, with c a fresh symbol) and c == b (the
+// concatenation along dim 1), so a == b*4 and the two operands share a
+// symbol after simplify.
 // CHECK-LABEL: func.func @products
 // CHECK: disc.dynamic_reshape {{.*}}disc_shape.dims = {{\[\[}}@b, 4]]
-// CHECK: disc.add {{.*}}disc_shape.dims = {{\[\[}}@b, 4]]
-func.func @products(%x: tensor<?xf32> {disc.dims = ["a"]}, %y: tensor<?x4xf32> {disc.dims = ["b", 4]}) -> tensor<?x4xf32> {
+// CHECK: disc.concatenate {{.*}}disc_shape.dims = {{\[\[}}@b, 8]]
+func.func @products(%x: tensor<?xf32> {disc.dims = ["a"]}, %y: tensor<?x4xf32> {disc.dims = ["b", 4]}) -> tensor<?x8xf32> {
   %shape = disc.constant dense<[-1, 4]> : tensor<2xi64>
   %0 = disc.dynamic_reshape %x, %shape : (tensor<?xf32>, tensor<2xi64>) -> tensor<?x4xf32>
-  %1 = disc.add %0, %y : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
-  return %1 : tensor<?x4xf32>
+  %1 = disc.concatenate %0, %y {dimension = 1 : i64} : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x8xf32>
+  return %1 : tensor<?x8xf32>
 }

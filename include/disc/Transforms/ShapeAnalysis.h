@@ -76,7 +76,10 @@ private:
   AffineExpr cst(int64_t c);
   std::optional<int64_t> constOf(AffineExpr e);
   AffineExpr exactDiv(AffineExpr num, AffineExpr den);
-  SmallVector<AffineExpr> broadcast(ArrayRef<SmallVector<AffineExpr>> shapes);
+  /// NumPy broadcast of `shapes`; `op` names the fresh symbol of a result
+  /// dim that depends on which dynamic side is 1 at run time.
+  SmallVector<AffineExpr> broadcast(ArrayRef<SmallVector<AffineExpr>> shapes,
+                                    Operation *op);
   AffineExpr sliceSize(AffineExpr dim, AffineExpr start, AffineExpr end,
                        AffineExpr step, Operation *op);
 

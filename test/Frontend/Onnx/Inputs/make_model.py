@@ -199,6 +199,29 @@ def broadcast_mismatch():
                  [vi("x", F, [2, 3]), vi("z", F, [4])], [vi("y", F, 2)])
 
 
+def conv_stride_dilation():
+    # Two 3x3 convs on [N, 3, H, W], stride 2, pads 1, dilations 1 and 2.
+    w = numpy_helper.from_array(
+        np.random.RandomState(1).rand(4, 3, 3, 3).astype(np.float32), "w")
+    return model([
+        helper.make_node("Conv", ["x", "w"], ["y1"], name="conv_d1",
+                         strides=[2, 2], pads=[1, 1, 1, 1], dilations=[1, 1]),
+        helper.make_node("Conv", ["x", "w"], ["y2"], name="conv_d2",
+                         strides=[2, 2], pads=[1, 1, 1, 1], dilations=[2, 2]),
+    ], [vi("x", F, ["N", 3, "H", "W"])], [vi("y1", F, 4), vi("y2", F, 4)], [w])
+
+
+def broadcast_runtime_one():
+    # Concat(x [a, b], k [1, 3]) on axis 0 pins b = 3; y [c, d] broadcasts
+    # against x, so c and d may be 1 (or equal) at run time.
+    k = numpy_helper.from_array(np.ones((1, 3), np.float32), "k")
+    return model([
+        helper.make_node("Concat", ["x", "k"], ["p"], name="pin", axis=0),
+        helper.make_node("Add", ["x", "y"], ["z"], name="add"),
+    ], [vi("x", F, ["a", "b"]), vi("y", F, ["c", "d"])],
+        [vi("p", F, 2), vi("z", F, 2)], [k])
+
+
 MODELS = {k: v for k, v in globals().items()
           if callable(v) and k not in ("vi", "model", "const_i64")}
 
