@@ -1,0 +1,645 @@
+#!/usr/bin/python3
+"""Small dynamic-shape edge cases, checked against NumPy (ctest e2e-dyn-*).
+
+Each case is a tiny ONNX model built with onnx.helper whose input dims are
+symbolic (dim_param). It is compiled ONCE with disc-compile, then run with
+disc-run at two or three input shapes (including ones where a broadcast dim
+is 1 at run time, a slice bound is clamped, ...), and every output is
+compared with an independent NumPy reference: shapes must match exactly,
+floats within rtol 1e-3 / atol 1e-4, integers and bools exactly.
+
+    /usr/bin/python3 test/e2e/dynamic_cases.py --bin-dir build/bin \
+        --work-dir build/test/e2e/dyn [CASE ...]      (default: all)
+    /usr/bin/python3 test/e2e/dynamic_cases.py --list
+
+Exit codes: 0 every run of every case matched, 1 some case failed (the
+failing case and run are named), 2 bad usage.
+"""
+
+import argparse
+import os
+import shlex
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+BOOL = TensorProto.BOOL
+INT64_MAX = np.iinfo(np.int64).max
+INT64_MIN = np.iinfo(np.int64).min
+
+RTOL = 1e-3
+ATOL = 1e-4
+
+
+# --------------------------------------------------------------------------
+# Model helpers.
+# --------------------------------------------------------------------------
+
+def vi(name, elem, shape):
+    """A value info; an int `shape` means that rank with unnamed dims."""
+    if isinstance(shape, int):
+        v = helper.make_tensor_value_info(name, elem, [None] * shape)
+        if shape == 0:
+            v.type.tensor_type.shape.SetInParent()
+        return v
+    v = helper.make_tensor_value_info(name, elem, shape)
+    if shape is not None and len(shape) == 0:
+        v.type.tensor_type.shape.SetInParent()  # a scalar, not an unknown rank
+    return v
+
+
+def const(name, arr):
+    return numpy_helper.from_array(np.asarray(arr), name)
+
+
+def model(nodes, inputs, outputs, inits=(), opset=13):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m
+
+
+def rng_for(*shape):
+    return np.random.default_rng(sum((i + 1) * d for i, d in enumerate(shape)) + 17)
+
+
+def randn(*shape):
+    return rng_for(*shape).standard_normal(shape).astype(np.float32)
+
+
+# --------------------------------------------------------------------------
+# NumPy references.
+# --------------------------------------------------------------------------
+
+def ref_conv2d(x, w, b, strides, pads, dilations):
+    """Plain NCHW convolution (group 1): pads = [top, left, bottom, right]."""
+    n, c, h, wd = x.shape
+    m, c2, kh, kw = w.shape
+    assert c == c2
+    sh, sw = strides
+    dh, dw = dilations
+    xp = np.pad(x.astype(np.float64),
+                ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    oh = (h + pads[0] + pads[2] - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd + pads[1] + pads[3] - dw * (kw - 1) - 1) // sw + 1
+    out = np.zeros((n, m, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, :, i * dh: i * dh + sh * (oh - 1) + 1: sh,
+                       j * dw: j * dw + sw * (ow - 1) + 1: sw]
+            out += np.einsum("nchw,mc->nmhw", patch, w[:, :, i, j].astype(np.float64))
+    return (out + b.reshape(1, m, 1, 1)).astype(np.float32)
+
+
+def ref_reshape(x, shape):
+    """ONNX Reshape with allowzero = 0: 0 copies the input dim."""
+    shape = [x.shape[i] if s == 0 else int(s) for i, s in enumerate(shape)]
+    return x.reshape(shape)
+
+
+def ref_slice(x, starts, ends, axes, steps):
+    """ONNX Slice clamping, written out (independent of Python slices)."""
+    idx = [slice(None)] * x.ndim
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        d = x.shape[a]
+        s = int(s) + d if s < 0 else int(s)
+        e = int(e) + d if e < 0 else int(e)
+        if st > 0:
+            s = min(max(s, 0), d)
+            e = min(max(e, 0), d)
+            rng = range(s, e, int(st))
+        else:
+            s = min(max(s, 0), d - 1)
+            e = min(max(e, -1), d - 1)
+            rng = range(s, e, int(st))
+        idx[a] = np.array(list(rng), dtype=np.int64)
+    out = x
+    for a in range(x.ndim):
+        if not isinstance(idx[a], slice):
+            out = np.take(out, idx[a], axis=a)
+    return out
+
+
+# --------------------------------------------------------------------------
+# Cases. Each returns (model, runs, reference); a run is a dict of inputs,
+# the reference maps the inputs to a dict of outputs.
+# --------------------------------------------------------------------------
+
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+def _conv_case(dilation):
+    w = np.random.default_rng(1).standard_normal((4, 3, 3, 3)).astype(np.float32)
+    b = np.random.default_rng(2).standard_normal(4).astype(np.float32)
+    m = model([helper.make_node("Conv", ["x", "w", "b"], ["y"], name="conv",
+                                strides=[2, 2], pads=[1, 1, 1, 1],
+                                dilations=[dilation, dilation],
+                                kernel_shape=[3, 3])],
+              [vi("x", F, ["N", 3, "H", "W"])], [vi("y", F, 4)],
+              [const("w", w), const("b", b)])
+    # Odd and even sizes; the smallest H/W the window allows (3 + 2 pads
+    # covers the dilated 5-wide window, 1 with dilation 1).
+    small = 1 if dilation == 1 else 3
+    runs = [{"x": randn(1, 3, 7, 9)}, {"x": randn(2, 3, 16, 5)},
+            {"x": randn(1, 3, small, 12)}]
+
+    def ref(x):
+        return {"y": ref_conv2d(x, w, b, (2, 2), (1, 1, 1, 1), (dilation, dilation))}
+    return m, runs, ref
+
+
+@case
+def conv_stride2_dil1():
+    """Conv 3x3, stride 2, pads 1, dilation 1 on [N, 3, H, W]."""
+    return _conv_case(1)
+
+
+@case
+def conv_stride2_dil2():
+    """Conv 3x3, stride 2, pads 1, dilation 2 on [N, 3, H, W]."""
+    return _conv_case(2)
+
+
+@case
+def squeeze_axes_input():
+    """Squeeze with `axes` a run-time graph input ([2], negative entries
+    allowed) on x [a, b, c, d]; the other dims are unknown."""
+    m = model([helper.make_node("Squeeze", ["x", "axes"], ["y"], name="sq")],
+              [vi("x", F, ["a", "b", "c", "d"]), vi("axes", I64, [2])],
+              [vi("y", F, 2)])
+    runs = [{"x": randn(3, 1, 4, 1), "axes": np.array([1, 3], np.int64)},
+            {"x": randn(1, 5, 1, 2), "axes": np.array([-2, 0], np.int64)},
+            {"x": randn(1, 1, 1, 1), "axes": np.array([-1, 1], np.int64)}]
+
+    def ref(x, axes):
+        return {"y": np.squeeze(x, axis=tuple(int(a) for a in axes))}
+    return m, runs, ref
+
+
+@case
+def unsqueeze_axes_input():
+    """Unsqueeze with `axes` a run-time graph input ([2], negative entries
+    allowed) on x [a, b]: result rank 4, positions chosen at run time."""
+    m = model([helper.make_node("Unsqueeze", ["x", "axes"], ["y"], name="usq")],
+              [vi("x", F, ["a", "b"]), vi("axes", I64, [2])],
+              [vi("y", F, 4)])
+    runs = [{"x": randn(3, 4), "axes": np.array([0, 3], np.int64)},
+            {"x": randn(2, 5), "axes": np.array([-1, 1], np.int64)},
+            {"x": randn(1, 1), "axes": np.array([2, 1], np.int64)}]
+
+    def ref(x, axes):
+        return {"y": np.expand_dims(x, axis=tuple(int(a) for a in axes))}
+    return m, runs, ref
+
+
+@case
+def squeeze_unsqueeze_axes_const():
+    """Squeeze/Unsqueeze with constant `axes` inputs (negative) on
+    x [a, 1, b] whose other dims are unknown; then a Shape of the result."""
+    m = model([
+        helper.make_node("Squeeze", ["x", "sq_axes"], ["s"], name="sq"),
+        helper.make_node("Unsqueeze", ["s", "usq_axes"], ["y"], name="usq"),
+        helper.make_node("Shape", ["y"], ["shape"], name="shape"),
+    ], [vi("x", F, ["a", 1, "b"])], [vi("y", F, 4), vi("shape", I64, 1)],
+        [const("sq_axes", np.array([-2], np.int64)),
+         const("usq_axes", np.array([-1, 0], np.int64))])
+    runs = [{"x": randn(3, 1, 4)}, {"x": randn(1, 1, 7)}, {"x": randn(5, 1, 1)}]
+
+    def ref(x):
+        y = np.expand_dims(np.squeeze(x, axis=1), axis=(0, 3))
+        return {"y": y, "shape": np.array(y.shape, np.int64)}
+    return m, runs, ref
+
+
+@case
+def constant_of_shape_default():
+    """ConstantOfShape without a `value` attribute (float 0): the shape is a
+    run-time graph input, and also Shape(x) of a dynamic x."""
+    m = model([
+        helper.make_node("ConstantOfShape", ["shape"], ["z"], name="cos_in"),
+        helper.make_node("Shape", ["x"], ["xs"], name="shape"),
+        helper.make_node("ConstantOfShape", ["xs"], ["zx"], name="cos_x"),
+        helper.make_node("Add", ["zx", "x"], ["y"], name="add"),
+    ], [vi("shape", I64, [3]), vi("x", F, ["a", "b"])],
+        [vi("z", F, 3), vi("zx", F, 2), vi("y", F, 2)])
+    runs = [{"shape": np.array([2, 3, 4], np.int64), "x": randn(3, 5)},
+            {"shape": np.array([1, 7, 1], np.int64), "x": randn(1, 1)},
+            {"shape": np.array([5, 1, 2], np.int64), "x": randn(4, 2)},
+            {"shape": np.array([2, 0, 3], np.int64), "x": randn(1, 3)}]
+
+    def ref(shape, x):
+        return {"z": np.zeros(tuple(int(s) for s in shape), np.float32),
+                "zx": np.zeros(x.shape, np.float32), "y": x.copy()}
+    return m, runs, ref
+
+
+@case
+def reshape_runtime_zero_minus1():
+    """Reshape whose shape tensor is computed at run time and contains 0 and
+    -1: Concat([0], [-1], Shape(x)[3:]) on x [a, b, c, d] -> [a, b*c, d];
+    and a shape given as a graph input ([0, -1, k] style values)."""
+    m = model([
+        helper.make_node("Shape", ["x"], ["xs"], name="shape"),
+        helper.make_node("Slice", ["xs", "s3", "s4"], ["last"], name="last"),
+        helper.make_node("Concat", ["zero", "minus1", "last"], ["shp"],
+                         name="cat", axis=0),
+        helper.make_node("Reshape", ["x", "shp"], ["y"], name="reshape"),
+        helper.make_node("Reshape", ["x", "shape_in"], ["y2"], name="reshape_in"),
+    ], [vi("x", F, ["a", "b", "c", "d"]), vi("shape_in", I64, [3])],
+        [vi("y", F, 3), vi("y2", F, 3)],
+        [const("s3", np.array([3], np.int64)), const("s4", np.array([4], np.int64)),
+         const("zero", np.array([0], np.int64)),
+         const("minus1", np.array([-1], np.int64))], opset=14)
+    runs = [{"x": randn(2, 3, 4, 5), "shape_in": np.array([0, -1, 5], np.int64)},
+            {"x": randn(1, 1, 6, 2), "shape_in": np.array([-1, 0, 3], np.int64)},
+            {"x": randn(3, 2, 1, 1), "shape_in": np.array([0, 0, -1], np.int64)}]
+
+    def ref(x, shape_in):
+        return {"y": ref_reshape(x, [0, -1, x.shape[3]]),
+                "y2": ref_reshape(x, shape_in)}
+    return m, runs, ref
+
+
+@case
+def expand_broadcast_unknown():
+    """Expand x [a, b] to Shape(t) of t [c, d]: both sides unknown, one of
+    each pair is 1 at run time (either side)."""
+    m = model([
+        helper.make_node("Shape", ["t"], ["ts"], name="shape"),
+        helper.make_node("Expand", ["x", "ts"], ["y"], name="expand"),
+    ], [vi("x", F, ["a", "b"]), vi("t", F, ["c", "d"])], [vi("y", F, 2)])
+    runs = [{"x": randn(1, 4), "t": randn(3, 1)},
+            {"x": randn(5, 1), "t": randn(1, 6)},
+            {"x": randn(2, 3), "t": randn(2, 3)},
+            {"x": randn(1, 1), "t": randn(1, 1)}]
+
+    def ref(x, t):
+        return {"y": x * np.ones(t.shape, np.float32)}
+    return m, runs, ref
+
+
+@case
+def expand_shape_input():
+    """Expand with the target shape a run-time graph input ([3]) against x
+    [a, b]: rank grows and either side may be 1."""
+    m = model([helper.make_node("Expand", ["x", "shape"], ["y"], name="expand")],
+              [vi("x", F, ["a", "b"]), vi("shape", I64, [3])], [vi("y", F, 3)])
+    runs = [{"x": randn(1, 4), "shape": np.array([2, 3, 1], np.int64)},
+            {"x": randn(3, 1), "shape": np.array([1, 1, 5], np.int64)},
+            {"x": randn(2, 2), "shape": np.array([1, 2, 2], np.int64)}]
+
+    def ref(x, shape):
+        return {"y": x * np.ones(tuple(int(s) for s in shape), np.float32)}
+    return m, runs, ref
+
+
+@case
+def where_broadcast_unknown():
+    """Where(cond [a, b], x [c, d], y [e]): three unknown shapes broadcast
+    against each other, with 1s on different sides at run time."""
+    m = model([helper.make_node("Where", ["cond", "x", "y"], ["z"], name="where")],
+              [vi("cond", BOOL, ["a", "b"]), vi("x", F, ["c", "d"]),
+               vi("y", F, ["e"])], [vi("z", F, 2)])
+
+    def mk(cs, xs, ys):
+        return {"cond": rng_for(*cs).random(cs) > 0.5, "x": randn(*xs), "y": randn(*ys)}
+    runs = [mk((1, 4), (3, 1), (1,)), mk((3, 1), (1, 1), (5,)),
+            mk((2, 3), (2, 3), (3,)), mk((4, 1), (1, 6), (1,))]
+
+    def ref(cond, x, y):
+        return {"z": np.where(cond, x, y)}
+    return m, runs, ref
+
+
+@case
+def add_broadcast_unknown():
+    """Add x [a, b] + y [c, d]: per dim, 1 on either side at run time (the
+    elementwise broadcasting Where and Expand rely on)."""
+    m = model([helper.make_node("Add", ["x", "y"], ["z"], name="add")],
+              [vi("x", F, ["a", "b"]), vi("y", F, ["c", "d"])], [vi("z", F, 2)])
+    runs = [{"x": randn(1, 4), "y": randn(3, 1)}, {"x": randn(3, 4), "y": randn(3, 4)},
+            {"x": randn(5, 1), "y": randn(1, 1)}]
+
+    def ref(x, y):
+        return {"z": x + y}
+    return m, runs, ref
+
+
+@case
+def broadcast_pinned_dims():
+    """Add/Expand/Where of x [a, b] with y [c, d] where Concats with
+    constants pin a = 2, b = 3 at compile time: y's dims must stay dynamic
+    (1 or equal at run time), not be equated with x's and made static."""
+    m = model([
+        helper.make_node("Concat", ["x", "k13"], ["p0"], name="pin_b", axis=0),
+        helper.make_node("Concat", ["x", "k21"], ["p1"], name="pin_a", axis=1),
+        helper.make_node("Add", ["x", "y"], ["sum"], name="add"),
+        helper.make_node("Shape", ["x"], ["xs"], name="shape"),
+        helper.make_node("Expand", ["y", "xs"], ["ey"], name="expand"),
+        helper.make_node("Where", ["cond", "y", "x"], ["w"], name="where"),
+    ], [vi("x", F, ["a", "b"]), vi("y", F, ["c", "d"]), vi("cond", BOOL, ["e", "f"])],
+        [vi("p0", F, 2), vi("p1", F, 2), vi("sum", F, 2), vi("ey", F, 2), vi("w", F, 2)],
+        [const("k13", np.ones((1, 3), np.float32)), const("k21", np.ones((2, 1), np.float32))])
+
+    def mk(ys, cs):
+        return {"x": randn(2, 3), "y": randn(*ys), "cond": rng_for(*cs).random(cs) > 0.5}
+    runs = [mk((1, 3), (2, 1)), mk((2, 1), (1, 3)), mk((1, 1), (1, 1)), mk((2, 3), (2, 3))]
+
+    def ref(x, y, cond):
+        return {"p0": np.concatenate([x, np.ones((1, 3), np.float32)], axis=0),
+                "p1": np.concatenate([x, np.ones((2, 1), np.float32)], axis=1),
+                "sum": x + y, "ey": y * np.ones(x.shape, np.float32),
+                "w": np.where(cond, y, x)}
+    return m, runs, ref
+
+
+def _slice_model(starts, ends, axes, steps):
+    return model([helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y"],
+                                   name="slice")],
+                 [vi("x", F, ["a", "b", "c"])], [vi("y", F, 3)],
+                 [const("st", np.array(starts, np.int64)),
+                  const("en", np.array(ends, np.int64)),
+                  const("ax", np.array(axes, np.int64)),
+                  const("sp", np.array(steps, np.int64))])
+
+
+SLICE_RUNS = [(4, 5, 6), (1, 2, 3), (7, 1, 9)]
+
+
+def _slice_case(starts, ends, axes, steps):
+    m = _slice_model(starts, ends, axes, steps)
+    runs = [{"x": randn(*s)} for s in SLICE_RUNS]
+
+    def ref(x):
+        return {"y": ref_slice(x, starts, ends, axes, steps)}
+    return m, runs, ref
+
+
+@case
+def slice_neg_start_int64max_end():
+    """Slice starts [-3, -2, 1], ends INT64_MAX, on unknown dims (a start
+    before the beginning is clamped)."""
+    return _slice_case([-3, -2, 1], [INT64_MAX] * 3, [0, 1, 2], [1, 1, 2])
+
+
+@case
+def slice_negative_steps():
+    """Slice with negative steps: starts -1 / INT64_MAX / -2, ends INT64_MIN
+    / -4 / 0 (reverse to the front, a bounded reverse, reverse stopping
+    before 0), steps -1, -2, -3."""
+    return _slice_case([-1, INT64_MAX, -2], [INT64_MIN, -4, 0], [0, 1, 2],
+                       [-1, -2, -3])
+
+
+@case
+def slice_runtime_bounds():
+    """Slice whose starts/ends/steps are run-time graph inputs (negative
+    starts, INT64_MAX / INT64_MIN ends, negative steps) on x [a, b]."""
+    m = model([helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y"],
+                                name="slice")],
+              [vi("x", F, ["a", "b"]), vi("st", I64, [2]), vi("en", I64, [2]),
+               vi("sp", I64, [2])], [vi("y", F, 2)],
+              [const("ax", np.array([0, 1], np.int64))])
+    a = np.array
+    runs = [{"x": randn(5, 7), "st": a([-2, 1], np.int64),
+             "en": a([INT64_MAX, INT64_MAX], np.int64), "sp": a([1, 2], np.int64)},
+            {"x": randn(6, 4), "st": a([-1, INT64_MAX], np.int64),
+             "en": a([INT64_MIN, -4], np.int64), "sp": a([-2, -1], np.int64)},
+            {"x": randn(1, 3), "st": a([-9, -1], np.int64),
+             "en": a([INT64_MAX, 0], np.int64), "sp": a([1, -1], np.int64)},
+            # An empty result: start after end on a positive step.
+            {"x": randn(3, 4), "st": a([2, -1], np.int64),
+             "en": a([1, INT64_MIN], np.int64), "sp": a([1, -1], np.int64)}]
+
+    def ref(x, st, en, sp):
+        return {"y": ref_slice(x, st, en, [0, 1], sp)}
+    return m, runs, ref
+
+
+@case
+def gather_negative_indices():
+    """Gather with negative indices: constant [-1, 0, -2] on axis 0 and a
+    run-time [2, 2] index tensor (mixed signs) on axis 1 of x [a, b]."""
+    m = model([
+        helper.make_node("Gather", ["x", "ci"], ["y0"], name="g0", axis=0),
+        helper.make_node("Gather", ["x", "idx"], ["y1"], name="g1", axis=1),
+        helper.make_node("Gather", ["x", "scalar"], ["y2"], name="g2", axis=-1),
+    ], [vi("x", F, ["a", "b"]), vi("idx", I64, ["i", "j"])],
+        [vi("y0", F, 2), vi("y1", F, 3), vi("y2", F, 1)],
+        [const("ci", np.array([-1, 0, -2], np.int64)),
+         const("scalar", np.array(-1, np.int64))])
+    runs = [{"x": randn(3, 5), "idx": np.array([[-1, 0], [2, -5]], np.int64)},
+            {"x": randn(2, 1), "idx": np.array([[0, -1, 0]], np.int64)},
+            {"x": randn(4, 3), "idx": np.array([[-3], [-2], [1]], np.int64)}]
+
+    def ref(x, idx):
+        return {"y0": np.take(x, [-1 + x.shape[0], 0, -2 + x.shape[0]], axis=0),
+                "y1": np.take(x, np.where(idx < 0, idx + x.shape[1], idx), axis=1),
+                "y2": x[:, x.shape[1] - 1]}
+    return m, runs, ref
+
+
+@case
+def matmul_1d_operands():
+    """MatMul with 1-D operands: v [k] @ B [b, k, n], A [b, m, k] @ v [k],
+    and v [k] @ v [k] (a scalar), all dims unknown; plus A @ C [c, k, n]
+    whose batch dims broadcast (b or c is 1 at run time)."""
+    m = model([
+        helper.make_node("MatMul", ["v", "B"], ["vB"], name="mm_left"),
+        helper.make_node("MatMul", ["A", "v"], ["Av"], name="mm_right"),
+        helper.make_node("MatMul", ["v", "v"], ["vv"], name="mm_dot"),
+        helper.make_node("MatMul", ["A", "C"], ["AC"], name="mm_batch"),
+    ], [vi("v", F, ["k"]), vi("B", F, ["b", "k", "n"]), vi("A", F, ["b", "m", "k"]),
+        vi("C", F, ["c", "k", "n"])],
+        [vi("vB", F, 2), vi("Av", F, 2), vi("vv", F, 0), vi("AC", F, 3)])
+    runs = [{"v": randn(4), "B": randn(2, 4, 3), "A": randn(2, 5, 4), "C": randn(1, 4, 3)},
+            {"v": randn(1), "B": randn(1, 1, 1), "A": randn(1, 1, 1), "C": randn(3, 1, 1)},
+            {"v": randn(7), "B": randn(3, 7, 1), "A": randn(3, 2, 7), "C": randn(3, 7, 1)}]
+
+    def ref(v, B, A, C):
+        v64, B64, A64 = v.astype(np.float64), B.astype(np.float64), A.astype(np.float64)
+        return {"vB": np.matmul(v64, B64).astype(np.float32),
+                "Av": np.matmul(A64, v64).astype(np.float32),
+                "vv": np.array(np.dot(v64, v64), np.float32),
+                "AC": np.matmul(A64, C.astype(np.float64)).astype(np.float32)}
+    return m, runs, ref
+
+
+@case
+def range_runtime_limit_reshape():
+    """Range(0, n, 1) with a run-time limit n (a graph input) reshaped to
+    [-1, 4]; Range(0, 4 * Shape(x)[0], 2) reshaped to Concat(Shape(x)[0],
+    [-1]) and added to x [a, 2]; a float Range with a run-time limit."""
+    m = model([
+        helper.make_node("Range", ["zero", "n", "one"], ["r"], name="range_n"),
+        helper.make_node("Reshape", ["r", "shp"], ["y"], name="reshape_n"),
+        helper.make_node("Shape", ["x"], ["xs"], name="shape"),
+        helper.make_node("Gather", ["xs", "gi"], ["d0"], name="d0", axis=0),
+        helper.make_node("Mul", ["d0", "four"], ["lim"], name="lim"),
+        helper.make_node("Range", ["zero", "lim", "two"], ["r2"], name="range_x"),
+        helper.make_node("Unsqueeze", ["d0", "ax0"], ["d0v"], name="d0v"),
+        helper.make_node("Concat", ["d0v", "minus1"], ["shp2"], name="cat", axis=0),
+        helper.make_node("Reshape", ["r2", "shp2"], ["r2r"], name="reshape_x"),
+        helper.make_node("Cast", ["r2r"], ["r2f"], name="cast", to=F),
+        helper.make_node("Add", ["r2f", "x"], ["r2x"], name="addx"),
+        helper.make_node("Range", ["fz", "fl", "fd"], ["rf"], name="range_f"),
+    ], [vi("n", I64, []), vi("x", F, ["a", 2]), vi("fl", F, [])],
+        [vi("y", I64, 2), vi("r2x", F, 2), vi("rf", F, 1)],
+        [const("zero", np.array(0, np.int64)), const("one", np.array(1, np.int64)),
+         const("two", np.array(2, np.int64)), const("four", np.array(4, np.int64)),
+         const("gi", np.array(0, np.int64)), const("ax0", np.array([0], np.int64)),
+         const("shp", np.array([-1, 4], np.int64)),
+         const("minus1", np.array([-1], np.int64)),
+         const("fz", np.array(0.5, np.float32)), const("fd", np.array(0.25, np.float32))])
+    runs = [{"n": np.array(12, np.int64), "x": randn(3, 2), "fl": np.array(2.0, np.float32)},
+            {"n": np.array(4, np.int64), "x": randn(1, 2), "fl": np.array(0.6, np.float32)},
+            {"n": np.array(20, np.int64), "x": randn(6, 2), "fl": np.array(3.1, np.float32)},
+            # Empty ranges: limit == start, and a float limit below start.
+            {"n": np.array(0, np.int64), "x": randn(2, 2), "fl": np.array(0.1, np.float32)}]
+
+    def ref(n, x, fl):
+        r2 = np.arange(0, x.shape[0] * 4, 2, dtype=np.int64).reshape(x.shape[0], -1)
+        nf = max(int(np.ceil((float(fl) - 0.5) / 0.25)), 0)
+        return {"y": np.arange(0, int(n), 1, dtype=np.int64).reshape(-1, 4),
+                "r2x": r2.astype(np.float32) + x,
+                "rf": (0.5 + np.arange(nf) * 0.25).astype(np.float32)}
+    return m, runs, ref
+
+
+# --------------------------------------------------------------------------
+# Driver.
+# --------------------------------------------------------------------------
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def sh(cmd, timeout=600):
+    log("+ " + " ".join(shlex.quote(c) for c in cmd))
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, "timed out"
+    out = p.stdout.decode(errors="replace")
+    for line in out.rstrip().splitlines()[-30:]:
+        log("  | " + line)
+    return p.returncode, out
+
+
+def compare(name, got, want):
+    """Returns None if equal within tolerance, else a message."""
+    if got.shape != want.shape:
+        return f"{name}: shape {list(got.shape)}, expected {list(want.shape)}"
+    if want.dtype.kind == "f":
+        if got.dtype.kind != "f":
+            return f"{name}: dtype {got.dtype}, expected {want.dtype}"
+        if not np.allclose(got, want, rtol=RTOL, atol=ATOL):
+            err = np.max(np.abs(got.astype(np.float64) - want))
+            return f"{name}: values differ (max abs err {err:.3g})"
+        return None
+    if got.dtype != want.dtype:
+        return f"{name}: dtype {got.dtype}, expected {want.dtype}"
+    if not np.array_equal(got, want):
+        return f"{name}: values differ (got {got.ravel()[:8]}, want {want.ravel()[:8]})"
+    return None
+
+
+def fmt_run(inputs):
+    parts = []
+    for k, v in inputs.items():
+        if v.dtype == np.int64 and v.ndim <= 1 and v.size <= 4 and k not in ("idx",):
+            parts.append(f"{k}={v.tolist()}")
+        else:
+            parts.append(f"{k}[{'x'.join(map(str, v.shape))}]")
+    return ", ".join(parts)
+
+
+def run_case(name, args):
+    m, runs, ref = CASES[name]()
+    work = os.path.join(args.work_dir, name)
+    os.makedirs(work, exist_ok=True)
+    onnx_path = os.path.join(work, name + ".onnx")
+    onnx.save(m, onnx_path)
+    so = os.path.join(work, name + ".so")
+    if os.path.exists(so):
+        os.remove(so)
+    rc, _ = sh([os.path.join(args.bin_dir, "disc-compile"), onnx_path, "-o", so])
+    if rc != 0:
+        return [f"{name}: disc-compile failed (exit {rc})"]
+    out_names = [o.name for o in m.graph.output]
+    failures = []
+    for i, inputs in enumerate(runs):
+        rdir = os.path.join(work, f"run{i}")
+        odir = os.path.join(rdir, "out")
+        os.makedirs(odir, exist_ok=True)
+        for f in os.listdir(odir):
+            os.remove(os.path.join(odir, f))
+        cmd = [os.path.join(args.bin_dir, "disc-run"), so, "--output-dir", odir]
+        for k, v in inputs.items():
+            p = os.path.join(rdir, k + ".npy")
+            np.save(p, v)
+            cmd += ["--input", f"{k}={p}"]
+        what = f"{name} run {i} ({fmt_run(inputs)})"
+        rc, _ = sh(cmd)
+        if rc != 0:
+            failures.append(f"{what}: disc-run failed (exit {rc})")
+            continue
+        want = ref(**inputs)
+        for o in out_names:
+            path = os.path.join(odir, o + ".npy")
+            if not os.path.exists(path):
+                failures.append(f"{what}: output {o} missing")
+                continue
+            msg = compare(o, np.load(path), np.asarray(want[o]))
+            if msg:
+                failures.append(f"{what}: {msg}")
+            else:
+                log(f"  ok: {what}: {o} {list(np.asarray(want[o]).shape)}")
+    return failures
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("cases", nargs="*", help="case names (default: all)")
+    p.add_argument("--bin-dir", help="directory with disc-compile, disc-run")
+    p.add_argument("--work-dir", help="where models, inputs and outputs go")
+    p.add_argument("--list", action="store_true", help="list the cases and exit")
+    args = p.parse_args(argv)
+    if args.list:
+        for n, fn in CASES.items():
+            log(f"{n:32} {fn.__doc__.split(chr(10))[0]}")
+        return 0
+    if not args.bin_dir or not args.work_dir:
+        p.error("--bin-dir and --work-dir are required")
+    unknown = [c for c in args.cases if c not in CASES]
+    if unknown:
+        p.error(f"unknown case(s) {unknown}; see --list")
+    args.work_dir = os.path.abspath(args.work_dir)
+    failures = []
+    names = args.cases or list(CASES)
+    for n in names:
+        log(f"=== {n}: {' '.join(CASES[n].__doc__.split())}")
+        failures += run_case(n, args)
+    log("")
+    for f in failures:
+        log("FAIL: " + f)
+    failed_cases = sorted({f.split(":")[0].split(" ")[0] for f in failures})
+    log(f"{len(names) - len(failed_cases)} of {len(names)} cases passed"
+        + (f"; failed: {', '.join(failed_cases)}" if failed_cases else ""))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
