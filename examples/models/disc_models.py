@@ -93,6 +93,117 @@ def build_transformer():
     return model
 
 
+def build_gpt_decoder():
+    import math
+
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        """Pre-LayerNorm causal self-attention + GELU MLP."""
+
+        def __init__(self, d=64, h=4):
+            super().__init__()
+            self.h = h
+            self.qkv = nn.Linear(d, 3 * d)
+            self.o = nn.Linear(d, d)
+            self.ln = nn.LayerNorm(d)
+            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q, k, v = self.qkv(self.ln(x)).split(C, dim=2)
+            q = q.view(B, T, self.h, C // self.h).transpose(1, 2)
+            k = k.view(B, T, self.h, C // self.h).transpose(1, 2)
+            v = v.view(B, T, self.h, C // self.h).transpose(1, 2)
+            att = (q @ k.transpose(-2, -1)) / math.sqrt(C // self.h)
+            # Causal mask from the run-time seq: Shape/Range/LessOrEqual/Where.
+            i = torch.arange(T)
+            mask = i[None, :] <= i[:, None]
+            att = torch.where(mask, att, torch.full_like(att, -1e9))
+            att = att.softmax(-1)
+            y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+            x = x + self.o(y)
+            return x + self.mlp(x)
+
+    class GPT(nn.Module):
+        """Token + learned position embeddings, 2 blocks, vocabulary head."""
+
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(100, 64)
+            self.pos = nn.Embedding(512, 64)
+            self.b = nn.Sequential(Block(), Block())
+            self.head = nn.Linear(64, 100)
+
+        def forward(self, tok):
+            T = tok.shape[1]
+            x = self.emb(tok) + self.pos(torch.arange(T))[None]
+            return self.head(self.b(x))
+
+    torch.manual_seed(SEED)
+    model = GPT()
+    model.eval()
+    return model
+
+
+def build_mobilenet_v2():
+    import torch
+    import torchvision
+
+    torch.manual_seed(SEED)
+    model = torchvision.models.mobilenet_v2(weights=None)
+    _calibrate_batchnorm(model, torch, (8, 3, 64, 64), SEED + 1)
+    model.eval()
+    return model
+
+
+def build_unet():
+    import torch
+    from torch import nn
+
+    def block(cin, cout):
+        return nn.Sequential(
+            nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout),
+            nn.ReLU(inplace=True),
+            nn.Conv2d(cout, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout),
+            nn.ReLU(inplace=True))
+
+    class UNet(nn.Module):
+        """Three levels: MaxPool down, ConvTranspose2d (2x2, stride 2) up,
+        encoder features concatenated on the way up; H and W must be
+        multiples of 8."""
+
+        def __init__(self, cin=3, classes=2, c=16):
+            super().__init__()
+            self.enc = nn.ModuleList([block(cin, c), block(c, 2 * c), block(2 * c, 4 * c)])
+            self.pool = nn.MaxPool2d(2)
+            self.mid = block(4 * c, 8 * c)
+            self.up = nn.ModuleList([nn.ConvTranspose2d(8 * c, 4 * c, 2, stride=2),
+                                     nn.ConvTranspose2d(4 * c, 2 * c, 2, stride=2),
+                                     nn.ConvTranspose2d(2 * c, c, 2, stride=2)])
+            self.dec = nn.ModuleList([block(8 * c, 4 * c), block(4 * c, 2 * c),
+                                      block(2 * c, c)])
+            self.head = nn.Conv2d(c, classes, 1)
+
+        def forward(self, x):
+            skips = []
+            for enc in self.enc:
+                x = enc(x)
+                skips.append(x)
+                x = self.pool(x)
+            x = self.mid(x)
+            for up, dec, skip in zip(self.up, self.dec, reversed(skips)):
+                x = dec(torch.cat([up(x), skip], dim=1))
+            return self.head(x)
+
+    torch.manual_seed(SEED)
+    model = UNet()
+    _calibrate_batchnorm(model, torch, (4, 3, 64, 64), SEED + 1)
+    model.eval()
+    return model
+
+
 def _resnet_inputs(shape, rng):
     if len(shape) != 4 or shape[1] != 3:
         raise ValueError(f"resnet18 wants N x 3 x H x W, got {shape}")
@@ -103,6 +214,24 @@ def _transformer_inputs(shape, rng):
     if len(shape) != 2:
         raise ValueError(f"transformer wants batch x seq, got {shape}")
     return {"tokens": rng.integers(0, 1000, size=shape, dtype=np.int64)}
+
+
+def _gpt_inputs(shape, rng):
+    if len(shape) != 2 or shape[1] > 512:
+        raise ValueError(f"gpt_decoder wants batch x seq (seq <= 512), got {shape}")
+    return {"tokens": rng.integers(0, 100, size=shape, dtype=np.int64)}
+
+
+def _mobilenet_inputs(shape, rng):
+    if len(shape) != 4 or shape[1] != 3:
+        raise ValueError(f"mobilenet_v2 wants N x 3 x H x W, got {shape}")
+    return {"input": rng.standard_normal(shape).astype(np.float32)}
+
+
+def _unet_inputs(shape, rng):
+    if len(shape) != 4 or shape[1] != 3 or shape[2] % 8 or shape[3] % 8:
+        raise ValueError(f"unet wants N x 3 x H x W, H and W multiples of 8, got {shape}")
+    return {"input": rng.standard_normal(shape).astype(np.float32)}
 
 
 MODELS = {
@@ -125,6 +254,35 @@ MODELS = {
         export_shape=(2, 8),
         grad=True,
         default_shapes=["1x16", "2x77"],
+    ),
+    "gpt_decoder": dict(
+        build=build_gpt_decoder,
+        inputs=["tokens"],
+        outputs=["logits"],
+        dynamic_axes={"tokens": {0: "batch", 1: "seq"},
+                      "logits": {0: "batch", 1: "seq"}},
+        make_inputs=_gpt_inputs,
+        export_shape=(2, 8),
+        default_shapes=["1x16", "2x77", "3x1"],
+    ),
+    "mobilenet_v2": dict(
+        build=build_mobilenet_v2,
+        inputs=["input"],
+        outputs=["output"],
+        dynamic_axes={"input": {0: "N", 2: "H", 3: "W"}, "output": {0: "N"}},
+        make_inputs=_mobilenet_inputs,
+        export_shape=(1, 3, 224, 224),
+        default_shapes=["1x3x96x96", "2x3x128x160", "1x3x224x224"],
+    ),
+    "unet": dict(
+        build=build_unet,
+        inputs=["input"],
+        outputs=["output"],
+        dynamic_axes={"input": {0: "N", 2: "H", 3: "W"},
+                      "output": {0: "N", 2: "H", 3: "W"}},
+        make_inputs=_unet_inputs,
+        export_shape=(1, 3, 64, 64),
+        default_shapes=["1x3x64x64", "2x3x48x80", "1x3x96x128"],
     ),
 }
 

@@ -49,8 +49,6 @@ def main():
     onnx_path = os.path.join(a.work_dir, a.model + ".onnx")
     if not os.path.exists(onnx_path):
         script = os.path.join(MODELS, "export_%s.py" % a.model)
-        if a.model == "gpt_decoder":
-            script = os.path.join(HERE, "export_gpt_decoder.py")
         r = subprocess.run(["/usr/bin/python3", script, "--out-dir",
                             a.work_dir, "--no-refs"], capture_output=True,
                            text=True)

@@ -35,6 +35,9 @@ PYTHON = "/usr/bin/python3"
 EXPORT_SCRIPTS = {
     "resnet18": "export_resnet18.py",
     "transformer": "export_transformer.py",
+    "gpt_decoder": "export_gpt_decoder.py",
+    "mobilenet_v2": "export_mobilenet_v2.py",
+    "unet": "export_unet.py",
 }
 
 
