@@ -482,6 +482,59 @@ ShapeAnalysis::broadcast(ArrayRef<SmallVector<AffineExpr>> shapesIn,
   return out;
 }
 
+AffineExpr ShapeAnalysis::negativeStepSliceSize(AffineExpr dim,
+                                                AffineExpr start,
+                                                AffineExpr end, int64_t step,
+                                                Operation *op) {
+  // ONNX clamps the start to [0, dim - 1] and the end to [-1, dim - 1] (after
+  // adding dim to negative values); the count is ceil((start - end) / -step).
+  // Only constant bounds; a clamp the solver cannot decide gives a fresh
+  // symbol.
+  constexpr int64_t kHuge = int64_t(1) << 40;
+  std::optional<int64_t> sC = constOf(start), eC = constOf(end);
+  if (!sC || !eC)
+    return fresh(op, false);
+  AffineExpr last = normalize(dim - 1);
+  // Clamps `v` to [lo, last]: `v` when provably in range, the bound when
+  // provably outside, null otherwise.
+  auto clamp = [&](AffineExpr v, int64_t lo) -> AffineExpr {
+    v = normalize(v);
+    CompareResult below = solver.compare(v, cst(lo));
+    if (below == CompareResult::LT || below == CompareResult::LE)
+      return cst(lo);
+    if (below == CompareResult::UNKNOWN)
+      return AffineExpr();
+    CompareResult above = solver.compare(v, last);
+    if (above == CompareResult::LT || above == CompareResult::LE ||
+        above == CompareResult::EQ)
+      return v;
+    if (above == CompareResult::GT || above == CompareResult::GE)
+      return last;
+    return AffineExpr();
+  };
+  AffineExpr s = *sC >= kHuge    ? last
+                 : *sC <= -kHuge ? cst(0)
+                 : *sC < 0       ? clamp(dim + *sC, 0)
+                                 : clamp(cst(*sC), 0);
+  AffineExpr e = *eC <= -kHuge  ? cst(-1)
+                 : *eC >= kHuge ? last
+                 : *eC < 0      ? clamp(dim + *eC, -1)
+                                : clamp(cst(*eC), -1);
+  if (!s || !e)
+    return fresh(op, false);
+  AffineExpr n = normalize(s - e);
+  int64_t m = -step;
+  if (auto c = constOf(n))
+    return cst(std::max<int64_t>(0, (*c + m - 1) / m));
+  CompareResult r = solver.compare(n, cst(0));
+  if (r == CompareResult::LT || r == CompareResult::LE ||
+      r == CompareResult::EQ)
+    return cst(0);
+  if (r != CompareResult::GT && r != CompareResult::GE)
+    return fresh(op, false);
+  return m == 1 ? n : normalize(n.ceilDiv(m));
+}
+
 AffineExpr ShapeAnalysis::sliceSize(AffineExpr dim, AffineExpr start,
                                     AffineExpr end, AffineExpr step,
                                     Operation *op) {
@@ -506,7 +559,7 @@ AffineExpr ShapeAnalysis::sliceSize(AffineExpr dim, AffineExpr start,
     return cst(std::max<int64_t>(q, 0));
   }
   if (*stepC < 0)
-    return fresh(op, false);
+    return negativeStepSliceSize(dim, start, end, *stepC, op);
   // Positive step: wrap negative constants, clamp to [0, dim] when the
   // solver can decide the order, else a fresh symbol.
   auto bound = [&](AffineExpr v) -> AffineExpr {

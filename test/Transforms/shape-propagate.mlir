@@ -158,6 +158,29 @@ func.func @slices(%x: tensor<?x?xf32> {disc.dims = ["batch", "seq"]}, %e: tensor
   return %a, %b, %c : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>
 }
 
+// Negative steps: a full reverse (start -1 or INT64_MAX, end INT64_MIN) keeps
+// the dim, step -2 halves it (rounding up), start -1 down to (not including)
+// index 0 is dim - 1; an end the solver cannot place (-3: seq may be 1)
+// gives a fresh symbol.
+// CHECK-LABEL: func.func @slices_negative_step
+// CHECK: disc.slice {{.*}}disc_shape.dims = {{\[\[}}@batch, @seq]]
+// CHECK: disc.slice {{.*}}disc_shape.dims = {{\[\[}}@batch, #disc_shape.expr<()[s0] -> (s0 ceildiv 2), [@seq]>]]
+// CHECK: disc.slice {{.*}}disc_shape.dims = {{\[\[}}@batch, #disc_shape.expr<()[s0] -> (s0 - 1), [@seq]>]]
+// CHECK: disc.slice {{.*}}disc_shape.dims = {{\[\[}}@batch, @S{{[0-9]+}}]]
+func.func @slices_negative_step(%x: tensor<?x?xf32> {disc.dims = ["batch", "seq"]}) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) {
+  %m1 = disc.constant dense<-1> : tensor<1xi64>
+  %m2 = disc.constant dense<-2> : tensor<1xi64>
+  %m3 = disc.constant dense<-3> : tensor<1xi64>
+  %c0 = disc.constant dense<0> : tensor<1xi64>
+  %big = disc.constant dense<9223372036854775807> : tensor<1xi64>
+  %small = disc.constant dense<-9223372036854775808> : tensor<1xi64>
+  %a = disc.slice %x, %m1, %small, %m1 {axes = array<i64: 1>} : (tensor<?x?xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?xf32>
+  %b = disc.slice %x, %big, %small, %m2 {axes = array<i64: 1>} : (tensor<?x?xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?xf32>
+  %c = disc.slice %x, %m1, %c0, %m1 {axes = array<i64: 1>} : (tensor<?x?xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?xf32>
+  %d = disc.slice %x, %m1, %m3, %m1 {axes = array<i64: 1>} : (tensor<?x?xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?xf32>
+  return %a, %b, %c, %d : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>
+}
+
 // Transpose, reduce and dot_general.
 // CHECK-LABEL: func.func @linalg_like
 // CHECK: disc.dot_general {{.*}}disc_shape.dims = {{\[\[}}@bh, @seq, @seq]]

@@ -86,6 +86,8 @@ private:
                                     Operation *op);
   AffineExpr sliceSize(AffineExpr dim, AffineExpr start, AffineExpr end,
                        AffineExpr step, Operation *op);
+  AffineExpr negativeStepSliceSize(AffineExpr dim, AffineExpr start,
+                                   AffineExpr end, int64_t step, Operation *op);
 
   func::FuncOp func;
   MLIRContext *ctx;
