@@ -533,9 +533,6 @@ private:
   Value unsignedCompare(CompareDirection dir, Value l, Value r);
   Value uint64MaxMin(bool isMax, Value l, Value r);
   Value uint64Rem(Value a, Value c);
-  Value i64Vec(Value v) {
-    return rank(v) == 0 ? reshapeT(v, {tdimConst(1)}) : v;
-  }
   FailureOr<Value> toI32Centered(Value x, Value zp, int64_t axis);
   Value quantizeFloat(Value y, Type qType, bool qUns);
   Value perAxis(Value v, int64_t r, int64_t axis);
@@ -3646,6 +3643,9 @@ LogicalResult Importer::importConvTranspose() {
                     "output_shape have the wrong length";
   if (group <= 0)
     return err() << "group must be positive";
+  if (group > 1 && (!dw[0].isStatic() || !dw[1].isStatic()))
+    return err() << "group = " << group
+                 << " needs static weight channel dims (opset " << opset << ")";
   for (int64_t i = 0; i < k; ++i)
     if (dw[i + 2].isStatic() && kernel[i] != dw[i + 2].size)
       return err() << "kernel_shape does not match the weight's spatial dims";
