@@ -740,7 +740,8 @@ void ShapeAnalysis::visit(Operation *op) {
       })
       .Case<disc::AddOp, disc::SubOp, disc::MulOp, disc::DivOp, disc::MaxOp,
             disc::MinOp, disc::RemOp, disc::PowOp, disc::AndOp, disc::OrOp,
-            disc::XorOp>([&](Operation *bin) {
+            disc::XorOp, disc::ShiftLeftOp,
+            disc::ShiftRightOp>([&](Operation *bin) {
         Value l = bin->getOperand(0), r = bin->getOperand(1);
         SmallVector<SmallVector<AffineExpr>> ins = {dimsOrFresh(l),
                                                     dimsOrFresh(r)};
@@ -827,6 +828,23 @@ void ShapeAnalysis::visit(Operation *op) {
           AffineExpr num = in[2 + i] + (lo + hi) - (w[2 + i] - 1) * dil - 1;
           out.push_back(normalize(num.floorDiv(st) + 1));
         }
+        setDims(res(), out, op);
+      })
+      .Case([&](disc::ConvTransposeOp c) {
+        // ONNX ConvTranspose: s * (D - 1) + out_pad + (K - 1) * dil + 1 -
+        // pad_lo - pad_hi.
+        SmallVector<AffineExpr> in = dimsOrFresh(c.getInput()),
+                                w = dimsOrFresh(c.getFilter());
+        SmallVector<AffineExpr> out = {in[0], w[1] * c.getFeatureGroupCount()};
+        size_t k = in.size() - 2;
+        auto pad = c.getPadding();
+        for (size_t i = 0; i < k; ++i) {
+          int64_t st = c.getStrides()[i], dil = c.getDilations()[i];
+          AffineExpr o = (in[2 + i] - 1) * st + (w[2 + i] - 1) * dil +
+                         (c.getOutputPadding()[i] + 1 - pad[i] - pad[k + i]);
+          out.push_back(normalize(o));
+        }
+        equate(in[1], w[0]);
         setDims(res(), out, op);
       })
       .Case([&](disc::PoolOp p) {

@@ -408,6 +408,20 @@ Value emitScalar(Operation *op, OpBuilder &b, Location loc, ValueRange a,
       .Case([&](AndOp) { return intBinary<arith::AndIOp>(b, loc, a); })
       .Case([&](OrOp) { return intBinary<arith::OrIOp>(b, loc, a); })
       .Case([&](XorOp) { return intBinary<arith::XOrIOp>(b, loc, a); })
+      .Case<ShiftLeftOp, ShiftRightOp>([&](Operation *o) -> Value {
+        auto it = dyn_cast<IntegerType>(elt);
+        if (!it || it.getWidth() == 1)
+          return nullptr;
+        Value sh = isa<ShiftLeftOp>(o)
+                       ? arith::ShLIOp::create(b, loc, a[0], a[1]).getResult()
+                       : arith::ShRUIOp::create(b, loc, a[0], a[1]).getResult();
+        // Shifting by the bit width or more is poison in arith: give 0.
+        Value width = cstScalar(b, loc, elt, it.getWidth());
+        Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              a[1], width);
+        return arith::SelectOp::create(b, loc, inRange, sh,
+                                       cstScalar(b, loc, elt, 0));
+      })
       .Case([&](CompareOp o) -> Value {
         if (isFloat)
           return arith::CmpFOp::create(
@@ -781,6 +795,11 @@ Value padSpatial(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> lo,
   return tensor::PadOp::create(b, loc, Type(), input, low, high, padValue);
 }
 
+Value convOnPadded(OpBuilder &b, Location loc, Value input, Value filter,
+                   ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+                   int64_t groups, RankedTensorType resultType,
+                   ArrayRef<OpFoldResult> dims);
+
 /// ONNX Conv (zero padding, strides, dilations, groups). 2-D ungrouped
 /// convolutions become `linalg.conv_2d_nchw_fchw`; all others one
 /// `linalg.generic` over [N, (G,) OCg, O..., ICg, K...].
@@ -796,7 +815,6 @@ FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op) {
   int64_t groups = op.getFeatureGroupCount();
   Value filter = op.getFilter();
   RankedTensorType fType = tensorType(filter);
-  RankedTensorType inType = op.getInput().getType();
   // The filter (usually a constant) fixes the channel counts: C = G * Cg.
   if (groups > 1 && (fType.isDynamicDim(0) || fType.isDynamicDim(1)))
     return op.emitOpError("cannot be lowered to linalg yet: grouped "
@@ -811,17 +829,31 @@ FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op) {
     hi.push_back(b.getIndexAttr(v));
   Value input = padSpatial(b, loc, op.getInput(), pad.take_front(k), hi,
                            cstScalar(b, loc, elt, 0));
+  return convOnPadded(b, loc, input, filter, op.getStrides(), op.getDilations(),
+                      groups, resultType, *dims);
+}
+
+/// Convolution of an already padded `input` [N, C, D...] with `filter`
+/// [OC, C / groups, K...] into `resultType` with dims `dims`.
+Value convOnPadded(OpBuilder &b, Location loc, Value input, Value filter,
+                   ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+                   int64_t groups, RankedTensorType resultType,
+                   ArrayRef<OpFoldResult> dims) {
+  Type elt = resultType.getElementType();
+  int64_t k = resultType.getRank() - 2;
+  RankedTensorType fType = tensorType(filter);
+  RankedTensorType inType = tensorType(input);
   Value zero = cstScalar(b, loc, elt, 0);
 
   if (k == 2 && groups == 1) {
-    Value init = fill(b, loc, zero, emptyTensor(b, loc, resultType, *dims));
+    Value init = fill(b, loc, zero, emptyTensor(b, loc, resultType, dims));
     auto attr = [&](ArrayRef<int64_t> v) {
       return DenseIntElementsAttr::get(
           RankedTensorType::get({2}, b.getI64Type()), v);
     };
     return linalg::Conv2DNchwFchwOp::create(
                b, loc, TypeRange{resultType}, ValueRange{input, filter},
-               ValueRange{init}, attr(op.getStrides()), attr(op.getDilations()))
+               ValueRange{init}, attr(strides), attr(dilations))
         .getResult(0);
   }
 
@@ -845,15 +877,14 @@ FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op) {
   fExprs.push_back(d(cLoop));
   outExprs.push_back(d(1 + g));
   for (int64_t i = 0; i < k; ++i) {
-    inExprs.push_back(d(oBase + i) * op.getStrides()[i] +
-                      d(kBase + i) * op.getDilations()[i]);
+    inExprs.push_back(d(oBase + i) * strides[i] + d(kBase + i) * dilations[i]);
     fExprs.push_back(d(kBase + i));
     outExprs.push_back(d(oBase + i));
   }
 
   Value out;
   RankedTensorType outType = resultType;
-  SmallVector<OpFoldResult> outDims(*dims);
+  SmallVector<OpFoldResult> outDims(dims.begin(), dims.end());
   if (g) {
     int64_t c = groups * fType.getDimSize(1), oc = fType.getDimSize(0);
     if (inType.isDynamicDim(1)) {
@@ -892,10 +923,10 @@ FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op) {
         b, loc, RankedTensorType::get(fShape, elt), filter, fAssoc, fOut);
     // output [N, G, OCg, O...]
     SmallVector<int64_t> oShape = {resultType.getDimSize(0), groups, ocg};
-    outDims = {(*dims)[0], b.getIndexAttr(groups), b.getIndexAttr(ocg)};
+    outDims = {dims[0], b.getIndexAttr(groups), b.getIndexAttr(ocg)};
     for (int64_t i = 0; i < k; ++i) {
       oShape.push_back(resultType.getDimSize(2 + i));
-      outDims.push_back((*dims)[2 + i]);
+      outDims.push_back(dims[2 + i]);
     }
     outType = RankedTensorType::get(oShape, elt);
   }
@@ -921,6 +952,109 @@ FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op) {
     result = tensor::CollapseShapeOp::create(b, loc, result, assoc);
   }
   return castTo(b, loc, result, resultType);
+}
+
+/// ONNX ConvTranspose as a convolution. The input is spread with the
+/// strides (zero insertion) into a zero tensor Z at offset
+/// `(K - 1) * dil + max(0, -pad_lo)`, Z is cropped at `max(0, pad_lo)`, and
+/// convolved (stride 1, same dilation) with the filter flipped along its
+/// spatial dims and with input/output channels swapped within each group.
+FailureOr<Value> lowerConvTranspose(OpBuilder &b, ConvTransposeOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType resultType = op.getType();
+  Type elt = resultType.getElementType();
+  if (!isFloatOrInt(elt))
+    return op.emitOpError("cannot be lowered to linalg yet: unsupported "
+                          "element type ")
+           << elt;
+  int64_t k = resultType.getRank() - 2;
+  int64_t groups = op.getFeatureGroupCount();
+  Value x = op.getInput(), w = op.getFilter();
+  RankedTensorType fType = tensorType(w);
+  if (groups > 1 && (fType.isDynamicDim(0) || fType.isDynamicDim(1)))
+    return op.emitOpError("cannot be lowered to linalg yet: grouped "
+                          "transposed convolution needs static channel counts");
+  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+  if (failed(dims))
+    return failure();
+  IMath m{b, loc};
+  ArrayRef<int64_t> strides = op.getStrides(), dil = op.getDilations(),
+                    pad = op.getPadding();
+  SmallVector<OpFoldResult> xs = tensor::getMixedSizes(b, loc, x);
+  SmallVector<OpFoldResult> ws = tensor::getMixedSizes(b, loc, w);
+  SmallVector<OpFoldResult> zSizes = {xs[0], xs[1]};
+  SmallVector<OpFoldResult> insOff(2, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> insStride(2, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> cropOff(2, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> cropSize = {xs[0], xs[1]};
+  SmallVector<OpFoldResult> ones(2 + k, b.getIndexAttr(1));
+  for (int64_t i = 0; i < k; ++i) {
+    Value d = toValue(b, loc, xs[2 + i]), kk = toValue(b, loc, ws[2 + i]);
+    Value o = toValue(b, loc, (*dims)[2 + i]);
+    Value span = m.mul(m.sub(kk, m.c(1)), m.c(dil[i]));
+    Value dataLen = m.add(m.mul(m.sub(d, m.c(1)), m.c(strides[i])), m.c(1));
+    int64_t lo = pad[i];
+    Value offset = m.add(span, m.c(std::max<int64_t>(0, -lo)));
+    int64_t crop = std::max<int64_t>(0, lo);
+    Value cropLen = m.add(o, span);
+    Value zLen = m.max(m.add(cropLen, m.c(crop)), m.add(offset, dataLen));
+    zSizes.push_back(getAsOpFoldResult(zLen));
+    insOff.push_back(getAsOpFoldResult(offset));
+    insStride.push_back(b.getIndexAttr(strides[i]));
+    cropOff.push_back(b.getIndexAttr(crop));
+    cropSize.push_back(getAsOpFoldResult(cropLen));
+  }
+  Value zero = cstScalar(b, loc, elt, 0);
+  SmallVector<int64_t> zStatic;
+  SmallVector<Value> zDyn;
+  dispatchIndexOpFoldResults(zSizes, zDyn, zStatic);
+  Value z =
+      fill(b, loc, zero, tensor::EmptyOp::create(b, loc, zStatic, elt, zDyn));
+  z = tensor::InsertSliceOp::create(b, loc, x, z, insOff, xs, insStride);
+  Value cropped =
+      tensor::ExtractSliceOp::create(b, loc, z, cropOff, cropSize, ones);
+
+  // Filter [C, OCg, K...] -> [OC, Cg, K...], flipped spatially.
+  OpFoldResult ocg = ws[1];
+  OpFoldResult oc =
+      getAsOpFoldResult(m.mul(toValue(b, loc, ws[1]), m.c(groups)));
+  OpFoldResult cg = getAsOpFoldResult(
+      b.createOrFold<arith::DivSIOp>(loc, toValue(b, loc, ws[0]), m.c(groups)));
+  SmallVector<OpFoldResult> wtSizes = {oc, cg};
+  for (int64_t i = 0; i < k; ++i)
+    wtSizes.push_back(ws[2 + i]);
+  SmallVector<int64_t> wtStatic;
+  SmallVector<Value> wtDyn;
+  dispatchIndexOpFoldResults(wtSizes, wtDyn, wtStatic);
+  auto wtType = RankedTensorType::get(wtStatic, elt);
+  Value wtInit = tensor::EmptyOp::create(b, loc, wtStatic, elt, wtDyn);
+  MLIRContext *ctx = b.getContext();
+  Value ocgV = toValue(b, loc, ocg), cgV = toValue(b, loc, cg);
+  SmallVector<Value> kV;
+  for (int64_t i = 0; i < k; ++i)
+    kV.push_back(toValue(b, loc, ws[2 + i]));
+  Value wt =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{wtType}, ValueRange{}, ValueRange{wtInit},
+          SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(2 + k, ctx)},
+          SmallVector<IterType>(2 + k, IterType::parallel),
+          [&](OpBuilder &nb, Location nl, ValueRange) {
+            IMath nm{nb, nl};
+            Value mIdx = linalg::IndexOp::create(nb, nl, 0);
+            Value cIdx = linalg::IndexOp::create(nb, nl, 1);
+            Value g = arith::DivUIOp::create(nb, nl, mIdx, ocgV);
+            Value mg = arith::RemUIOp::create(nb, nl, mIdx, ocgV);
+            Value c = nm.add(nm.mul(g, cgV), cIdx);
+            SmallVector<Value> idx = {c, mg};
+            for (int64_t i = 0; i < k; ++i)
+              idx.push_back(nm.sub(nm.sub(kV[i], nm.c(1)),
+                                   linalg::IndexOp::create(nb, nl, 2 + i)));
+            Value v = tensor::ExtractOp::create(nb, nl, w, idx);
+            linalg::YieldOp::create(nb, nl, v);
+          })
+          .getResult(0);
+  return convOnPadded(b, loc, cropped, wt, SmallVector<int64_t>(k, 1), dil,
+                      groups, resultType, *dims);
 }
 
 /// Sliding-window sum or max over the spatial dims of `input` (already
@@ -1573,6 +1707,77 @@ FailureOr<Value> lowerRange(OpBuilder &b, RangeOp op) {
                linalg::YieldOp::create(nb, nl, r);
              })
       .getResult(0);
+}
+
+/// ONNX CumSum: an `scf.for` over the scanned dim carrying the running sum
+/// of one slab (the operand with that dim of size 1) and the result.
+FailureOr<Value> lowerCumSum(OpBuilder &b, CumSumOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType resultType = op.getType();
+  Type elt = resultType.getElementType();
+  if (!isFloatOrInt(elt) || elt.isInteger(1))
+    return op.emitOpError("cannot be lowered to linalg yet: unsupported "
+                          "element type ")
+           << elt;
+  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+  if (failed(dims))
+    return failure();
+  int64_t r = resultType.getRank(), axis = op.getDimension();
+  Value x = op.getOperand();
+  SmallVector<OpFoldResult> slabSizes(*dims);
+  slabSizes[axis] = b.getIndexAttr(1);
+  SmallVector<int64_t> slabStatic;
+  SmallVector<Value> slabDyn;
+  dispatchIndexOpFoldResults(slabSizes, slabDyn, slabStatic);
+  auto slabType = RankedTensorType::get(slabStatic, elt);
+  Value zero = cstScalar(b, loc, elt, 0);
+  Value acc0 = fill(b, loc, zero,
+                    tensor::EmptyOp::create(b, loc, slabStatic, elt, slabDyn));
+  Value dest = emptyTensor(b, loc, resultType, *dims);
+  Value n = toValue(b, loc, (*dims)[axis]);
+  MLIRContext *ctx = b.getContext();
+  SmallVector<OpFoldResult> ones(r, b.getIndexAttr(1));
+  bool exclusive = op.getExclusive(), reverse = op.getReverse();
+  auto loop = scf::ForOp::create(
+      b, loc, cstIndex(b, loc, 0), n, cstIndex(b, loc, 1),
+      ValueRange{acc0, dest},
+      [&](OpBuilder &lb, Location ll, Value iv, ValueRange iter) {
+        IMath lm{lb, ll};
+        Value pos = reverse ? lm.sub(lm.sub(n, lm.c(1)), iv) : iv;
+        SmallVector<OpFoldResult> offs(r, lb.getIndexAttr(0));
+        offs[axis] = pos;
+        Value slab = tensor::ExtractSliceOp::create(lb, ll, slabType, x, offs,
+                                                    slabSizes, ones);
+        Value acc = iter[0];
+        // Exclusive: store the running sum before adding this slab, so the
+        // sum can be updated in place (the loop carries one slab buffer).
+        Value res = iter[1];
+        if (exclusive)
+          res = tensor::InsertSliceOp::create(lb, ll, acc, res, offs, slabSizes,
+                                              ones);
+        Value sum =
+            linalg::GenericOp::create(
+                lb, ll, TypeRange{slabType}, ValueRange{acc, slab},
+                ValueRange{acc},
+                SmallVector<AffineMap>(
+                    3, AffineMap::getMultiDimIdentityMap(r, ctx)),
+                SmallVector<IterType>(r, IterType::parallel),
+                [&](OpBuilder &nb, Location nl, ValueRange args) {
+                  Value s =
+                      isa<FloatType>(elt)
+                          ? arith::AddFOp::create(nb, nl, args[0], args[1])
+                                .getResult()
+                          : arith::AddIOp::create(nb, nl, args[0], args[1])
+                                .getResult();
+                  linalg::YieldOp::create(nb, nl, s);
+                })
+                .getResult(0);
+        if (!exclusive)
+          res = tensor::InsertSliceOp::create(lb, ll, sum, res, offs, slabSizes,
+                                              ones);
+        scf::YieldOp::create(lb, ll, ValueRange{sum, res});
+      });
+  return loop.getResult(1);
 }
 
 //===----------------------------------------------------------------------===//
@@ -2334,8 +2539,8 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
             FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp, AsinOp, AcosOp,
             AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, SignOp, NotOp,
             LogisticOp, ReciprocalOp, IsNanOp, IsInfOp, AddOp, SubOp, MulOp,
-            DivOp, RemOp, PowOp, MaxOp, MinOp, AndOp, OrOp, XorOp, CompareOp,
-            SelectOp, ConvertOp>(
+            DivOp, RemOp, PowOp, MaxOp, MinOp, AndOp, OrOp, XorOp, ShiftLeftOp,
+            ShiftRightOp, CompareOp, SelectOp, ConvertOp>(
           [&](Operation *o) { return elementwise(o); })
       .Case([&](ExpandOp e) {
         return lowerElementwise(
@@ -2345,6 +2550,8 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
       })
       .Case([&](DotGeneralOp o) { return lowerDotGeneral(b, o); })
       .Case([&](ConvOp o) { return lowerConv(b, o); })
+      .Case([&](ConvTransposeOp o) { return lowerConvTranspose(b, o); })
+      .Case([&](CumSumOp o) { return lowerCumSum(b, o); })
       .Case([&](PoolOp o) { return lowerPool(b, o); })
       .Case([&](ReduceOp o) { return lowerReduce(b, o); })
       .Case([&](ArgReduceOp o) { return lowerArgReduce(b, o); })

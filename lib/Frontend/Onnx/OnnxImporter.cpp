@@ -34,6 +34,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 
 using namespace mlir;
@@ -97,7 +98,12 @@ const llvm::StringSet<> &supportedOps() {
       "SequenceInsert", "SequenceErase", "SequenceAt", "SequenceLength",
       "ConcatFromSequence", "SplitToSequence", "Resize", "Upsample",
       "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND",
-      "TopK", "GridSample"};
+      "TopK", "GridSample",
+      "ConvTranspose", "CumSum", "BitShift",
+      "Einsum", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear",
+      "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv", "LRN",
+      "MeanVarianceNormalization", "HannWindow", "HammingWindow",
+      "BlackmanWindow", "ReverseSequence"};
   return ops;
 }
 
@@ -512,6 +518,35 @@ private:
   FailureOr<SmallVector<Value>> inSeq(unsigned i);
   FailureOr<Value> seqIndex(Value pos, int64_t n, bool forInsert);
   FailureOr<Value> nllLoss(Value x, Value target, Value weight);
+  FailureOr<Value> matmul(Value a, Value c);
+  FailureOr<Value> conv(Value x, Value w);
+  Value addChannelBias(Value x, Value bias, int64_t k);
+  LogicalResult importConvTranspose();
+  LogicalResult importCumSum();
+  LogicalResult importBitShift();
+  LogicalResult importEinsum();
+  LogicalResult importQuantizeLinear();
+  LogicalResult importDequantizeLinear();
+  LogicalResult importDynamicQuantizeLinear();
+  LogicalResult importMatMulInteger();
+  LogicalResult importConvInteger();
+  LogicalResult importQLinearMatMul();
+  LogicalResult importQLinearConv();
+  LogicalResult importLrn();
+  LogicalResult importMvn();
+  LogicalResult importWindow(StringRef op);
+  LogicalResult importReverseSequence();
+  FailureOr<Value> maxPoolIndices(Value x, ArrayRef<int64_t> kernel,
+                                  ArrayRef<int64_t> strides,
+                                  ArrayRef<int64_t> dilations,
+                                  ArrayRef<int64_t> pads, ArrayRef<Dim> outDims,
+                                  Value &values);
+  Value unsignedCompare(CompareDirection dir, Value l, Value r);
+  Value uint64MaxMin(bool isMax, Value l, Value r);
+  Value uint64Rem(Value a, Value c);
+  FailureOr<Value> toI32Centered(Value x, Value zp, int64_t axis);
+  Value quantizeFloat(Value y, Type qType, bool qUns);
+  Value perAxis(Value v, int64_t r, int64_t axis);
   Value dimScalar(Value x, int64_t i);
   Value iotaAlong(Value x, int64_t axis, int64_t r, int64_t pos);
   Value unsqueezeAt(Value x, int64_t pos);
@@ -1426,6 +1461,36 @@ LogicalResult Importer::dispatch(StringRef op) {
     return importTopK();
   if (op == "GridSample")
     return importGridSample();
+  if (op == "ConvTranspose")
+    return importConvTranspose();
+  if (op == "CumSum")
+    return importCumSum();
+  if (op == "BitShift")
+    return importBitShift();
+  if (op == "Einsum")
+    return importEinsum();
+  if (op == "QuantizeLinear")
+    return importQuantizeLinear();
+  if (op == "DequantizeLinear")
+    return importDequantizeLinear();
+  if (op == "DynamicQuantizeLinear")
+    return importDynamicQuantizeLinear();
+  if (op == "MatMulInteger")
+    return importMatMulInteger();
+  if (op == "ConvInteger")
+    return importConvInteger();
+  if (op == "QLinearMatMul")
+    return importQLinearMatMul();
+  if (op == "QLinearConv")
+    return importQLinearConv();
+  if (op == "LRN")
+    return importLrn();
+  if (op == "MeanVarianceNormalization")
+    return importMvn();
+  if (op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow")
+    return importWindow(op);
+  if (op == "ReverseSequence")
+    return importReverseSequence();
   return err() << "unsupported op";
 }
 
@@ -1483,6 +1548,10 @@ LogicalResult Importer::importVariadic(StringRef op) {
   Value acc = in(0);
   Type origType = elt(acc);
   bool wide = (op == "Max" || op == "Min") && isUns(acc);
+  // uint64 cannot be widened: compare with the sign bit flipped instead.
+  bool u64 = wide && elt(acc).getIntOrFloatBitWidth() >= 64;
+  if (u64)
+    wide = false;
   if (wide) {
     FailureOr<Value> w = widen(acc);
     if (::mlir::failed(w))
@@ -1500,7 +1569,9 @@ LogicalResult Importer::importVariadic(StringRef op) {
                    << elt(v);
     if (wide)
       v = convert(v, elt(acc), true, false);
-    if (op == "Max")
+    if (u64)
+      acc = uint64MaxMin(op == "Max", acc, v);
+    else if (op == "Max")
       acc = binary<MaxOp>(acc, v);
     else if (op == "Min")
       acc = binary<MinOp>(acc, v);
@@ -1527,6 +1598,14 @@ LogicalResult Importer::importMod() {
     return failure();
   Type origType = elt(a);
   bool wide = isUns(a);
+  if (wide && origType.getIntOrFloatBitWidth() >= 64) {
+    // uint64: fmod does not matter for unsigned operands.
+    Value r = uint64Rem(a, c);
+    if (!r)
+      return failure();
+    out(0, r);
+    return success();
+  }
   if (wide) {
     FailureOr<Value> wa = widen(a), wc = widen(c);
     if (::mlir::failed(wa) || ::mlir::failed(wc))
@@ -1858,6 +1937,15 @@ LogicalResult Importer::importMatMul() {
   Value a = in(0), c = in(1);
   if (!a || !c)
     return err() << "expects two inputs";
+  FailureOr<Value> r = matmul(a, c);
+  if (::mlir::failed(r))
+    return failure();
+  out(0, *r);
+  return success();
+}
+
+/// NumPy matmul of `a` and `c` (same element type).
+FailureOr<Value> Importer::matmul(Value a, Value c) {
   if (::mlir::failed(sameElt(a, c)))
     return failure();
   if (elt(a).isInteger(1))
@@ -1871,12 +1959,10 @@ LogicalResult Importer::importMatMul() {
   };
   if (!sameDim(dims(a)[ra - 1], dims(c)[rc == 1 ? 0 : rc - 2]))
     return err() << "contracting dims differ: " << tt(a) << " x " << tt(c);
-  if (ra == 1 && rc == 1) {
-    out(0, mk<DotGeneralOp>(Dims{}, e, a, c, ArrayRef<int64_t>{},
+  if (ra == 1 && rc == 1)
+    return mk<DotGeneralOp>(Dims{}, e, a, c, ArrayRef<int64_t>{},
                             ArrayRef<int64_t>{}, ArrayRef<int64_t>{0},
-                            ArrayRef<int64_t>{0}));
-    return success();
-  }
+                            ArrayRef<int64_t>{0});
   // Promote 1-D operands: [K] -> [1, K] (lhs), [K] -> [K, 1] (rhs).
   Value aa = ra == 1 ? reshapeT(a, {tdimConst(1), tdimOf(a, 0)}) : a;
   Value cc = rc == 1 ? reshapeT(c, {tdimOf(c, 0), tdimConst(1)}) : c;
@@ -1935,8 +2021,7 @@ LogicalResult Importer::importMatMul() {
     }
     res = reshapeT(res, t);
   }
-  out(0, res);
-  return success();
+  return res;
 }
 
 LogicalResult Importer::importGemm() {
@@ -2024,6 +2109,30 @@ LogicalResult Importer::importConv() {
     return err() << "expects at least two inputs";
   if (::mlir::failed(sameElt(x, w)) || ::mlir::failed(requireFloat(x)))
     return failure();
+  FailureOr<Value> res = conv(x, w);
+  if (::mlir::failed(res))
+    return failure();
+  if (bias) {
+    int64_t k = rank(x) - 2;
+    if (rank(bias) != 1 || ::mlir::failed(sameElt(x, bias)))
+      return err() << "bias must be 1-D of the input element type";
+    *res = addChannelBias(*res, bias, k);
+    if (!*res)
+      return failure();
+  }
+  out(0, *res);
+  return success();
+}
+
+/// `bias` [C] reshaped to [C, 1..] (k ones) and added to `x` [N, C, ...].
+Value Importer::addChannelBias(Value x, Value bias, int64_t k) {
+  SmallVector<TDim> t = {tdimOf(bias, 0)};
+  t.append(k, tdimConst(1));
+  return binary<AddOp>(x, reshapeT(bias, t));
+}
+
+/// Conv of `x` with `w` (attributes of the current node), without bias.
+FailureOr<Value> Importer::conv(Value x, Value w) {
   int64_t r = rank(x);
   if (r < 3 || rank(w) != r)
     return err() << "input and weight must have equal rank >= 3";
@@ -2041,8 +2150,6 @@ LogicalResult Importer::importConv() {
   if ((int64_t)win.kernel.size() != k || (int64_t)win.strides.size() != k ||
       (int64_t)win.dilations.size() != k || (int64_t)win.pads.size() != 2 * k)
     return err() << "kernel_shape/strides/dilations/pads have the wrong length";
-  if (llvm::any_of(win.kernel, [](int64_t v) { return v == kDyn; }))
-    return err() << "weight spatial dims must be static";
   std::string error;
   if (::mlir::failed(resolveAutoPad(aStr("auto_pad", "NOTSET"),
                                     ArrayRef<Dim>(dx).drop_front(2), win,
@@ -2055,19 +2162,8 @@ LogicalResult Importer::importConv() {
     outDims.push_back(windowOut(dx[i + 2], win.kernel[i], win.strides[i],
                                 win.dilations[i], win.pads[i], win.pads[i + k],
                                 false));
-  Value res = mk<ConvOp>(outDims, elt(x), x, w, win.strides, win.dilations,
-                         win.pads, (uint64_t)group);
-  if (bias) {
-    if (rank(bias) != 1 || ::mlir::failed(sameElt(x, bias)))
-      return err() << "bias must be 1-D of the input element type";
-    SmallVector<TDim> t = {tdimOf(bias, 0)};
-    t.append(k, tdimConst(1));
-    res = binary<AddOp>(res, reshapeT(bias, t));
-    if (!res)
-      return failure();
-  }
-  out(0, res);
-  return success();
+  return mk<ConvOp>(outDims, elt(x), x, w, win.strides, win.dilations, win.pads,
+                    (uint64_t)group);
 }
 
 LogicalResult Importer::importPool(StringRef op) {
@@ -2086,8 +2182,9 @@ LogicalResult Importer::importPool(StringRef op) {
                   x, axes, true));
     return success();
   }
-  if (wantOut(1))
-    return err() << "the Indices output is not supported";
+  bool wantIndices = op == "MaxPool" && wantOut(1);
+  if (wantOut(1) && !wantIndices)
+    return err() << "has only one output";
   Dims dx = dims(x);
   Window win;
   std::optional<SmallVector<int64_t>> ks = aInts("kernel_shape");
@@ -2114,10 +2211,17 @@ LogicalResult Importer::importPool(StringRef op) {
     outDims.push_back(windowOut(dx[i + 2], win.kernel[i], win.strides[i],
                                 win.dilations[i], win.pads[i], win.pads[i + k],
                                 ceilMode));
-  out(0, mk<PoolOp>(outDims, elt(x),
-                    op == "MaxPool" ? PoolKind::Max : PoolKind::Avg, x,
-                    win.kernel, win.strides, win.dilations, win.pads, ceilMode,
-                    countPad));
+  Value y = mk<PoolOp>(
+      outDims, elt(x), op == "MaxPool" ? PoolKind::Max : PoolKind::Avg, x,
+      win.kernel, win.strides, win.dilations, win.pads, ceilMode, countPad);
+  if (wantIndices) {
+    FailureOr<Value> idx = maxPoolIndices(x, win.kernel, win.strides,
+                                          win.dilations, win.pads, outDims, y);
+    if (::mlir::failed(idx))
+      return failure();
+    out(1, *idx);
+  }
+  out(0, y);
   return success();
 }
 
@@ -3932,6 +4036,935 @@ LogicalResult Importer::importSoftmaxCrossEntropy() {
   out(0, *l);
   out(1, logp);
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ConvTranspose, CumSum, BitShift, Einsum
+//===----------------------------------------------------------------------===//
+
+LogicalResult Importer::importConvTranspose() {
+  Value x = in(0), w = in(1), bias = in(2);
+  if (!x || !w)
+    return err() << "expects at least two inputs";
+  if (::mlir::failed(sameElt(x, w)) || ::mlir::failed(requireFloat(x)))
+    return failure();
+  int64_t r = rank(x);
+  if (r < 3 || rank(w) != r)
+    return err() << "input and weight must have equal rank >= 3";
+  int64_t k = r - 2;
+  Dims dx = dims(x), dw = dims(w);
+  SmallVector<int64_t> kernel =
+      aInts("kernel_shape").value_or(SmallVector<int64_t>{});
+  if (kernel.empty())
+    for (int64_t i = 0; i < k; ++i)
+      kernel.push_back(dw[i + 2].size);
+  SmallVector<int64_t> strides =
+      aInts("strides").value_or(SmallVector<int64_t>(k, 1));
+  SmallVector<int64_t> dil =
+      aInts("dilations").value_or(SmallVector<int64_t>(k, 1));
+  SmallVector<int64_t> outPad =
+      aInts("output_padding").value_or(SmallVector<int64_t>(k, 0));
+  SmallVector<int64_t> pads =
+      aInts("pads").value_or(SmallVector<int64_t>(2 * k, 0));
+  std::optional<SmallVector<int64_t>> outShape = aInts("output_shape");
+  if (outShape && (int64_t)outShape->size() == k + 2)
+    outShape->erase(outShape->begin(), outShape->begin() + 2);
+  int64_t group = aInt("group", 1);
+  std::string autoPad = aStr("auto_pad", "NOTSET");
+  if (failed)
+    return failure();
+  if ((int64_t)kernel.size() != k || (int64_t)strides.size() != k ||
+      (int64_t)dil.size() != k || (int64_t)outPad.size() != k ||
+      (int64_t)pads.size() != 2 * k ||
+      (outShape && (int64_t)outShape->size() != k))
+    return err() << "kernel_shape/strides/dilations/output_padding/pads/"
+                    "output_shape have the wrong length";
+  if (group <= 0)
+    return err() << "group must be positive";
+  if (group > 1 && (!dw[0].isStatic() || !dw[1].isStatic()))
+    return err() << "group = " << group
+                 << " needs static weight channel dims (opset " << opset << ")";
+  for (int64_t i = 0; i < k; ++i)
+    if (dw[i + 2].isStatic() && kernel[i] != dw[i + 2].size)
+      return err() << "kernel_shape does not match the weight's spatial dims";
+  if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
+      autoPad != "SAME_LOWER")
+    return err() << "unsupported auto_pad '" << autoPad << "' (opset " << opset
+                 << ")";
+  bool upper = autoPad == "SAME_UPPER";
+  bool same = upper || autoPad == "SAME_LOWER";
+  if (autoPad == "VALID")
+    pads.assign(2 * k, 0);
+  // With output_shape (or SAME: D * stride) the pads follow from the target
+  // size: total = full - target, split as the ONNX spec says. They are
+  // attributes when the sizes are static; otherwise the full result is
+  // cropped (or extended) at run time.
+  bool runtime = false;
+  if (outShape || same) {
+    for (int64_t i = 0; i < k; ++i) {
+      Dim d = dx[i + 2];
+      if (kernel[i] == kDyn || (outShape && !d.isStatic())) {
+        runtime = true;
+        break;
+      }
+      int64_t full = strides[i] * ((outShape ? d.size : 1) - 1) + outPad[i] +
+                     (kernel[i] - 1) * dil[i] + 1;
+      int64_t total = full - (outShape ? (*outShape)[i] : strides[i]);
+      int64_t half = floorDiv(total, 2);
+      pads[i] = upper ? half : total - half;
+      pads[i + k] = upper ? total - half : half;
+    }
+  }
+  SmallVector<int64_t> opPads = runtime ? SmallVector<int64_t>(2 * k, 0) : pads;
+  Dims outDims = {dx[0], dw[1].isStatic() ? Dim(dw[1].size * group) : Dim()};
+  for (int64_t i = 0; i < k; ++i) {
+    Dim d = dx[i + 2];
+    if (!d.isStatic() || kernel[i] == kDyn) {
+      outDims.push_back(Dim());
+      continue;
+    }
+    outDims.push_back(Dim(strides[i] * (d.size - 1) + outPad[i] +
+                          (kernel[i] - 1) * dil[i] + 1 - opPads[i] -
+                          opPads[i + k]));
+  }
+  Value y = mk<ConvTransposeOp>(outDims, elt(x), x, w, strides, dil, opPads,
+                                outPad, (uint64_t)group);
+  if (runtime) {
+    SmallVector<Value> lo = {constI64({0, 0})}, hi = {constI64({0, 0})};
+    SmallVector<Value> starts, ends;
+    Dims padded = {outDims[0], outDims[1]}, final = {outDims[0], outDims[1]};
+    Value zero = constI64({0});
+    for (int64_t i = 0; i < k; ++i) {
+      Value full = dimOf(y, i + 2), target;
+      Dim td;
+      if (outShape) {
+        target = constI64({(*outShape)[i]});
+        td = Dim((*outShape)[i]);
+      } else {
+        target = binaryFolded("Mul", dimOf(x, i + 2), constI64({strides[i]}));
+        if (dx[i + 2].isStatic())
+          td = Dim(dx[i + 2].size * strides[i]);
+      }
+      Value total = binary<SubOp>(full, target);
+      // floor(total / 2) with a truncating division.
+      Value neg = select(compare(CompareDirection::LT, total, zero),
+                         constI64({1}), zero);
+      Value half = binary<DivOp>(binary<SubOp>(total, neg), constI64({2}));
+      Value begin = upper ? half : binary<SubOp>(total, half);
+      Value padLo = binary<MaxOp>(unary<NegOp>(begin), zero);
+      Value padHi = binary<MaxOp>(
+          binary<SubOp>(binary<AddOp>(begin, target), full), zero);
+      Value start = binary<AddOp>(begin, padLo);
+      lo.push_back(padLo);
+      hi.push_back(padHi);
+      starts.push_back(start);
+      ends.push_back(binary<AddOp>(start, target));
+      padded.push_back(Dim());
+      final.push_back(td);
+    }
+    SmallVector<Value> all(lo);
+    all.append(hi);
+    Value p = mk<PadOp>(padded, elt(y), PadMode::Constant, y, concatI64(all),
+                        scalarLike(y, 0));
+    y = mk<SliceOp>(final, elt(y), p, concatI64(starts), concatI64(ends),
+                    constI64(SmallVector<int64_t>(k, 1)),
+                    llvm::to_vector(llvm::seq<int64_t>(2, r)));
+  }
+  if (bias) {
+    if (rank(bias) != 1 || ::mlir::failed(sameElt(x, bias)))
+      return err() << "bias must be 1-D of the input element type";
+    y = addChannelBias(y, bias, k);
+    if (!y)
+      return failure();
+  }
+  out(0, y);
+  return success();
+}
+
+LogicalResult Importer::importCumSum() {
+  Value x = in(0), axis = in(1);
+  if (!x || !axis)
+    return err() << "expects x and axis";
+  if (elt(x).isInteger(1))
+    return err() << "does not accept bool inputs";
+  int64_t r = rank(x);
+  if (r == 0)
+    return err() << "input must have rank >= 1";
+  if (!maybeScalar(axis) || isFloat(axis))
+    return err() << "axis must be an integer scalar";
+  bool exclusive = aInt("exclusive", 0) != 0;
+  bool reverse = aInt("reverse", 0) != 0;
+  auto scan = [&](int64_t d) {
+    Value v = mk<CumSumOp>(dims(x), elt(x), x, (uint64_t)d, exclusive, reverse);
+    if (isUns(x))
+      unsignedVals.insert(v);
+    return v;
+  };
+  if (std::optional<SmallVector<int64_t>> ka = knownInts(axis)) {
+    FailureOr<int64_t> a = normAxis((*ka)[0], r);
+    if (::mlir::failed(a))
+      return failure();
+    out(0, scan(*a));
+    return success();
+  }
+  if (r == 1) { // the only valid axis
+    out(0, scan(0));
+    return success();
+  }
+  // Run-time axis: one scan per dim, picked by comparing the axis.
+  Value a = toI64(rank(axis) == 0 ? axis : reshapeToScalar(axis));
+  a = select(compare(CompareDirection::LT, a, constI64Scalar(0)),
+             binary<AddOp>(a, constI64Scalar(r)), a);
+  Value res = scan(r - 1);
+  for (int64_t d = r - 2; d >= 0 && res; --d)
+    res = select(compare(CompareDirection::EQ, a, constI64Scalar(d)), scan(d),
+                 res);
+  if (!res)
+    return failure();
+  out(0, res);
+  return success();
+}
+
+LogicalResult Importer::importBitShift() {
+  Value x = in(0), y = in(1);
+  if (!x || !y)
+    return err() << "expects two inputs";
+  if (::mlir::failed(sameElt(x, y)))
+    return failure();
+  if (!isa<IntegerType>(elt(x)) || elt(x).isInteger(1))
+    return err() << "expects unsigned integer inputs";
+  std::string dir = aStr("direction", "");
+  if (dir != "LEFT" && dir != "RIGHT")
+    return err() << "attribute 'direction' must be LEFT or RIGHT (opset "
+                 << opset << "), got '" << dir << "'";
+  Value r =
+      dir == "LEFT" ? binary<ShiftLeftOp>(x, y) : binary<ShiftRightOp>(x, y);
+  if (!r)
+    return failure();
+  out(0, r);
+  return success();
+}
+
+/// Einsum: per operand, repeated labels take the diagonal (mask and sum) and
+/// labels used nowhere else are summed out; operands are then combined
+/// pairwise with disc.dot_general (shared labels still needed are batch
+/// dims, the others are contracted) and transposed to the output order.
+/// Ellipsis dims get labels of their own, aligned from the right.
+LogicalResult Importer::importEinsum() {
+  std::string eq;
+  for (char ch : aStr("equation", ""))
+    if (ch != ' ')
+      eq.push_back(ch);
+  if (failed)
+    return failure();
+  size_t arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow);
+  SmallVector<StringRef> terms;
+  StringRef(lhs).split(terms, ',');
+  if (terms.size() != numIn() || numIn() == 0)
+    return err() << "equation '" << eq << "' has " << terms.size()
+                 << " operand terms for " << numIn() << " inputs";
+  constexpr int64_t kEllipsis = 1000;
+  auto letters = [](StringRef t) {
+    int64_t n = 0;
+    for (char ch : t)
+      n += llvm::isAlpha(ch);
+    return n;
+  };
+  int64_t ell = 0;
+  for (auto [i, t] : llvm::enumerate(terms)) {
+    if (!in(i))
+      return err() << "input #" << i << " is missing";
+    if (t.contains("..."))
+      ell = std::max(ell, rank(in(i)) - letters(t));
+  }
+  // Labels of a term: letters by character, ellipsis dims as kEllipsis + j.
+  auto parse = [&](StringRef t, int64_t r,
+                   SmallVector<int64_t> &labels) -> LogicalResult {
+    int64_t e = t.contains("...") ? r - letters(t) : 0;
+    if (e < 0 || (!t.contains("...") && letters(t) != r))
+      return err() << "term '" << t << "' does not match rank " << r;
+    for (size_t p = 0; p < t.size(); ++p) {
+      if (t.substr(p).starts_with("...")) {
+        for (int64_t j = 0; j < e; ++j)
+          labels.push_back(kEllipsis + ell - e + j);
+        p += 2;
+        continue;
+      }
+      if (!llvm::isAlpha(t[p]))
+        return err() << "unexpected character '" << t[p] << "' in equation";
+      labels.push_back(t[p]);
+    }
+    return success();
+  };
+  SmallVector<Value> vals;
+  SmallVector<SmallVector<int64_t>> labs;
+  for (auto [i, t] : llvm::enumerate(terms)) {
+    SmallVector<int64_t> l;
+    if (::mlir::failed(parse(t, rank(in(i)), l)))
+      return failure();
+    vals.push_back(in(i));
+    labs.push_back(l);
+  }
+  SmallVector<int64_t> outLab;
+  if (arrow != std::string::npos) {
+    std::string rhs = eq.substr(arrow + 2);
+    int64_t n = letters(rhs) + (StringRef(rhs).contains("...") ? ell : 0);
+    if (::mlir::failed(parse(rhs, n, outLab)))
+      return failure();
+  } else {
+    for (int64_t j = 0; j < ell; ++j)
+      outLab.push_back(kEllipsis + j);
+    std::map<int64_t, int> count;
+    for (auto &l : labs)
+      for (int64_t x : l)
+        if (x < kEllipsis)
+          ++count[x];
+    for (auto [x, c] : count)
+      if (c == 1)
+        outLab.push_back(x);
+  }
+  auto neededBy = [&](int64_t label, size_t skip, size_t from) {
+    if (llvm::is_contained(outLab, label))
+      return true;
+    for (size_t t = from; t < labs.size(); ++t)
+      if (t != skip && llvm::is_contained(labs[t], label))
+        return true;
+    return false;
+  };
+  for (size_t t = 0; t < vals.size(); ++t) {
+    Value &v = vals[t];
+    SmallVector<int64_t> &l = labs[t];
+    // Diagonals of repeated labels.
+    for (size_t p = 0; p < l.size(); ++p) {
+      for (size_t q = p + 1; q < l.size();) {
+        if (l[q] != l[p]) {
+          ++q;
+          continue;
+        }
+        int64_t r = rank(v);
+        Value mask = compare(CompareDirection::EQ, iotaAlong(v, p, r, p),
+                             iotaAlong(v, q, r, q));
+        v = reduce(ReduceKind::Sum, select(mask, v, scalarLike(v, 0)),
+                   {(int64_t)q}, false);
+        if (!v)
+          return failure();
+        l.erase(l.begin() + q);
+      }
+    }
+    // Labels nobody else needs.
+    SmallVector<int64_t> sumAxes;
+    SmallVector<int64_t> kept;
+    for (auto [p, x] : llvm::enumerate(l)) {
+      if (neededBy(x, t, 0))
+        kept.push_back(x);
+      else
+        sumAxes.push_back(p);
+    }
+    if (!sumAxes.empty()) {
+      v = reduce(ReduceKind::Sum, v, sumAxes, false);
+      l = kept;
+    }
+  }
+  Value cur = vals[0];
+  SmallVector<int64_t> curLab = labs[0];
+  for (size_t t = 1; t < vals.size(); ++t) {
+    Value o = vals[t];
+    ArrayRef<int64_t> oLab = labs[t];
+    if (::mlir::failed(sameElt(cur, o)))
+      return failure();
+    SmallVector<int64_t> lb, rb, lc, rc, resLab;
+    Dims resDims, dc = dims(cur), dO = dims(o);
+    for (auto [p, x] : llvm::enumerate(curLab)) {
+      auto it = llvm::find(oLab, x);
+      if (it == oLab.end())
+        continue;
+      int64_t q = it - oLab.begin();
+      bool later = llvm::is_contained(outLab, x);
+      for (size_t u = t + 1; u < labs.size(); ++u)
+        later |= llvm::is_contained(labs[u], x);
+      if (dc[p].isStatic() && dO[q].isStatic() && dc[p].size != dO[q].size)
+        return err() << "sizes of label dims differ (" << dc[p].size << " vs "
+                     << dO[q].size << "); broadcasting is not supported";
+      if (later) {
+        lb.push_back(p);
+        rb.push_back(q);
+        resLab.push_back(x);
+        resDims.push_back(dc[p].isStatic() ? dc[p] : dO[q]);
+      } else {
+        lc.push_back(p);
+        rc.push_back(q);
+      }
+    }
+    for (auto [p, x] : llvm::enumerate(curLab))
+      if (!llvm::is_contained(lb, (int64_t)p) &&
+          !llvm::is_contained(lc, (int64_t)p)) {
+        resLab.push_back(x);
+        resDims.push_back(dc[p]);
+      }
+    for (auto [q, x] : llvm::enumerate(oLab))
+      if (!llvm::is_contained(rb, (int64_t)q) &&
+          !llvm::is_contained(rc, (int64_t)q)) {
+        resLab.push_back(x);
+        resDims.push_back(dO[q]);
+      }
+    Value res = mk<DotGeneralOp>(resDims, elt(cur), cur, o, lb, rb, lc, rc);
+    if (isUns(cur) || isUns(o))
+      unsignedVals.insert(res);
+    cur = res;
+    curLab = resLab;
+  }
+  SmallVector<int64_t> perm;
+  for (int64_t x : outLab) {
+    auto it = llvm::find(curLab, x);
+    if (it == curLab.end())
+      return err() << "output label not found among the inputs";
+    perm.push_back(it - curLab.begin());
+  }
+  if (perm.size() != curLab.size())
+    return err() << "internal error: unreduced labels";
+  if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    cur = transpose(cur, perm);
+  out(0, cur);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Quantization (ONNX rounding: half to even, then saturate)
+//===----------------------------------------------------------------------===//
+
+/// A 0-d or 1-D parameter `v`, shaped to broadcast along `axis` of a rank-r
+/// tensor (1-D tensors align by themselves).
+Value Importer::perAxis(Value v, int64_t r, int64_t axis) {
+  if (rank(v) == 0 || r <= 1)
+    return v;
+  SmallVector<TDim> t(r, tdimConst(1));
+  t[axis] = tdimOf(v, 0);
+  return reshapeT(v, t);
+}
+
+/// Saturates the (already rounded) `y` to the 8-bit range and converts.
+Value Importer::quantizeFloat(Value y, Type qType, bool qUns) {
+  double lo = qUns ? 0 : -128, hi = qUns ? 255 : 127;
+  y = binary<MinOp>(binary<MaxOp>(y, scalarLike(y, lo)), scalarLike(y, hi));
+  if (!y)
+    return nullptr;
+  return convert(y, qType, false, qUns);
+}
+
+/// `x` as i32 minus its zero point `zp` (broadcast along `axis`, or as is
+/// when `axis` < 0).
+FailureOr<Value> Importer::toI32Centered(Value x, Value zp, int64_t axis) {
+  if (!isa<IntegerType>(elt(x)) || elt(x).isInteger(1) ||
+      elt(x).getIntOrFloatBitWidth() > 32)
+    return err() << "expects 8-bit integer inputs";
+  Type i32 = b.getI32Type();
+  Value v = convert(x, i32, isUns(x), false);
+  if (!zp)
+    return v;
+  if (rank(zp) > 1)
+    return err() << "zero points must be scalars or 1-D";
+  Value z = convert(zp, i32, isUns(zp), false);
+  if (axis >= 0)
+    z = perAxis(z, rank(x), axis);
+  Value r = binary<SubOp>(v, z);
+  if (!r)
+    return failure();
+  return r;
+}
+
+LogicalResult Importer::importQuantizeLinear() {
+  Value x = in(0), scale = in(1), zp = in(2);
+  if (!x || !scale)
+    return err() << "expects x and y_scale";
+  if (!isFloat(scale) || rank(scale) > 1)
+    return err() << "y_scale must be a floating-point scalar or 1-D tensor";
+  // The axis only matters for a per-axis (1-D) parameter.
+  int64_t r = rank(x), axis = 0;
+  if (r > 1 && rank(scale) == 1) {
+    FailureOr<int64_t> a = normAxis(aInt("axis", 1), r);
+    if (::mlir::failed(a))
+      return failure();
+    axis = *a;
+  }
+  Type qt = zp ? elt(zp) : b.getIntegerType(8);
+  bool qUns = zp ? isUns(zp) : true;
+  if (!qt.isInteger(8))
+    return err() << "only int8/uint8 outputs are supported (opset " << opset
+                 << ")";
+  Value xf = convert(x, elt(scale), isUns(x), false);
+  // As the reference: round(x / scale) (half to even), then + zero point.
+  Value y = binary<DivOp>(xf, perAxis(scale, r, axis));
+  y = y ? unary<RoundOp>(y) : Value();
+  if (zp && y)
+    y = binary<AddOp>(y,
+                      perAxis(convert(zp, elt(scale), qUns, false), r, axis));
+  if (!y)
+    return failure();
+  y = quantizeFloat(y, qt, qUns);
+  if (!y)
+    return failure();
+  out(0, y);
+  return success();
+}
+
+LogicalResult Importer::importDequantizeLinear() {
+  Value x = in(0), scale = in(1), zp = in(2);
+  if (!x || !scale)
+    return err() << "expects x and x_scale";
+  if (!isFloat(scale) || rank(scale) > 1)
+    return err() << "x_scale must be a floating-point scalar or 1-D tensor";
+  if (!isa<IntegerType>(elt(x)) || elt(x).isInteger(1))
+    return err() << "expects an integer input";
+  // The axis only matters for a per-axis (1-D) parameter.
+  int64_t r = rank(x), axis = 0;
+  if (r > 1 && rank(scale) == 1) {
+    FailureOr<int64_t> a = normAxis(aInt("axis", 1), r);
+    if (::mlir::failed(a))
+      return failure();
+    axis = *a;
+  }
+  Type ft = elt(scale);
+  Value xf = convert(x, ft, isUns(x), false);
+  if (zp)
+    xf = binary<SubOp>(xf, perAxis(convert(zp, ft, isUns(zp), false), r, axis));
+  Value y = xf ? binary<MulOp>(xf, perAxis(scale, r, axis)) : Value();
+  if (!y)
+    return failure();
+  out(0, y);
+  return success();
+}
+
+/// As the ONNX function body: scale = (max(x, 0) - min(x, 0)) / 255,
+/// zero point = round(clip(0 - min / scale, 0, 255)), uint8 outputs.
+LogicalResult Importer::importDynamicQuantizeLinear() {
+  Value x = in(0);
+  if (!x)
+    return err() << "expects an input";
+  if (::mlir::failed(requireFloat(x)))
+    return failure();
+  SmallVector<int64_t> all = llvm::to_vector(llvm::seq<int64_t>(0, rank(x)));
+  Value zero = scalarLike(x, 0);
+  Value lo = binary<MinOp>(reduce(ReduceKind::Min, x, all, false), zero);
+  Value hi = binary<MaxOp>(reduce(ReduceKind::Max, x, all, false), zero);
+  Value scale = binary<DivOp>(binary<SubOp>(hi, lo), scalarLike(x, 255));
+  Value zpf = binary<SubOp>(zero, binary<DivOp>(lo, scale));
+  zpf = binary<MinOp>(binary<MaxOp>(zpf, zero), scalarLike(x, 255));
+  Type u8 = b.getIntegerType(8);
+  Value zp = convert(unary<RoundOp>(zpf), u8, false, true);
+  Value y = binary<AddOp>(unary<RoundOp>(binary<DivOp>(x, scale)),
+                          convert(zp, elt(x), true, false));
+  y = y ? quantizeFloat(y, u8, true) : Value();
+  if (!y)
+    return failure();
+  out(0, y);
+  out(1, scale);
+  out(2, zp);
+  return success();
+}
+
+LogicalResult Importer::importMatMulInteger() {
+  Value a = in(0), c = in(1);
+  if (!a || !c)
+    return err() << "expects A and B";
+  int64_t ra = rank(a), rc = rank(c);
+  FailureOr<Value> a32 = toI32Centered(a, in(2), ra >= 2 ? ra - 2 : -1);
+  if (::mlir::failed(a32))
+    return failure();
+  FailureOr<Value> c32 = toI32Centered(c, in(3), rc >= 2 ? rc - 1 : -1);
+  if (::mlir::failed(c32))
+    return failure();
+  FailureOr<Value> y = matmul(*a32, *c32);
+  if (::mlir::failed(y))
+    return failure();
+  out(0, *y);
+  return success();
+}
+
+LogicalResult Importer::importConvInteger() {
+  Value x = in(0), w = in(1);
+  if (!x || !w)
+    return err() << "expects x and w";
+  if (rank(x) < 3)
+    return err() << "input must have rank >= 3";
+  if (has(2) && rank(in(2)) != 0 && !maybeScalar(in(2)))
+    return err() << "x_zero_point must be a scalar";
+  FailureOr<Value> x32 = toI32Centered(x, in(2), -1);
+  if (::mlir::failed(x32))
+    return failure();
+  FailureOr<Value> w32 = toI32Centered(w, in(3), 0);
+  if (::mlir::failed(w32))
+    return failure();
+  FailureOr<Value> y = conv(*x32, *w32);
+  if (::mlir::failed(y))
+    return failure();
+  out(0, *y);
+  return success();
+}
+
+LogicalResult Importer::importQLinearMatMul() {
+  for (unsigned i = 0; i < 8; ++i)
+    if (!has(i))
+      return err() << "expects eight inputs";
+  Value a = in(0), as = in(1), c = in(3), cs = in(4), ys = in(6), yzp = in(7);
+  int64_t ra = rank(a), rc = rank(c);
+  if (!isFloat(as) || !isFloat(cs) || !isFloat(ys))
+    return err() << "scales must be floating-point";
+  FailureOr<Value> a32 = toI32Centered(a, in(2), ra >= 2 ? ra - 2 : -1);
+  if (::mlir::failed(a32))
+    return failure();
+  FailureOr<Value> c32 = toI32Centered(c, in(5), rc >= 2 ? rc - 1 : -1);
+  if (::mlir::failed(c32))
+    return failure();
+  FailureOr<Value> acc = matmul(*a32, *c32);
+  if (::mlir::failed(acc))
+    return failure();
+  Type ft = elt(as);
+  Value mult = binary<DivOp>(
+      binary<MulOp>(perAxis(as, std::max<int64_t>(ra, 2), ra >= 2 ? ra - 2 : 0),
+                    cs),
+      ys);
+  Value y = binary<MulOp>(convert(*acc, ft, false, false), mult);
+  y = binary<AddOp>(unary<RoundOp>(y), convert(yzp, ft, isUns(yzp), false));
+  y = y ? quantizeFloat(y, elt(yzp), isUns(yzp)) : Value();
+  if (!y)
+    return failure();
+  out(0, y);
+  return success();
+}
+
+LogicalResult Importer::importQLinearConv() {
+  for (unsigned i = 0; i < 8; ++i)
+    if (!has(i))
+      return err() << "expects at least eight inputs";
+  Value x = in(0), xs = in(1), w = in(3), ws = in(4), ys = in(6), yzp = in(7);
+  int64_t r = rank(x);
+  if (r < 3)
+    return err() << "input must have rank >= 3";
+  if (!isFloat(xs) || !isFloat(ws) || !isFloat(ys))
+    return err() << "scales must be floating-point";
+  FailureOr<Value> x32 = toI32Centered(x, in(2), -1);
+  if (::mlir::failed(x32))
+    return failure();
+  FailureOr<Value> w32 = toI32Centered(w, in(5), 0);
+  if (::mlir::failed(w32))
+    return failure();
+  FailureOr<Value> acc = conv(*x32, *w32);
+  if (::mlir::failed(acc))
+    return failure();
+  Value y = *acc;
+  if (Value bias = in(8)) {
+    if (rank(bias) != 1 || !elt(bias).isInteger(32))
+      return err() << "B must be a 1-D int32 tensor";
+    y = addChannelBias(y, bias, r - 2);
+  }
+  Type ft = elt(xs);
+  Value mult = binary<DivOp>(binary<MulOp>(xs, perAxis(ws, r, 1)), ys);
+  y = y ? binary<MulOp>(convert(y, ft, false, false), mult) : Value();
+  y = y ? binary<AddOp>(unary<RoundOp>(y), convert(yzp, ft, isUns(yzp), false))
+        : Value();
+  y = y ? quantizeFloat(y, elt(yzp), isUns(yzp)) : Value();
+  if (!y)
+    return failure();
+  out(0, y);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LRN, MeanVarianceNormalization, windows, ReverseSequence
+//===----------------------------------------------------------------------===//
+
+/// LRN: the channel-window sum of squares is an average pool (padding
+/// counted) over [N, 1, C, prod(spatial)] times the window size.
+LogicalResult Importer::importLrn() {
+  Value x = in(0);
+  if (!x)
+    return err() << "expects an input";
+  if (::mlir::failed(requireFloat(x)))
+    return failure();
+  int64_t r = rank(x);
+  if (r < 3)
+    return err() << "input must have rank >= 3";
+  int64_t size = aInt("size", 0);
+  if (size <= 0)
+    return err() << "attribute 'size' must be positive";
+  double alpha = aFloat("alpha", 1e-4f), beta = aFloat("beta", 0.75f),
+         bias = aFloat("bias", 1.0f);
+  TDim spatial = tdimConst(1);
+  for (int64_t i = 2; i < r; ++i)
+    spatial = tdimMul(spatial, tdimOf(x, i));
+  Value sq = binary<MulOp>(x, x);
+  Value v = reshapeT(sq, {tdimOf(x, 0), tdimConst(1), tdimOf(x, 1), spatial});
+  Dims vd = dims(v);
+  int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+  Value avg =
+      mk<PoolOp>(vd, elt(x), PoolKind::Avg, v, ArrayRef<int64_t>{size, 1},
+                 ArrayRef<int64_t>{1, 1}, ArrayRef<int64_t>{1, 1},
+                 ArrayRef<int64_t>{lo, 0, hi, 0}, false, true);
+  SmallVector<TDim> back;
+  for (int64_t i = 0; i < r; ++i)
+    back.push_back(tdimOf(x, i));
+  avg = reshapeT(avg, back);
+  // alpha / size * sum == alpha * average.
+  Value den =
+      binary<PowOp>(binary<AddOp>(binary<MulOp>(avg, scalarLike(x, alpha)),
+                                  scalarLike(x, bias)),
+                    scalarLike(x, beta));
+  Value y = binary<DivOp>(x, den);
+  if (!y)
+    return failure();
+  out(0, y);
+  return success();
+}
+
+/// As the ONNX function body: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9).
+LogicalResult Importer::importMvn() {
+  Value x = in(0);
+  if (!x)
+    return err() << "expects an input";
+  if (::mlir::failed(requireFloat(x)))
+    return failure();
+  SmallVector<int64_t> axes =
+      aInts("axes").value_or(SmallVector<int64_t>{0, 2, 3});
+  FailureOr<SmallVector<int64_t>> n = normAxes(axes, rank(x), true);
+  if (::mlir::failed(n))
+    return failure();
+  Value mean = reduce(ReduceKind::Mean, x, *n, true);
+  Value sqMean = reduce(ReduceKind::Mean, binary<MulOp>(x, x), *n, true);
+  Value var = binary<SubOp>(sqMean, binary<MulOp>(mean, mean));
+  Value y =
+      binary<DivOp>(binary<SubOp>(x, mean),
+                    binary<AddOp>(unary<SqrtOp>(var), scalarLike(x, 1e-9)));
+  if (!y)
+    return failure();
+  out(0, y);
+  return success();
+}
+
+/// Hann/Hamming/Blackman windows as the ONNX function bodies:
+/// a0 - a1 * cos(2 pi n / N) (+ a2 * cos(4 pi n / N)), N = size (periodic)
+/// or size - 1 (symmetric).
+LogicalResult Importer::importWindow(StringRef op) {
+  Value size = in(0);
+  if (!size)
+    return err() << "expects a size input";
+  if (!maybeScalar(size) || !isa<IntegerType>(elt(size)) ||
+      elt(size).isInteger(1))
+    return err() << "size must be an integer scalar";
+  bool periodic = aInt("periodic", 1) != 0;
+  bool uns = false;
+  Type ot = convertElementType(&ctx, (int32_t)aInt("output_datatype", 1), uns);
+  if (!ot)
+    return err() << "unsupported output_datatype "
+                 << aInt("output_datatype", 1);
+  if (failed)
+    return failure();
+  Value n = toI64(rank(size) == 0 ? size : reshapeToScalar(size));
+  Dim len;
+  if (std::optional<SmallVector<int64_t>> k = knownInts(size))
+    len = Dim((*k)[0]);
+  Value idx = mk<RangeOp>(Dims{len}, b.getI64Type(), constI64Scalar(0), n,
+                          constI64Scalar(1));
+  Type f32 = b.getF32Type();
+  Value nf = convert(n, f32, false, false);
+  if (!periodic)
+    nf = binary<SubOp>(nf, constScalar(f32, 1));
+  Value ang = binary<MulOp>(convert(idx, f32, false, false),
+                            binary<DivOp>(constScalar(f32, 6.2831853), nf));
+  double a0 = 0.5, a1 = 0.5, a2 = 0;
+  if (op == "HammingWindow") {
+    a0 = 25.0 / 46.0;
+    a1 = 1.0 - a0;
+  } else if (op == "BlackmanWindow") {
+    a0 = 0.42;
+    a1 = 0.5;
+    a2 = 0.08;
+  }
+  Value y =
+      binary<SubOp>(constScalar(f32, a0),
+                    binary<MulOp>(constScalar(f32, a1), unary<CosOp>(ang)));
+  if (a2 != 0)
+    y = binary<AddOp>(
+        y,
+        binary<MulOp>(constScalar(f32, a2),
+                      unary<CosOp>(binary<MulOp>(ang, constScalar(f32, 2)))));
+  if (!y)
+    return failure();
+  y = convert(y, ot, false, uns);
+  out(0, y);
+  return success();
+}
+
+/// out[t, b] = x[len[b] - 1 - t, b] for t < len[b], else x[t, b]: a one-hot
+/// mask over (t, source t) selects and sums the source rows.
+LogicalResult Importer::importReverseSequence() {
+  Value x = in(0), lens = in(1);
+  if (!x || !lens)
+    return err() << "expects input and sequence_lens";
+  int64_t r = rank(x);
+  if (r < 2)
+    return err() << "input must have rank >= 2";
+  if (elt(x).isInteger(1))
+    return err() << "does not accept bool inputs";
+  if (rank(lens) != 1 || !isa<IntegerType>(elt(lens)))
+    return err() << "sequence_lens must be a 1-D integer tensor";
+  int64_t ba = aInt("batch_axis", 1), ta = aInt("time_axis", 0);
+  if (!((ba == 0 && ta == 1) || (ba == 1 && ta == 0)))
+    return err() << "batch_axis/time_axis must be 0 and 1";
+  SmallVector<int64_t> swap = llvm::to_vector(llvm::seq<int64_t>(0, r));
+  std::swap(swap[0], swap[1]);
+  Value v = ta == 0 ? x : transpose(x, swap); // [T, B, ...]
+  Value len = reshapeT(
+      toI64(lens), {tdimConst(1), tdimConst(1), tdimOf(lens, 0)}); // [1, 1, B]
+  Value t = iotaAlong(v, 0, 3, 0), src = iotaAlong(v, 0, 3, 1);
+  Value rev = binary<SubOp>(binary<SubOp>(len, constI64Scalar(1)), t);
+  Value from = select(compare(CompareDirection::LT, t, len), rev, t); // [T,1,B]
+  Value mask = compare(CompareDirection::EQ, src, from);              // [T,T,B]
+  if (!mask)
+    return failure();
+  SmallVector<TDim> ms;
+  for (int64_t i = 0; i < 3; ++i)
+    ms.push_back(tdimOf(mask, i));
+  ms.append(r - 2, tdimConst(1));
+  mask = reshapeT(mask, ms);
+  Value y =
+      reduce(ReduceKind::Sum, select(mask, unsqueezeAt(v, 0), scalarLike(v, 0)),
+             {1}, false);
+  if (!y)
+    return failure();
+  if (ta == 1)
+    y = transpose(y, swap);
+  out(0, y);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MaxPool indices, uint64 Max/Min/Mod
+//===----------------------------------------------------------------------===//
+
+/// The Indices output of MaxPool: the flat index (row-major, or with the
+/// spatial dims in reverse order when storage_order = 1) of the first max of
+/// each window, by a running compare over the window offsets of strided
+/// slices of the input padded with -inf.
+FailureOr<Value> Importer::maxPoolIndices(Value x, ArrayRef<int64_t> kernel,
+                                          ArrayRef<int64_t> strides,
+                                          ArrayRef<int64_t> dilations,
+                                          ArrayRef<int64_t> pads,
+                                          ArrayRef<Dim> outDims,
+                                          Value &values) {
+  int64_t r = rank(x), k = r - 2;
+  bool colMajor = aInt("storage_order", 0) != 0;
+  Type e = elt(x);
+  SmallVector<int64_t> pv(2 * r, 0);
+  Dims dx = dims(x), padded = {dx[0], dx[1]};
+  for (int64_t i = 0; i < k; ++i) {
+    pv[2 + i] = pads[i];
+    pv[r + 2 + i] = pads[k + i] + strides[i];
+    padded.push_back(dx[2 + i].isStatic()
+                         ? Dim(dx[2 + i].size + pv[2 + i] + pv[r + 2 + i])
+                         : Dim());
+  }
+  Value lowest = constScalar(e, -std::numeric_limits<double>::infinity());
+  Value xp = mk<PadOp>(padded, e, PadMode::Constant, x, constI64(pv), lowest);
+  // Flat offset of (n, c) and the spatial strides of the index.
+  Value nc =
+      binary<AddOp>(binary<MulOp>(iotaAlong(values, 0, r, 0), dimScalar(x, 1)),
+                    iotaAlong(values, 1, r, 1));
+  Value plane = constI64Scalar(1);
+  SmallVector<Value> mult(k);
+  for (int64_t j = 0; j < k; ++j) {
+    int64_t i = colMajor ? j : k - 1 - j;
+    mult[i] = plane;
+    plane = binary<MulOp>(plane, dimScalar(x, 2 + i));
+  }
+  // Index of the window's first element; a window offset adds a constant.
+  Value idx0 = binary<MulOp>(nc, plane);
+  for (int64_t i = 0; i < k; ++i) {
+    Value h = binary<SubOp>(binary<MulOp>(iotaAlong(values, 2 + i, r, 2 + i),
+                                          constI64Scalar(strides[i])),
+                            constI64Scalar(pads[i]));
+    idx0 = binary<AddOp>(idx0, binary<MulOp>(h, mult[i]));
+  }
+  // The window elements as slices stacked on a new leading dim (row-major
+  // offset order); the first max along it gives the offset number.
+  SmallVector<Value> cands;
+  SmallVector<int64_t> off(k, 0);
+  while (true) {
+    SmallVector<Value> st, en;
+    for (int64_t i = 0; i < k; ++i) {
+      int64_t s0 = off[i] * dilations[i];
+      st.push_back(constI64({s0}));
+      en.push_back(binary<AddOp>(
+          binary<MulOp>(binary<SubOp>(dimOf(values, 2 + i), constI64({1})),
+                        constI64({strides[i]})),
+          constI64({s0 + 1})));
+    }
+    Value cand = mk<SliceOp>(outDims, e, xp, concatI64(st), concatI64(en),
+                             constI64(strides),
+                             llvm::to_vector(llvm::seq<int64_t>(2, r)));
+    cands.push_back(unsqueezeAt(cand, 0));
+    int64_t i = k - 1;
+    while (i >= 0 && ++off[i] == kernel[i])
+      off[i--] = 0;
+    if (i < 0)
+      break;
+  }
+  Dims stackDims = {Dim((int64_t)cands.size())};
+  stackDims.append(outDims.begin(), outDims.end());
+  Value stack = cands.size() == 1
+                    ? cands.front()
+                    : mk<ConcatenateOp>(stackDims, e, cands, (uint64_t)0);
+  Value best = reduce(ReduceKind::Max, stack, {0}, false);
+  Value bestOff =
+      mk<ArgReduceOp>(Dims(outDims.begin(), outDims.end()), b.getI64Type(),
+                      stack, (uint64_t)0, true, /*keep_dims=*/false,
+                      /*select_last_index=*/false);
+  // Offset number -> per-dim offsets (row-major over the kernel).
+  Value bestIdx = idx0, rest = bestOff;
+  for (int64_t i = k - 1; i >= 0; --i) {
+    Value ki = constI64Scalar(kernel[i]);
+    Value oi = binary<RemOp>(rest, ki);
+    rest = binary<DivOp>(rest, ki);
+    bestIdx = binary<AddOp>(
+        bestIdx, binary<MulOp>(binary<MulOp>(oi, constI64Scalar(dilations[i])),
+                               mult[i]));
+  }
+  if (!bestIdx)
+    return failure();
+  values = best;
+  return bestIdx;
+}
+
+/// Unsigned comparison of i64 values: flipping the sign bit maps the
+/// unsigned order onto the signed one.
+Value Importer::unsignedCompare(CompareDirection dir, Value l, Value r) {
+  Value m = constScalar(elt(l), (double)std::numeric_limits<int64_t>::min());
+  return compare(dir, binary<XorOp>(l, m), binary<XorOp>(r, m));
+}
+
+Value Importer::uint64MaxMin(bool isMax, Value l, Value r) {
+  Value pick = unsignedCompare(
+      isMax ? CompareDirection::GT : CompareDirection::LT, l, r);
+  return pick ? select(pick, l, r) : Value();
+}
+
+/// Unsigned 64-bit remainder from signed ops: for c >= 2^63 the quotient is
+/// 0 or 1; otherwise q = ((a >> 1) / c) << 1 leaves a - q * c < 2 * c, fixed
+/// by one conditional subtraction. A zero divisor gives 0.
+Value Importer::uint64Rem(Value a, Value c) {
+  Value zero = scalarLike(a, 0), one = scalarLike(a, 1);
+  Value big = compare(CompareDirection::LT, c, zero);
+  Value r1 = select(unsignedCompare(CompareDirection::GE, a, c),
+                    binary<SubOp>(a, c), a);
+  Value cs = select(compare(CompareDirection::EQ, c, zero), one, c);
+  Value q =
+      binary<ShiftLeftOp>(binary<DivOp>(binary<ShiftRightOp>(a, one), cs), one);
+  Value rr = binary<SubOp>(a, binary<MulOp>(q, cs));
+  Value r2 = select(unsignedCompare(CompareDirection::GE, rr, cs),
+                    binary<SubOp>(rr, cs), rr);
+  if (!big || !r1 || !r2)
+    return nullptr;
+  return select(big, r1, r2);
 }
 
 LogicalResult Importer::importConstant() {

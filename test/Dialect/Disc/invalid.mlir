@@ -125,3 +125,35 @@ func.func @bad_grid_sample(%x: tensor<1x1x4x4xf32>, %g: tensor<1x2x2x3xf32>) -> 
   %0 = disc.grid_sample %x, %g {mode = "bilinear", padding_mode = "zeros", align_corners = false} : (tensor<1x1x4x4xf32>, tensor<1x2x2x3xf32>) -> tensor<1x1x2x2xf32>
   return %0 : tensor<1x1x2x2xf32>
 }
+
+// -----
+
+func.func @bad_conv_transpose_channels(%x: tensor<1x4x8x8xf32>, %w: tensor<6x3x3x3xf32>) -> tensor<1x3x10x10xf32> {
+  // expected-error @+1 {{input channels 4 != filter dim 0 (6)}}
+  %0 = disc.conv_transpose %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, output_padding = array<i64: 0, 0>, feature_group_count = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<6x3x3x3xf32>) -> tensor<1x3x10x10xf32>
+  return %0 : tensor<1x3x10x10xf32>
+}
+
+// -----
+
+func.func @bad_conv_transpose_output_padding(%x: tensor<1x4x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x3x10x10xf32> {
+  // expected-error @+1 {{expects 2 strides, dilations and output_padding entries}}
+  %0 = disc.conv_transpose %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, output_padding = array<i64: 0>, feature_group_count = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x10x10xf32>
+  return %0 : tensor<1x3x10x10xf32>
+}
+
+// -----
+
+func.func @bad_cumsum_dim(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{dimension 2 out of range [0, 2)}}
+  %0 = disc.cumsum %x {dimension = 2 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @bad_shift(%a: tensor<3xi32>, %b: tensor<3xi64>) -> tensor<3xi32> {
+  // expected-error @+1 {{element types must match}}
+  %0 = disc.shift_left %a, %b : (tensor<3xi32>, tensor<3xi64>) -> tensor<3xi32>
+  return %0 : tensor<3xi32>
+}

@@ -90,3 +90,16 @@ func.func @grid_sample(%x: tensor<?x?x?x?xf32>, %g: tensor<?x?x?x2xf32>) -> tens
   %0 = disc.grid_sample %x, %g {mode = "nearest", padding_mode = "border", align_corners = false} : (tensor<?x?x?x?xf32>, tensor<?x?x?x2xf32>) -> tensor<?x?x?x?xf32>
   return %0 : tensor<?x?x?x?xf32>
 }
+
+// CHECK-LABEL: func @conv_transpose_scan_shift
+func.func @conv_transpose_scan_shift(%x: tensor<?x8x?x?xf32>, %w: tensor<8x4x3x3xf32>, %a: tensor<?x?xi32>, %s: tensor<?x?xi32>) -> (tensor<?x4x?x?xf32>, tensor<?x?xi32>, tensor<?x?xi32>, tensor<?x?xi32>) {
+  // CHECK: disc.conv_transpose
+  %0 = disc.conv_transpose %x, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, output_padding = array<i64: 1, 1>, feature_group_count = 1 : i64} : (tensor<?x8x?x?xf32>, tensor<8x4x3x3xf32>) -> tensor<?x4x?x?xf32>
+  // CHECK: disc.cumsum
+  %1 = disc.cumsum %a {dimension = 1 : i64, exclusive = true, reverse = true} : (tensor<?x?xi32>) -> tensor<?x?xi32>
+  // CHECK: disc.shift_left
+  %2 = disc.shift_left %a, %s : (tensor<?x?xi32>, tensor<?x?xi32>) -> tensor<?x?xi32>
+  // CHECK: disc.shift_right
+  %3 = disc.shift_right %a, %s : (tensor<?x?xi32>, tensor<?x?xi32>) -> tensor<?x?xi32>
+  return %0, %1, %2, %3 : tensor<?x4x?x?xf32>, tensor<?x?xi32>, tensor<?x?xi32>, tensor<?x?xi32>
+}

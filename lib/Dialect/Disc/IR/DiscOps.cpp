@@ -90,6 +90,8 @@ DISC_BINARY_VERIFIER(MinOp)
 DISC_BINARY_VERIFIER(AndOp)
 DISC_BINARY_VERIFIER(OrOp)
 DISC_BINARY_VERIFIER(XorOp)
+DISC_BINARY_VERIFIER(ShiftLeftOp)
+DISC_BINARY_VERIFIER(ShiftRightOp)
 #undef DISC_BINARY_VERIFIER
 
 static LogicalResult verifyPredicate(Operation *op) {
@@ -200,6 +202,56 @@ LogicalResult ConvOp::verify() {
   if (!ShapedType::isDynamic(oc) && oc % groups != 0)
     return emitOpError("output channels ")
            << oc << " not divisible by groups " << groups;
+  return success();
+}
+
+LogicalResult ConvTransposeOp::verify() {
+  RankedTensorType in = getInput().getType(), w = getFilter().getType();
+  if (failed(verifySameElementType(*this, {in, w, getType()})))
+    return failure();
+  if (in.getRank() < 3 || w.getRank() != in.getRank() ||
+      getType().getRank() != in.getRank())
+    return emitOpError("expects input, filter and result of equal rank >= 3");
+  int64_t k = in.getRank() - 2;
+  if (static_cast<int64_t>(getStrides().size()) != k ||
+      static_cast<int64_t>(getDilations().size()) != k ||
+      static_cast<int64_t>(getOutputPadding().size()) != k)
+    return emitOpError("expects ")
+           << k << " strides, dilations and output_padding entries";
+  if (static_cast<int64_t>(getPadding().size()) != 2 * k)
+    return emitOpError("expects ") << 2 * k << " padding entries";
+  if (llvm::any_of(getStrides(), [](int64_t s) { return s <= 0; }) ||
+      llvm::any_of(getDilations(), [](int64_t s) { return s <= 0; }))
+    return emitOpError("strides and dilations must be positive");
+  if (llvm::any_of(getOutputPadding(), [](int64_t s) { return s < 0; }))
+    return emitOpError("output_padding must be non-negative");
+  int64_t groups = getFeatureGroupCount();
+  if (groups <= 0)
+    return emitOpError("feature_group_count must be positive");
+  int64_t c = in.getDimSize(1), wc = w.getDimSize(0), ocg = w.getDimSize(1);
+  if (!ShapedType::isDynamic(c) && !ShapedType::isDynamic(wc) && c != wc)
+    return emitOpError("input channels ")
+           << c << " != filter dim 0 (" << wc << ")";
+  if (!ShapedType::isDynamic(wc) && wc % groups != 0)
+    return emitOpError("input channels ")
+           << wc << " not divisible by groups " << groups;
+  int64_t oc = getType().getDimSize(1);
+  if (!ShapedType::isDynamic(oc) && !ShapedType::isDynamic(ocg) &&
+      oc != ocg * groups)
+    return emitOpError("output channels ")
+           << oc << " != filter dim 1 (" << ocg << ") * groups " << groups;
+  return success();
+}
+
+LogicalResult CumSumOp::verify() {
+  if (failed(verifySameElementType(*this, {getOperand().getType(), getType()})))
+    return failure();
+  if (failed(verifyCompatibleShape(getOperand().getType(), getType())))
+    return emitOpError("result shape must match the operand shape");
+  int64_t r = getOperand().getType().getRank();
+  if (getDimension() < 0 || getDimension() >= r)
+    return emitOpError("dimension ")
+           << getDimension() << " out of range [0, " << r << ")";
   return success();
 }
 

@@ -254,6 +254,7 @@ DISC_REIFY_SAME_SHAPE(ReciprocalOp)
 DISC_REIFY_SAME_SHAPE(IsNanOp)
 DISC_REIFY_SAME_SHAPE(IsInfOp)
 DISC_REIFY_SAME_SHAPE(ConvertOp)
+DISC_REIFY_SAME_SHAPE(CumSumOp)
 #undef DISC_REIFY_SAME_SHAPE
 
 #define DISC_REIFY_BROADCAST(OP)                                               \
@@ -273,6 +274,8 @@ DISC_REIFY_BROADCAST(MinOp)
 DISC_REIFY_BROADCAST(AndOp)
 DISC_REIFY_BROADCAST(OrOp)
 DISC_REIFY_BROADCAST(XorOp)
+DISC_REIFY_BROADCAST(ShiftLeftOp)
+DISC_REIFY_BROADCAST(ShiftRightOp)
 DISC_REIFY_BROADCAST(CompareOp)
 DISC_REIFY_BROADCAST(SelectOp)
 #undef DISC_REIFY_BROADCAST
@@ -311,6 +314,26 @@ LogicalResult ConvOp::reifyResultShapes(OpBuilder &b,
                                   m.dim(getFilter(), i + 2), getPadding()[i],
                                   getPadding()[i + k], getStrides()[i],
                                   getDilations()[i], /*ceilMode=*/false));
+  return finish(b, getType(), dims, out);
+}
+
+/// [N, OC, O1..Ok], `Oi = s * (Di - 1) + out_pad + (Ki - 1) * dil + 1 - lo -
+/// hi` (ONNX ConvTranspose spec).
+LogicalResult
+ConvTransposeOp::reifyResultShapes(OpBuilder &b,
+                                   ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, getLoc());
+  int64_t k = getInput().getType().getRank() - 2;
+  SmallVector<OpFoldResult> dims = {
+      m.dim(getInput(), 0),
+      m.mul(m.dim(getFilter(), 1), m.cst(getFeatureGroupCount()))};
+  for (int64_t i = 0; i < k; ++i) {
+    OpFoldResult d = m.dim(getInput(), i + 2), kk = m.dim(getFilter(), i + 2);
+    OpFoldResult o = m.mul(m.sub(d, m.cst(1)), m.cst(getStrides()[i]));
+    o = m.add(o, m.mul(m.sub(kk, m.cst(1)), m.cst(getDilations()[i])));
+    dims.push_back(m.add(o, m.cst(getOutputPadding()[i] + 1 - getPadding()[i] -
+                                  getPadding()[i + k])));
+  }
   return finish(b, getType(), dims, out);
 }
 

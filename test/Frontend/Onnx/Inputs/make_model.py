@@ -261,6 +261,42 @@ def grid_sample():
                          align_corners=1),
     ], [vi("x", F, ["N", "C", "H", "W"]), vi("g", F, ["N", "h", "w", 2])],
         [vi("y", F, 4)], opset=16)
+def conv_transpose():
+    # U-Net style upsampling: [N, 8, H, W] -> [N, 4, 2H, 2W].
+    w = numpy_helper.from_array(np.ones((8, 4, 3, 3), np.float32), "w")
+    bias = numpy_helper.from_array(np.arange(4, dtype=np.float32), "b")
+    return model([helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"],
+                                   name="up", strides=[2, 2],
+                                   pads=[1, 1, 1, 1], output_padding=[1, 1])],
+                 [vi("x", F, ["N", 8, "H", "W"])], [vi("y", F, 4)], [w, bias])
+
+
+def scan_quant():
+    # CumSum with a constant axis, BitShift, Einsum and QuantizeLinear.
+    U8 = TensorProto.UINT8
+    return model([
+        helper.make_node("CumSum", ["x", "axis"], ["cs"], name="cumsum",
+                         exclusive=1),
+        helper.make_node("Einsum", ["x", "x"], ["ein"], name="einsum",
+                         equation="bij,bkj->bik"),
+        helper.make_node("QuantizeLinear", ["x", "scale", "zp"], ["q"],
+                         name="quant"),
+        helper.make_node("BitShift", ["q", "q"], ["sh"], name="shift",
+                         direction="RIGHT"),
+    ], [vi("x", F, ["b", 4, 8])],
+        [vi("cs", F, 3), vi("ein", F, 3), vi("sh", U8, 3)], [
+        numpy_helper.from_array(np.array(-1, dtype=np.int64), "axis"),
+        numpy_helper.from_array(np.array(0.5, dtype=np.float32), "scale"),
+        numpy_helper.from_array(np.array(3, dtype=np.uint8), "zp"),
+    ], opset=13)
+
+
+def bitshift_bad_direction():
+    U8 = TensorProto.UINT8
+    return model([helper.make_node("BitShift", ["x", "y"], ["z"], name="shl",
+                                   direction="UP")],
+                 [vi("x", U8, [3]), vi("y", U8, [3])], [vi("z", U8, 1)],
+                 opset=11)
 
 
 MODELS = {k: v for k, v in globals().items()

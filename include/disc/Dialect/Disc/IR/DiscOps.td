@@ -141,6 +141,12 @@ def Disc_MinOp : Disc_BinaryOp<"min">;
 def Disc_AndOp : Disc_BinaryOp<"and">;
 def Disc_OrOp : Disc_BinaryOp<"or">;
 def Disc_XorOp : Disc_BinaryOp<"xor">;
+/// Integer shift left (ONNX BitShift LEFT). A shift amount of at least the
+/// bit width (or negative) gives 0.
+def Disc_ShiftLeftOp : Disc_BinaryOp<"shift_left">;
+/// Logical (unsigned) integer shift right (ONNX BitShift RIGHT). A shift
+/// amount of at least the bit width (or negative) gives 0.
+def Disc_ShiftRightOp : Disc_BinaryOp<"shift_right">;
 
 def Disc_CompareOp : Disc_Op<"compare"> {
   let summary = "Elementwise comparison with NumPy broadcasting";
@@ -252,6 +258,36 @@ def Disc_ConvOp : Disc_Op<"conv"> {
   let hasVerifier = 1;
 }
 
+def Disc_ConvTransposeOp : Disc_Op<"conv_transpose"> {
+  let summary = "N-d grouped transposed convolution (ONNX ConvTranspose)";
+  let description = [{
+    `input`: [N, C, D1..Dk], `filter`: [C, OC / groups, K1..Kk], result:
+    [N, OC, O1..Ok] with (ONNX ConvTranspose spec)
+    `Oi = stride_i * (Di - 1) + output_padding_i + (Ki - 1) * dilation_i + 1
+    - pad_lo_i - pad_hi_i`.
+    Input element `x[n, c, i]` contributes `x * w[c, m, k]` to output
+    position `i * stride + k * dilation - pad_lo` of the channels `m` of
+    its group. `padding` is `[lo_1..lo_k, hi_1..hi_k]`; a negative entry
+    extends the output on that side (positions no input reaches are 0).
+
+    ```mlir
+    %2 = disc.conv_transpose %x, %w {strides = array<i64: 2, 2>,
+        dilations = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>,
+        output_padding = array<i64: 1, 1>, feature_group_count = 1 : i64}
+        : (tensor<?x64x?x?xf32>, tensor<64x32x3x3xf32>) -> tensor<?x32x?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$filter,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                   DenseI64ArrayAttr:$padding,
+                   DenseI64ArrayAttr:$output_padding,
+                   I64Attr:$feature_group_count);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$input `,` $filter attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Disc_PoolOp : Disc_Op<"pool"> {
   let summary = "N-d max or average pooling (ONNX MaxPool/AveragePool)";
   let description = [{
@@ -297,6 +333,27 @@ def Disc_ReduceOp : Disc_Op<"reduce"> {
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$kind `,` $input attr-dict `:` "
                        "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Disc_CumSumOp : Disc_Op<"cumsum"> {
+  let summary = "Cumulative sum along one dim (ONNX CumSum)";
+  let description = [{
+    `result[.., i, ..] = sum(operand[.., j, ..])` over `j <= i` (`j < i`
+    when `exclusive`); with `reverse` the sum runs from the end (`j >= i`,
+    or `j > i`). The result has the operand's shape and element type.
+
+    ```mlir
+    %1 = disc.cumsum %x {dimension = 1 : i64, exclusive = false,
+        reverse = true} : (tensor<?x?xf32>) -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$operand, I64Attr:$dimension,
+                   DefaultValuedAttr<BoolAttr, "false">:$exclusive,
+                   DefaultValuedAttr<BoolAttr, "false">:$reverse);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$operand attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
