@@ -4620,10 +4620,9 @@ LogicalResult Importer::importQLinearMatMul() {
   if (::mlir::failed(acc))
     return failure();
   Type ft = elt(as);
+  // a_scale may be per row of A, b_scale per column of B.
   Value mult = binary<DivOp>(
-      binary<MulOp>(perAxis(as, std::max<int64_t>(ra, 2), ra >= 2 ? ra - 2 : 0),
-                    cs),
-      ys);
+      binary<MulOp>(ra >= 2 ? perAxis(as, ra, ra - 2) : as, cs), ys);
   Value y = binary<MulOp>(convert(*acc, ft, false, false), mult);
   y = binary<AddOp>(unary<RoundOp>(y), convert(yzp, ft, isUns(yzp), false));
   y = y ? quantizeFloat(y, elt(yzp), isUns(yzp)) : Value();
