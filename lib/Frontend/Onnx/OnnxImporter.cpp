@@ -156,6 +156,14 @@ int64_t floorDiv(int64_t a, int64_t b) {
   return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
+/// Window geometry shared by Conv and pooling.
+struct Window {
+  SmallVector<int64_t> kernel, strides, dilations, pads;
+  /// auto_pad SAME_UPPER (1) / SAME_LOWER (2) with dynamic spatial dims: the
+  /// input is padded explicitly at run time and `pads` stays zero.
+  int runtimeSame = 0;
+};
+
 class Importer {
 public:
   Importer(MLIRContext &ctx, const onnx::ModelProto &model, StringRef path,
@@ -503,6 +511,7 @@ private:
   LogicalResult importSoftmaxCrossEntropy();
   FailureOr<Value> nllLoss(Value x, Value target, Value weight);
   Value dimScalar(Value x, int64_t i);
+  Value padSameRuntime(Value x, const Window &w, Value value);
   Value iotaAlong(Value x, int64_t axis, int64_t r, int64_t pos);
   Value unsqueezeAt(Value x, int64_t pos);
 
@@ -1103,9 +1112,56 @@ Value Importer::lookup(const std::string &name) {
   return nullptr;
 }
 
+/// Whether operand `i` of `opType` is a 1-D vector whose length fixes the
+/// rank of a result (or the number of axes it applies to): a shape, axes,
+/// pads, repeats, split sizes or slice bounds.
+static bool isRankOperand(StringRef opType, int i) {
+  if (llvm::is_contained(
+          {"Reshape", "Expand", "Tile", "Squeeze", "Unsqueeze", "Split"},
+          opType))
+    return i == 1;
+  if (opType == "ConstantOfShape")
+    return i == 0;
+  if (opType == "Pad")
+    return i == 1 || i == 3;
+  if (opType == "Slice")
+    return i >= 1 && i <= 4;
+  return false;
+}
+
+/// --force-dynamic: graph inputs used only as rank-determining operands
+/// (isRankOperand) keep their static length; their values stay run-time.
+static llvm::StringSet<> rankOperandInputs(const onnx::GraphProto &graph) {
+  llvm::StringSet<> candidates, other;
+  for (const onnx::NodeProto &n : graph.node()) {
+    for (int i = 0; i < n.input_size(); ++i) {
+      if (n.input(i).empty())
+        continue;
+      if (isDefaultDomain(n.domain()) && isRankOperand(n.op_type(), i))
+        candidates.insert(n.input(i));
+      else
+        other.insert(n.input(i));
+    }
+    for (const onnx::AttributeProto &a : n.attribute())
+      if (a.type() == onnx::AttributeProto_AttributeType_GRAPH ||
+          a.type() == onnx::AttributeProto_AttributeType_GRAPHS)
+        return {}; // subgraphs may use any outer value
+  }
+  for (const onnx::ValueInfoProto &vi : graph.output())
+    other.insert(vi.name());
+  llvm::StringSet<> out;
+  for (const auto &c : candidates)
+    if (!other.contains(c.getKey()))
+      out.insert(c.getKey());
+  return out;
+}
+
 LogicalResult Importer::importInputs(SmallVectorImpl<Type> &argTypes) {
   for (const onnx::TensorProto &t : graph.initializer())
     initializers[t.name()] = &t;
+  llvm::StringSet<> keepLength;
+  if (options.forceDynamicInputs)
+    keepLength = rankOperandInputs(graph);
   for (const onnx::SparseTensorProto &t : graph.sparse_initializer()) {
     emitError(loc) << "sparse initializer '" << t.values().name()
                    << "' is not supported";
@@ -1131,10 +1187,12 @@ LogicalResult Importer::importInputs(SmallVectorImpl<Type> &argTypes) {
                           << "' has no shape (its rank must be known)";
     SmallVector<int64_t> shape;
     SmallVector<Attribute> dimAttrs;
+    bool keepStatic =
+        !options.forceDynamicInputs ||
+        (tt.shape().dim_size() == 1 && keepLength.contains(vi.name()));
     for (int i = 0; i < tt.shape().dim_size(); ++i) {
       const onnx::TensorShapeProto_Dimension &d = tt.shape().dim(i);
-      if (!options.forceDynamicInputs && d.has_dim_value() &&
-          d.dim_value() >= 0) {
+      if (keepStatic && d.has_dim_value() && d.dim_value() >= 0) {
         shape.push_back(d.dim_value());
         dimAttrs.push_back(b.getI64IntegerAttr(d.dim_value()));
       } else {
@@ -1929,14 +1987,9 @@ LogicalResult Importer::importGemm() {
   return success();
 }
 
-namespace {
-/// Window geometry shared by Conv and pooling.
-struct Window {
-  SmallVector<int64_t> kernel, strides, dilations, pads;
-};
-} // namespace
-
-/// Resolves auto_pad; needs static input and kernel dims for SAME_*.
+/// Resolves auto_pad. SAME_* pads are static when the spatial dim is static
+/// or the stride is 1 (total = (k - 1) * d); otherwise they are run-time
+/// values (Importer::padSameRuntime) and `pads` stays zero.
 static LogicalResult resolveAutoPad(StringRef autoPad, ArrayRef<Dim> spatial,
                                     Window &w, std::string &error) {
   int64_t k = spatial.size();
@@ -1951,17 +2004,18 @@ static LogicalResult resolveAutoPad(StringRef autoPad, ArrayRef<Dim> spatial,
     return failure();
   }
   w.pads.assign(2 * k, 0);
-  for (int64_t i = 0; i < k; ++i) {
-    if (!spatial[i].isStatic() || w.kernel[i] == kDyn) {
-      error = "auto_pad " + autoPad.str() +
-              " needs static spatial input dims (dim " + std::to_string(i + 2) +
-              " is dynamic); export the model with explicit pads";
-      return failure();
+  for (int64_t i = 0; i < k; ++i)
+    if (!spatial[i].isStatic() && w.strides[i] != 1) {
+      w.runtimeSame = autoPad == "SAME_UPPER" ? 1 : 2;
+      return success();
     }
-    int64_t d = spatial[i].size, s = w.strides[i];
-    int64_t outSize = ceilDiv(d, s);
-    int64_t total = std::max<int64_t>(
-        0, (outSize - 1) * s + (w.kernel[i] - 1) * w.dilations[i] + 1 - d);
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t s = w.strides[i], span = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    int64_t total = span - 1;
+    if (spatial[i].isStatic()) {
+      int64_t d = spatial[i].size;
+      total = std::max<int64_t>(0, (ceilDiv(d, s) - 1) * s + span - d);
+    }
     int64_t small = total / 2, big = total - small;
     w.pads[i] = autoPad == "SAME_UPPER" ? small : big;
     w.pads[i + k] = autoPad == "SAME_UPPER" ? big : small;
@@ -1976,6 +2030,51 @@ static Dim windowOut(const Dim &d, int64_t kernel, int64_t stride,
   int64_t num = d.size + lo + hi - dil * (kernel - 1) - 1;
   int64_t o = (ceilMode ? ceilDiv(num, stride) : floorDiv(num, stride)) + 1;
   return Dim(std::max<int64_t>(o, 0));
+}
+
+Value Importer::padSameRuntime(Value x, const Window &w, Value value) {
+  int64_t r = rank(x), k = r - 2;
+  auto vecType = RankedTensorType::get({1}, b.getI64Type());
+  auto op = [&](auto tag, Value l, Value c) -> Value {
+    using OpTy = decltype(tag);
+    Value v = OpTy::create(b, loc, vecType, l, c).getResult();
+    knownVals[v] = Dims{Dim()};
+    return v;
+  };
+  SmallVector<Value> lo(2, constI64({0})), hi(2, constI64({0}));
+  Dims o = dims(x);
+  bool upper = w.runtimeSame == 1;
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t s = w.strides[i], span = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    Dim d = o[i + 2];
+    if (d.isStatic() || s == 1) {
+      int64_t total =
+          d.isStatic()
+              ? std::max<int64_t>(0, (ceilDiv(d.size, s) - 1) * s + span -
+                                         d.size)
+              : span - 1;
+      int64_t small = total / 2, big = total - small;
+      lo.push_back(constI64({upper ? small : big}));
+      hi.push_back(constI64({upper ? big : small}));
+      if (d.isStatic())
+        o[i + 2] = Dim(d.size + total);
+      continue;
+    }
+    // total = max(ceil(in / s) * s + (span - s) - in, 0)
+    Value in = dimOf(x, i + 2);
+    Value outSize =
+        op(DivOp(), op(AddOp(), in, constI64({s - 1})), constI64({s}));
+    Value total = op(AddOp(), op(MulOp(), outSize, constI64({s})),
+                     constI64({span - s}));
+    total = op(MaxOp(), op(SubOp(), total, in), constI64({0}));
+    Value small = op(DivOp(), total, constI64({2}));
+    Value big = op(SubOp(), total, small);
+    lo.push_back(upper ? small : big);
+    hi.push_back(upper ? big : small);
+    o[i + 2] = Dim();
+  }
+  lo.append(hi);
+  return mk<PadOp>(o, elt(x), PadMode::Constant, x, concatI64(lo), value);
 }
 
 LogicalResult Importer::importConv() {
@@ -2010,6 +2109,10 @@ LogicalResult Importer::importConv() {
     return err() << error;
   if (failed)
     return failure();
+  if (win.runtimeSame) {
+    x = padSameRuntime(x, win, scalarLike(x, 0));
+    dx = dims(x);
+  }
   Dims outDims = {dx[0], dw[0]};
   for (int64_t i = 0; i < k; ++i)
     outDims.push_back(windowOut(dx[i + 2], win.kernel[i], win.strides[i],
@@ -2069,15 +2172,41 @@ LogicalResult Importer::importPool(StringRef op) {
     return err() << error;
   if (failed)
     return failure();
-  Dims outDims = {dx[0], dx[1]};
-  for (int64_t i = 0; i < k; ++i)
-    outDims.push_back(windowOut(dx[i + 2], win.kernel[i], win.strides[i],
-                                win.dilations[i], win.pads[i], win.pads[i + k],
-                                ceilMode));
-  out(0, mk<PoolOp>(outDims, elt(x),
-                    op == "MaxPool" ? PoolKind::Max : PoolKind::Avg, x,
-                    win.kernel, win.strides, win.dilations, win.pads, ceilMode,
-                    countPad));
+  bool isMax = op == "MaxPool";
+  auto pool = [&](Value v) {
+    Dims dv = dims(v);
+    Dims outDims = {dv[0], dv[1]};
+    for (int64_t i = 0; i < k; ++i)
+      outDims.push_back(windowOut(dv[i + 2], win.kernel[i], win.strides[i],
+                                  win.dilations[i], win.pads[i],
+                                  win.pads[i + k], ceilMode));
+    return mk<PoolOp>(outDims, elt(v), isMax ? PoolKind::Max : PoolKind::Avg, v,
+                      win.kernel, win.strides, win.dilations, win.pads,
+                      ceilMode, countPad);
+  };
+  if (!win.runtimeSame) {
+    out(0, pool(x));
+    return success();
+  }
+  // Run-time SAME pads: pad explicitly (MaxPool with -inf). AveragePool
+  // without count_include_pad divides the window sums of the zero-padded
+  // input by those of a zero-padded ones tensor (the valid-element counts).
+  if (isMax) {
+    out(0, pool(padSameRuntime(
+               x, win,
+               constScalar(elt(x), -std::numeric_limits<double>::infinity()))));
+    return success();
+  }
+  Value sum = pool(padSameRuntime(x, win, scalarLike(x, 0)));
+  if (countPad) {
+    out(0, sum);
+    return success();
+  }
+  Value ones = expandTo(scalarLike(x, 1), shapeOf(x), dx);
+  if (!ones)
+    return failure();
+  Value cnt = pool(padSameRuntime(ones, win, scalarLike(x, 0)));
+  out(0, binary<DivOp>(sum, cnt));
   return success();
 }
 

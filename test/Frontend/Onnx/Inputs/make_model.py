@@ -190,8 +190,14 @@ def ops_mix():
 def conv_same_dynamic():
     w = numpy_helper.from_array(np.ones((2, 3, 3, 3), np.float32), "w")
     return model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv_same",
-                                   auto_pad="SAME_UPPER")],
+                                   auto_pad="SAME_UPPER", strides=[2, 1])],
                  [vi("x", F, ["n", 3, "h", "w"])], [vi("y", F, 4)], [w])
+
+
+def reshape_shape_input():
+    # The shape input only feeds Reshape: --force-dynamic keeps its length.
+    return model([helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")],
+                 [vi("x", F, [2, 3, 4]), vi("s", I64, [2])], [vi("y", F, 2)])
 
 
 def broadcast_mismatch():
