@@ -19,6 +19,8 @@
 #include "disc/Transforms/Passes.h"
 #include "disc/Transforms/ShapeAnalysis.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineExprVisitor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -1125,6 +1127,23 @@ void ShapeAnalysis::visit(Operation *op) {
           [&](Operation *o) {
             setDims(res(), dimsOrFresh(o->getOperand(0)), op);
           })
+      .Case([&](scf::ForOp f) {
+        // Loops built by the importer (recurrent layers) carry values of a
+        // loop-invariant shape: each region argument and result has the
+        // dims of its init value.
+        for (auto [init, arg, r] : llvm::zip(
+                 f.getInitArgs(), f.getRegionIterArgs(), f.getResults())) {
+          SmallVector<AffineExpr> d = dimsOrFresh(init);
+          setDims(arg, d, op);
+          setDims(r, d, op);
+        }
+      })
+      .Case([&](tensor::InsertSliceOp s) {
+        setDims(res(), dimsOrFresh(s.getDest()), op);
+      })
+      .Case([&](tensor::CastOp c) {
+        setDims(res(), dimsOrFresh(c.getSource()), op);
+      })
       .Default([&](Operation *other) {
         // Ops with one same-shaped operand (unary elementwise and friends).
         if (other->getNumOperands() == 1 && other->getNumResults() == 1 &&
@@ -1173,7 +1192,8 @@ void ShapeAnalysis::run() {
     }
     shapes[arg] = dims;
   }
-  func.walk([&](Operation *op) {
+  // Pre-order: a loop's region arguments get their dims before its body.
+  func.walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (op == func.getOperation() || isa<func::ReturnOp>(op))
       return;
     visit(op);

@@ -68,7 +68,9 @@ static cl::list<std::string> dimOptions(
 static cl::opt<bool> forceDynamic(
     "force-dynamic",
     cl::desc("Make every dim of every ONNX graph input dynamic, named "
-             "<input>_d<i> (the conformance runner's dynamic mode)"),
+             "<input>_d<i> (the conformance runner's dynamic mode); a 1-D "
+             "input used only as a rank-determining operand (a shape, axes, "
+             "pads, repeats, split or slice bounds) keeps its static length"),
     cl::init(false));
 
 static int fail(int code, const llvm::Twine &msg) {

@@ -14,7 +14,9 @@ struct OnnxImportOptions {
   /// Makes every dim of every graph input dynamic, named `<input>_d<i>`,
   /// whatever the model declares (static sizes and `dim_param` names alike);
   /// the dynamic mode of the conformance runner (`disc-compile
-  /// --force-dynamic`). Initializers keep their shapes.
+  /// --force-dynamic`). Initializers keep their shapes, and so does the
+  /// length of a 1-D input used only as a rank-determining operand (a
+  /// shape, axes, pads, repeats, split or slice bounds vector).
   bool forceDynamicInputs = false;
 };
 

@@ -190,8 +190,46 @@ def ops_mix():
 def conv_same_dynamic():
     w = numpy_helper.from_array(np.ones((2, 3, 3, 3), np.float32), "w")
     return model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv_same",
-                                   auto_pad="SAME_UPPER")],
+                                   auto_pad="SAME_UPPER", strides=[2, 1])],
                  [vi("x", F, ["n", 3, "h", "w"])], [vi("y", F, 4)], [w])
+
+
+def reshape_shape_input():
+    # The shape input only feeds Reshape: --force-dynamic keeps its length.
+    return model([helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")],
+                 [vi("x", F, [2, 3, 4]), vi("s", I64, [2])], [vi("y", F, 2)])
+
+
+def gru_dynamic():
+    rs = np.random.RandomState(0)
+    w = numpy_helper.from_array(rs.rand(1, 9, 2).astype(np.float32), "W")
+    r = numpy_helper.from_array(rs.rand(1, 9, 3).astype(np.float32), "R")
+    return model([helper.make_node("GRU", ["x", "W", "R"], ["y", "yh"],
+                                   name="gru", hidden_size=3,
+                                   linear_before_reset=1)],
+                 [vi("x", F, ["seq", "batch", 2])],
+                 [vi("y", F, 4), vi("yh", F, 3)], [w, r], opset=14)
+
+
+def lstm_bidirectional():
+    rs = np.random.RandomState(0)
+    w = numpy_helper.from_array(rs.rand(2, 8, 2).astype(np.float32), "W")
+    r = numpy_helper.from_array(rs.rand(2, 8, 2).astype(np.float32), "R")
+    return model([helper.make_node("LSTM", ["x", "W", "R"], ["", "yh", "yc"],
+                                   name="lstm", hidden_size=2,
+                                   direction="bidirectional", layout=1)],
+                 [vi("x", F, ["batch", "seq", 2])],
+                 [vi("yh", F, 3), vi("yc", F, 3)], [w, r], opset=14)
+
+
+def rnn_reverse_seq_lens():
+    w = numpy_helper.from_array(np.ones((1, 3, 2), np.float32), "W")
+    r = numpy_helper.from_array(np.ones((1, 3, 3), np.float32), "R")
+    return model([helper.make_node("RNN", ["x", "W", "R", "", "lens"],
+                                   ["", "yh"], name="rnn", hidden_size=3,
+                                   direction="reverse")],
+                 [vi("x", F, ["seq", 2, 2]), vi("lens", TensorProto.INT32, [2])],
+                 [vi("yh", F, 3)], [w, r], opset=14)
 
 
 def broadcast_mismatch():
