@@ -1189,10 +1189,11 @@ Value Importer::lookup(const std::string &name) {
 /// rank of a result (or the number of axes it applies to): a shape, axes,
 /// pads, repeats, split sizes or slice bounds.
 static bool isRankOperand(StringRef opType, int i) {
-  if (llvm::is_contained(
-          {"Reshape", "Expand", "Tile", "Squeeze", "Unsqueeze", "Split"},
-          opType))
-    return i == 1;
+  if (llvm::is_contained({"Reshape", "Expand", "Tile", "Squeeze", "Unsqueeze",
+                          "Split", "SplitToSequence"},
+                         opType) ||
+      opType.starts_with("Reduce"))
+    return i == 1; // Reduce*: the axes input (ReduceSum 13, all from 18)
   if (opType == "ConstantOfShape")
     return i == 0;
   if (opType == "Pad")
