@@ -528,7 +528,7 @@ private:
   LogicalResult importSoftmaxCrossEntropy();
   LogicalResult importSequence(StringRef op);
   FailureOr<SmallVector<Value>> inSeq(unsigned i);
-  FailureOr<Value> seqIndex(Value pos, int64_t n, bool forInsert);
+  FailureOr<Value> seqIndex(Value pos, int64_t n);
   FailureOr<Value> nllLoss(Value x, Value target, Value weight);
   FailureOr<Value> matmul(Value a, Value c);
   FailureOr<Value> conv(Value x, Value w);
@@ -3671,10 +3671,10 @@ FailureOr<SmallVector<Value>> Importer::inSeq(unsigned i) {
   return it->second;
 }
 
-/// A sequence position as a run-time i64 [1] tensor in [0, n) (or [0, n]
-/// for insertion): negative positions count from the end (ONNX
+/// A sequence position as a run-time i64 [1] tensor: negative positions
+/// count from the end, `n` being the sequence length (ONNX
 /// SequenceAt/Insert/Erase).
-FailureOr<Value> Importer::seqIndex(Value pos, int64_t n, bool forInsert) {
+FailureOr<Value> Importer::seqIndex(Value pos, int64_t n) {
   if (!pos || tt(pos).getNumElements() != 1 ||
       !isa<IntegerType>(elt(pos))) {
     err() << "position must be an integer scalar";
@@ -3682,7 +3682,6 @@ FailureOr<Value> Importer::seqIndex(Value pos, int64_t n, bool forInsert) {
   }
   Value p = reshapeT(toI64(pos), {tdimConst(1)});
   Value neg = compare(CompareDirection::LT, p, constI64({0}));
-  (void)forInsert;
   return select(neg, binary<AddOp>(p, constI64({n})), p);
 }
 
@@ -3835,7 +3834,7 @@ LogicalResult Importer::importSequence(StringRef op) {
     }
     if (::mlir::failed(sameType(elems)))
       return failure();
-    FailureOr<Value> p = seqIndex(in(1), n, false);
+    FailureOr<Value> p = seqIndex(in(1), n);
     if (::mlir::failed(p))
       return failure();
     Value r = elems[0];
@@ -3860,7 +3859,7 @@ LogicalResult Importer::importSequence(StringRef op) {
     }
     if (::mlir::failed(sameType(elems)))
       return failure();
-    FailureOr<Value> p = seqIndex(in(1), n, false);
+    FailureOr<Value> p = seqIndex(in(1), n);
     if (::mlir::failed(p))
       return failure();
     SmallVector<Value> res;
@@ -3888,7 +3887,7 @@ LogicalResult Importer::importSequence(StringRef op) {
     all.push_back(t);
     if (::mlir::failed(sameType(all)))
       return failure();
-    FailureOr<Value> p = seqIndex(in(2), n, true);
+    FailureOr<Value> p = seqIndex(in(2), n);
     if (::mlir::failed(p))
       return failure();
     SmallVector<Value> res;
