@@ -529,6 +529,12 @@ private:
   LogicalResult importSequence(StringRef op);
   FailureOr<SmallVector<Value>> inSeq(unsigned i);
   FailureOr<Value> seqIndex(Value pos, int64_t n);
+  /// `v < 0 ? v + n : v` on a run-time i64 tensor (negative axes and
+  /// positions count from the end).
+  Value wrapNegative(Value v, int64_t n) {
+    Value neg = compare(CompareDirection::LT, v, constI64({0}));
+    return select(neg, binary<AddOp>(v, constI64({n})), v);
+  }
   FailureOr<Value> nllLoss(Value x, Value target, Value weight);
   FailureOr<Value> matmul(Value a, Value c);
   FailureOr<Value> conv(Value x, Value w);
@@ -2538,11 +2544,8 @@ FailureOr<Value> Importer::reduceSumRuntimeAxes(Value x, Value axesV,
     return failure();
   }
   SmallVector<Value> axis;
-  for (int64_t j = 0; j < n; ++j) {
-    Value a = slice1D(axesV, j, j + 1);
-    Value neg = compare(CompareDirection::LT, a, constI64({0}));
-    axis.push_back(select(neg, binary<AddOp>(a, constI64({r})), a));
-  }
+  for (int64_t j = 0; j < n; ++j)
+    axis.push_back(wrapNegative(slice1D(axesV, j, j + 1), r));
   Value zero = constI64({0}), one = constI64({1});
   SmallVector<Value> masked; // i64 [1]: 1 when dim i is reduced
   for (int64_t i = 0; i < r; ++i) {
@@ -3206,9 +3209,7 @@ FailureOr<Value> Importer::sliceRuntimeAxes(Value x, Value axesV,
     }
   SmallVector<Value> axis, st, en, sp;
   for (int64_t j = 0; j < n; ++j) {
-    Value a = slice1D(axesV, j, j + 1);
-    Value neg = compare(CompareDirection::LT, a, constI64({0}));
-    axis.push_back(select(neg, binary<AddOp>(a, constI64({r})), a));
+    axis.push_back(wrapNegative(slice1D(axesV, j, j + 1), r));
     st.push_back(slice1D(startsV, j, j + 1));
     en.push_back(slice1D(endsV, j, j + 1));
     sp.push_back(slice1D(stepsV, j, j + 1));
@@ -3680,9 +3681,7 @@ FailureOr<Value> Importer::seqIndex(Value pos, int64_t n) {
     err() << "position must be an integer scalar";
     return failure();
   }
-  Value p = reshapeT(toI64(pos), {tdimConst(1)});
-  Value neg = compare(CompareDirection::LT, p, constI64({0}));
-  return select(neg, binary<AddOp>(p, constI64({n})), p);
+  return wrapNegative(reshapeT(toI64(pos), {tdimConst(1)}), n);
 }
 
 /// Sequence ops on compile-time lists. A position known at compile time
