@@ -25,8 +25,9 @@ struct AbortInfo {
 
 } // namespace
 
-/// Per-session state; `ctx.self` points here, so it never moves.
-struct Session::Impl {
+/// Per-session state; `ctx.self` points here, so it never moves. Hidden:
+/// Runtime.h declares it, but it is no part of the library's API.
+struct __attribute__((visibility("hidden"))) Session::Impl {
   std::shared_ptr<const Executable> exe;
   SessionOptions options;
   SessionStats stats;
