@@ -39,8 +39,11 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME disc-tools)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SHLIBDEPS OFF)
-set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS
-  "libc6, libstdc++6, libmlir-22, libllvm22, libz3-4, libonnx1, libprotobuf32, gcc | c-compiler")
+set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "libc6, libstdc++6, libonnx1, libprotobuf32")
+if(DISC_BUILD_COMPILER)
+  string(APPEND CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS
+    ", libmlir-22, libllvm22, libz3-4, gcc | c-compiler")
+endif()
 include(CPack)
 
 add_custom_target(package-deb

@@ -134,8 +134,7 @@ def check_prefix(prefix, forbidden, expect, reject):
         if glob.glob(os.path.join(prefix, rel)):
             raise Failure("%s: should not contain %s" % (prefix, rel))
     for path in glob.glob(os.path.join(prefix, "**", "*"), recursive=True):
-        if not os.path.isfile(path) or path.endswith((".md", ".c", ".cpp",
-                                                      ".txt")):
+        if not os.path.isfile(path):
             continue
         with open(path, "rb") as f:
             data = f.read()
@@ -200,6 +199,7 @@ def main():
     cpp_build = os.path.join(work, "embed_cpp")
     run(["cmake", "-S", os.path.join(examples, "embed_cpp"), "-B", cpp_build,
          "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_PREFIX_PATH=" + rt,
+         "-DCMAKE_CXX_FLAGS=-Wall -Wextra -Werror",
          "-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF",
          "-DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF"], env=env)
     cache = open(os.path.join(cpp_build, "CMakeCache.txt")).read()
