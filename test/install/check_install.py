@@ -197,7 +197,8 @@ def main():
 
     # 2a. The C++ example with CMake against the runtime prefix only.
     cpp_build = os.path.join(work, "embed_cpp")
-    run(["cmake", "-S", os.path.join(examples, "embed_cpp"), "-B", cpp_build,
+    run(["cmake", "-G", "Ninja", "-S", os.path.join(examples, "embed_cpp"),
+         "-B", cpp_build,
          "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_PREFIX_PATH=" + rt,
          "-DCMAKE_CXX_FLAGS=-Wall -Wextra -Werror",
          "-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF",
