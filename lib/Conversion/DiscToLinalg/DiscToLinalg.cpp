@@ -15,6 +15,7 @@
 // without relying on an assumed broadcast equality, need no version.
 //
 //===----------------------------------------------------------------------===//
+#include "RuntimeChecks.h"
 #include "disc/Conversion/Passes.h"
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
 #include "disc/Transforms/ShapeAnalysis.h"
@@ -2520,7 +2521,7 @@ BroadcastFacts collectBroadcastFacts(ModuleOp module) {
 }
 
 FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
-                         const BroadcastFacts *facts) {
+                         const BroadcastFacts *facts, RuntimeChecks &checks) {
   auto elementwise = [&](Operation *o) {
     return lowerElementwise(
         b, o, o->getOperands(),
@@ -2580,6 +2581,7 @@ struct DiscLowerToLinalgPass
     : public disc::impl::DiscLowerToLinalgBase<DiscLowerToLinalgPass> {
   void runOnOperation() override {
     BroadcastFacts facts = collectBroadcastFacts(getOperation());
+    RuntimeChecks checks(getOperation());
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
       if (isa_and_nonnull<DiscDialect>(op->getDialect()))
@@ -2589,7 +2591,7 @@ struct DiscLowerToLinalgPass
     bool failedAny = false;
     for (Operation *op : ops) {
       rewriter.setInsertionPoint(op);
-      FailureOr<Value> lowered = lowerOp(rewriter, op, &facts);
+      FailureOr<Value> lowered = lowerOp(rewriter, op, &facts, checks);
       if (failed(lowered)) {
         failedAny = true;
         continue;
@@ -2598,6 +2600,7 @@ struct DiscLowerToLinalgPass
                        op->getResult(0).getType());
       rewriter.replaceOp(op, v);
     }
+    checks.finish();
     if (failedAny)
       signalPassFailure();
   }
