@@ -681,10 +681,12 @@ std::optional<Dims> Importer::known(Value v) {
     attr = dyn_cast<DenseElementsAttr>(c.getValue());
   if (!attr || !isa<IntegerType>(attr.getElementType()))
     return std::nullopt;
+  // Unsigned values (uint8 zero points >= 128, ...) read zero-extended.
+  bool zext = isUns(v);
   Dims out;
   for (const APInt &a : attr.getValues<APInt>())
-    out.push_back(Dim(a.getBitWidth() == 1 ? (int64_t)a.getZExtValue()
-                                           : a.getSExtValue()));
+    out.push_back(Dim(a.getBitWidth() == 1 || zext ? (int64_t)a.getZExtValue()
+                                                   : a.getSExtValue()));
   knownVals[v] = out;
   return out;
 }
