@@ -830,18 +830,25 @@ def einsum_ellipsis_broadcast():
 @case
 def concat_empty_operand():
     """Reshape(x, Concat(Shape(x), e)) with e an empty int64 tensor (an
-    exporter idiom), and Concat of x [a, 3] with an empty [0, 3] tensor."""
+    exporter idiom), Concat of x [a, 3] with empty [0, 3] tensors, Split
+    into [3, 0, 0] and the empty parts concatenated and summed."""
     m = model([
         helper.make_node("Shape", ["x"], ["xs"], name="shape"),
         helper.make_node("Concat", ["xs", "e"], ["shp"], name="cat_shape", axis=0),
         helper.make_node("Reshape", ["x", "shp"], ["y"], name="reshape"),
         helper.make_node("Concat", ["z0", "x", "z0"], ["y2"], name="cat_rows", axis=0),
-    ], [vi("x", F, ["a", 3])], [vi("y", F, 2), vi("y2", F, 2)],
-        [const("e", np.zeros((0,), np.int64)), const("z0", np.zeros((0, 3), np.float32))])
+        helper.make_node("Split", ["x", "sp"], ["s0", "s1", "s2"], name="split", axis=1),
+        helper.make_node("Concat", ["s1", "s0", "s2"], ["y3"], name="cat_split", axis=1),
+        helper.make_node("Sum", ["s1", "s1"], ["y4"], name="sum_empty"),
+    ], [vi("x", F, ["a", 3])],
+        [vi("y", F, 2), vi("y2", F, 2), vi("s1", F, 2), vi("y3", F, 2), vi("y4", F, 2)],
+        [const("e", np.zeros((0,), np.int64)), const("z0", np.zeros((0, 3), np.float32)),
+         const("sp", np.array([3, 0, 0], np.int64))])
     runs = [{"x": randn(2, 3)}, {"x": randn(1, 3)}]
 
     def ref(x):
-        return {"y": x.copy(), "y2": x.copy()}
+        empty = np.zeros((x.shape[0], 0), np.float32)
+        return {"y": x.copy(), "y2": x.copy(), "s1": empty, "y3": x.copy(), "y4": empty}
     return m, runs, ref
 
 

@@ -1469,6 +1469,10 @@ FailureOr<Value> lowerConcatenate(OpBuilder &b, ConcatenateOp op) {
   IMath m{b, loc};
   OpFoldResult offset = b.getIndexAttr(0);
   for (Value in : op.getInputs()) {
+    // An operand empty along the axis adds nothing (and an insert at the
+    // end offset would be out of bounds for the static verifier).
+    if (tensorType(in).getDimSize(axis) == 0)
+      continue;
     SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, in);
     SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
     offsets[axis] = offset;

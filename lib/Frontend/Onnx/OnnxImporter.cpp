@@ -1996,6 +1996,8 @@ LogicalResult Importer::importCast(StringRef op) {
   return success();
 }
 
+static std::optional<SmallVector<double>> constFloats(Value v);
+
 LogicalResult Importer::importDropout() {
   Value x = in(0);
   if (!x)
@@ -2004,8 +2006,15 @@ LogicalResult Importer::importDropout() {
     std::optional<SmallVector<int64_t>> training = knownInts(in(2));
     if (!training || training->size() != 1)
       return err() << "training_mode must be a constant";
-    if ((*training)[0] != 0)
-      return err() << "training mode is not supported (inference only)";
+    // Training mode with a constant ratio 0 drops nothing: the identity
+    // (exporters emit it for drop rates of 0). The default ratio is 0.5.
+    if ((*training)[0] != 0) {
+      std::optional<SmallVector<double>> ratio =
+          has(1) ? constFloats(in(1)) : SmallVector<double>{0.5};
+      if (!ratio || ratio->size() != 1 || (*ratio)[0] != 0.0)
+        return err() << "training mode is not supported (inference only) "
+                        "unless the ratio is a constant 0";
+    }
   }
   out(0, x);
   if (wantOut(1)) {
