@@ -4541,6 +4541,67 @@ LogicalResult Importer::importEinsum() {
     ArrayRef<int64_t> oLab = labs[t];
     if (::mlir::failed(sameElt(cur, o)))
       return failure();
+    // Ellipsis dims broadcast (NumPy): where one side may be 1 and the
+    // other P, both operands are expanded to the common size first (at run
+    // time, `a == 1 ? b : a`; the Expand checks that the sizes agree).
+    {
+      Dims dc = dims(cur), dO = dims(o);
+      SmallVector<TDim> curT, oT;
+      for (int64_t p = 0, e = rank(cur); p < e; ++p)
+        curT.push_back(tdimOf(cur, p));
+      for (int64_t q = 0, e = rank(o); q < e; ++q)
+        oT.push_back(tdimOf(o, q));
+      auto valueOf = [&](const TDim &d) {
+        return d.v ? d.v : constI64({d.d.size});
+      };
+      bool expandCur = false, expandO = false;
+      for (auto [p, x] : llvm::enumerate(curLab)) {
+        auto it = llvm::find(oLab, x);
+        if (x < kEllipsis || it == oLab.end())
+          continue;
+        int64_t q = it - oLab.begin();
+        const Dim &a = dc[p], &c = dO[q];
+        if (a.isStatic() && c.isStatic()) {
+          if (a.size == c.size)
+            continue;
+          if (a.size != 1 && c.size != 1)
+            return err() << "ellipsis dims of sizes " << a.size << " and "
+                         << c.size << " do not broadcast";
+          if (a.size == 1) {
+            curT[p] = oT[q];
+            expandCur = true;
+          } else {
+            oT[q] = curT[p];
+            expandO = true;
+          }
+          continue;
+        }
+        if (a.name && a.name == c.name)
+          continue;
+        Value av = valueOf(curT[p]), cv = valueOf(oT[q]);
+        Value isOne = compare(CompareDirection::EQ, av, constI64({1}));
+        Value common = isOne ? select(isOne, cv, av) : Value();
+        if (!common)
+          return failure();
+        Dim cd = a.isStatic() && a.size != 1   ? a
+                 : c.isStatic() && c.size != 1 ? c
+                                               : Dim();
+        curT[p] = oT[q] = TDim{cd, cd.isStatic() ? Value() : common};
+        expandCur = expandO = true;
+      }
+      auto expandToT = [&](Value v, ArrayRef<TDim> t) {
+        Dims ds;
+        for (const TDim &d : t)
+          ds.push_back(d.d);
+        return expandTo(v, shapeFrom(t), ds);
+      };
+      if (expandCur)
+        cur = expandToT(cur, curT);
+      if (expandO)
+        o = expandToT(o, oT);
+      if (!cur || !o)
+        return failure();
+    }
     SmallVector<int64_t> lb, rb, lc, rc, resLab;
     Dims resDims, dc = dims(cur), dO = dims(o);
     for (auto [p, x] : llvm::enumerate(curLab)) {
