@@ -922,9 +922,14 @@ void ShapeAnalysis::visit(Operation *op) {
         SmallVector<AffineExpr> out(rt.getRank());
         if (target && (int64_t)target->size() == rt.getRank()) {
           int inferred = -1;
+          // An entry the run-time checks would reject (a negative other
+          // than -1, a 0 past the input rank) keeps them.
+          bool badEntry = false;
           for (int64_t i = 0; i < rt.getRank(); ++i) {
             AffineExpr t = (*target)[i];
             auto c = constOf(t);
+            badEntry |= c && (*c < -1 || (*c == 0 && !r.getAllowZero() &&
+                                          i >= (int64_t)in.size()));
             if (c && *c == 0 && !r.getAllowZero())
               out[i] = i < (int64_t)in.size() ? in[i] : AffineExpr();
             else if (c && *c == -1)
@@ -956,10 +961,16 @@ void ShapeAnalysis::visit(Operation *op) {
             if (!q) {
               q = fresh(op, false);
               equate(normalize(known * q), total);
+            } else if (!badEntry && !hasUnknown(q) &&
+                       !hasUnknown(normalize(total))) {
+              provenReshapes.insert(op);
             }
             out[missing] = q;
           } else if (numMissing == 0 &&
                      llvm::all_of(in, [](AffineExpr e) { return (bool)e; })) {
+            if (!badEntry && normalize(total) == normalize(known) &&
+                !hasUnknown(normalize(total)))
+              provenReshapes.insert(op);
             equate(total, known);
           }
         }
