@@ -394,6 +394,23 @@ void ShapeAnalysis::setDims(Value v, SmallVector<AffineExpr> dims,
   shapes[v] = std::move(dims);
 }
 
+bool ShapeAnalysis::isValueNonNegative(Value v, unsigned i) {
+  std::optional<SmallVector<AffineExpr>> vals = valuesOf(v);
+  if (!vals || i >= vals->size() || !(*vals)[i])
+    return false;
+  AffineExpr e = normalize((*vals)[i]);
+  if (hasUnknown(e))
+    return false;
+  bool ok = true;
+  e.walk([&](AffineExpr sub) {
+    if (auto c = dyn_cast<AffineConstantExpr>(sub))
+      ok &= c.getValue() >= 0;
+    else if (sub.getKind() == AffineExprKind::Mod || isa<AffineDimExpr>(sub))
+      ok = false;
+  });
+  return ok;
+}
+
 std::optional<SmallVector<AffineExpr>> ShapeAnalysis::valuesOf(Value v) {
   auto it = values.find(v);
   if (it == values.end())

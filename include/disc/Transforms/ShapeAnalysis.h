@@ -56,6 +56,10 @@ public:
   /// accepts (equal normal forms; the analysis records only equalities
   /// that hold for every valid input, never a broadcast assumption).
   bool isProvenEqual(Value a, unsigned i, Value b, unsigned j);
+  /// Entry `i` of the 1-D integer tensor `v` (a shape) is >= 0 for every
+  /// valid input: its value is known as an expression of dims built with
+  /// +, *, floordiv, ceildiv and non-negative constants only.
+  bool isValueNonNegative(Value v, unsigned i);
   /// A `disc.dynamic_reshape` whose element counts agree for every valid
   /// input from the shape values alone (before the analysis equates them):
   /// its run-time reshape checks are redundant.

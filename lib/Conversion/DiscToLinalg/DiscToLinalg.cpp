@@ -118,6 +118,55 @@ Value elementAsIndex(OpBuilder &b, Location loc, Value tensor, int64_t i) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), e);
 }
 
+/// The element at `i` of a 1-D integer tensor as an index value, folded:
+/// a constant when the tensor is one, the original index when the tensor
+/// was built from index casts (`disc.shape_of`).
+Value foldedElementAsIndex(OpBuilder &b, Location loc, Value tensor,
+                           int64_t i) {
+  DenseIntElementsAttr attr;
+  if (matchPattern(tensor, m_Constant(&attr)))
+    return cstIndex(b, loc, attr.getValues<APInt>()[i].getSExtValue());
+  Value e = b.createOrFold<tensor::ExtractOp>(loc, tensor,
+                                             ValueRange{cstIndex(b, loc, i)});
+  return b.createOrFold<arith::IndexCastOp>(loc, b.getIndexType(), e);
+}
+
+/// True when `v` (index or integer) is >= 0 for every run: a dim, a
+/// non-negative constant, or sums, products, maxima and selections of such.
+bool isKnownNonNegative(Value v, int depth = 0) {
+  if (depth > 8)
+    return false;
+  APInt c;
+  if (matchPattern(v, m_ConstantInt(&c)))
+    return !c.isNegative();
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<tensor::DimOp>(def))
+    return true;
+  if (auto cast = dyn_cast<arith::IndexCastOp>(def))
+    return isKnownNonNegative(cast.getIn(), depth + 1);
+  if (isa<arith::AddIOp, arith::MulIOp, arith::MinSIOp>(def))
+    return isKnownNonNegative(def->getOperand(0), depth + 1) &&
+           isKnownNonNegative(def->getOperand(1), depth + 1);
+  if (isa<arith::MaxSIOp>(def))
+    return isKnownNonNegative(def->getOperand(0), depth + 1) ||
+           isKnownNonNegative(def->getOperand(1), depth + 1);
+  if (auto sel = dyn_cast<arith::SelectOp>(def))
+    return isKnownNonNegative(sel.getTrueValue(), depth + 1) &&
+           isKnownNonNegative(sel.getFalseValue(), depth + 1);
+  if (auto ext = dyn_cast<tensor::ExtractOp>(def))
+    if (auto from = ext.getTensor().getDefiningOp<tensor::FromElementsOp>()) {
+      APInt idx;
+      if (ext.getIndices().size() == 1 &&
+          matchPattern(ext.getIndices()[0], m_ConstantInt(&idx)) &&
+          idx.getZExtValue() < from.getElements().size())
+        return isKnownNonNegative(from.getElements()[idx.getZExtValue()],
+                                  depth + 1);
+    }
+  return false;
+}
+
 /// Reified shape of `op`'s single result.
 FailureOr<SmallVector<OpFoldResult>> reifiedDims(OpBuilder &b, Operation *op) {
   ReifiedRankedShapedTypeDims dims;
@@ -494,7 +543,8 @@ enum class DimKind { Same, Zero, Maybe };
 /// proven equal to the result dim it is aligned with.
 using BroadcastFacts =
     llvm::DenseMap<Operation *, SmallVector<SmallVector<bool>>>;
-/// Reshapes whose element counts the shape analysis proves to agree.
+/// Reshapes whose element counts the shape analysis proves to agree, and
+/// Expands whose shape entries it proves non-negative.
 using ProvenReshapes = llvm::DenseSet<Operation *>;
 
 using ScalarFn =
@@ -1528,7 +1578,11 @@ FailureOr<Value> lowerDynamicReshape(OpBuilder &b, DynamicReshapeOp op,
   }
   Value numMinusOne = m.c(0);
   for (int64_t i = 0; i < rank; ++i) {
-    Value e = elementAsIndex(b, loc, op.getShape(), i);
+    Value e = foldedElementAsIndex(b, loc, op.getShape(), i);
+    if (isKnownNonNegative(e) && (op.getAllowZero() || i < inRank)) {
+      checks.countProven(2);
+      continue;
+    }
     checks.check(b, loc, m.cmp(arith::CmpIPredicate::sge, e, m.c(-1)),
                  "Reshape", "shape[" + std::to_string(i) + "] is {0}", {e});
     if (!op.getAllowZero() && i >= inRank)
@@ -1628,7 +1682,7 @@ FailureOr<Value> lowerSlice(OpBuilder &b, SliceOp op,
   Location loc = op.getLoc();
   // ONNX: a step is never 0 (the count divides by it).
   for (int64_t k = 0, e = op.getAxes().size(); k < e; ++k) {
-    Value step = elementAsIndex(b, loc, op.getSteps(), k);
+    Value step = foldedElementAsIndex(b, loc, op.getSteps(), k);
     checks.check(b, loc,
                  b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ne,
                                                step, cstIndex(b, loc, 0)),
@@ -2655,6 +2709,14 @@ BroadcastFacts collectBroadcastFacts(ModuleOp module,
     func.walk([&](Operation *op) {
       if (isa<DynamicReshapeOp>(op) && sa.isReshapeProven(op))
         provenReshapes.insert(op);
+      if (auto e = dyn_cast<ExpandOp>(op)) {
+        bool allNonNegative = true;
+        for (int64_t i = 0, n = e.getShape().getType().getDimSize(0); i < n;
+             ++i)
+          allNonNegative &= sa.isValueNonNegative(e.getShape(), i);
+        if (allNonNegative)
+          provenReshapes.insert(op);
+      }
       if (!isBroadcasting(op) || op->getNumResults() != 1)
         return;
       Value result = op->getResult(0);
@@ -2723,7 +2785,15 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
         IMath m{b, loc};
         for (int64_t i = 0, n = tensorType(e.getShape()).getDimSize(0); i < n;
              ++i) {
-          Value s = elementAsIndex(b, loc, e.getShape(), i);
+          if (provenReshapes.contains(e)) {
+            checks.countProven();
+            continue;
+          }
+          Value s = foldedElementAsIndex(b, loc, e.getShape(), i);
+          if (isKnownNonNegative(s)) {
+            checks.countProven();
+            continue;
+          }
           checks.check(b, loc, m.cmp(arith::CmpIPredicate::sge, s, m.c(0)),
                        "Expand", "shape[" + std::to_string(i) + "] is {0}",
                        {s});
