@@ -832,7 +832,8 @@ bool isFloatOrInt(Type t) { return isa<FloatType, IntegerType>(t); }
 /// dot_general: `linalg.matmul` / `linalg.batch_matmul` for the canonical
 /// forms, else one `linalg.generic` over [batch, lhs free, rhs free,
 /// contracting].
-FailureOr<Value> lowerDotGeneral(OpBuilder &b, DotGeneralOp op) {
+FailureOr<Value> lowerDotGeneral(OpBuilder &b, DotGeneralOp op,
+                                 RuntimeChecks &checks) {
   Location loc = op.getLoc();
   RankedTensorType resultType = op.getType();
   Type elt = resultType.getElementType();
@@ -840,6 +841,22 @@ FailureOr<Value> lowerDotGeneral(OpBuilder &b, DotGeneralOp op) {
     return op.emitOpError("cannot be lowered to linalg yet: unsupported "
                           "element type ")
            << elt;
+  // Batch and contracted dims of the operands agree (MatMul's inner dims).
+  {
+    IMath m{b, loc};
+    auto pairs = [&](ArrayRef<int64_t> l, ArrayRef<int64_t> r) {
+      for (auto [i, j] : llvm::zip(l, r)) {
+        Value lv = toValue(b, loc, tensor::getMixedSize(b, loc, op.getLhs(), i));
+        Value rv = toValue(b, loc, tensor::getMixedSize(b, loc, op.getRhs(), j));
+        checks.check(b, loc, m.cmp(arith::CmpIPredicate::eq, lv, rv), "",
+                     "A dim " + std::to_string(i) + " is {0} but B dim " +
+                         std::to_string(j) + " is {1}",
+                     {lv, rv});
+      }
+    };
+    pairs(op.getLhsBatchingDimensions(), op.getRhsBatchingDimensions());
+    pairs(op.getLhsContractingDimensions(), op.getRhsContractingDimensions());
+  }
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
     return failure();
@@ -927,7 +944,7 @@ Value convOnPadded(OpBuilder &b, Location loc, Value input, Value filter,
 /// ONNX Conv (zero padding, strides, dilations, groups). 2-D ungrouped
 /// convolutions become `linalg.conv_2d_nchw_fchw`; all others one
 /// `linalg.generic` over [N, (G,) OCg, O..., ICg, K...].
-FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op) {
+FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op, RuntimeChecks &checks) {
   Location loc = op.getLoc();
   RankedTensorType resultType = op.getType();
   Type elt = resultType.getElementType();
@@ -943,6 +960,15 @@ FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op) {
   if (groups > 1 && (fType.isDynamicDim(0) || fType.isDynamicDim(1)))
     return op.emitOpError("cannot be lowered to linalg yet: grouped "
                           "convolution needs static channel counts");
+  // Input channels = groups x filter channels (ONNX Conv's C = group * C/g).
+  {
+    IMath m{b, loc};
+    Value c = toValue(b, loc, tensor::getMixedSize(b, loc, op.getInput(), 1));
+    Value cg = toValue(b, loc, tensor::getMixedSize(b, loc, filter, 1));
+    Value want = m.mul(cg, m.c(groups));
+    checks.check(b, loc, m.cmp(arith::CmpIPredicate::eq, c, want), "",
+                 "input has {0} channels, the weights expect {1}", {c, want});
+  }
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
     return failure();
@@ -2796,8 +2822,8 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
             [](OpBuilder &, Location, ValueRange a, Type) { return a[0]; },
             facts, checks, /*resultFromOperands=*/false);
       })
-      .Case([&](DotGeneralOp o) { return lowerDotGeneral(b, o); })
-      .Case([&](ConvOp o) { return lowerConv(b, o); })
+      .Case([&](DotGeneralOp o) { return lowerDotGeneral(b, o, checks); })
+      .Case([&](ConvOp o) { return lowerConv(b, o, checks); })
       .Case([&](ConvTransposeOp o) { return lowerConvTranspose(b, o); })
       .Case([&](CumSumOp o) { return lowerCumSum(b, o); })
       .Case([&](PoolOp o) { return lowerPool(b, o); })
