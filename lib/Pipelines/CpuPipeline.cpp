@@ -77,6 +77,8 @@ void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
+  // Every dynamic allocation: sizes non-negative, byte size within int64.
+  pm.addPass(createDiscCheckAllocations());
   pm.addNestedPass<func::FuncOp>(std::make_unique<CopyToLinalgPass>());
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

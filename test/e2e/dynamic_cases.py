@@ -28,6 +28,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 F = TensorProto.FLOAT
 I64 = TensorProto.INT64
+I32 = TensorProto.INT32
+U8 = TensorProto.UINT8
+I8 = TensorProto.INT8
 BOOL = TensorProto.BOOL
 INT64_MAX = np.iinfo(np.int64).max
 INT64_MIN = np.iinfo(np.int64).min
@@ -128,8 +131,20 @@ def ref_slice(x, starts, ends, axes, steps):
 
 # --------------------------------------------------------------------------
 # Cases. Each returns (model, runs, reference); a run is a dict of inputs,
-# the reference maps the inputs to a dict of outputs.
+# the reference maps the inputs to a dict of outputs. A run that must be
+# rejected is a Fails(inputs, message): disc-run must exit 2 and print
+# `message`, and no output may be written.
 # --------------------------------------------------------------------------
+
+
+class Fails:
+    """A run that must fail with exit code `code` and print `message`."""
+
+    def __init__(self, inputs, message, code=2, extra_args=()):
+        self.inputs = inputs
+        self.message = message
+        self.code = code
+        self.extra_args = list(extra_args)
 
 CASES = {}
 
@@ -518,6 +533,355 @@ def range_runtime_limit_reshape():
 
 
 # --------------------------------------------------------------------------
+# Run-time contracts (docs/runtime-abi.md "Run-time checks"): uint8 zero
+# points, values that would crash, contract violations that must be
+# rejected with a message naming the op and node, valid edge cases.
+# --------------------------------------------------------------------------
+
+def u8(*shape, seed=0):
+    return np.random.default_rng(seed + sum(shape)).integers(0, 256, shape).astype(np.uint8)
+
+
+@case
+def matmul_integer_uint8_zero_points():
+    """MatMulInteger with uint8 A [M, 3] (M unknown), a uint8 B [3, 2]
+    initializer with values 0-255, zero points 130 and 140 (constants), and
+    the same product with the zero points as run-time graph inputs."""
+    bw = np.array([[0, 255, 17], [200, 129, 128]], np.uint8).T.copy()
+    m = model([
+        helper.make_node("MatMulInteger", ["a", "b", "azp", "bzp"], ["y"], name="mmi"),
+        helper.make_node("MatMulInteger", ["a", "b", "azp_in", "bzp_in"], ["y2"],
+                         name="mmi_in"),
+    ], [vi("a", U8, ["M", 3]), vi("azp_in", U8, []), vi("bzp_in", U8, [])],
+        [vi("y", I32, 2), vi("y2", I32, 2)],
+        [const("b", bw), const("azp", np.array(130, np.uint8)),
+         const("bzp", np.array(140, np.uint8))])
+    runs = [{"a": u8(4, 3), "azp_in": np.array(130, np.uint8), "bzp_in": np.array(140, np.uint8)},
+            {"a": u8(1, 3, seed=3), "azp_in": np.array(255, np.uint8),
+             "bzp_in": np.array(128, np.uint8)}]
+
+    def ref(a, azp_in, bzp_in):
+        ai, bi = a.astype(np.int32), bw.astype(np.int32)
+        return {"y": (ai - 130) @ (bi - 140),
+                "y2": (ai - int(azp_in)) @ (bi - int(bzp_in))}
+    return m, runs, ref
+
+
+@case
+def conv_integer_uint8_zero_points():
+    """ConvInteger with uint8 x [N, 1, H, W], a uint8 w [2, 1, 2, 2]
+    initializer, zero points 200 (x) and 129 (w)."""
+    w = np.array([[[[0, 255], [128, 7]]], [[[129, 130], [250, 1]]]], np.uint8)
+    m = model([helper.make_node("ConvInteger", ["x", "w", "xzp", "wzp"], ["y"],
+                                name="convi")],
+              [vi("x", U8, ["N", 1, "H", "W"])], [vi("y", I32, 4)],
+              [const("w", w), const("xzp", np.array(200, np.uint8)),
+               const("wzp", np.array(129, np.uint8))], opset=10)
+    runs = [{"x": u8(1, 1, 3, 4)}, {"x": u8(2, 1, 2, 2, seed=5)}]
+
+    def ref(x):
+        xi, wi = x.astype(np.int64) - 200, w.astype(np.int64) - 129
+        n, _, h, wd = x.shape
+        y = np.zeros((n, 2, h - 1, wd - 1), np.int64)
+        for i in range(2):
+            for j in range(2):
+                y += np.einsum("nhw,m->nmhw", xi[:, 0, i:i + h - 1, j:j + wd - 1],
+                               wi[:, 0, i, j])
+        return {"y": y.astype(np.int32)}
+    return m, runs, ref
+
+
+@case
+def qlinear_matmul_uint8_zero_points():
+    """QLinearMatMul with uint8 A [M, 2], B [2, 2], zero points 128, 131 and
+    an output zero point 129 (scales powers of two, so exact)."""
+    bw = np.array([[255, 0], [131, 200]], np.uint8)
+    m = model([helper.make_node(
+        "QLinearMatMul", ["a", "as", "azp", "b", "bs", "bzp", "ys", "yzp"], ["y"],
+        name="qmm")],
+        [vi("a", U8, ["M", 2])], [vi("y", U8, 2)],
+        [const("as", np.array(0.5, np.float32)), const("azp", np.array(128, np.uint8)),
+         const("b", bw), const("bs", np.array(0.25, np.float32)),
+         const("bzp", np.array(131, np.uint8)), const("ys", np.array(64.0, np.float32)),
+         const("yzp", np.array(129, np.uint8))])
+    runs = [{"a": u8(3, 2)}, {"a": np.array([[255, 0], [0, 255]], np.uint8)}]
+
+    def ref(a):
+        acc = (a.astype(np.int64) - 128) @ (bw.astype(np.int64) - 131)
+        y = np.rint(acc * (0.5 * 0.25 / 64.0)) + 129
+        return {"y": np.clip(y, 0, 255).astype(np.uint8)}
+    return m, runs, ref
+
+
+@case
+def dequantize_uint8_zero_point():
+    """DequantizeLinear of uint8 x [N] with zero point 200 and scale 0.5;
+    DynamicQuantizeLinear's uint8 zero point fed back into it."""
+    m = model([helper.make_node("DequantizeLinear", ["x", "s", "zp"], ["y"], name="dq")],
+              [vi("x", U8, ["N"])], [vi("y", F, 1)],
+              [const("s", np.array(0.5, np.float32)), const("zp", np.array(200, np.uint8))])
+    runs = [{"x": np.array([0, 127, 128, 200, 255], np.uint8)}, {"x": u8(7)}]
+
+    def ref(x):
+        return {"y": ((x.astype(np.float32) - 200) * 0.5).astype(np.float32)}
+    return m, runs, ref
+
+
+@case
+def range_delta_zero():
+    """Range with start, limit and delta graph inputs (int64 and float): a
+    run-time delta of 0 is rejected (ONNX: the count divides by delta)."""
+    m = model([
+        helper.make_node("Range", ["s", "l", "d"], ["r"], name="range_i"),
+        helper.make_node("Range", ["fs", "fl", "fd"], ["rf"], name="range_f"),
+    ], [vi("s", I64, []), vi("l", I64, []), vi("d", I64, []),
+        vi("fs", F, []), vi("fl", F, []), vi("fd", F, [])],
+        [vi("r", I64, 1), vi("rf", F, 1)])
+
+    def mk(s, l, d, fd=0.5):
+        return {"s": np.array(s, np.int64), "l": np.array(l, np.int64),
+                "d": np.array(d, np.int64), "fs": np.array(1.0, np.float32),
+                "fl": np.array(3.0, np.float32), "fd": np.array(fd, np.float32)}
+    runs = [mk(0, 10, 3), mk(10, 0, -4), mk(5, 5, 1),
+            Fails(mk(0, 10, 0), "Range node 'range_i': delta is 0"),
+            Fails(mk(0, 10, 2, fd=0.0), "Range node 'range_f': delta is 0")]
+
+    def ref(s, l, d, fs, fl, fd):
+        return {"r": np.arange(int(s), int(l), int(d), dtype=np.int64),
+                "rf": np.arange(1.0, 3.0, float(fd), dtype=np.float32)}
+    return m, runs, ref
+
+
+@case
+def constant_of_shape_overflow():
+    """ConstantOfShape with a run-time shape: [2^32, 2^32] overflows the
+    element count (with and without --memory-limit); a negative dim is
+    rejected; [2, 3] works."""
+    m = model([helper.make_node("ConstantOfShape", ["shape"], ["z"], name="cos",
+                                value=helper.make_tensor("v", F, [1], [1.5]))],
+              [vi("shape", I64, [2])], [vi("z", F, 2)])
+    big = {"shape": np.array([2 ** 32, 2 ** 32], np.int64)}
+    runs = [{"shape": np.array([2, 3], np.int64)},
+            Fails(big, "byte size overflows int64"),
+            Fails(big, "byte size overflows int64", extra_args=["--memory-limit", "1000000"]),
+            Fails({"shape": np.array([2 ** 20, 2 ** 20], np.int64)}, "memory limit exceeded",
+                  code=3, extra_args=["--memory-limit", "1000000"]),
+            Fails({"shape": np.array([-1, 3], np.int64)},
+                  "ConstantOfShape node 'cos': shape[0] is -1")]
+
+    def ref(shape):
+        return {"z": np.full(tuple(int(v) for v in shape), 1.5, np.float32)}
+    return m, runs, ref
+
+
+@case
+def reshape_count_mismatch():
+    """Reshape of x [N, 4] to a run-time shape: [3, 5] with N = 3 (12
+    against 15 elements), two -1s, and -2 are rejected; [2, -1] and [0, 4]
+    work."""
+    m = model([helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
+              [vi("x", F, ["N", 4]), vi("shape", I64, [2])], [vi("y", F, 2)])
+    x = randn(3, 4)
+    a = lambda *v: np.array(v, np.int64)
+    runs = [{"x": x, "shape": a(2, -1)}, {"x": x, "shape": a(0, 4)},
+            {"x": x, "shape": a(12, 1)},
+            Fails({"x": x, "shape": a(3, 5)},
+                  "Reshape node 'reshape': cannot reshape 12 elements into 15"),
+            Fails({"x": x, "shape": a(-1, -1)}, "Reshape node 'reshape': more than one -1"),
+            Fails({"x": x, "shape": a(5, -1)}, "Reshape node 'reshape': cannot reshape 12 elements"),
+            Fails({"x": x, "shape": a(-2, 6)}, "Reshape node 'reshape': shape[0] is -2")]
+
+    def ref(x, shape):
+        return {"y": ref_reshape(x, shape)}
+    return m, runs, ref
+
+
+@case
+def gather_index_out_of_range():
+    """Gather on axis 0 of a [5, 2] table with a run-time index: 7 and -6
+    are rejected, -5..4 work; also GatherElements and GatherND."""
+    m = model([
+        helper.make_node("Gather", ["t", "idx"], ["y"], name="gather", axis=0),
+        helper.make_node("GatherElements", ["t", "ge"], ["y2"], name="gather_el", axis=0),
+        helper.make_node("GatherND", ["t", "gnd"], ["y3"], name="gather_nd"),
+    ], [vi("t", F, ["a", 2]), vi("idx", I64, ["k"]), vi("ge", I64, ["p", 2]),
+        vi("gnd", I64, ["q", 2])], [vi("y", F, 2), vi("y2", F, 2), vi("y3", F, 1)])
+    t = randn(5, 2)
+    a = lambda *v: np.array(v, np.int64)
+    ok = {"t": t, "idx": a(0, -5, 4), "ge": a([4, -1], [0, 1]), "gnd": a([4, 1], [-5, -2])}
+    runs = [ok,
+            Fails(dict(ok, idx=a(1, 7)),
+                  "Gather node 'gather': index 7 is out of range [-5, 5)"),
+            Fails(dict(ok, idx=a(-6)),
+                  "Gather node 'gather': index -6 is out of range [-5, 5)"),
+            Fails(dict(ok, ge=a([5, 0])),
+                  "GatherElements node 'gather_el': index 5 is out of range [-5, 5)"),
+            Fails(dict(ok, gnd=a([1, 2])),
+                  "GatherND node 'gather_nd': index 2 is out of range [-2, 2)")]
+
+    def ref(t, idx, ge, gnd):
+        return {"y": np.take(t, idx, axis=0),
+                "y2": np.take_along_axis(t, np.where(ge < 0, ge + 5, ge), axis=0),
+                "y3": np.array([t[i, j] for i, j in gnd], np.float32)}
+    return m, runs, ref
+
+
+@case
+def scatter_index_out_of_range():
+    """ScatterElements and ScatterND into x [a, 3] with run-time indices:
+    an out-of-range index is rejected."""
+    m = model([
+        helper.make_node("ScatterElements", ["x", "si", "su"], ["y"], name="scatter_el",
+                         axis=1),
+        helper.make_node("ScatterND", ["x", "ni", "nu"], ["y2"], name="scatter_nd"),
+    ], [vi("x", F, ["a", 3]), vi("si", I64, [1, 2]), vi("su", F, [1, 2]),
+        vi("ni", I64, [1, 1]), vi("nu", F, [1, 3])], [vi("y", F, 2), vi("y2", F, 2)])
+    x = randn(4, 3)
+    a = lambda *v: np.array(v, np.int64)
+    ok = {"x": x, "si": a([2, -3]), "su": np.array([[9, 8]], np.float32),
+          "ni": a([-1]), "nu": np.array([[1, 2, 3]], np.float32)}
+    runs = [ok,
+            Fails(dict(ok, si=a([3, 0])),
+                  "ScatterElements node 'scatter_el': index 3 is out of range [-3, 3)"),
+            Fails(dict(ok, ni=a([4])),
+                  "ScatterND node 'scatter_nd': index 4 is out of range [-4, 4)")]
+
+    def ref(x, si, su, ni, nu):
+        y = x.copy()
+        for j, v in zip(si[0], su[0]):
+            y[0, j % 3] = v
+        y2 = x.copy()
+        y2[ni[0, 0] % x.shape[0]] = nu[0]
+        return {"y": y, "y2": y2}
+    return m, runs, ref
+
+
+@case
+def add_broadcast_mismatch():
+    """Add of x [A] and y [B], both unknown: A = 3 with B = 2 is rejected
+    (the dims neither match nor are 1); equal sizes and 1s work."""
+    m = model([helper.make_node("Add", ["x", "y"], ["z"], name="add")],
+              [vi("x", F, ["A"]), vi("y", F, ["B"])], [vi("z", F, 1)])
+    runs = [{"x": randn(3), "y": randn(3)}, {"x": randn(1), "y": randn(4)},
+            {"x": randn(5), "y": randn(1)},
+            Fails({"x": randn(3), "y": randn(2)},
+                  "Add node 'add': operand 1 dim 0 is 2, cannot broadcast to 3")]
+
+    def ref(x, y):
+        return {"z": x + y}
+    return m, runs, ref
+
+
+@case
+def matmul_inner_dim_mismatch():
+    """MatMul of A [M, K1] and B [K2, N] with K1, K2 unknown: K1 != K2 at
+    run time is rejected (it would read past A or B)."""
+    m = model([helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")],
+              [vi("a", F, ["M", "K1"]), vi("b", F, ["K2", "N"])], [vi("y", F, 2)])
+    runs = [{"a": randn(2, 3), "b": randn(3, 4)},
+            Fails({"a": randn(2, 3), "b": randn(5, 4)},
+                  "MatMul node 'mm': A dim 1 is 3 but B dim 0 is 5")]
+
+    def ref(a, b):
+        return {"y": (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)}
+    return m, runs, ref
+
+
+@case
+def int_div_mod_by_zero():
+    """Integer Div and Mod (both fmod modes) by a run-time divisor: a 0 is
+    rejected; float division by 0 stays IEEE."""
+    m = model([
+        helper.make_node("Div", ["x", "y"], ["q"], name="div"),
+        helper.make_node("Mod", ["x", "y"], ["r"], name="mod"),
+        helper.make_node("Div", ["fx", "fy"], ["fq"], name="fdiv"),
+    ], [vi("x", I64, ["n"]), vi("y", I64, ["n"]), vi("fx", F, [2]), vi("fy", F, [2])],
+        [vi("q", I64, 1), vi("r", I64, 1), vi("fq", F, 1)])
+    a = lambda *v: np.array(v, np.int64)
+    f = {"fx": np.array([1, -1], np.float32), "fy": np.array([2, 4], np.float32)}
+    runs = [dict(f, x=a(7, -7, 9), y=a(2, 2, -4)),
+            Fails(dict(f, x=a(7, 1), y=a(2, 0)), "Div node 'div': integer division by zero")]
+
+    def ref(x, y, fx, fy):
+        q = np.trunc(x / y).astype(np.int64)
+        return {"q": q, "r": np.mod(x, y), "fq": fx / fy}
+    return m, runs, ref
+
+
+@case
+def slice_step_zero():
+    """Slice with run-time steps: a step of 0 is rejected."""
+    m = model([helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y"],
+                                name="slice")],
+              [vi("x", F, ["a"]), vi("sp", I64, [1])], [vi("y", F, 1)],
+              [const("st", np.array([0], np.int64)), const("en", np.array([10], np.int64)),
+               const("ax", np.array([0], np.int64))])
+    runs = [{"x": randn(6), "sp": np.array([2], np.int64)},
+            Fails({"x": randn(6), "sp": np.array([0], np.int64)},
+                  "Slice node 'slice': steps[0] is 0")]
+
+    def ref(x, sp):
+        return {"y": ref_slice(x, [0], [10], [0], sp)}
+    return m, runs, ref
+
+
+@case
+def einsum_ellipsis_broadcast():
+    """Einsum "...ij,...jk->...ik" where the ellipsis dims of the operands
+    are unknown and broadcast (1 on either side at run time)."""
+    m = model([helper.make_node("Einsum", ["x", "y"], ["z"], name="einsum",
+                                equation="...ij,...jk->...ik")],
+              [vi("x", F, ["p", "m", "k"]), vi("y", F, ["q", "k", "n"])],
+              [vi("z", F, 3)], opset=12)
+    runs = [{"x": randn(1, 2, 3), "y": randn(4, 3, 5)},
+            {"x": randn(3, 2, 3), "y": randn(1, 3, 2)},
+            {"x": randn(2, 1, 4), "y": randn(2, 4, 1)}]
+
+    def ref(x, y):
+        return {"z": np.matmul(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)}
+    return m, runs, ref
+
+
+@case
+def concat_empty_operand():
+    """Reshape(x, Concat(Shape(x), e)) with e an empty int64 tensor (an
+    exporter idiom), Concat of x [a, 3] with empty [0, 3] tensors, Split
+    into [3, 0, 0] and the empty parts concatenated and summed."""
+    m = model([
+        helper.make_node("Shape", ["x"], ["xs"], name="shape"),
+        helper.make_node("Concat", ["xs", "e"], ["shp"], name="cat_shape", axis=0),
+        helper.make_node("Reshape", ["x", "shp"], ["y"], name="reshape"),
+        helper.make_node("Concat", ["z0", "x", "z0"], ["y2"], name="cat_rows", axis=0),
+        helper.make_node("Split", ["x", "sp"], ["s0", "s1", "s2"], name="split", axis=1),
+        helper.make_node("Concat", ["s1", "s0", "s2"], ["y3"], name="cat_split", axis=1),
+        helper.make_node("Sum", ["s1", "s1"], ["y4"], name="sum_empty"),
+    ], [vi("x", F, ["a", 3])],
+        [vi("y", F, 2), vi("y2", F, 2), vi("s1", F, 2), vi("y3", F, 2), vi("y4", F, 2)],
+        [const("e", np.zeros((0,), np.int64)), const("z0", np.zeros((0, 3), np.float32)),
+         const("sp", np.array([3, 0, 0], np.int64))])
+    runs = [{"x": randn(2, 3)}, {"x": randn(1, 3)}]
+
+    def ref(x):
+        empty = np.zeros((x.shape[0], 0), np.float32)
+        return {"y": x.copy(), "y2": x.copy(), "s1": empty, "y3": x.copy(), "y4": empty}
+    return m, runs, ref
+
+
+@case
+def dropout_training_ratio_zero():
+    """Dropout with training_mode = true and a constant ratio 0 is the
+    identity (mask all true)."""
+    m = model([helper.make_node("Dropout", ["x", "r", "t"], ["y", "mask"], name="drop")],
+              [vi("x", F, ["a", "b"])], [vi("y", F, 2), vi("mask", BOOL, 2)],
+              [const("r", np.array(0.0, np.float32)), const("t", np.array(True))])
+    runs = [{"x": randn(2, 3)}, {"x": randn(1, 5)}]
+
+    def ref(x):
+        return {"y": x.copy(), "mask": np.ones(x.shape, bool)}
+    return m, runs, ref
+
+
+# --------------------------------------------------------------------------
 # Driver.
 # --------------------------------------------------------------------------
 
@@ -559,7 +923,7 @@ def compare(name, got, want):
 def fmt_run(inputs):
     parts = []
     for k, v in inputs.items():
-        if v.dtype == np.int64 and v.ndim <= 1 and v.size <= 4 and k not in ("idx",):
+        if v.dtype.kind in "iu" and v.ndim <= 1 and v.size <= 4 and k not in ("idx",):
             parts.append(f"{k}={v.tolist()}")
         else:
             parts.append(f"{k}[{'x'.join(map(str, v.shape))}]")
@@ -581,6 +945,9 @@ def run_case(name, args):
     out_names = [o.name for o in m.graph.output]
     failures = []
     for i, inputs in enumerate(runs):
+        expect_fail = inputs if isinstance(inputs, Fails) else None
+        if expect_fail:
+            inputs = expect_fail.inputs
         rdir = os.path.join(work, f"run{i}")
         odir = os.path.join(rdir, "out")
         os.makedirs(odir, exist_ok=True)
@@ -592,6 +959,17 @@ def run_case(name, args):
             np.save(p, v)
             cmd += ["--input", f"{k}={p}"]
         what = f"{name} run {i} ({fmt_run(inputs)})"
+        if expect_fail:
+            rc, out = sh(cmd + expect_fail.extra_args)
+            if rc != expect_fail.code:
+                failures.append(f"{what}: exit {rc}, expected {expect_fail.code}")
+            elif expect_fail.message not in (out or ""):
+                failures.append(f"{what}: message {expect_fail.message!r} not printed")
+            elif os.listdir(odir):
+                failures.append(f"{what}: outputs written by a failed run")
+            else:
+                log(f"  ok: {what}: rejected with {expect_fail.message!r}")
+            continue
         rc, _ = sh(cmd)
         if rc != 0:
             failures.append(f"{what}: disc-run failed (exit {rc})")

@@ -21,4 +21,20 @@ def DiscLowerToLinalg : Pass<"disc-lower-to-linalg", "ModuleOp"> {
   ];
 }
 
+def DiscCheckAllocations : Pass<"disc-check-allocations", "ModuleOp"> {
+  let summary = "Check the byte size of every dynamic allocation at run time";
+  let description = [{
+    Runs after bufferization. Before each `memref.alloc` with dynamic sizes,
+    emits a run-time check (see RuntimeChecks.h) that every size is
+    non-negative and that the element count times the element size fits in
+    int64, so an overflowing size (a run-time shape such as [2^32, 2^32])
+    stops the run with an error naming the node and the sizes instead of
+    allocating a wrapped-around size.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect"
+  ];
+}
+
 #endif // DISC_CONVERSION_PASSES_TD

@@ -681,10 +681,12 @@ std::optional<Dims> Importer::known(Value v) {
     attr = dyn_cast<DenseElementsAttr>(c.getValue());
   if (!attr || !isa<IntegerType>(attr.getElementType()))
     return std::nullopt;
+  // Unsigned values (uint8 zero points >= 128, ...) read zero-extended.
+  bool zext = isUns(v);
   Dims out;
   for (const APInt &a : attr.getValues<APInt>())
-    out.push_back(Dim(a.getBitWidth() == 1 ? (int64_t)a.getZExtValue()
-                                           : a.getSExtValue()));
+    out.push_back(Dim(a.getBitWidth() == 1 || zext ? (int64_t)a.getZExtValue()
+                                                   : a.getSExtValue()));
   knownVals[v] = out;
   return out;
 }
@@ -1392,7 +1394,10 @@ OwningOpRef<ModuleOp> Importer::run() {
 LogicalResult Importer::importNode(const onnx::NodeProto &n, int index) {
   node = &n;
   nodeName = n.name().empty() ? "#" + std::to_string(index) : n.name();
-  loc = nameLoc(nodeName);
+  // Node name, then op type: run-time check messages name both.
+  loc =
+      NameLoc::get(StringAttr::get(&ctx, nodeName),
+                   NameLoc::get(StringAttr::get(&ctx, n.op_type()), fileLoc()));
   for (int i = 0; i < n.input_size(); ++i)
     if (!n.input(i).empty() && !sequences.count(n.input(i)) && !in(i))
       return failure();
@@ -1994,6 +1999,8 @@ LogicalResult Importer::importCast(StringRef op) {
   return success();
 }
 
+static std::optional<SmallVector<double>> constFloats(Value v);
+
 LogicalResult Importer::importDropout() {
   Value x = in(0);
   if (!x)
@@ -2002,8 +2009,15 @@ LogicalResult Importer::importDropout() {
     std::optional<SmallVector<int64_t>> training = knownInts(in(2));
     if (!training || training->size() != 1)
       return err() << "training_mode must be a constant";
-    if ((*training)[0] != 0)
-      return err() << "training mode is not supported (inference only)";
+    // Training mode with a constant ratio 0 drops nothing: the identity
+    // (exporters emit it for drop rates of 0). The default ratio is 0.5.
+    if ((*training)[0] != 0) {
+      std::optional<SmallVector<double>> ratio =
+          has(1) ? constFloats(in(1)) : SmallVector<double>{0.5};
+      if (!ratio || ratio->size() != 1 || (*ratio)[0] != 0.0)
+        return err() << "training mode is not supported (inference only) "
+                        "unless the ratio is a constant 0";
+    }
   }
   out(0, x);
   if (wantOut(1)) {
@@ -4530,6 +4544,67 @@ LogicalResult Importer::importEinsum() {
     ArrayRef<int64_t> oLab = labs[t];
     if (::mlir::failed(sameElt(cur, o)))
       return failure();
+    // Ellipsis dims broadcast (NumPy): where one side may be 1 and the
+    // other P, both operands are expanded to the common size first (at run
+    // time, `a == 1 ? b : a`; the Expand checks that the sizes agree).
+    {
+      Dims dc = dims(cur), dO = dims(o);
+      SmallVector<TDim> curT, oT;
+      for (int64_t p = 0, e = rank(cur); p < e; ++p)
+        curT.push_back(tdimOf(cur, p));
+      for (int64_t q = 0, e = rank(o); q < e; ++q)
+        oT.push_back(tdimOf(o, q));
+      auto valueOf = [&](const TDim &d) {
+        return d.v ? d.v : constI64({d.d.size});
+      };
+      bool expandCur = false, expandO = false;
+      for (auto [p, x] : llvm::enumerate(curLab)) {
+        auto it = llvm::find(oLab, x);
+        if (x < kEllipsis || it == oLab.end())
+          continue;
+        int64_t q = it - oLab.begin();
+        const Dim &a = dc[p], &c = dO[q];
+        if (a.isStatic() && c.isStatic()) {
+          if (a.size == c.size)
+            continue;
+          if (a.size != 1 && c.size != 1)
+            return err() << "ellipsis dims of sizes " << a.size << " and "
+                         << c.size << " do not broadcast";
+          if (a.size == 1) {
+            curT[p] = oT[q];
+            expandCur = true;
+          } else {
+            oT[q] = curT[p];
+            expandO = true;
+          }
+          continue;
+        }
+        if (a.name && a.name == c.name)
+          continue;
+        Value av = valueOf(curT[p]), cv = valueOf(oT[q]);
+        Value isOne = compare(CompareDirection::EQ, av, constI64({1}));
+        Value common = isOne ? select(isOne, cv, av) : Value();
+        if (!common)
+          return failure();
+        Dim cd = a.isStatic() && a.size != 1   ? a
+                 : c.isStatic() && c.size != 1 ? c
+                                               : Dim();
+        curT[p] = oT[q] = TDim{cd, cd.isStatic() ? Value() : common};
+        expandCur = expandO = true;
+      }
+      auto expandToT = [&](Value v, ArrayRef<TDim> t) {
+        Dims ds;
+        for (const TDim &d : t)
+          ds.push_back(d.d);
+        return expandTo(v, shapeFrom(t), ds);
+      };
+      if (expandCur)
+        cur = expandToT(cur, curT);
+      if (expandO)
+        o = expandToT(o, oT);
+      if (!cur || !o)
+        return failure();
+    }
     SmallVector<int64_t> lb, rb, lc, rc, resLab;
     Dims resDims, dc = dims(cur), dO = dims(o);
     for (auto [p, x] : llvm::enumerate(curLab)) {

@@ -48,8 +48,13 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   std::thread::id runThread;
   AbortInfo abort;
 
+  // What the model reported through `ctx.error` during the current run.
+  int32_t errorStatus = 0;
+  std::string errorMessage;
+
   static void *allocCallback(void *self, int64_t bytes, int64_t alignment);
   static void freeCallback(void *self, void *ptr);
+  static void errorCallback(void *self, int32_t status, const char *message);
 
   /// Frees every live allocation; returns how many there were.
   int64_t releaseAll();
@@ -133,6 +138,19 @@ void Session::Impl::freeCallback(void *self, void *ptr) {
   impl->currentBytes -= it->second;
   impl->live.erase(it);
   std::free(ptr);
+}
+
+void Session::Impl::errorCallback(void *self, int32_t status,
+                                  const char *message) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl)
+    return;
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  // The first report wins: it names the check that stopped the run.
+  if (impl->errorStatus != 0)
+    return;
+  impl->errorStatus = status > 0 ? status : 4;
+  impl->errorMessage = message ? message : "model reported an error";
 }
 
 int64_t Session::Impl::releaseAll() {
@@ -284,6 +302,7 @@ Session::Session(std::shared_ptr<const Executable> executable,
   impl_->ctx.self = impl_.get();
   impl_->ctx.alloc = &Impl::allocCallback;
   impl_->ctx.free = &Impl::freeCallback;
+  impl_->ctx.error = &Impl::errorCallback;
 }
 
 Session::~Session() {
@@ -407,6 +426,8 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
     numAllocs = 0;
   }
   abort = AbortInfo();
+  errorStatus = 0;
+  errorMessage.clear();
   runThread = std::this_thread::get_id();
   auto fn = reinterpret_cast<disc_model_run_fn>(exe->runFunction());
   int32_t rc = callModelGuarded(this, fn, inPtrs.data(), outPtrs.data());
@@ -433,6 +454,16 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
         std::to_string(info.requestedBytes) + " bytes with " +
         std::to_string(info.liveBytes) + " bytes live, limit " +
         std::to_string(info.limitBytes) + " bytes");
+  }
+  if (rc != 0 && errorStatus != 0) {
+    // A run-time contract check failed: every buffer the model still holds
+    // goes back, and the session stays usable.
+    releaseAll();
+    finishStats(0);
+    StatusCode code = (errorStatus >= 1 && errorStatus <= 4)
+                          ? static_cast<StatusCode>(errorStatus)
+                          : StatusCode::Internal;
+    return Status(code, errorMessage);
   }
   if (rc != 0) {
     releaseAll();

@@ -115,4 +115,34 @@ TEST(CApi, Errors) {
   disc_executable_release(exe);
 }
 
+TEST(CApi, ModelErrorIsInvalidArgument) {
+  disc_executable_t *exe = nullptr;
+  ASSERT_EQ(disc_executable_load(DISC_FIXTURE_CHECK, &exe), DISC_STATUS_OK)
+      << disc_last_error_message();
+  disc_session_t *session = nullptr;
+  ASSERT_EQ(disc_session_create(exe, nullptr, &session), DISC_STATUS_OK);
+  disc_executable_release(exe);
+  int64_t shape[1] = {1};
+  int64_t bad = 9 - 20, good = 4;
+  disc_tensor_t *in = nullptr, *out = nullptr;
+  ASSERT_EQ(disc_tensor_create(DISC_DTYPE_INT64, shape, 1, &bad, &in),
+            DISC_STATUS_OK);
+  EXPECT_EQ(disc_session_run(session, &in, 1, &out, 1),
+            DISC_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(disc_last_error_message(),
+               "Gather node 'g': index -11 is out of range [-5, 5)");
+  disc_session_stats_t stats;
+  ASSERT_EQ(disc_session_get_stats(session, &stats), DISC_STATUS_OK);
+  EXPECT_EQ(stats.current_bytes, 0);
+  disc_tensor_destroy(in);
+  ASSERT_EQ(disc_tensor_create(DISC_DTYPE_INT64, shape, 1, &good, &in),
+            DISC_STATUS_OK);
+  ASSERT_EQ(disc_session_run(session, &in, 1, &out, 1), DISC_STATUS_OK)
+      << disc_last_error_message();
+  EXPECT_EQ(static_cast<const int64_t *>(disc_tensor_data(out))[0], 4);
+  disc_tensor_destroy(out);
+  disc_tensor_destroy(in);
+  disc_session_destroy(session);
+}
+
 } // namespace

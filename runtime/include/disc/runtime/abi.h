@@ -13,15 +13,21 @@
 extern "C" {
 #endif
 
-#define DISC_MODEL_ABI_VERSION 1
+#define DISC_MODEL_ABI_VERSION 2
 
 /// Runtime services handed to every `disc_model_run` call. `alloc` returns a
 /// buffer of `bytes` bytes aligned to `alignment` (power of two, >= 16) or
-/// NULL; `free` releases a pointer returned by `alloc`.
+/// NULL; `free` releases a pointer returned by `alloc`. `error` records why
+/// the run failed (a run-time contract check: an index out of range, shapes
+/// that do not broadcast, ...): `status` is a status code of
+/// docs/runtime-abi.md (1 = invalid argument), `message` a NUL-terminated
+/// text the runtime copies. `error` returns; the model then stops and
+/// `disc_model_run` returns `status`.
 typedef struct disc_ral_context {
   void *self;
   void *(*alloc)(void *self, int64_t bytes, int64_t alignment);
   void (*free)(void *self, void *ptr);
+  void (*error)(void *self, int32_t status, const char *message);
 } disc_ral_context;
 
 typedef int32_t (*disc_model_abi_version_fn)(void);
