@@ -50,13 +50,18 @@ struct CopyToLinalgPass
 };
 } // namespace
 
-void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm) {
+void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
+                                      const CpuPipelineOptions &options) {
   // Symbolic shapes: annotate, make provably static dims static. The
   // lowering re-runs the analysis (with the user ranges still in the module)
   // to drop broadcast versions between proven-equal dims; the annotations
   // go afterwards.
   pm.addPass(createDiscShapePropagate());
   pm.addPass(createDiscShapeSimplify());
+  // Op order for a lower symbolic peak; lowering, canonicalize, CSE and
+  // bufferization keep the relative order of the ops (docs/memory.md).
+  if (options.memorySchedule)
+    pm.addPass(createDiscMemorySchedule());
   pm.addPass(createDiscLowerToLinalg());
   pm.addPass(createDiscStripShapeAnnotations());
   pm.addPass(createCanonicalizerPass());
@@ -104,5 +109,7 @@ void mlir::disc::registerDiscPipelines() {
   PassRegistration<CopyToLinalgPass>();
   PassPipelineRegistration<>("disc-cpu-pipeline",
                              "Lower the disc dialect to the LLVM dialect",
-                             buildDiscCpuPipeline);
+                             [](OpPassManager &pm) {
+                               buildDiscCpuPipeline(pm);
+                             });
 }

@@ -3,6 +3,7 @@
 // disc-compile MODEL.onnx -o MODEL.so [--target=cpu]
 //              [--emit=mlir|shapes|linalg|llvm-dialect|llvm|obj|lib]
 //              [--dim NAME=MIN:MAX[:LIKELY]] [--dim NAME=VALUE] ...
+//              [--schedule=memory|none]
 //
 // Also accepts a disc-dialect `.mlir` file as input (used by lit tests).
 // Exit codes: 0 ok, 1 compiler failure, 2 bad usage or bad input (malformed
@@ -64,6 +65,14 @@ static cl::list<std::string> dimOptions(
     cl::desc("Range of a named input dim: NAME=MIN:MAX[:LIKELY], or "
              "NAME=VALUE to specialize it (repeatable)"),
     cl::value_desc("NAME=MIN:MAX[:LIKELY]"));
+
+enum class Schedule { Memory, None };
+static cl::opt<Schedule> schedule(
+    "schedule", cl::desc("Op order"), cl::init(Schedule::Memory),
+    cl::values(clEnumValN(Schedule::Memory, "memory",
+                          "reorder ops to lower the symbolic peak memory "
+                          "(disc-memory-schedule, default)"),
+               clEnumValN(Schedule::None, "none", "keep program order")));
 
 static cl::opt<bool> forceDynamic(
     "force-dynamic",
@@ -273,8 +282,11 @@ int main(int argc, char **argv) {
     pm.addPass(disc::createDiscStripShapeAnnotations());
     pm.addPass(disc::createDiscLowerToLinalg());
   }
-  else
-    disc::buildDiscCpuPipeline(pm);
+  else {
+    disc::CpuPipelineOptions pipelineOptions;
+    pipelineOptions.memorySchedule = schedule == Schedule::Memory;
+    disc::buildDiscCpuPipeline(pm, pipelineOptions);
+  }
   if (failed(pm.run(*module)))
     return fail(1, "lowering failed");
   if (emit == Emit::Linalg || emit == Emit::LlvmDialect)

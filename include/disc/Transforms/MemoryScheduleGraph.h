@@ -1,0 +1,33 @@
+//===- MemoryScheduleGraph.h - ops of a function as a schedule graph -*- C++
+//-*-===//
+//
+// Turns the top-level ops of a function into the abstract graph of
+// disc/Analysis/MemorySchedule.h: one node per op (program order), data
+// edges (including values used inside an op's regions), ordering edges
+// between ops with memory effects, and one allocation per buffer the
+// memory model predicts (views share their source's allocation).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_TRANSFORMS_MEMORYSCHEDULEGRAPH_H
+#define DISC_TRANSFORMS_MEMORYSCHEDULEGRAPH_H
+
+#include "disc/Analysis/MemorySchedule.h"
+#include "disc/Transforms/ShapeAnalysis.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::disc {
+
+struct OpScheduleGraph {
+  llvm::SmallVector<Operation *> ops; ///< node id -> op, program order
+  ScheduleGraph graph;
+};
+
+/// Builds the graph of `func`'s single block (terminator excluded); sizes
+/// are expressions over `analysis`'s solver symbols.
+OpScheduleGraph buildOpScheduleGraph(func::FuncOp func,
+                                     ShapeAnalysis &analysis);
+
+} // namespace mlir::disc
+
+#endif // DISC_TRANSFORMS_MEMORYSCHEDULEGRAPH_H
