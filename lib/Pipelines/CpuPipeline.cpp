@@ -64,8 +64,11 @@ void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
     pm.addPass(createDiscMemorySchedule());
   pm.addPass(createDiscLowerToLinalg());
   pm.addPass(createDiscStripShapeAnnotations());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  // No CSE on tensors: it would merge the `tensor.empty` destinations (and
+  // their fills) of different ops, and bufferization would then write ops
+  // into each other's buffers or insert copies, breaking the memory model
+  // (docs/memory.md: every op result gets its own allocation). CSE runs
+  // after bufferization instead, where allocations are never merged.
   // linalg-fuse-elementwise-ops is left out: it miscompiles the keep_dims
   // reductions (constant-0 output maps) that LayerNormalization produces.
   // DISC's own fusion pass (disc-fusion) replaces it.
@@ -82,6 +85,11 @@ void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
+  // Ownership-based deallocation frees at the end of the block; move each
+  // dealloc right after the last use of the buffer and of its views, so the
+  // live bytes follow the op order (docs/memory.md).
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createOptimizeAllocationLivenessPass());
   pm.addNestedPass<func::FuncOp>(std::make_unique<CopyToLinalgPass>());
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

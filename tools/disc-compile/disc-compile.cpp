@@ -1,7 +1,7 @@
 //===- disc-compile.cpp - compile an ONNX model once into a model.so ------===//
 //
 // disc-compile MODEL.onnx -o MODEL.so [--target=cpu]
-//              [--emit=mlir|shapes|linalg|llvm-dialect|llvm|obj|lib]
+//              [--emit=mlir|shapes|memory|linalg|llvm-dialect|llvm|obj|lib]
 //              [--dim NAME=MIN:MAX[:LIKELY]] [--dim NAME=VALUE] ...
 //              [--schedule=memory|none]
 //
@@ -15,6 +15,7 @@
 #include "disc/InitAll.h"
 #include "disc/Pipelines/CpuPipeline.h"
 #include "disc/Dialect/DiscShape/IR/DiscShapeDialect.h"
+#include "disc/Transforms/MemoryModel.h"
 #include "disc/Transforms/Passes.h"
 #include "disc/Transforms/ShapeAnalysis.h"
 
@@ -46,13 +47,16 @@ static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::value_desc("path"), cl::init("-"));
 static cl::opt<std::string> target("target", cl::desc("Target: cpu"),
                                    cl::init("cpu"));
-enum class Emit { Mlir, Shapes, Linalg, LlvmDialect, Llvm, Obj, Lib };
+enum class Emit { Mlir, Shapes, Memory, Linalg, LlvmDialect, Llvm, Obj, Lib };
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Lib),
     cl::values(clEnumValN(Emit::Mlir, "mlir", "disc dialect after import"),
                clEnumValN(Emit::Shapes, "shapes",
                           "symbolic shape of every value (after "
                           "disc-shape-propagate and disc-shape-simplify)"),
+               clEnumValN(Emit::Memory, "memory",
+                          "live bytes of every op in the final order and "
+                          "the peak (docs/memory.md)"),
                clEnumValN(Emit::Linalg, "linalg", "after disc-lower-to-linalg"),
                clEnumValN(Emit::LlvmDialect, "llvm-dialect",
                           "MLIR LLVM dialect after lowering"),
@@ -261,11 +265,38 @@ int main(int argc, char **argv) {
     }
   }
 
+  if (emit == Emit::Memory) {
+    std::string err;
+    auto out = openOutputFile(outputPath, &err);
+    if (!out)
+      return fail(1, err);
+    if (failed(disc::printMemory(*module, entry, out->os())))
+      return fail(1, "could not print the memory model");
+    out->keep();
+    return 0;
+  }
+
   std::string modelName = llvm::sys::path::stem(inputPath).str();
   FailureOr<std::string> signature =
       disc::buildSignatureJson(*module, entry, modelName);
   if (failed(signature))
     return fail(2, "could not build the model signature");
+  // The predicted peak (docs/memory.md) rides in the signature.
+  {
+    FailureOr<llvm::json::Object> memory =
+        disc::buildMemoryJson(*module, entry);
+    llvm::Expected<llvm::json::Value> sig = llvm::json::parse(*signature);
+    if (failed(memory) || !sig || !sig->getAsObject()) {
+      if (!sig)
+        llvm::consumeError(sig.takeError());
+      return fail(1, "could not build the memory model");
+    }
+    sig->getAsObject()->try_emplace("memory", std::move(*memory));
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << *sig;
+    *signature = std::move(text);
+  }
 
   if (auto f = module->lookupSymbol<func::FuncOp>(entry)) {
     // The signature now lives in the JSON; drop the frontend's attributes.
