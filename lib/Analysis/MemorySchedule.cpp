@@ -34,6 +34,13 @@ unsigned ScheduleGraph::addAlloc(AffineExpr bytes, unsigned producer,
 }
 
 namespace {
+/// Z3 calls (tens of milliseconds each) allowed per heuristic and for the
+/// judge; beyond them a query gets the solver's cheap steps only, so a
+/// 5,000-op graph schedules in well under 2 s. Counting calls, not time,
+/// keeps the result deterministic.
+constexpr int64_t kHeuristicZ3Budget = 8;
+constexpr int64_t kJudgeZ3Budget = 24;
+
 /// Sparse vector over atoms: (atom id, coefficient), sorted by atom id, no
 /// zero coefficient.
 using SVec = llvm::SmallVector<std::pair<unsigned, int64_t>, 4>;
@@ -116,6 +123,24 @@ private:
 
   llvm::SmallVector<llvm::SmallVector<unsigned>> succs, produced, used;
   std::map<SVec, CompareResult> cmpCache;
+
+  /// Z3 calls the current phase (a heuristic, or the judge) may still make.
+  int64_t z3Budget = 0;
+  int64_t z3CallsAtStart = 0;
+  bool budgetSpent = false;
+  unsigned savedTimeoutMs = 0;
+
+public:
+  /// Starts a phase that may make `budget` Z3 calls (restoring Z3 if the
+  /// previous phase spent its budget).
+  void startPhase(int64_t budget) {
+    if (budgetSpent)
+      solver.setTimeoutMs(savedTimeoutMs);
+    budgetSpent = false;
+    z3Budget = budget;
+    z3CallsAtStart = solver.getStats().z3Calls;
+  }
+  ~Scheduler() { startPhase(0); }
 };
 } // namespace
 
@@ -156,6 +181,7 @@ void Scheduler::decompose(AffineExpr e, int64_t scale, SVec &out) {
 }
 
 void Scheduler::prepare() {
+  startPhase(kJudgeZ3Budget);
   unsigned n = g.numNodes;
   assert(g.preds.size() == n && "one pred list per node");
   for (const ScheduleGraph::Alloc &a : g.allocs) {
@@ -276,6 +302,14 @@ CompareResult Scheduler::compareZero(const SVec &v) {
   auto it = cmpCache.find(v);
   if (it != cmpCache.end())
     return it->second;
+  // Z3 budget: after kZ3Budget calls (each costs tens of milliseconds),
+  // further queries get the solver's cheap steps only. Counting calls keeps
+  // the result deterministic, unlike a wall-clock budget.
+  if (!budgetSpent && solver.getStats().z3Calls - z3CallsAtStart >= z3Budget) {
+    budgetSpent = true;
+    savedTimeoutMs = solver.getTimeoutMs();
+    solver.setTimeoutMs(0);
+  }
   CompareResult r = solver.compare(toExpr(v), getAffineConstantExpr(0, ctx));
   cmpCache.emplace(v, r);
   return r;
@@ -313,7 +347,14 @@ int Scheduler::compareDelta(const SVec &x, const SVec &y) {
     return -1;
   if (allNonNeg)
     return 1;
-  switch (compareZero(d)) {
+  // Two sample points of opposite sign: UNKNOWN without asking the solver.
+  bool neg = false, pos = false;
+  for (unsigned smp = 0; smp < sampleVals.size(); ++smp) {
+    double v = value(d, smp);
+    neg |= v < 0;
+    pos |= v > 0;
+  }
+  switch (neg && pos ? CompareResult::UNKNOWN : compareZero(d)) {
   case CompareResult::LT:
   case CompareResult::LE:
     return -1;
@@ -362,24 +403,55 @@ llvm::SmallVector<unsigned> Scheduler::listSchedule() {
   for (unsigned v = 0; v < n; ++v)
     if (predsLeft[v] == 0)
       ready.push_back(v);
+  // Deltas (and their values at the sample points) are cached per node and
+  // recomputed only when one of the node's operands gets down to its last
+  // user.
+  unsigned numSamples = sampleVals.size();
+  std::vector<SVec> delta(n);
+  std::vector<llvm::SmallVector<double, 8>> vals(n);
+  llvm::SmallVector<bool> dirty(n, true);
+  auto refresh = [&](unsigned v) {
+    if (!dirty[v])
+      return;
+    dirty[v] = false;
+    delta[v] = deltaOf(v, remaining);
+    vals[v].clear();
+    for (unsigned smp = 0; smp < numSamples; ++smp)
+      vals[v].push_back(value(delta[v], smp));
+  };
+  // -1 when x is better (smaller net allocation). Sample values first: two
+  // samples of opposite sign make the pair UNKNOWN for the solver too, and
+  // the LIKELY values decide; otherwise a proof (compareDelta).
+  auto better = [&](unsigned x, unsigned y) {
+    bool neg = false, pos = false;
+    for (unsigned smp = 0; smp < numSamples; ++smp) {
+      double d = vals[x][smp] - vals[y][smp];
+      neg |= d < 0;
+      pos |= d > 0;
+    }
+    if (neg && pos)
+      return likelySign(
+                 [&](unsigned smp) { return vals[x][smp] - vals[y][smp]; }) < 0;
+    return compareDelta(delta[x], delta[y]) < 0;
+  };
   llvm::SmallVector<unsigned> order;
   while (!ready.empty()) {
     // Memory priority (BladeDISC++): the op with the smallest net
     // allocation; the earliest in program order on a tie.
     size_t best = 0;
-    SVec bestDelta = deltaOf(ready[0], remaining);
+    refresh(ready[0]);
     for (size_t i = 1; i < ready.size(); ++i) {
-      SVec d = deltaOf(ready[i], remaining);
-      if (compareDelta(d, bestDelta) < 0) {
+      refresh(ready[i]);
+      if (better(ready[i], ready[best]))
         best = i;
-        bestDelta = std::move(d);
-      }
     }
     unsigned v = ready[best];
     ready.erase(ready.begin() + best);
     order.push_back(v);
     for (unsigned a : used[v])
-      --remaining[a];
+      if (--remaining[a] == 1)
+        for (unsigned u : g.allocs[a].users)
+          dirty[u] = true;
     for (unsigned s : succs[v])
       if (--predsLeft[s] == 0)
         ready.insert(std::upper_bound(ready.begin(), ready.end(), s), s);
@@ -591,9 +663,12 @@ ScheduleResult Scheduler::run() {
     cands.push_back(std::move(c));
   };
   addCand("program", programOrder());
+  startPhase(kHeuristicZ3Budget);
   addCand("list", listSchedule());
+  startPhase(kHeuristicZ3Budget);
   addCand("dfs-size", dfsSchedule(/*bySize=*/true));
   addCand("dfs", dfsSchedule(/*bySize=*/false));
+  startPhase(kJudgeZ3Budget);
 
   cands[0].info.safe = true;
   size_t best = 0;

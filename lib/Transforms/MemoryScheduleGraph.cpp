@@ -1,8 +1,6 @@
 //===- MemoryScheduleGraph.cpp - ops of a function as a schedule graph ----===//
 #include "disc/Transforms/MemoryScheduleGraph.h"
 
-#include "disc/Dialect/Disc/IR/DiscDialect.h"
-
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
@@ -10,17 +8,8 @@
 using namespace mlir;
 using namespace mlir::disc;
 
-/// Bytes of one element (i1 takes a byte).
-static int64_t elementBytes(Type t) {
-  if (auto c = dyn_cast<ComplexType>(t))
-    return 2 * elementBytes(c.getElementType());
-  if (t.isIntOrIndexOrFloat())
-    return t.isIndex() ? 8 : (t.getIntOrFloatBitWidth() + 7) / 8;
-  return 8;
-}
-
 OpScheduleGraph mlir::disc::buildOpScheduleGraph(func::FuncOp func,
-                                                 ShapeAnalysis &analysis) {
+                                                 MemoryModel &model) {
   OpScheduleGraph sg;
   Block &block = func.getBody().front();
   llvm::DenseMap<Operation *, unsigned> index;
@@ -30,7 +19,6 @@ OpScheduleGraph mlir::disc::buildOpScheduleGraph(func::FuncOp func,
   }
   unsigned n = sg.ops.size();
   sg.graph = ScheduleGraph(n);
-  MLIRContext *ctx = func.getContext();
   Operation *terminator = block.getTerminator();
 
   // Node that reads a use (the top-level ancestor of its owner), or -1 for
@@ -69,38 +57,33 @@ OpScheduleGraph mlir::disc::buildOpScheduleGraph(func::FuncOp func,
       sg.graph.addEdge(p, v);
   }
 
-  // Allocations: one per tensor result, except constants (globals) and
-  // views (a reshape shares its operand's buffer: its users extend the
-  // source's live range).
+  // Allocations, from the memory model: one per Alloc result and one per
+  // op scratch (live only while its op runs); a View or InPlace result
+  // shares the buffer of its operand, so its users extend that buffer's
+  // live range. Constants and inputs are never allocated.
   llvm::DenseMap<Value, unsigned> allocOf;
   for (unsigned v = 0; v < n; ++v) {
-    Operation *op = sg.ops[v];
-    if (isa<disc::ConstantOp>(op))
-      continue;
-    for (Value r : op->getResults()) {
-      auto type = dyn_cast<RankedTensorType>(r.getType());
-      if (!type)
-        continue;
-      if (isa<disc::DynamicReshapeOp>(op)) {
-        auto it = allocOf.find(op->getOperand(0));
-        if (it != allocOf.end()) {
-          allocOf[r] = it->second;
-          continue;
-        }
+    const OpMemory &m = model.getOpMemory(sg.ops[v]);
+    for (const ResultMemory &r : m.results) {
+      switch (r.kind) {
+      case BufferKind::Alloc:
+        allocOf[r.value] = sg.graph.addAlloc(r.bytes, v, {});
+        break;
+      case BufferKind::View:
+      case BufferKind::InPlace: {
+        auto it = allocOf.find(sg.ops[v]->getOperand(r.operand));
+        if (it != allocOf.end())
+          allocOf[r.value] = it->second;
+        break;
       }
-      AffineExpr bytes =
-          getAffineConstantExpr(elementBytes(type.getElementType()), ctx);
-      SmallVector<AffineExpr> dims = analysis.getDims(r);
-      if (dims.size() == static_cast<size_t>(type.getRank())) {
-        for (AffineExpr d : dims)
-          bytes = bytes * d;
-      } else {
-        for (int64_t d : type.getShape())
-          bytes = bytes *
-                  getAffineConstantExpr(ShapedType::isDynamic(d) ? 1 : d, ctx);
+      case BufferKind::External:
+        break;
       }
-      allocOf[r] = sg.graph.addAlloc(bytes, v, {});
     }
+    if (m.scratchBytes && !(isa<AffineConstantExpr>(m.scratchBytes) &&
+                            cast<AffineConstantExpr>(m.scratchBytes)
+                                    .getValue() == 0))
+      sg.graph.addAlloc(m.scratchBytes, v, {});
   }
   for (unsigned v = 0; v < n; ++v)
     for (Value r : sg.ops[v]->getResults()) {

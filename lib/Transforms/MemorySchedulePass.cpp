@@ -38,7 +38,9 @@ struct MemorySchedulePass
         continue;
       ShapeAnalysis analysis(func, ranges);
       analysis.run();
-      OpScheduleGraph sg = buildOpScheduleGraph(func, analysis);
+      analysis.mergeEqualSymbols();
+      MemoryModel model(func, analysis);
+      OpScheduleGraph sg = buildOpScheduleGraph(func, model);
       if (sg.ops.size() < 2)
         continue;
       ScheduleResult r = scheduleForMemory(sg.graph, analysis.getSolver());

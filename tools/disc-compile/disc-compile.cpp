@@ -265,6 +265,15 @@ int main(int argc, char **argv) {
     }
   }
 
+  // The op order is chosen before the memory model is printed or carried
+  // in the signature, so both describe the order that runs.
+  if (schedule == Schedule::Memory) {
+    PassManager spm(&context);
+    spm.addPass(disc::createDiscMemorySchedule());
+    if (failed(spm.run(*module)))
+      return fail(1, "memory scheduling failed");
+  }
+
   if (emit == Emit::Memory) {
     std::string err;
     auto out = openOutputFile(outputPath, &err);
@@ -315,7 +324,7 @@ int main(int argc, char **argv) {
   }
   else {
     disc::CpuPipelineOptions pipelineOptions;
-    pipelineOptions.memorySchedule = schedule == Schedule::Memory;
+    pipelineOptions.memorySchedule = false; // scheduled above
     disc::buildDiscCpuPipeline(pm, pipelineOptions);
   }
   if (failed(pm.run(*module)))

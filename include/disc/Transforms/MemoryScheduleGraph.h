@@ -12,7 +12,7 @@
 #define DISC_TRANSFORMS_MEMORYSCHEDULEGRAPH_H
 
 #include "disc/Analysis/MemorySchedule.h"
-#include "disc/Transforms/ShapeAnalysis.h"
+#include "disc/Transforms/MemoryModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -23,10 +23,10 @@ struct OpScheduleGraph {
   ScheduleGraph graph;
 };
 
-/// Builds the graph of `func`'s single block (terminator excluded); sizes
-/// are expressions over `analysis`'s solver symbols.
-OpScheduleGraph buildOpScheduleGraph(func::FuncOp func,
-                                     ShapeAnalysis &analysis);
+/// Builds the graph of `func`'s single block (terminator excluded) from
+/// `model` (MemoryModel.h); sizes are expressions over the symbols of the
+/// model's shape analysis (and its solver).
+OpScheduleGraph buildOpScheduleGraph(func::FuncOp func, MemoryModel &model);
 
 } // namespace mlir::disc
 
