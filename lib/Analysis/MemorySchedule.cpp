@@ -39,7 +39,9 @@ namespace {
 /// 5,000-op graph schedules in well under 2 s. Counting calls, not time,
 /// keeps the result deterministic.
 constexpr int64_t kHeuristicZ3Budget = 8;
-constexpr int64_t kJudgeZ3Budget = 24;
+constexpr int64_t kJudgeZ3Budget = 16;
+/// Z3 limit per query while scheduling, in the solver's milliseconds.
+constexpr unsigned kZ3QueryMs = 40;
 
 /// Sparse vector over atoms: (atom id, coefficient), sorted by atom id, no
 /// zero coefficient.
@@ -81,7 +83,7 @@ public:
 
   // Heuristics.
   llvm::SmallVector<unsigned> programOrder() const;
-  llvm::SmallVector<unsigned> listSchedule();
+  llvm::SmallVector<unsigned> listSchedule(bool bySamples);
   llvm::SmallVector<unsigned> dfsSchedule(bool bySize);
 
   Profile profile(llvm::ArrayRef<unsigned> order);
@@ -128,19 +130,17 @@ private:
   int64_t z3Budget = 0;
   int64_t z3CallsAtStart = 0;
   bool budgetSpent = false;
-  unsigned savedTimeoutMs = 0;
+  unsigned savedTimeoutMs = solver.getTimeoutMs();
 
 public:
-  /// Starts a phase that may make `budget` Z3 calls (restoring Z3 if the
-  /// previous phase spent its budget).
+  /// Starts a phase that may make `budget` Z3 calls of kZ3QueryMs each.
   void startPhase(int64_t budget) {
-    if (budgetSpent)
-      solver.setTimeoutMs(savedTimeoutMs);
+    solver.setTimeoutMs(std::min(kZ3QueryMs, savedTimeoutMs));
     budgetSpent = false;
     z3Budget = budget;
     z3CallsAtStart = solver.getStats().z3Calls;
   }
-  ~Scheduler() { startPhase(0); }
+  ~Scheduler() { solver.setTimeoutMs(savedTimeoutMs); }
 };
 } // namespace
 
@@ -307,7 +307,6 @@ CompareResult Scheduler::compareZero(const SVec &v) {
   // the result deterministic, unlike a wall-clock budget.
   if (!budgetSpent && solver.getStats().z3Calls - z3CallsAtStart >= z3Budget) {
     budgetSpent = true;
-    savedTimeoutMs = solver.getTimeoutMs();
     solver.setTimeoutMs(0);
   }
   CompareResult r = solver.compare(toExpr(v), getAffineConstantExpr(0, ctx));
@@ -389,7 +388,7 @@ SVec Scheduler::deltaOf(unsigned n, llvm::ArrayRef<unsigned> remaining) const {
   return d;
 }
 
-llvm::SmallVector<unsigned> Scheduler::listSchedule() {
+llvm::SmallVector<unsigned> Scheduler::listSchedule(bool bySamples) {
   unsigned n = g.numNodes;
   llvm::SmallVector<unsigned> remaining(g.allocs.size(), 0);
   for (unsigned v = 0; v < n; ++v)
@@ -419,9 +418,11 @@ llvm::SmallVector<unsigned> Scheduler::listSchedule() {
     for (unsigned smp = 0; smp < numSamples; ++smp)
       vals[v].push_back(value(delta[v], smp));
   };
-  // -1 when x is better (smaller net allocation). Sample values first: two
-  // samples of opposite sign make the pair UNKNOWN for the solver too, and
-  // the LIKELY values decide; otherwise a proof (compareDelta).
+  // True when x is better (smaller net allocation). Sample values first:
+  // two samples of opposite sign make the pair UNKNOWN for the solver too,
+  // and the LIKELY values decide. Otherwise the BladeDISC++ variant asks
+  // for a proof (compareDelta); the sampled variant takes the samples'
+  // agreement (a heuristic: only the judge needs proofs).
   auto better = [&](unsigned x, unsigned y) {
     bool neg = false, pos = false;
     for (unsigned smp = 0; smp < numSamples; ++smp) {
@@ -432,6 +433,8 @@ llvm::SmallVector<unsigned> Scheduler::listSchedule() {
     if (neg && pos)
       return likelySign(
                  [&](unsigned smp) { return vals[x][smp] - vals[y][smp]; }) < 0;
+    if (bySamples)
+      return neg;
     return compareDelta(delta[x], delta[y]) < 0;
   };
   llvm::SmallVector<unsigned> order;
@@ -664,7 +667,8 @@ ScheduleResult Scheduler::run() {
   };
   addCand("program", programOrder());
   startPhase(kHeuristicZ3Budget);
-  addCand("list", listSchedule());
+  addCand("list", listSchedule(/*bySamples=*/false));
+  addCand("list-sampled", listSchedule(/*bySamples=*/true));
   startPhase(kHeuristicZ3Budget);
   addCand("dfs-size", dfsSchedule(/*bySize=*/true));
   addCand("dfs", dfsSchedule(/*bySize=*/false));

@@ -56,6 +56,9 @@ struct MemorySchedulePass
         for (const ScheduleCandidate &c : r.candidates)
           os << " " << c.name << "=" << llvm::format("%.0f", c.peakAtSample)
              << (c.safe ? "" : "(unproven)");
+        const SolverStats &st = analysis.getSolver().getStats();
+        os << "; solver: " << st.queries << " queries, " << st.z3Calls
+           << " Z3 calls, " << llvm::format("%.1f", st.z3TimeMs) << " ms in Z3";
         func.emitRemark(os.str());
       }
     }

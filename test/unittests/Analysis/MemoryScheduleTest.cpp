@@ -158,7 +158,7 @@ TEST_F(ScheduleTest, NeverAboveProgramOrderOnRandomGraphs) {
   std::mt19937 rng(7);
   AffineExpr sizes[] = {s0 * 4,  s1 * 4,  s0 * s1 * 4,
                         s0 * 64, c(1024), s1 * s1 * 2};
-  for (int trial = 0; trial < 40; ++trial) {
+  for (int trial = 0; trial < 20; ++trial) {
     unsigned n = 8 + rng() % 24;
     ScheduleGraph g(n);
     SmallVector<SmallVector<unsigned>> users(n);
