@@ -38,6 +38,7 @@ EXPORT_SCRIPTS = {
     "gpt_decoder": "export_gpt_decoder.py",
     "mobilenet_v2": "export_mobilenet_v2.py",
     "unet": "export_unet.py",
+    "inception": "export_inception.py",
 }
 
 
