@@ -9,10 +9,12 @@
 #include "disc/Pipelines/CpuPipeline.h"
 
 #include "disc/Conversion/Passes.h"
+#include "disc/Transforms/MemoryModel.h"
 #include "disc/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/BufferViewFlowAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -45,6 +47,57 @@ struct CopyToLinalgPass
       OpBuilder b(op);
       linalg::CopyOp::create(b, op.getLoc(), op.getSource(), op.getTarget());
       op.erase();
+    }
+  }
+};
+
+/// Moves small static buffers of the function's entry block that do not
+/// escape (shape tensors, index shapes of reshapes) to the stack, so they
+/// never reach the runtime's allocator whatever canonicalization folded
+/// (docs/memory.md). Runs after bufferization, before deallocation. The
+/// size rule is the memory model's (disc::kMaxStackBufferBytes); only the
+/// entry block, so no alloca sits in a loop.
+struct PromoteSmallBuffersPass
+    : public PassWrapper<PromoteSmallBuffersPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PromoteSmallBuffersPass)
+  StringRef getArgument() const final { return "disc-promote-small-buffers"; }
+  StringRef getDescription() const final {
+    return "Move small static non-escaping buffers to the stack";
+  }
+  static int64_t elementBytes(Type t) {
+    if (t.isIntOrFloat())
+      return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
+    if (t.isIndex())
+      return 8;
+    return -1;
+  }
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    BufferViewFlowAnalysis aliases(func);
+    SmallVector<Value> returned;
+    func.walk([&](func::ReturnOp r) {
+      llvm::append_range(returned, r.getOperands());
+    });
+    SmallVector<memref::AllocOp> allocs;
+    for (Operation &op : func.getBody().front())
+      if (auto alloc = dyn_cast<memref::AllocOp>(op))
+        allocs.push_back(alloc);
+    for (memref::AllocOp alloc : allocs) {
+      MemRefType type = alloc.getType();
+      int64_t elt = elementBytes(type.getElementType());
+      if (!type.hasStaticShape() || !type.getLayout().isIdentity() || elt < 0 ||
+          type.getNumElements() * elt > disc::kMaxStackBufferBytes)
+        continue;
+      auto aliasSet = aliases.resolve(alloc.getResult());
+      if (llvm::any_of(returned, [&](Value v) { return aliasSet.contains(v); }))
+        continue;
+      OpBuilder b(alloc);
+      auto alloca = memref::AllocaOp::create(b, alloc.getLoc(), type,
+                                             alloc.getAlignmentAttr());
+      alloc.replaceAllUsesWith(alloca.getResult());
+      alloc.erase();
     }
   }
 };
@@ -83,6 +136,7 @@ void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
   bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(std::make_unique<PromoteSmallBuffersPass>());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
   // Ownership-based deallocation frees at the end of the block; move each
@@ -115,6 +169,7 @@ void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
 
 void mlir::disc::registerDiscPipelines() {
   PassRegistration<CopyToLinalgPass>();
+  PassRegistration<PromoteSmallBuffersPass>();
   PassPipelineRegistration<>("disc-cpu-pipeline",
                              "Lower the disc dialect to the LLVM dialect",
                              [](OpPassManager &pm) {

@@ -10,6 +10,7 @@
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Format.h"
 
@@ -26,6 +27,8 @@ const char *mlir::disc::stringifyBufferKind(BufferKind kind) {
     return "in-place";
   case BufferKind::External:
     return "external";
+  case BufferKind::Stack:
+    return "stack";
   }
   return "?";
 }
@@ -75,13 +78,72 @@ static bool isViewSlice(SliceOp op) {
                       [](const APInt &s) { return s.isStrictlyPositive(); });
 }
 
+/// Bytes of `v`'s tensor with its spatial dims (from dim 2) grown by
+/// `grow[i]` elements: the padded copy of a conv or pool input.
+static AffineExpr grownBytes(ShapeAnalysis &sa, Value v,
+                             ArrayRef<int64_t> grow) {
+  auto t = cast<RankedTensorType>(v.getType());
+  SmallVector<AffineExpr> dims = sa.getDims(v);
+  MLIRContext *ctx = v.getContext();
+  AffineExpr bytes =
+      getAffineConstantExpr(elementBytes(t.getElementType()), ctx);
+  int64_t first = t.getRank() - grow.size();
+  for (int64_t i = 0; i < t.getRank(); ++i) {
+    AffineExpr d = t.isDynamicDim(i)
+                       ? dims[i]
+                       : getAffineConstantExpr(t.getDimSize(i), ctx);
+    if (i >= first)
+      d = d + grow[i - first];
+    bytes = bytes * d;
+  }
+  return sa.getSolver().simplify(sa.normalize(bytes));
+}
+
+bool MemoryModel::isDead(Operation *op) {
+  if (!deadComputed) {
+    deadComputed = true;
+    // Reverse program order: an op is live when the terminator or a live
+    // op (or an op nested in one) uses one of its results.
+    Block &body = func.getBody().front();
+    llvm::DenseSet<Operation *> live;
+    live.insert(body.getTerminator());
+    for (Operation &top : llvm::reverse(body)) {
+      if (!live.contains(&top) && !isMemoryEffectFree(&top) &&
+          !top.hasTrait<OpTrait::IsTerminator>())
+        live.insert(&top);
+      if (!live.contains(&top)) {
+        dead.insert(&top);
+        continue;
+      }
+      top.walk([&](Operation *nested) {
+        for (Value v : nested->getOperands())
+          if (Operation *def = v.getDefiningOp())
+            if (def->getBlock() == &body)
+              live.insert(def);
+      });
+    }
+  }
+  return dead.contains(op);
+}
+
 OpMemory MemoryModel::describe(Operation *op) {
   OpMemory m;
   m.op = op;
   m.scratchBytes = cst(0);
+  m.preScratchBytes = cst(0);
+  if (isDead(op)) {
+    // Nothing uses its results: the lowering's canonicalization erases it.
+    for (Value r : op->getResults())
+      m.results.push_back({r, BufferKind::External, cst(0), -1});
+    return m;
+  }
   auto add = [&](Value r, BufferKind kind, int operand = -1) {
     ResultMemory rm;
     rm.value = r;
+    // Small static buffers that do not escape live on the stack
+    // (disc-promote-small-buffers).
+    if (kind == BufferKind::Alloc && isStackBuffer(r))
+      kind = BufferKind::Stack;
     rm.kind = kind;
     rm.operand = operand;
     rm.bytes = kind == BufferKind::Alloc ? allocBytes(r) : cst(0);
@@ -89,10 +151,35 @@ OpMemory MemoryModel::describe(Operation *op) {
       ++m.numAllocs;
     m.results.push_back(rm);
   };
+  auto isSmallStatic = [](AffineExpr payload) {
+    auto c = dyn_cast<AffineConstantExpr>(payload);
+    return c && c.getValue() <= kMaxStackBufferBytes;
+  };
   auto addScratch = [&](AffineExpr payload) {
+    if (isSmallStatic(payload))
+      return;
     m.scratchBytes = shapes.getSolver().simplify(m.scratchBytes + payload +
                                                  kAllocPaddingBytes);
     ++m.numAllocs;
+  };
+  auto addPreScratch = [&](AffineExpr payload, unsigned consumed) {
+    if (isSmallStatic(payload))
+      return;
+    m.preScratchBytes = shapes.getSolver().simplify(
+        m.preScratchBytes + payload + kAllocPaddingBytes);
+    m.consumedByPreScratch.push_back(consumed);
+    ++m.numAllocs;
+  };
+  // Spatial padding [lo..., hi...] as the growth of each spatial dim.
+  auto padGrowth = [](ArrayRef<int64_t> pad) {
+    int64_t k = pad.size() / 2;
+    SmallVector<int64_t> grow;
+    bool any = false;
+    for (int64_t i = 0; i < k; ++i) {
+      grow.push_back(pad[i] + pad[k + i]);
+      any |= pad[i] != 0 || pad[k + i] != 0;
+    }
+    return std::make_pair(grow, any);
   };
 
   if (op->hasTrait<OpTrait::ConstantLike>()) {
@@ -103,10 +190,84 @@ OpMemory MemoryModel::describe(Operation *op) {
   if (auto reshape = dyn_cast<DynamicReshapeOp>(op)) {
     // tensor.reshape of a dense buffer is a view; its index shape operand
     // is a small buffer unless every dim is static (then a constant).
-    add(reshape.getResult(), BufferKind::View, 0);
+    // Bufferization copies a strided source (a slice view) first.
     auto t = cast<RankedTensorType>(reshape.getType());
     if (!t.hasStaticShape())
       addScratch(cst(8 * t.getRank()));
+    if (isIdentityLayout(reshape.getOperand()))
+      add(reshape.getResult(), BufferKind::View, 0);
+    else
+      add(reshape.getResult(), BufferKind::Alloc);
+    return m;
+  }
+  if (auto expand = dyn_cast<ExpandOp>(op)) {
+    // An expand that broadcasts nothing lowers to an identity
+    // linalg.generic, which canonicalization folds away: a view.
+    add(expand.getResult(),
+        isIdentityExpand(expand) ? BufferKind::View : BufferKind::Alloc, 0);
+    return m;
+  }
+  if (auto conv = dyn_cast<ConvOp>(op)) {
+    // lowerConv: a zero-padded copy of the input (when any pad is
+    // non-zero), then the result.
+    auto [grow, any] = padGrowth(conv.getPadding());
+    if (any)
+      addPreScratch(grownBytes(shapes, conv.getInput(), grow), 0);
+    add(conv.getResult(), BufferKind::Alloc);
+    return m;
+  }
+  if (auto pool = dyn_cast<PoolOp>(op)) {
+    // lowerPool: a padded copy of the input (when any pad is non-zero, no
+    // ceil_mode), then the result; the window operand is never read, so its
+    // buffer is removed before code generation.
+    auto [grow, any] = padGrowth(pool.getPadding());
+    if (any)
+      addPreScratch(grownBytes(shapes, pool.getInput(), grow), 0);
+    add(pool.getResult(), BufferKind::Alloc);
+    return m;
+  }
+  if (auto ct = dyn_cast<ConvTransposeOp>(op)) {
+    // lowerConvTranspose: the input spread with the strides into a zero
+    // tensor Z (consumes the input), the flipped filter, then the result.
+    auto xt = cast<RankedTensorType>(ct.getInput().getType());
+    auto ft = cast<RankedTensorType>(ct.getFilter().getType());
+    auto rt = cast<RankedTensorType>(ct.getType());
+    int64_t k = rt.getRank() - 2;
+    ArrayRef<int64_t> strides = ct.getStrides(), dil = ct.getDilations(),
+                      pad = ct.getPadding();
+    SmallVector<AffineExpr> xd = shapes.getDims(ct.getInput());
+    SmallVector<AffineExpr> od = shapes.getDims(ct.getResult());
+    auto dimOf = [&](RankedTensorType t, ArrayRef<AffineExpr> d, int64_t i) {
+      return t.isDynamicDim(i) ? d[i] : cst(t.getDimSize(i));
+    };
+    if (!ft.hasStaticShape()) {
+      for (Value r : op->getResults())
+        add(r, BufferKind::Alloc);
+      return m;
+    }
+    AffineExpr z = cst(elementBytes(rt.getElementType())) * dimOf(xt, xd, 0) *
+                   dimOf(xt, xd, 1);
+    for (int64_t i = 0; i < k; ++i) {
+      int64_t span = (ft.getDimSize(2 + i) - 1) * dil[i];
+      int64_t lo = pad[i], hi = pad[k + i];
+      int64_t outPad = 0;
+      if (auto attr = ct.getOutputPadding(); i < (int64_t)attr.size())
+        outPad = attr[i];
+      // zLen = max(O + span + max(0, lo), span + max(0, -lo) + (D-1)*s + 1);
+      // the difference of the two is span + output_padding - hi.
+      AffineExpr len =
+          span + outPad - hi >= 0
+              ? dimOf(rt, od, 2 + i) + span + std::max<int64_t>(0, lo)
+              : (dimOf(xt, xd, 2 + i) - 1) * strides[i] + span +
+                    std::max<int64_t>(0, -lo) + 1;
+      z = z * len;
+    }
+    addPreScratch(shapes.getSolver().simplify(shapes.normalize(z)), 0);
+    int64_t wt = elementBytes(rt.getElementType());
+    for (int64_t d : ft.getShape())
+      wt *= d;
+    addScratch(cst(wt));
+    add(ct.getResult(), BufferKind::Alloc);
     return m;
   }
   if (auto slice = dyn_cast<SliceOp>(op)) {
@@ -120,11 +281,90 @@ OpMemory MemoryModel::describe(Operation *op) {
   return m;
 }
 
+bool MemoryModel::isIdentityExpand(Operation *op) {
+  auto expand = dyn_cast<ExpandOp>(op);
+  if (!expand)
+    return false;
+  Value in = expand.getOperand();
+  auto it = cast<RankedTensorType>(in.getType());
+  auto rt = cast<RankedTensorType>(expand.getType());
+  if (it != rt)
+    return false;
+  // lowerElementwise's classification: every dim maps to itself.
+  for (int64_t j = 0; j < rt.getRank(); ++j) {
+    if (rt.getDimSize(j) == 1 || !it.isDynamicDim(j))
+      continue;
+    if (!shapes.isProvenEqual(in, j, expand.getResult(), j))
+      return false;
+  }
+  return true;
+}
+
+bool MemoryModel::isIdentityLayout(Value v) {
+  // Structural (no getOpMemory): describe() asks this about its operands.
+  for (int guard = 0; guard < 1 << 20; ++guard) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getParentOp() != func.getOperation())
+      return true;
+    if (auto slice = dyn_cast<SliceOp>(def))
+      return !isViewSlice(slice);
+    if (isIdentityExpand(def)) {
+      v = def->getOperand(0);
+      continue;
+    }
+    return true;
+  }
+  return true;
+}
+
+bool MemoryModel::escapes(Value v) {
+  // Forward through the views and identity expands that keep `v`'s buffer
+  // (structural, like isIdentityLayout).
+  Operation *term = func.getBody().front().getTerminator();
+  SmallVector<Value> work = {v};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    for (OpOperand &use : x.getUses()) {
+      Operation *user = use.getOwner();
+      if (user == term)
+        return true;
+      if (use.getOperandNumber() != 0 || user->getNumResults() != 1)
+        continue;
+      bool view = false;
+      if (auto reshape = dyn_cast<DynamicReshapeOp>(user))
+        view = isIdentityLayout(x);
+      else if (auto slice = dyn_cast<SliceOp>(user))
+        view = isViewSlice(slice);
+      else
+        view = isIdentityExpand(user);
+      if (view)
+        work.push_back(user->getResult(0));
+    }
+  }
+  return false;
+}
+
+bool MemoryModel::isStackBuffer(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t || !t.hasStaticShape())
+    return false;
+  int64_t bytes = t.getNumElements() * elementBytes(t.getElementType());
+  return bytes <= kMaxStackBufferBytes && !escapes(v);
+}
+
 const OpMemory &MemoryModel::getOpMemory(Operation *op) {
+  // Entries are heap-allocated: describe() recurses through operands, and
+  // references handed out stay valid while the map grows.
   auto it = cache.find(op);
   if (it != cache.end())
-    return it->second;
-  return cache.try_emplace(op, describe(op)).first->second;
+    return *it->second;
+  auto m = std::make_unique<OpMemory>(describe(op));
+  OpMemory &ref = *m;
+  cache[op] = std::move(m);
+  return ref;
 }
 
 SmallVector<Operation *> MemoryModel::programOrder() {
@@ -202,15 +442,46 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
   for (auto [i, op] : llvm::enumerate(order)) {
     p.liveBefore.push_back(live);
     const OpMemory &m = getOpMemory(op);
-    AffineExpr at = live + m.scratchBytes;
+    SmallVector<AffineExpr, 2> points;
+    AffineExpr at = live;
+    llvm::DenseSet<unsigned> freedEarly;
+    if (!m.consumedByPreScratch.empty()) {
+      // The padded copies are made first; an operand read only through
+      // them is freed right after its copy when this is its last use.
+      at = solver.simplify(at + m.preScratchBytes);
+      points.push_back(at);
+      llvm::DenseSet<Value> otherUses;
+      for (auto [k, v] : llvm::enumerate(op->getOperands()))
+        if (!llvm::is_contained(m.consumedByPreScratch, (unsigned)k))
+          if (Value root = getBufferRoot(v))
+            otherUses.insert(root);
+      op->walk([&](Operation *nested) {
+        if (nested != op)
+          for (Value v : nested->getOperands())
+            if (Value root = getBufferRoot(v))
+              otherUses.insert(root);
+      });
+      for (unsigned k : m.consumedByPreScratch) {
+        Value root = getBufferRoot(op->getOperand(k));
+        if (!root || otherUses.contains(root))
+          continue;
+        unsigned b = bufferIndex.lookup(root);
+        if (p.buffers[b].lastUse == i && freedEarly.insert(b).second)
+          at = at - p.buffers[b].bytes;
+      }
+    }
+    at = at + m.scratchBytes;
     for (const ResultMemory &rm : m.results)
       if (rm.kind == BufferKind::Alloc)
         at = at + rm.bytes;
     at = solver.simplify(at);
+    points.push_back(at);
     p.liveAt.push_back(at);
-    live = at - m.scratchBytes;
+    p.livePoints.push_back(points);
+    live = at - m.scratchBytes - m.preScratchBytes;
     for (unsigned k : freedAfter[i])
-      live = live - p.buffers[k].bytes;
+      if (!freedEarly.contains(k))
+        live = live - p.buffers[k].bytes;
     live = solver.simplify(live);
   }
   p.liveAtExit = live;
@@ -243,7 +514,11 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
   };
   SmallVector<AffineExpr> kept;
   SmallVector<unsigned> keptAt;
-  for (auto [i, e] : llvm::enumerate(p.liveAt)) {
+  SmallVector<std::pair<unsigned, AffineExpr>> points;
+  for (auto [i, ps] : llvm::enumerate(p.livePoints))
+    for (AffineExpr e : ps)
+      points.push_back({(unsigned)i, e});
+  for (auto [i, e] : points) {
     if (llvm::any_of(kept, [&](AffineExpr k) { return covers(k, e); }))
       continue;
     for (size_t k = kept.size(); k-- > 0;)
@@ -482,6 +757,10 @@ LogicalResult mlir::disc::printMemory(ModuleOp module, StringRef entry,
   for (auto [i, op] : llvm::enumerate(p.order)) {
     const OpMemory &m = mm.getOpMemory(op);
     os << "#" << i << " " << op->getName().getStringRef();
+    if (auto n = dyn_cast<NameLoc>(op->getLoc()))
+      os << " (" << n.getName().getValue() << ")";
+    else if (auto fl = dyn_cast<FileLineColLoc>(op->getLoc()))
+      os << " (line " << fl.getLine() << ")";
     for (const ResultMemory &rm : m.results) {
       if (!isa<RankedTensorType>(rm.value.getType()))
         continue;
@@ -491,11 +770,17 @@ LogicalResult mlir::disc::printMemory(ModuleOp module, StringRef entry,
       else if (rm.operand >= 0)
         os << "(operand " << rm.operand << ")";
     }
-    if (!isa<AffineConstantExpr>(m.scratchBytes) ||
-        cast<AffineConstantExpr>(m.scratchBytes).getValue() != 0)
+    auto nonZero = [](AffineExpr e) {
+      auto c = dyn_cast<AffineConstantExpr>(e);
+      return !c || c.getValue() != 0;
+    };
+    if (nonZero(m.preScratchBytes))
+      os << "  pre-scratch=" << mm.render(m.preScratchBytes);
+    if (nonZero(m.scratchBytes))
       os << "  scratch=" << mm.render(m.scratchBytes);
-    os << "\n    live=" << mm.render(p.liveAt[i]) << "  [" << value(p.liveAt[i])
-       << "]\n";
+    os << "\n";
+    for (AffineExpr e : p.livePoints[i])
+      os << "    live=" << mm.render(e) << "  [" << value(e) << "]\n";
   }
   os << "live at exit: " << mm.render(p.liveAtExit) << "  ["
      << value(p.liveAtExit) << "]\n";

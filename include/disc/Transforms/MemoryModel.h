@@ -37,6 +37,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/JSON.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -46,6 +47,11 @@ namespace mlir::disc {
 /// over-allocates by the 64-byte alignment of `memref.alloc` and aligns the
 /// data pointer inside the block.
 constexpr int64_t kAllocPaddingBytes = 64;
+
+/// Buffers with a static shape of at most this many payload bytes that the
+/// function does not return live on the stack (disc-promote-small-buffers):
+/// shape tensors, index shapes of reshapes. They never reach the allocator.
+constexpr int64_t kMaxStackBufferBytes = 1024;
 
 /// Where an op result's storage comes from.
 enum class BufferKind {
@@ -59,11 +65,14 @@ enum class BufferKind {
   /// use this op is: no new bytes; the buffer lives on as this result.
   InPlace,
   /// Not allocated by the compiled code: a constant (a global of the
-  /// model.so) or a value that is not a tensor.
+  /// model.so), a value that is not a tensor, or the result of a dead op.
   External,
+  /// A small static buffer on the stack (see kMaxStackBufferBytes): no
+  /// allocator bytes.
+  Stack,
 };
 
-/// Returns "alloc", "view", "in-place" or "external".
+/// Returns "alloc", "view", "in-place", "external" or "stack".
 const char *stringifyBufferKind(BufferKind kind);
 
 /// Storage of one op result.
@@ -81,9 +90,15 @@ struct ResultMemory {
 struct OpMemory {
   Operation *op = nullptr;
   SmallVector<ResultMemory> results;
-  /// Bytes of temporaries the lowering allocates while the op runs (a padded
-  /// copy of a conv input, the index shape of a dynamic reshape), freed
-  /// before the next op; allocator bytes, like ResultMemory::bytes.
+  /// Bytes of temporaries the lowering allocates before the results (the
+  /// padded copy of a conv or pool input), freed at the end of the op;
+  /// allocator bytes, like ResultMemory::bytes.
+  AffineExpr preScratchBytes;
+  /// Operands read only through those copies: when this op is the last use
+  /// of their buffer, it is freed before the results are allocated.
+  SmallVector<unsigned> consumedByPreScratch;
+  /// Bytes of temporaries allocated after the results (the index shape of a
+  /// dynamic reshape), freed at the end of the op.
   AffineExpr scratchBytes;
   /// Number of allocator calls this op makes (results + scratch).
   int64_t numAllocs = 0;
@@ -101,14 +116,20 @@ struct BufferLiveRange {
 
 /// Liveness and live bytes of an order. Program point i is "while
 /// order[i] runs": every buffer allocated by an earlier op and not yet
-/// freed, plus order[i]'s own results and scratch.
+/// freed, plus order[i]'s own results and scratch. An op with pre-scratch
+/// has two points: after the pre-scratch is allocated, and after its
+/// results are (with the operands it consumed through the pre-scratch
+/// already freed); both are in `livePoints`.
 struct MemoryProfile {
   SmallVector<Operation *> order;
   SmallVector<BufferLiveRange> buffers;
   /// Bytes live just before order[i] runs.
   SmallVector<AffineExpr> liveBefore;
-  /// Bytes live while order[i] runs (liveBefore + its allocations).
+  /// Bytes live while order[i] runs, once its results are allocated.
   SmallVector<AffineExpr> liveAt;
+  /// Every program point inside order[i] (one or two expressions; the last
+  /// one is liveAt[i]).
+  SmallVector<SmallVector<AffineExpr, 2>> livePoints;
   /// Bytes still live when the function returns (its results).
   AffineExpr liveAtExit;
   /// The peak is the max of these (distinct liveAt expressions, the ones
@@ -182,6 +203,23 @@ public:
 
   ShapeAnalysis &getShapeAnalysis() { return shapes; }
 
+  /// True when no result of `op` reaches the function's results (nor an op
+  /// with side effects): the lowering erases it, so it allocates nothing
+  /// (its results are External).
+  bool isDead(Operation *op);
+
+  /// False when `v` is a strided view (a slice) or a view of one: a
+  /// reshape then copies it into a fresh buffer.
+  bool isIdentityLayout(Value v);
+  /// True for an expand that broadcasts nothing (same type, every dynamic
+  /// dim proven equal): lowered to an identity copy that canonicalization
+  /// folds away, so its result is a view.
+  bool isIdentityExpand(Operation *op);
+  /// True when `v` or a view of it is returned by the function.
+  bool escapes(Value v);
+  /// True when `v`'s buffer lives on the stack (kMaxStackBufferBytes).
+  bool isStackBuffer(Value v);
+
 private:
   OpMemory describe(Operation *op);
   AffineExpr cst(int64_t c);
@@ -190,7 +228,9 @@ private:
   func::FuncOp func;
   ShapeAnalysis &shapes;
   MLIRContext *ctx;
-  llvm::DenseMap<Operation *, OpMemory> cache;
+  llvm::DenseMap<Operation *, std::unique_ptr<OpMemory>> cache;
+  llvm::DenseSet<Operation *> dead;
+  bool deadComputed = false;
 };
 
 /// `disc-compile --emit=memory`: for each top-level op of `entry` in program
