@@ -22,6 +22,7 @@
 #include "disc/Frontend/Onnx/OnnxImporter.h"
 #include "disc/InitAll.h"
 #include "disc/Transforms/MemoryModel.h"
+#include "disc/Transforms/MemoryScheduleGraph.h"
 #include "disc/Transforms/Passes.h"
 #include "disc/Transforms/ShapeAnalysis.h"
 
@@ -101,15 +102,31 @@ static OwningOpRef<ModuleOp> prepare(
   return module;
 }
 
-/// Peak bytes of the module's current order at `byName`.
+/// Peak bytes of the module's current order at `byName`, from the memory
+/// model; `graphPeak` gets the same peak computed on the scheduler's graph
+/// (they must agree: the scheduler judges orders on that graph).
 static std::optional<int64_t> peakAt(ModuleOp module,
-                                     const llvm::StringMap<int64_t> &byName) {
+                                     const llvm::StringMap<int64_t> &byName,
+                                     std::optional<int64_t> &graphPeak) {
   auto f = module.lookupSymbol<func::FuncOp>(kEntry);
   disc::ShapeAnalysis sa(f, disc::collectDimRanges(module));
   sa.run();
   sa.mergeEqualSymbols();
   disc::MemoryModel mm(f, sa);
   disc::MemoryProfile p = mm.profile();
+  disc::OpScheduleGraph sg = disc::buildOpScheduleGraph(f, mm);
+  SmallVector<unsigned> order;
+  for (unsigned i = 0; i < sg.ops.size(); ++i)
+    order.push_back(i);
+  graphPeak = 0;
+  for (AffineExpr e : disc::liveBytesPerStep(sg.graph, order)) {
+    std::optional<int64_t> v = mm.evaluate(e, byName);
+    if (!v) {
+      graphPeak.reset();
+      break;
+    }
+    graphPeak = std::max(*graphPeak, *v);
+  }
   return mm.evaluatePeak(p, byName);
 }
 
@@ -187,9 +204,10 @@ int main(int argc, char **argv) {
     OwningOpRef<ModuleOp> oracle = prepare(ctx, exact, true, msOracle);
     if (!oracle)
       return fail("could not compile the specialized model for '" + c + "'");
-    std::optional<int64_t> pNone = peakAt(*none, byName);
-    std::optional<int64_t> pMem = peakAt(*memory, byName);
-    std::optional<int64_t> pOracle = peakAt(*oracle, byName);
+    std::optional<int64_t> gNone, gMem, gOracle;
+    std::optional<int64_t> pNone = peakAt(*none, byName, gNone);
+    std::optional<int64_t> pMem = peakAt(*memory, byName, gMem);
+    std::optional<int64_t> pOracle = peakAt(*oracle, byName, gOracle);
     auto js = [](std::optional<int64_t> v) -> llvm::json::Value {
       if (v)
         return *v;
@@ -199,6 +217,9 @@ int main(int argc, char **argv) {
                            {"none", js(pNone)},
                            {"memory", js(pMem)},
                            {"oracle", js(pOracle)},
+                           {"graph_none", js(gNone)},
+                           {"graph_memory", js(gMem)},
+                           {"graph_oracle", js(gOracle)},
                            {"schedule_ms", msMemory},
                            {"oracle_schedule_ms", msOracle}};
     llvm::outs() << llvm::json::Value(std::move(row)) << "\n";

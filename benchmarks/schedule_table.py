@@ -13,7 +13,8 @@ predicted_peak_bytes. With --measure, also compiles each model with both
 schedules and reports the runtime's measured peak_bytes (slow: minutes per
 model). Prints a Markdown table (the one in docs/memory.md, "Op
 scheduling") and fails (exit 1) when the symbolic schedule is above program
-order or more than 2% above the oracle at any shape.
+order or more than 2% above the oracle at any shape, or when the
+scheduler's graph and the memory model disagree on a peak.
 """
 import argparse
 import json
@@ -71,6 +72,10 @@ def main(argv=None):
             none, mem, orc = r["none"], r["memory"], r["oracle"]
             rows.append((model, shape, none, mem, orc, r["schedule_ms"],
                          measured.get((shape, "none")), measured.get((shape, "memory"))))
+            for k in ("none", "memory", "oracle"):
+                if r[k] != r["graph_" + k]:
+                    bad.append(f"{model} {shape}: scheduling graph peak {r['graph_' + k]} "
+                               f"!= memory model peak {r[k]} ({k})")
             if mem > none:
                 bad.append(f"{model} {shape}: schedule {mem} > program order {none}")
             if mem > 1.02 * orc:

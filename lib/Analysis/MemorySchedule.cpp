@@ -38,7 +38,7 @@ namespace {
 /// judge; beyond them a query gets the solver's cheap steps only, so a
 /// 5,000-op graph schedules in well under 2 s. Counting calls, not time,
 /// keeps the result deterministic.
-constexpr int64_t kHeuristicZ3Budget = 8;
+constexpr int64_t kHeuristicZ3Budget = 4;
 constexpr int64_t kJudgeZ3Budget = 16;
 /// Z3 limit per query while scheduling, in the solver's milliseconds.
 constexpr unsigned kZ3QueryMs = 40;
@@ -87,6 +87,9 @@ public:
   llvm::SmallVector<unsigned> dfsSchedule(bool bySize);
 
   Profile profile(llvm::ArrayRef<unsigned> order);
+  /// Moves every glued node right before its partner (a topological order
+  /// stays topological: a glued node has its partner's predecessors).
+  llvm::SmallVector<unsigned> glue(llvm::ArrayRef<unsigned> order) const;
   PeakOrder judge(const Profile &a, const Profile &b);
   bool peakLE(const Profile &a, const Profile &b);
   AffineExpr toExpr(const SVec &v) const;
@@ -124,6 +127,10 @@ private:
   int likelySign(llvm::function_ref<double(unsigned)> valueAt) const;
 
   llvm::SmallVector<llvm::SmallVector<unsigned>> succs, produced, used;
+  /// ScheduleGraph::gluedTo (all -1 when the graph has none).
+  llvm::SmallVector<int> gluedTo;
+  /// Nodes glued right before each node.
+  llvm::SmallVector<llvm::SmallVector<unsigned, 1>> gluedBefore;
   std::map<SVec, CompareResult> cmpCache;
 
   /// Z3 calls the current phase (a heuristic, or the judge) may still make.
@@ -189,6 +196,13 @@ void Scheduler::prepare() {
       ctx = a.bytes.getContext();
   }
   succs.assign(n, {});
+  gluedTo.assign(n, -1);
+  if (g.gluedTo.size() == n)
+    gluedTo.assign(g.gluedTo.begin(), g.gluedTo.end());
+  gluedBefore.assign(n, {});
+  for (unsigned v = 0; v < n; ++v)
+    if (gluedTo[v] >= 0)
+      gluedBefore[gluedTo[v]].push_back(v);
   produced.assign(n, {});
   used.assign(n, {});
   for (unsigned v = 0; v < n; ++v)
@@ -368,6 +382,25 @@ int Scheduler::compareDelta(const SVec &x, const SVec &y) {
   return likelySign([&](unsigned smp) { return value(d, smp); });
 }
 
+llvm::SmallVector<unsigned>
+Scheduler::glue(llvm::ArrayRef<unsigned> order) const {
+  if (llvm::all_of(gluedTo, [](int t) { return t < 0; }))
+    return llvm::SmallVector<unsigned>(order.begin(), order.end());
+  llvm::SmallVector<llvm::SmallVector<unsigned, 1>> before(g.numNodes);
+  for (unsigned v = 0; v < g.numNodes; ++v)
+    if (gluedTo[v] >= 0)
+      before[gluedTo[v]].push_back(v);
+  llvm::SmallVector<unsigned> out;
+  for (unsigned v : order) {
+    if (gluedTo[v] >= 0)
+      continue;
+    for (unsigned p : before[v])
+      out.push_back(p);
+    out.push_back(v);
+  }
+  return out;
+}
+
 llvm::SmallVector<unsigned> Scheduler::programOrder() const {
   llvm::SmallVector<unsigned> o;
   for (unsigned i = 0; i < g.numNodes; ++i)
@@ -376,15 +409,34 @@ llvm::SmallVector<unsigned> Scheduler::programOrder() const {
 }
 
 SVec Scheduler::deltaOf(unsigned n, llvm::ArrayRef<unsigned> remaining) const {
+  // The op and the nodes glued before it run as one unit.
+  llvm::SmallVector<unsigned, 2> group(gluedBefore[n].begin(),
+                                       gluedBefore[n].end());
+  group.push_back(n);
+  auto inGroup = [&](unsigned u) { return llvm::is_contained(group, u); };
   SVec d;
-  for (unsigned a : produced[n]) {
-    const ScheduleGraph::Alloc &al = g.allocs[a];
-    if (al.liveOut || !al.users.empty())
-      d = addVec(d, allocVec[a]);
+  for (unsigned m : group) {
+    for (unsigned a : produced[m]) {
+      const ScheduleGraph::Alloc &al = g.allocs[a];
+      if (al.liveOut ||
+          llvm::any_of(al.users, [&](unsigned u) { return !inGroup(u); }))
+        d = addVec(d, allocVec[a]);
+    }
   }
-  for (unsigned a : used[n])
-    if (remaining[a] == 1 && !g.allocs[a].liveOut && g.allocs[a].producer != n)
-      d = addVec(d, allocVec[a], -1);
+  // A buffer is freed when every remaining user is in the group.
+  llvm::SmallVector<unsigned, 4> seen;
+  for (unsigned m : group)
+    for (unsigned a : used[m]) {
+      const ScheduleGraph::Alloc &al = g.allocs[a];
+      if (al.liveOut || inGroup(al.producer) || llvm::is_contained(seen, a))
+        continue;
+      seen.push_back(a);
+      unsigned users = 0;
+      for (unsigned u : group)
+        users += llvm::is_contained(used[u], a);
+      if (remaining[a] == users)
+        d = addVec(d, allocVec[a], -1);
+    }
   return d;
 }
 
@@ -394,13 +446,19 @@ llvm::SmallVector<unsigned> Scheduler::listSchedule(bool bySamples) {
   for (unsigned v = 0; v < n; ++v)
     for (unsigned a : used[v])
       ++remaining[a];
+  // A node glued before an op is never ready by itself: its predecessors
+  // count for the op, which takes it along.
+  auto unitOf = [&](unsigned v) {
+    return gluedTo[v] >= 0 ? static_cast<unsigned>(gluedTo[v]) : v;
+  };
   llvm::SmallVector<unsigned> predsLeft(n, 0);
   for (unsigned v = 0; v < n; ++v)
     for (unsigned s : succs[v])
-      ++predsLeft[s];
+      if (unitOf(s) != unitOf(v))
+        ++predsLeft[unitOf(s)];
   std::vector<unsigned> ready;
   for (unsigned v = 0; v < n; ++v)
-    if (predsLeft[v] == 0)
+    if (predsLeft[v] == 0 && gluedTo[v] < 0)
       ready.push_back(v);
   // Deltas (and their values at the sample points) are cached per node and
   // recomputed only when one of the node's operands gets down to its last
@@ -448,16 +506,24 @@ llvm::SmallVector<unsigned> Scheduler::listSchedule(bool bySamples) {
       if (better(ready[i], ready[best]))
         best = i;
     }
-    unsigned v = ready[best];
+    unsigned unit = ready[best];
     ready.erase(ready.begin() + best);
-    order.push_back(v);
-    for (unsigned a : used[v])
-      if (--remaining[a] == 1)
-        for (unsigned u : g.allocs[a].users)
-          dirty[u] = true;
-    for (unsigned s : succs[v])
-      if (--predsLeft[s] == 0)
-        ready.insert(std::upper_bound(ready.begin(), ready.end(), s), s);
+    llvm::SmallVector<unsigned, 2> group(gluedBefore[unit].begin(),
+                                         gluedBefore[unit].end());
+    group.push_back(unit);
+    for (unsigned v : group) {
+      order.push_back(v);
+      for (unsigned a : used[v])
+        if (--remaining[a] <= 2)
+          for (unsigned u : g.allocs[a].users)
+            dirty[unitOf(u)] = true;
+    }
+    for (unsigned v : group)
+      for (unsigned s : succs[v]) {
+        unsigned t = unitOf(s);
+        if (t != unit && --predsLeft[t] == 0)
+          ready.insert(std::upper_bound(ready.begin(), ready.end(), t), t);
+      }
   }
   assert(order.size() == n && "graph has a cycle");
   return order;
@@ -655,6 +721,7 @@ ScheduleResult Scheduler::run() {
   };
   std::vector<Cand> cands;
   auto addCand = [&](std::string name, llvm::SmallVector<unsigned> order) {
+    order = glue(order);
     for (const Cand &c : cands)
       if (c.info.order == order)
         return;

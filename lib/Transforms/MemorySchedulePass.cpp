@@ -47,7 +47,8 @@ struct MemorySchedulePass
       Block &block = func.getBody().front();
       Operation *terminator = block.getTerminator();
       for (unsigned id : r.order)
-        sg.ops[id]->moveBefore(terminator);
+        if (Operation *op = sg.ops[id]) // null: an op's first step
+          op->moveBefore(terminator);
       if (remarks) {
         std::string msg;
         llvm::raw_string_ostream os(msg);

@@ -56,8 +56,13 @@ struct ScheduleGraph {
   /// preds[n]: nodes that must run before n (data and ordering edges).
   llvm::SmallVector<llvm::SmallVector<unsigned>> preds;
   llvm::SmallVector<Alloc> allocs;
+  /// gluedTo[p] = v when node p must run immediately before node v (the
+  /// first half of an op that allocates in two steps); -1 otherwise. Every
+  /// candidate order is normalized to keep such pairs adjacent.
+  llvm::SmallVector<int> gluedTo;
 
-  explicit ScheduleGraph(unsigned n = 0) : numNodes(n), preds(n) {}
+  explicit ScheduleGraph(unsigned n = 0)
+      : numNodes(n), preds(n), gluedTo(n, -1) {}
   void addEdge(unsigned from, unsigned to) { preds[to].push_back(from); }
   /// Adds an allocation of `bytes` made by `producer`; returns its id.
   unsigned addAlloc(AffineExpr bytes, unsigned producer,

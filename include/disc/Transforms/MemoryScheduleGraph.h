@@ -19,7 +19,9 @@
 namespace mlir::disc {
 
 struct OpScheduleGraph {
-  llvm::SmallVector<Operation *> ops; ///< node id -> op, program order
+  /// Node id -> op, program order; null for the first step of the next op
+  /// (its pre-scratch allocation, glued to it).
+  llvm::SmallVector<Operation *> ops;
   ScheduleGraph graph;
 };
 
