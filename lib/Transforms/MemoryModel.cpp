@@ -386,6 +386,7 @@ Value MemoryModel::getBufferRoot(Value v) {
     case BufferKind::Alloc:
       return v;
     case BufferKind::External:
+    case BufferKind::Stack:
       return Value();
     case BufferKind::View:
     case BufferKind::InPlace:
@@ -430,12 +431,21 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
           use(v, i);
     });
   }
+  // A result returned as its own buffer stays live past the end; any other
+  // returned value (a view, an input, a constant) is cloned at the return
+  // (the function must own its results), after which its buffer dies.
   Operation *term = func.getBody().front().getTerminator();
+  // (A reshape's result is a view even when the reshape copied a strided
+  // source: the copy is the buffer, the returned value a view of it.)
+  auto returnsOwned = [&](Value v) {
+    Value root = getBufferRoot(v);
+    return root && root == v && !v.getDefiningOp<DynamicReshapeOp>();
+  };
   for (Value v : term->getOperands())
-    use(v, n);
+    use(v, returnsOwned(v) ? n + 1 : n);
 
   // Live bytes per program point.
-  SmallVector<SmallVector<unsigned>> freedAfter(n + 1);
+  SmallVector<SmallVector<unsigned>> freedAfter(n + 2);
   for (auto [k, b] : llvm::enumerate(p.buffers))
     freedAfter[b.lastUse].push_back(k);
   AffineExpr live = cst(0);
@@ -484,6 +494,27 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
         live = live - p.buffers[k].bytes;
     live = solver.simplify(live);
   }
+  // The clones of the returned values that are not owned buffers: each
+  // is its payload exactly (no alignment padding), and the buffer it was
+  // copied from dies after its last copy.
+  for (auto [k, v] : llvm::enumerate(term->getOperands())) {
+    if (returnsOwned(v) || !isa<RankedTensorType>(v.getType()))
+      continue;
+    Value root = getBufferRoot(v);
+    live = solver.simplify(live + payloadBytes(v));
+    p.exitPoints.push_back(live);
+    ++p.numAllocs;
+    if (!root)
+      continue;
+    bool laterUse = false;
+    for (Value w : term->getOperands().drop_front(k + 1))
+      laterUse |= getBufferRoot(w) == root;
+    if (laterUse)
+      continue;
+    const BufferLiveRange &b = p.buffers[bufferIndex.lookup(root)];
+    if (b.lastUse == n)
+      live = solver.simplify(live - b.bytes);
+  }
   p.liveAtExit = live;
 
   // Peak candidates: distinct live bytes, minus the ones another candidate
@@ -518,6 +549,8 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
   for (auto [i, ps] : llvm::enumerate(p.livePoints))
     for (AffineExpr e : ps)
       points.push_back({(unsigned)i, e});
+  for (AffineExpr e : p.exitPoints)
+    points.push_back({n, e});
   for (auto [i, e] : points) {
     if (llvm::any_of(kept, [&](AffineExpr k) { return covers(k, e); }))
       continue;
@@ -782,6 +815,9 @@ LogicalResult mlir::disc::printMemory(ModuleOp module, StringRef entry,
     for (AffineExpr e : p.livePoints[i])
       os << "    live=" << mm.render(e) << "  [" << value(e) << "]\n";
   }
+  for (AffineExpr e : p.exitPoints)
+    os << "return (clone)\n    live=" << mm.render(e) << "  [" << value(e)
+       << "]\n";
   os << "live at exit: " << mm.render(p.liveAtExit) << "  ["
      << value(p.liveAtExit) << "]\n";
   os << "peak = max of " << p.peakCandidates.size() << " candidates:\n";
