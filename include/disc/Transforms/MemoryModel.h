@@ -238,6 +238,8 @@ private:
   llvm::DenseMap<Operation *, std::unique_ptr<OpMemory>> cache;
   llvm::DenseSet<Operation *> dead;
   bool deadComputed = false;
+  /// A value whose dims the shape analysis has no expression for.
+  Value missingDims;
 };
 
 /// `disc-compile --emit=memory`: for each top-level op of `entry` in program
