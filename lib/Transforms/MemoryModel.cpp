@@ -57,8 +57,13 @@ AffineExpr MemoryModel::payloadBytes(Value v) {
       bytes = bytes * t.getDimSize(i);
       continue;
     }
-    assert(i < (int64_t)dims.size() && dims[i] &&
-           "the shape analysis gives every dynamic dim an expression");
+    if (i >= (int64_t)dims.size() || !dims[i]) {
+      // No expression for this dim (the analysis did not reach the value):
+      // the peak cannot be predicted; count nothing rather than guess.
+      if (!missingDims)
+        missingDims = v;
+      return cst(0);
+    }
     bytes = bytes * dims[i];
   }
   return shapes.getSolver().simplify(shapes.normalize(bytes));
@@ -80,8 +85,8 @@ static bool isViewSlice(SliceOp op) {
 
 /// Bytes of `v`'s tensor with its spatial dims (from dim 2) grown by
 /// `grow[i]` elements: the padded copy of a conv or pool input.
-static AffineExpr grownBytes(ShapeAnalysis &sa, Value v,
-                             ArrayRef<int64_t> grow) {
+static AffineExpr grownBytes(ShapeAnalysis &sa, Value v, ArrayRef<int64_t> grow,
+                             Value &missing) {
   auto t = cast<RankedTensorType>(v.getType());
   SmallVector<AffineExpr> dims = sa.getDims(v);
   MLIRContext *ctx = v.getContext();
@@ -89,9 +94,16 @@ static AffineExpr grownBytes(ShapeAnalysis &sa, Value v,
       getAffineConstantExpr(elementBytes(t.getElementType()), ctx);
   int64_t first = t.getRank() - grow.size();
   for (int64_t i = 0; i < t.getRank(); ++i) {
-    AffineExpr d = t.isDynamicDim(i)
-                       ? dims[i]
-                       : getAffineConstantExpr(t.getDimSize(i), ctx);
+    AffineExpr d;
+    if (!t.isDynamicDim(i))
+      d = getAffineConstantExpr(t.getDimSize(i), ctx);
+    else if (i < (int64_t)dims.size() && dims[i])
+      d = dims[i];
+    if (!d) {
+      if (!missing)
+        missing = v;
+      return getAffineConstantExpr(0, ctx);
+    }
     if (i >= first)
       d = d + grow[i - first];
     bytes = bytes * d;
@@ -212,7 +224,7 @@ OpMemory MemoryModel::describe(Operation *op) {
     // non-zero), then the result.
     auto [grow, any] = padGrowth(conv.getPadding());
     if (any)
-      addPreScratch(grownBytes(shapes, conv.getInput(), grow), 0);
+      addPreScratch(grownBytes(shapes, conv.getInput(), grow, missingDims), 0);
     add(conv.getResult(), BufferKind::Alloc);
     return m;
   }
@@ -222,7 +234,7 @@ OpMemory MemoryModel::describe(Operation *op) {
     // buffer is removed before code generation.
     auto [grow, any] = padGrowth(pool.getPadding());
     if (any)
-      addPreScratch(grownBytes(shapes, pool.getInput(), grow), 0);
+      addPreScratch(grownBytes(shapes, pool.getInput(), grow, missingDims), 0);
     add(pool.getResult(), BufferKind::Alloc);
     return m;
   }
@@ -238,7 +250,13 @@ OpMemory MemoryModel::describe(Operation *op) {
     SmallVector<AffineExpr> xd = shapes.getDims(ct.getInput());
     SmallVector<AffineExpr> od = shapes.getDims(ct.getResult());
     auto dimOf = [&](RankedTensorType t, ArrayRef<AffineExpr> d, int64_t i) {
-      return t.isDynamicDim(i) ? d[i] : cst(t.getDimSize(i));
+      if (!t.isDynamicDim(i))
+        return cst(t.getDimSize(i));
+      if (i < (int64_t)d.size() && d[i])
+        return d[i];
+      if (!missingDims)
+        missingDims = ct.getResult();
+      return cst(0);
     };
     if (!ft.hasStaticShape()) {
       for (Value r : op->getResults())
@@ -386,6 +404,7 @@ Value MemoryModel::getBufferRoot(Value v) {
     case BufferKind::Alloc:
       return v;
     case BufferKind::External:
+    case BufferKind::Stack:
       return Value();
     case BufferKind::View:
     case BufferKind::InPlace:
@@ -430,12 +449,21 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
           use(v, i);
     });
   }
+  // A result returned as its own buffer stays live past the end; any other
+  // returned value (a view, an input, a constant) is cloned at the return
+  // (the function must own its results), after which its buffer dies.
   Operation *term = func.getBody().front().getTerminator();
+  // (A reshape's result is a view even when the reshape copied a strided
+  // source: the copy is the buffer, the returned value a view of it.)
+  auto returnsOwned = [&](Value v) {
+    Value root = getBufferRoot(v);
+    return root && root == v && !v.getDefiningOp<DynamicReshapeOp>();
+  };
   for (Value v : term->getOperands())
-    use(v, n);
+    use(v, returnsOwned(v) ? n + 1 : n);
 
   // Live bytes per program point.
-  SmallVector<SmallVector<unsigned>> freedAfter(n + 1);
+  SmallVector<SmallVector<unsigned>> freedAfter(n + 2);
   for (auto [k, b] : llvm::enumerate(p.buffers))
     freedAfter[b.lastUse].push_back(k);
   AffineExpr live = cst(0);
@@ -484,6 +512,27 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
         live = live - p.buffers[k].bytes;
     live = solver.simplify(live);
   }
+  // The clones of the returned values that are not owned buffers: each
+  // is its payload exactly (no alignment padding), and the buffer it was
+  // copied from dies after its last copy.
+  for (auto [k, v] : llvm::enumerate(term->getOperands())) {
+    if (returnsOwned(v) || !isa<RankedTensorType>(v.getType()))
+      continue;
+    Value root = getBufferRoot(v);
+    live = solver.simplify(live + payloadBytes(v));
+    p.exitPoints.push_back(live);
+    ++p.numAllocs;
+    if (!root)
+      continue;
+    bool laterUse = false;
+    for (Value w : term->getOperands().drop_front(k + 1))
+      laterUse |= getBufferRoot(w) == root;
+    if (laterUse)
+      continue;
+    const BufferLiveRange &b = p.buffers[bufferIndex.lookup(root)];
+    if (b.lastUse == n)
+      live = solver.simplify(live - b.bytes);
+  }
   p.liveAtExit = live;
 
   // Peak candidates: distinct live bytes, minus the ones another candidate
@@ -518,6 +567,8 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
   for (auto [i, ps] : llvm::enumerate(p.livePoints))
     for (AffineExpr e : ps)
       points.push_back({(unsigned)i, e});
+  for (AffineExpr e : p.exitPoints)
+    points.push_back({n, e});
   for (auto [i, e] : points) {
     if (llvm::any_of(kept, [&](AffineExpr k) { return covers(k, e); }))
       continue;
@@ -630,6 +681,14 @@ static void collectSymbols(AffineExpr e, llvm::SetVector<unsigned> &out) {
 }
 
 bool MemoryModel::isPredictable(const MemoryProfile &p, std::string *reason) {
+  if (missingDims) {
+    if (reason) {
+      *reason = "no symbolic size for a result";
+      if (Operation *def = missingDims.getDefiningOp())
+        *reason += " of '" + def->getName().getStringRef().str() + "'";
+    }
+    return false;
+  }
   llvm::DenseSet<unsigned> inputSymbols;
   for (BlockArgument arg : func.getArguments())
     for (AffineExpr d : shapes.getDims(arg))
@@ -782,6 +841,9 @@ LogicalResult mlir::disc::printMemory(ModuleOp module, StringRef entry,
     for (AffineExpr e : p.livePoints[i])
       os << "    live=" << mm.render(e) << "  [" << value(e) << "]\n";
   }
+  for (AffineExpr e : p.exitPoints)
+    os << "return (clone)\n    live=" << mm.render(e) << "  [" << value(e)
+       << "]\n";
   os << "live at exit: " << mm.render(p.liveAtExit) << "  ["
      << value(p.liveAtExit) << "]\n";
   os << "peak = max of " << p.peakCandidates.size() << " candidates:\n";

@@ -106,7 +106,9 @@ struct OpMemory {
 
 /// Live range of one allocated buffer under an order: allocated when op
 /// `def` runs, freed right after op `lastUse` (== def when nothing reads
-/// it); `lastUse` == order.size() for a buffer the function returns.
+/// it); `lastUse` == order.size() + 1 for a buffer the function returns as
+/// itself (never freed), order.size() for one returned only through a view
+/// (freed after the return's clone of the view).
 struct BufferLiveRange {
   Value root; ///< the Alloc result that owns the buffer
   AffineExpr bytes;
@@ -130,13 +132,18 @@ struct MemoryProfile {
   /// Every program point inside order[i] (one or two expressions; the last
   /// one is liveAt[i]).
   SmallVector<SmallVector<AffineExpr, 2>> livePoints;
+  /// Live bytes after each clone the return makes: a returned value that
+  /// is not a buffer of its own (a view, an input, a constant) is copied
+  /// into a fresh allocation of exactly its payload bytes (the function
+  /// owns its results); these points follow the last op.
+  SmallVector<AffineExpr> exitPoints;
   /// Bytes still live when the function returns (its results).
   AffineExpr liveAtExit;
   /// The peak is the max of these (distinct liveAt expressions, the ones
   /// that are provably below another one removed by canonical form).
   SmallVector<AffineExpr> peakCandidates;
   /// For each peak candidate, the first program point with that live-byte
-  /// expression.
+  /// expression (order.size() for a point of the return).
   SmallVector<unsigned> peakCandidatePoints;
   /// Total allocator calls of one run.
   int64_t numAllocs = 0;
@@ -231,6 +238,8 @@ private:
   llvm::DenseMap<Operation *, std::unique_ptr<OpMemory>> cache;
   llvm::DenseSet<Operation *> dead;
   bool deadComputed = false;
+  /// A value whose dims the shape analysis has no expression for.
+  Value missingDims;
 };
 
 /// `disc-compile --emit=memory`: for each top-level op of `entry` in program
