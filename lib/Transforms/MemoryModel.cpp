@@ -681,6 +681,26 @@ static void collectSymbols(AffineExpr e, llvm::SetVector<unsigned> &out) {
 }
 
 bool MemoryModel::isPredictable(const MemoryProfile &p, std::string *reason) {
+  // Allocations inside a loop or branch (the importer's recurrent layers)
+  // repeat per iteration; the model does not count them yet, so it gives
+  // no prediction rather than a wrong one.
+  for (Operation *op : p.order) {
+    if (op->getNumRegions() == 0)
+      continue;
+    bool allocates = false;
+    op->walk([&](Operation *nested) {
+      if (nested != op && llvm::any_of(nested->getResultTypes(), [](Type t) {
+            return isa<RankedTensorType>(t);
+          }))
+        allocates = true;
+    });
+    if (!allocates)
+      continue;
+    if (reason)
+      *reason = "tensors allocated inside the regions of '" +
+                op->getName().getStringRef().str() + "' are not modeled";
+    return false;
+  }
   if (missingDims) {
     if (reason) {
       *reason = "no symbolic size for a result";

@@ -9,7 +9,9 @@
 #include "disc/Transforms/MemoryModel.h"
 #include "disc/InitAll.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 
@@ -24,7 +26,7 @@ class MemoryModelTest : public ::testing::Test {
 protected:
   MemoryModelTest() {
     DialectRegistry registry;
-    registry.insert<func::FuncDialect>();
+    registry.insert<func::FuncDialect, arith::ArithDialect, scf::SCFDialect>();
     registerAllDiscDialects(registry);
     ctx.appendDialectRegistry(registry);
     ctx.loadAllAvailableDialects();
@@ -326,6 +328,26 @@ func.func @f(%n: tensor<i64>) -> tensor<?xf32> {
   llvm::json::Object j = mm->toJson(p);
   EXPECT_EQ(j.getBoolean("predictable"), false);
   EXPECT_TRUE(j.getString("reason").has_value());
+}
+
+TEST_F(MemoryModelTest, LoopsAreNotPredictable) {
+  // A recurrent layer as the importer builds it: the loop body allocates
+  // a state per iteration, which the model does not count yet.
+  load(R"mlir(
+func.func @f(%x: tensor<?x4xf32> {disc.dims = ["b", 4]}, %n: index) -> tensor<?x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%h = %x) -> (tensor<?x4xf32>) {
+    %t = disc.tanh %h : tensor<?x4xf32>
+    scf.yield %t : tensor<?x4xf32>
+  }
+  return %r : tensor<?x4xf32>
+}
+)mlir");
+  MemoryProfile p = mm->profile();
+  std::string reason;
+  EXPECT_FALSE(mm->isPredictable(p, &reason));
+  EXPECT_NE(reason.find("scf.for"), std::string::npos) << reason;
 }
 
 } // namespace
