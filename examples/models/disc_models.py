@@ -204,6 +204,55 @@ def build_unet():
     return model
 
 
+def build_inception():
+    import torch
+    from torch import nn
+
+    class Branchy(nn.Module):
+        """Two Inception-style blocks written the way many model files (and
+        so their ONNX exports) are: every branch's 1x1 head (a 4x channel
+        expansion at full resolution) is computed first, then each branch's
+        reduction (a strided 3x3 conv, or pooling and a 1x1 conv), then the
+        concat. Program order keeps all wide heads alive at once; running
+        each branch to its narrow output first does not."""
+
+        def __init__(self, cin=3, c=16, branches=4):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(cin, c, 3, padding=1), nn.ReLU())
+            self.blocks = nn.ModuleList()
+            for _ in range(2):
+                heads = nn.ModuleList(
+                    [nn.Sequential(nn.Conv2d(c, 4 * c, 1), nn.ReLU())
+                     for _ in range(branches)])
+                tails = nn.ModuleList()
+                for b in range(branches):
+                    if b % 2 == 0:
+                        tails.append(nn.Conv2d(4 * c, c // 2, 3, stride=2, padding=1))
+                    else:
+                        tails.append(nn.Sequential(nn.AvgPool2d(2), nn.Conv2d(4 * c, c // 2, 1)))
+                self.blocks.append(nn.ModuleList([heads, tails]))
+                c = branches * (c // 2)
+            self.head = nn.Conv2d(c, 10, 1)
+
+        def forward(self, x):
+            x = self.stem(x)
+            for heads, tails in self.blocks:
+                hs = [h(x) for h in heads]
+                x = torch.cat([t(h) for t, h in zip(tails, hs)], dim=1)
+            return self.head(x).mean(dim=(2, 3))
+
+    torch.manual_seed(SEED)
+    model = Branchy()
+    model.eval()
+    return model
+
+
+def _inception_inputs(shape, rng):
+    if len(shape) != 4 or shape[1] != 3 or shape[2] % 4 or shape[3] % 4:
+        raise ValueError(f"inception wants N x 3 x H x W, H and W multiples of 4, got {shape}")
+    return {"input": rng.standard_normal(shape).astype(np.float32)}
+
+
 def _resnet_inputs(shape, rng):
     if len(shape) != 4 or shape[1] != 3:
         raise ValueError(f"resnet18 wants N x 3 x H x W, got {shape}")
@@ -283,6 +332,15 @@ MODELS = {
         make_inputs=_unet_inputs,
         export_shape=(1, 3, 64, 64),
         default_shapes=["1x3x64x64", "2x3x48x80", "1x3x96x128"],
+    ),
+    "inception": dict(
+        build=build_inception,
+        inputs=["input"],
+        outputs=["output"],
+        dynamic_axes={"input": {0: "N", 2: "H", 3: "W"}, "output": {0: "N"}},
+        make_inputs=_inception_inputs,
+        export_shape=(1, 3, 32, 32),
+        default_shapes=["1x3x32x32", "2x3x48x64", "1x3x96x96"],
     ),
 }
 

@@ -828,6 +828,10 @@ struct ShapeConstraintSolver::Impl {
         cs.push_back(items[i].c);
     cs.push_back({p, rel});
 
+    // A zero time limit turns Z3 off: what the cheap steps could not
+    // decide stays UNKNOWN.
+    if (timeoutMs == 0)
+      return Z3Status::Unknown;
     std::string error;
     ++stats.z3Calls;
     auto start = std::chrono::steady_clock::now();
@@ -1296,6 +1300,10 @@ void ShapeConstraintSolver::setTimeoutMs(unsigned ms) {
   impl->timeoutMs = ms;
   impl->z3Cache.clear();
   impl->queryCache.clear();
+}
+
+unsigned ShapeConstraintSolver::getTimeoutMs() const {
+  return impl->timeoutMs;
 }
 
 const SolverStats &ShapeConstraintSolver::getStats() const {

@@ -9,10 +9,12 @@
 #include "disc/Pipelines/CpuPipeline.h"
 
 #include "disc/Conversion/Passes.h"
+#include "disc/Transforms/MemoryModel.h"
 #include "disc/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/BufferViewFlowAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -48,19 +50,78 @@ struct CopyToLinalgPass
     }
   }
 };
+
+/// Moves small static buffers of the function's entry block that do not
+/// escape (shape tensors, index shapes of reshapes) to the stack, so they
+/// never reach the runtime's allocator whatever canonicalization folded
+/// (docs/memory.md). Runs after bufferization, before deallocation. The
+/// size rule is the memory model's (disc::kMaxStackBufferBytes); only the
+/// entry block, so no alloca sits in a loop.
+struct PromoteSmallBuffersPass
+    : public PassWrapper<PromoteSmallBuffersPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PromoteSmallBuffersPass)
+  StringRef getArgument() const final { return "disc-promote-small-buffers"; }
+  StringRef getDescription() const final {
+    return "Move small static non-escaping buffers to the stack";
+  }
+  static int64_t elementBytes(Type t) {
+    if (t.isIntOrFloat())
+      return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
+    if (t.isIndex())
+      return 8;
+    return -1;
+  }
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    BufferViewFlowAnalysis aliases(func);
+    SmallVector<Value> returned;
+    func.walk([&](func::ReturnOp r) {
+      llvm::append_range(returned, r.getOperands());
+    });
+    SmallVector<memref::AllocOp> allocs;
+    for (Operation &op : func.getBody().front())
+      if (auto alloc = dyn_cast<memref::AllocOp>(op))
+        allocs.push_back(alloc);
+    for (memref::AllocOp alloc : allocs) {
+      MemRefType type = alloc.getType();
+      int64_t elt = elementBytes(type.getElementType());
+      if (!type.hasStaticShape() || !type.getLayout().isIdentity() || elt < 0 ||
+          type.getNumElements() * elt > disc::kMaxStackBufferBytes)
+        continue;
+      auto aliasSet = aliases.resolve(alloc.getResult());
+      if (llvm::any_of(returned, [&](Value v) { return aliasSet.contains(v); }))
+        continue;
+      OpBuilder b(alloc);
+      auto alloca = memref::AllocaOp::create(b, alloc.getLoc(), type,
+                                             alloc.getAlignmentAttr());
+      alloc.replaceAllUsesWith(alloca.getResult());
+      alloc.erase();
+    }
+  }
+};
 } // namespace
 
-void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm) {
+void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
+                                      const CpuPipelineOptions &options) {
   // Symbolic shapes: annotate, make provably static dims static. The
   // lowering re-runs the analysis (with the user ranges still in the module)
   // to drop broadcast versions between proven-equal dims; the annotations
   // go afterwards.
   pm.addPass(createDiscShapePropagate());
   pm.addPass(createDiscShapeSimplify());
+  // Op order for a lower symbolic peak; lowering, canonicalize, CSE and
+  // bufferization keep the relative order of the ops (docs/memory.md).
+  if (options.memorySchedule)
+    pm.addPass(createDiscMemorySchedule());
   pm.addPass(createDiscLowerToLinalg());
   pm.addPass(createDiscStripShapeAnnotations());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  // No CSE on tensors: it would merge the `tensor.empty` destinations (and
+  // their fills) of different ops, and bufferization would then write ops
+  // into each other's buffers or insert copies, breaking the memory model
+  // (docs/memory.md: every op result gets its own allocation). CSE runs
+  // after bufferization instead, where allocations are never merged.
   // linalg-fuse-elementwise-ops is left out: it miscompiles the keep_dims
   // reductions (constant-0 output maps) that LayerNormalization produces.
   // DISC's own fusion pass (disc-fusion) replaces it.
@@ -75,10 +136,16 @@ void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm) {
   bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(std::make_unique<PromoteSmallBuffersPass>());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
   // Every dynamic allocation: sizes non-negative, byte size within int64.
   pm.addPass(createDiscCheckAllocations());
+  // Ownership-based deallocation frees at the end of the block; move each
+  // dealloc right after the last use of the buffer and of its views, so the
+  // live bytes follow the op order (docs/memory.md).
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createOptimizeAllocationLivenessPass());
   pm.addNestedPass<func::FuncOp>(std::make_unique<CopyToLinalgPass>());
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
@@ -104,7 +171,10 @@ void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm) {
 
 void mlir::disc::registerDiscPipelines() {
   PassRegistration<CopyToLinalgPass>();
+  PassRegistration<PromoteSmallBuffersPass>();
   PassPipelineRegistration<>("disc-cpu-pipeline",
                              "Lower the disc dialect to the LLVM dialect",
-                             buildDiscCpuPipeline);
+                             [](OpPassManager &pm) {
+                               buildDiscCpuPipeline(pm);
+                             });
 }

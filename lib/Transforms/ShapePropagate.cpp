@@ -1546,6 +1546,11 @@ LogicalResult mlir::disc::annotateShapes(ModuleOp module, bool simplify) {
       SmallVector<Attribute> entries;
       SmallVector<AffineExpr> dims = sa.getDims(v);
       auto t = dyn_cast<RankedTensorType>(v.getType());
+      // A static type is its own annotation. (A value created by folding
+      // after the analysis may sit at the address of an erased one, whose
+      // stale dims the analysis would return.)
+      if (t && t.hasStaticShape())
+        dims.clear();
       if (t && dims.size() != (size_t)t.getRank()) {
         if (!t.hasStaticShape())
           return nullptr;

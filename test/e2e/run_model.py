@@ -7,7 +7,13 @@ it once with disc-compile, run it at every shape with disc-run --compare,
 and print a table:
 
     model | input shapes | compile time (s) | latency (ms, median) |
-    peak memory (MiB) | max abs err | max rel err | status
+    peak bytes | predicted peak bytes | max abs err | max rel err | status
+
+Every run also checks the memory model (docs/memory.md): the peak bytes the
+runtime measured must equal the peak the compiled model predicts for the
+input shapes (status PEAK_MISMATCH otherwise). Models with fewer than three
+reference shapes also run at the shapes in PEAK_ONLY_SHAPES, with random
+inputs and no comparison, for this check.
 
     /usr/bin/python3 test/e2e/run_model.py --bin-dir build/bin \
         --work-dir build/test/e2e resnet18 transformer
@@ -38,6 +44,15 @@ EXPORT_SCRIPTS = {
     "gpt_decoder": "export_gpt_decoder.py",
     "mobilenet_v2": "export_mobilenet_v2.py",
     "unet": "export_unet.py",
+    "inception": "export_inception.py",
+}
+
+
+# Extra shapes (random inputs, peak check only) so that every model is
+# checked at three shapes or more.
+PEAK_ONLY_SHAPES = {
+    "resnet18": ["1x3x64x72"],
+    "transformer": ["3x5"],
 }
 
 
@@ -127,7 +142,8 @@ class Row:
         self.shapes = shapes
         self.compile_s = None
         self.latency_ms = None
-        self.peak_mib = None
+        self.peak_bytes = None
+        self.predicted_peak_bytes = None
         self.max_abs = None
         self.max_rel = None
         self.status = "?"
@@ -191,8 +207,10 @@ def run_model(model, args):
             pass
         if isinstance(rep.get("latency_ms"), (int, float)):
             row.latency_ms = rep["latency_ms"]
-        if isinstance(rep.get("peak_bytes"), (int, float)):
-            row.peak_mib = rep["peak_bytes"] / (1 << 20)
+        if isinstance(rep.get("peak_bytes"), int):
+            row.peak_bytes = rep["peak_bytes"]
+        if isinstance(rep.get("predicted_peak_bytes"), int):
+            row.predicted_peak_bytes = rep["predicted_peak_bytes"]
         outs = rep.get("outputs") or []
         abs_errs = [o["max_abs_err"] for o in outs
                     if isinstance(o.get("max_abs_err"), (int, float))]
@@ -213,8 +231,51 @@ def run_model(model, args):
         elif rep.get("passed") is not True or len(outs) < len(case["refs"]):
             row.status = "MISMATCH"
         else:
-            row.status = "PASS"
+            row.status = peak_status(row)
+    if not compile_status:
+        for shape in PEAK_ONLY_SHAPES.get(model, []) if not args.shapes else []:
+            rows.append(run_peak_only(model, so, shape, args))
     return rows
+
+
+def peak_status(row):
+    """PASS when the measured peak equals the memory model's prediction."""
+    if row.predicted_peak_bytes is None:
+        return "NO_PREDICTION"
+    if row.peak_bytes != row.predicted_peak_bytes:
+        return "PEAK_MISMATCH"
+    return "PASS"
+
+
+def run_peak_only(model, so, shape, args):
+    """Runs the compiled model once at `shape` with random inputs and checks
+    the peak against the prediction (no reference comparison)."""
+    row = Row(model, f"{shape} (random, peak only)")
+    report = os.path.join(args.work_dir, f"{model}.{shape}.peak.report.json")
+    if os.path.exists(report):
+        os.remove(report)
+    rc, _, _ = run([os.path.join(args.bin_dir, "disc-run"), so,
+                    "--input", f"#0={shape}:random", "--report", report],
+                   args.timeout)
+    rep = {}
+    try:
+        with open(report) as f:
+            rep = json.load(f)
+    except (OSError, ValueError):
+        pass
+    if isinstance(rep.get("latency_ms"), (int, float)):
+        row.latency_ms = rep["latency_ms"]
+    if isinstance(rep.get("peak_bytes"), int):
+        row.peak_bytes = rep["peak_bytes"]
+    if isinstance(rep.get("predicted_peak_bytes"), int):
+        row.predicted_peak_bytes = rep["predicted_peak_bytes"]
+    if rc is None:
+        row.status = "RUN_TIMEOUT"
+    elif rc != 0 or not rep:
+        row.status = f"RUN_FAIL({rc})"
+    else:
+        row.status = peak_status(row)
+    return row
 
 
 def _fmt(v, spec):
@@ -223,9 +284,11 @@ def _fmt(v, spec):
 
 def print_table(rows, out=sys.stdout):
     header = ["model", "input shapes", "compile time (s)", "latency (ms, median)",
-              "peak memory (MiB)", "max abs err", "max rel err", "status"]
+              "peak bytes", "predicted peak bytes", "max abs err", "max rel err",
+              "status"]
     body = [[r.model, r.shapes, _fmt(r.compile_s, ".2f"), _fmt(r.latency_ms, ".3f"),
-             _fmt(r.peak_mib, ".1f"), _fmt(r.max_abs, ".2e"), _fmt(r.max_rel, ".2e"),
+             _fmt(r.peak_bytes, "d"), _fmt(r.predicted_peak_bytes, "d"),
+             _fmt(r.max_abs, ".2e"), _fmt(r.max_rel, ".2e"),
              r.status] for r in rows]
     widths = [max(len(str(x)) for x in col) for col in zip(header, *body)]
 

@@ -1,8 +1,9 @@
 //===- disc-compile.cpp - compile an ONNX model once into a model.so ------===//
 //
 // disc-compile MODEL.onnx -o MODEL.so [--target=cpu]
-//              [--emit=mlir|shapes|linalg|llvm-dialect|llvm|obj|lib]
+//              [--emit=mlir|shapes|memory|linalg|llvm-dialect|llvm|obj|lib]
 //              [--dim NAME=MIN:MAX[:LIKELY]] [--dim NAME=VALUE] ...
+//              [--schedule=memory|none]
 //
 // Also accepts a disc-dialect `.mlir` file as input (used by lit tests).
 // Exit codes: 0 ok, 1 compiler failure, 2 bad usage or bad input (malformed
@@ -14,6 +15,7 @@
 #include "disc/InitAll.h"
 #include "disc/Pipelines/CpuPipeline.h"
 #include "disc/Dialect/DiscShape/IR/DiscShapeDialect.h"
+#include "disc/Transforms/MemoryModel.h"
 #include "disc/Transforms/Passes.h"
 #include "disc/Transforms/ShapeAnalysis.h"
 
@@ -45,13 +47,16 @@ static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::value_desc("path"), cl::init("-"));
 static cl::opt<std::string> target("target", cl::desc("Target: cpu"),
                                    cl::init("cpu"));
-enum class Emit { Mlir, Shapes, Linalg, LlvmDialect, Llvm, Obj, Lib };
+enum class Emit { Mlir, Shapes, Memory, Linalg, LlvmDialect, Llvm, Obj, Lib };
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Lib),
     cl::values(clEnumValN(Emit::Mlir, "mlir", "disc dialect after import"),
                clEnumValN(Emit::Shapes, "shapes",
                           "symbolic shape of every value (after "
                           "disc-shape-propagate and disc-shape-simplify)"),
+               clEnumValN(Emit::Memory, "memory",
+                          "live bytes of every op in the final order and "
+                          "the peak (docs/memory.md)"),
                clEnumValN(Emit::Linalg, "linalg", "after disc-lower-to-linalg"),
                clEnumValN(Emit::LlvmDialect, "llvm-dialect",
                           "MLIR LLVM dialect after lowering"),
@@ -64,6 +69,14 @@ static cl::list<std::string> dimOptions(
     cl::desc("Range of a named input dim: NAME=MIN:MAX[:LIKELY], or "
              "NAME=VALUE to specialize it (repeatable)"),
     cl::value_desc("NAME=MIN:MAX[:LIKELY]"));
+
+enum class Schedule { Memory, None };
+static cl::opt<Schedule> schedule(
+    "schedule", cl::desc("Op order"), cl::init(Schedule::Memory),
+    cl::values(clEnumValN(Schedule::Memory, "memory",
+                          "reorder ops to lower the symbolic peak memory "
+                          "(disc-memory-schedule, default)"),
+               clEnumValN(Schedule::None, "none", "keep program order")));
 
 static cl::opt<bool> forceDynamic(
     "force-dynamic",
@@ -252,11 +265,47 @@ int main(int argc, char **argv) {
     }
   }
 
+  // The op order is chosen before the memory model is printed or carried
+  // in the signature, so both describe the order that runs.
+  if (schedule == Schedule::Memory) {
+    PassManager spm(&context);
+    spm.addPass(disc::createDiscMemorySchedule());
+    if (failed(spm.run(*module)))
+      return fail(1, "memory scheduling failed");
+  }
+
+  if (emit == Emit::Memory) {
+    std::string err;
+    auto out = openOutputFile(outputPath, &err);
+    if (!out)
+      return fail(1, err);
+    if (failed(disc::printMemory(*module, entry, out->os())))
+      return fail(1, "could not print the memory model");
+    out->keep();
+    return 0;
+  }
+
   std::string modelName = llvm::sys::path::stem(inputPath).str();
   FailureOr<std::string> signature =
       disc::buildSignatureJson(*module, entry, modelName);
   if (failed(signature))
     return fail(2, "could not build the model signature");
+  // The predicted peak (docs/memory.md) rides in the signature.
+  {
+    FailureOr<llvm::json::Object> memory =
+        disc::buildMemoryJson(*module, entry);
+    llvm::Expected<llvm::json::Value> sig = llvm::json::parse(*signature);
+    if (failed(memory) || !sig || !sig->getAsObject()) {
+      if (!sig)
+        llvm::consumeError(sig.takeError());
+      return fail(1, "could not build the memory model");
+    }
+    sig->getAsObject()->try_emplace("memory", std::move(*memory));
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << *sig;
+    *signature = std::move(text);
+  }
 
   if (auto f = module->lookupSymbol<func::FuncOp>(entry)) {
     // The signature now lives in the JSON; drop the frontend's attributes.
@@ -273,8 +322,11 @@ int main(int argc, char **argv) {
     pm.addPass(disc::createDiscStripShapeAnnotations());
     pm.addPass(disc::createDiscLowerToLinalg());
   }
-  else
-    disc::buildDiscCpuPipeline(pm);
+  else {
+    disc::CpuPipelineOptions pipelineOptions;
+    pipelineOptions.memorySchedule = false; // scheduled above
+    disc::buildDiscCpuPipeline(pm, pipelineOptions);
+  }
   if (failed(pm.run(*module)))
     return fail(1, "lowering failed");
   if (emit == Emit::Linalg || emit == Emit::LlvmDialect)

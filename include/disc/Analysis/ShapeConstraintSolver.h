@@ -92,8 +92,11 @@ public:
   /// AffineExpr (used to merge provably equal dims and to print shapes).
   AffineExpr simplify(AffineExpr e);
 
-  /// Per-query Z3 time limit in milliseconds (default 200).
+  /// Per-query Z3 time limit in milliseconds (default 200); 0 turns Z3 off
+  /// (canonical forms, corners and sample points only; the rest is
+  /// UNKNOWN, and cached like any answer).
   void setTimeoutMs(unsigned ms);
+  unsigned getTimeoutMs() const;
   const SolverStats &getStats() const;
 
 private:

@@ -8,10 +8,18 @@
 
 namespace mlir::disc {
 
+/// Choices of the CPU pipeline.
+struct CpuPipelineOptions {
+  /// Run disc-memory-schedule (`disc-compile --schedule=memory`); false
+  /// keeps program order (`--schedule=none`).
+  bool memorySchedule = true;
+};
+
 /// disc → linalg/tensor → one-shot bufferization (+ ownership-based buffer
 /// deallocation) → loops → LLVM dialect. Allocations go through the runtime
 /// (docs/runtime-abi.md). Registered as `disc-cpu-pipeline`.
-void buildDiscCpuPipeline(OpPassManager &pm);
+void buildDiscCpuPipeline(OpPassManager &pm,
+                          const CpuPipelineOptions &options = {});
 
 /// Registers DISC pass pipelines (`disc-cpu-pipeline`).
 void registerDiscPipelines();

@@ -34,4 +34,27 @@ def DiscStripShapeAnnotations : Pass<"disc-strip-shape-annotations", "ModuleOp">
   let dependentDialects = ["::mlir::disc_shape::DiscShapeDialect"];
 }
 
+def DiscMemorySchedule : Pass<"disc-memory-schedule", "ModuleOp"> {
+  let summary = "Reorder ops to lower the symbolic peak memory";
+  let description = [{
+    Chooses a topological order of each function's top-level ops that
+    lowers the peak of live bytes, with byte sizes as symbolic expressions
+    of the input dims (the memory model, after disc-shape-propagate and
+    disc-shape-simplify). Candidate orders come from several heuristics
+    (BladeDISC++ memory-priority list scheduling, XLA-style depth-first
+    post-orders); the shape constraint solver compares their peaks
+    (canonical forms, then Z3 under the `--dim` ranges). An order replaces
+    program order only when its peak is proven no higher for every shape in
+    range; an UNKNOWN between two such orders is broken by the LIKELY
+    values, and a tie keeps the earlier one. Deterministic. See
+    docs/memory.md, "Op scheduling".
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark per function naming the chosen heuristic and the "
+           "peak of every candidate at the sample point">,
+  ];
+  let dependentDialects = ["::mlir::disc_shape::DiscShapeDialect"];
+}
+
 #endif // DISC_TRANSFORMS_PASSES_TD

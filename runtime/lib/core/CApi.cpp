@@ -92,6 +92,36 @@ const char *disc_executable_output_name(const disc_executable_t *exe,
   return exe->exe->signature().outputs[index].name.c_str();
 }
 
+disc_status_code disc_executable_predict_peak_bytes(
+    const disc_executable_t *exe, int64_t num_inputs, const int64_t *ranks,
+    const int64_t *const *shapes, int64_t *out_bytes) {
+  if (!exe || !out_bytes || num_inputs < 0 ||
+      (num_inputs > 0 && (!ranks || !shapes)))
+    return fail(DISC_STATUS_INVALID_ARGUMENT, "null argument");
+  try {
+    std::vector<std::vector<int64_t>> dims(num_inputs);
+    for (int64_t i = 0; i < num_inputs; ++i) {
+      if (ranks[i] < 0 || (ranks[i] > 0 && !shapes[i]))
+        return fail(DISC_STATUS_INVALID_ARGUMENT,
+                    "input " + std::to_string(i) + ": bad rank or null dims");
+      dims[i].assign(shapes[i], shapes[i] + ranks[i]);
+    }
+    return report(exe->exe->predictPeakBytes(dims, out_bytes));
+  } catch (const std::exception &e) {
+    return fail(DISC_STATUS_INTERNAL, e.what());
+  }
+}
+
+const char *disc_executable_peak_unpredictable_reason(
+    const disc_executable_t *exe) {
+  if (!exe)
+    return "";
+  const disc::MemorySpec &mem = exe->exe->signature().memory;
+  if (!mem.present)
+    return "the model carries no memory model";
+  return mem.predictable ? "" : mem.reason.c_str();
+}
+
 disc_status_code disc_session_create(const disc_executable_t *exe,
                                      const disc_session_options_t *options,
                                      disc_session_t **out) {

@@ -6,6 +6,9 @@
 #include <dlfcn.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <climits>
+
 namespace disc {
 
 using json = nlohmann::json;
@@ -94,7 +97,213 @@ Status parseTensorSpecs(const json &root, const char *key, bool isInput,
   return Status::ok();
 }
 
+/// Parses a memory-model expression: an integer, a dim name, or
+/// [OP, EXPR, EXPR] (docs/runtime-abi.md).
+bool parseSizeExpr(const json &j, SizeExpr *out, int depth = 0) {
+  if (depth > 256)
+    return false;
+  if (j.is_number_integer()) {
+    out->kind = SizeExpr::Kind::Constant;
+    out->value = j.get<int64_t>();
+    return true;
+  }
+  if (j.is_string()) {
+    out->kind = SizeExpr::Kind::Symbol;
+    out->symbol = j.get<std::string>();
+    return !out->symbol.empty();
+  }
+  if (!j.is_array() || j.size() != 3 || !j[0].is_string())
+    return false;
+  static const std::pair<const char *, SizeExpr::Kind> ops[] = {
+      {"+", SizeExpr::Kind::Add},
+      {"*", SizeExpr::Kind::Mul},
+      {"floordiv", SizeExpr::Kind::FloorDiv},
+      {"ceildiv", SizeExpr::Kind::CeilDiv},
+      {"mod", SizeExpr::Kind::Mod}};
+  std::string op = j[0].get<std::string>();
+  bool found = false;
+  for (const auto &entry : ops)
+    if (op == entry.first) {
+      out->kind = entry.second;
+      found = true;
+    }
+  if (!found)
+    return false;
+  out->operands.resize(2);
+  return parseSizeExpr(j[1], &out->operands[0], depth + 1) &&
+         parseSizeExpr(j[2], &out->operands[1], depth + 1);
+}
+
+Status parseMemorySpec(const json &j, MemorySpec *out) {
+  if (!j.is_object())
+    return Status::loadFailed("signature: 'memory' must be an object");
+  out->present = true;
+  auto predictable = j.find("predictable");
+  if (predictable == j.end() || !predictable->is_boolean())
+    return Status::loadFailed(
+        "signature: memory: 'predictable' must be a boolean");
+  out->predictable = predictable->get<bool>();
+  if (auto r = j.find("reason"); r != j.end() && r->is_string())
+    out->reason = r->get<std::string>();
+  if (auto n = j.find("num_allocs"); n != j.end() && n->is_number_integer())
+    out->numAllocs = n->get<int64_t>();
+  if (!out->predictable)
+    return Status::ok();
+  auto peak = j.find("peak_bytes");
+  if (peak == j.end() || !peak->is_array() || peak->empty())
+    return Status::loadFailed(
+        "signature: memory: 'peak_bytes' must be a non-empty array");
+  for (size_t i = 0; i < peak->size(); ++i) {
+    SizeExpr e;
+    if (!parseSizeExpr((*peak)[i], &e))
+      return Status::loadFailed("signature: memory: peak_bytes[" +
+                                std::to_string(i) + "] is not an expression");
+    out->peakBytes.push_back(std::move(e));
+  }
+  if (auto t = j.find("peak_bytes_text"); t != j.end() && t->is_array())
+    for (const json &x : *t)
+      if (x.is_string())
+        out->peakBytesText.push_back(x.get<std::string>());
+  return Status::ok();
+}
+
 } // namespace
+
+std::optional<int64_t>
+SizeExpr::evaluate(const std::map<std::string, int64_t> &dims) const {
+  switch (kind) {
+  case Kind::Constant:
+    return value;
+  case Kind::Symbol: {
+    auto it = dims.find(symbol);
+    if (it == dims.end())
+      return std::nullopt;
+    return it->second;
+  }
+  default:
+    break;
+  }
+  if (operands.size() != 2)
+    return std::nullopt;
+  std::optional<int64_t> l = operands[0].evaluate(dims);
+  std::optional<int64_t> r = operands[1].evaluate(dims);
+  if (!l || !r)
+    return std::nullopt;
+  int64_t a = *l, b = *r, v = 0;
+  switch (kind) {
+  case Kind::Add:
+    if (__builtin_add_overflow(a, b, &v))
+      return std::nullopt;
+    return v;
+  case Kind::Mul:
+    if (__builtin_mul_overflow(a, b, &v))
+      return std::nullopt;
+    return v;
+  case Kind::FloorDiv:
+  case Kind::CeilDiv: {
+    if (b == 0 || (a == INT64_MIN && b == -1))
+      return std::nullopt;
+    int64_t q = a / b;
+    bool inexact = a % b != 0;
+    if (kind == Kind::FloorDiv)
+      return (inexact && ((a < 0) != (b < 0))) ? q - 1 : q;
+    return (inexact && ((a < 0) == (b < 0))) ? q + 1 : q;
+  }
+  case Kind::Mod: {
+    if (b == 0 || (a == INT64_MIN && b == -1))
+      return std::nullopt;
+    int64_t m = a % b;
+    return m < 0 ? m + (b < 0 ? -b : b) : m;
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+Status Signature::bindDims(const std::vector<std::vector<int64_t>> &inputShapes,
+                           std::map<std::string, int64_t> *out) const {
+  out->clear();
+  if (inputShapes.size() != inputs.size())
+    return Status::invalidArgument("expected " + std::to_string(inputs.size()) +
+                                   " input shapes but got " +
+                                   std::to_string(inputShapes.size()));
+  std::map<std::string, std::pair<size_t, size_t>> where;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorSpec &spec = inputs[i];
+    const std::vector<int64_t> &shape = inputShapes[i];
+    std::string who = "input '" + spec.name + "'";
+    if (static_cast<int64_t>(shape.size()) != spec.rank())
+      return Status::invalidArgument(who + ": expected rank " +
+                                     std::to_string(spec.rank()) +
+                                     " but got rank " +
+                                     std::to_string(shape.size()));
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const DimSpec &dim = spec.shape[d];
+      int64_t got = shape[d];
+      std::string at = who + " dim " + std::to_string(d);
+      if (got < 0)
+        return Status::invalidArgument(at + ": negative size " +
+                                       std::to_string(got));
+      if (dim.isStatic()) {
+        if (got != dim.size)
+          return Status::invalidArgument(at + ": expected " +
+                                         std::to_string(dim.size) +
+                                         " but got " + std::to_string(got));
+        continue;
+      }
+      if (!dim.isSymbolic())
+        continue;
+      at += " ('" + dim.symbol + "')";
+      auto it = out->find(dim.symbol);
+      if (it != out->end()) {
+        if (it->second != got) {
+          auto [pi, pd] = where[dim.symbol];
+          return Status::invalidArgument(
+              at + ": got " + std::to_string(got) + " but input '" +
+              inputs[pi].name + "' dim " + std::to_string(pd) + " has '" +
+              dim.symbol + "' = " + std::to_string(it->second));
+        }
+        continue;
+      }
+      if (const SymbolSpec *sym = findSymbol(dim.symbol))
+        if (got < sym->min || (sym->max && got > *sym->max))
+          return Status::invalidArgument(
+              at + ": got " + std::to_string(got) + ", outside the range [" +
+              std::to_string(sym->min) + ", " +
+              (sym->max ? std::to_string(*sym->max) + "]"
+                        : std::string("inf)")) +
+              " of '" + dim.symbol + "'");
+      (*out)[dim.symbol] = got;
+      where[dim.symbol] = {i, d};
+    }
+  }
+  return Status::ok();
+}
+
+Status Executable::predictPeakBytes(
+    const std::vector<std::vector<int64_t>> &inputShapes,
+    int64_t *bytes) const {
+  if (!bytes)
+    return Status::invalidArgument("predictPeakBytes: bytes must not be null");
+  std::map<std::string, int64_t> dims;
+  if (Status s = signature_.bindDims(inputShapes, &dims); !s)
+    return s;
+  const MemorySpec &mem = signature_.memory;
+  if (!mem.present || !mem.predictable) {
+    *bytes = -1;
+    return Status::ok();
+  }
+  int64_t best = 0;
+  for (size_t i = 0; i < mem.peakBytes.size(); ++i) {
+    std::optional<int64_t> v = mem.peakBytes[i].evaluate(dims);
+    if (!v)
+      return Status::internal("memory model: peak_bytes[" + std::to_string(i) +
+                              "] cannot be evaluated at these shapes");
+    best = std::max(best, *v);
+  }
+  *bytes = best;
+  return Status::ok();
+}
 
 Status Signature::parse(std::string_view text, Signature *out) {
   json root = json::parse(text.begin(), text.end(), /*cb=*/nullptr,
@@ -144,6 +353,10 @@ Status Signature::parse(std::string_view text, Signature *out) {
       sig.symbols.push_back(std::move(sym));
     }
   }
+  if (auto memory = root.find("memory");
+      memory != root.end() && !memory->is_null())
+    if (Status s = parseMemorySpec(*memory, &sig.memory); !s)
+      return s;
   *out = std::move(sig);
   return Status::ok();
 }

@@ -543,9 +543,22 @@ int runMain(int argc, char **argv) {
     }
     outputsJson.push_back(entry);
   }
+  // The compiler's prediction for these input shapes (docs/memory.md):
+  // null when the model cannot predict its peak before running.
+  std::vector<std::vector<int64_t>> inputShapes;
+  for (const Tensor &t : inputs)
+    inputShapes.push_back(t.shape());
+  int64_t predicted = -1;
+  if (Status s = exe->predictPeakBytes(inputShapes, &predicted); !s)
+    return fail(Failure{exitCodeFor(s), s.message()});
+  json predictedJson =
+      predicted >= 0 ? json(predicted) : json(nullptr);
   double med = median(latencies);
   std::cout << "latency_ms: " << formatValue(med) << " (median of "
             << latencies.size() << ")  peak_bytes: " << stats.peak_bytes
+            << "  predicted_peak_bytes: "
+            << (predicted >= 0 ? std::to_string(predicted)
+                               : std::string("unknown"))
             << "  allocs: " << stats.num_allocs;
   if (stats.leaked_allocs)
     std::cout << "  leaked_allocs: " << stats.leaked_allocs;
@@ -557,6 +570,7 @@ int runMain(int argc, char **argv) {
             {"latency_ms", med},
             {"latencies_ms", latencies},
             {"peak_bytes", stats.peak_bytes},
+            {"predicted_peak_bytes", predictedJson},
             {"num_allocs", stats.num_allocs},
             {"leaked_allocs", stats.leaked_allocs},
             {"outputs", outputsJson},

@@ -237,6 +237,38 @@ struct SymbolSpec {
   std::optional<int64_t> max;
 };
 
+/// A size expression of the memory model (docs/memory.md): an integer, a
+/// named input dim, or an operation on two sub-expressions.
+struct SizeExpr {
+  enum class Kind { Constant, Symbol, Add, Mul, FloorDiv, CeilDiv, Mod };
+  Kind kind = Kind::Constant;
+  int64_t value = 0;             ///< Constant
+  std::string symbol;            ///< Symbol: an input dim name
+  std::vector<SizeExpr> operands; ///< Add..Mod: exactly two
+
+  /// Value with the named dims bound; nullopt when a name is unbound, on a
+  /// division by zero or on overflow.
+  std::optional<int64_t>
+  evaluate(const std::map<std::string, int64_t> &dims) const;
+};
+
+/// The "memory" entry of the signature: the compiler's prediction of the
+/// peak bytes live through the context allocator during one run.
+struct MemorySpec {
+  /// False for a model compiled without a memory model.
+  bool present = false;
+  /// False when the peak depends on sizes known only while running (a
+  /// data-dependent size such as NonZero's count); `reason` says which.
+  bool predictable = false;
+  std::string reason;
+  /// The predicted peak is the max of these, in bytes.
+  std::vector<SizeExpr> peakBytes;
+  /// The same expressions as text (`N*H*W*256 + 64`).
+  std::vector<std::string> peakBytesText;
+  /// Allocator calls of one run, as counted by the compiler.
+  int64_t numAllocs = -1;
+};
+
 /// The parsed `disc_model_signature()` JSON (docs/runtime-abi.md).
 struct Signature {
   int32_t abiVersion = 1;
@@ -244,6 +276,7 @@ struct Signature {
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   std::vector<SymbolSpec> symbols;
+  MemorySpec memory;
 
   /// Null when `name` is not listed in `symbols`.
   const SymbolSpec *findSymbol(std::string_view name) const;
@@ -254,6 +287,13 @@ struct Signature {
 
   /// Parses signature JSON. Errors: LoadFailed naming the offending field.
   static Status parse(std::string_view json, Signature *out);
+
+  /// Binds every named dim to its size in `inputShapes` (one shape per
+  /// input, in signature order), checking counts, ranks, static dims,
+  /// agreement of dims with the same name and the symbol ranges, exactly as
+  /// `Session::run` does. Errors: InvalidArgument naming the input and dim.
+  Status bindDims(const std::vector<std::vector<int64_t>> &inputShapes,
+                  std::map<std::string, int64_t> *out) const;
 };
 
 //===----------------------------------------------------------------------===//
@@ -280,6 +320,17 @@ public:
   /// The raw signature JSON as returned by the model.
   const std::string &signatureJson() const { return signatureJson_; }
   const std::string &path() const { return path_; }
+
+  /// Predicts the peak bytes live through the context allocator when the
+  /// model runs on inputs of these shapes (one per input, signature order),
+  /// without running it: the max of `signature().memory.peakBytes` with
+  /// the dims bound (docs/memory.md). On success `*bytes` is the peak, or
+  /// -1 when the model's peak cannot be predicted before running
+  /// (`signature().memory.reason` says why, e.g. a data-dependent size).
+  /// Errors: InvalidArgument for shapes the model rejects (same messages
+  /// as Session::run); Internal when an expression cannot be evaluated.
+  Status predictPeakBytes(const std::vector<std::vector<int64_t>> &inputShapes,
+                          int64_t *bytes) const;
 
   /// The model entry point (`disc_model_run_fn` from abi.h).
   void *runFunction() const { return runFn_; }

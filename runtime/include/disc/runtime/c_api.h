@@ -85,6 +85,20 @@ const char *disc_executable_input_name(const disc_executable_t *exe,
                                        int64_t index);
 const char *disc_executable_output_name(const disc_executable_t *exe,
                                         int64_t index);
+/* Predicts, without running, the peak bytes live through the allocator when
+ * the model runs on inputs of these shapes: `num_inputs` inputs in signature
+ * order, input i of rank `ranks[i]` with dims `shapes[i][0..ranks[i])`.
+ * `*out_bytes` is the predicted peak, or -1 when the model's peak cannot be
+ * predicted before running (a data-dependent size: see
+ * disc_executable_peak_unpredictable_reason). Errors: INVALID_ARGUMENT for
+ * null pointers or shapes the model rejects (same message as a run). */
+disc_status_code disc_executable_predict_peak_bytes(
+    const disc_executable_t *exe, int64_t num_inputs, const int64_t *ranks,
+    const int64_t *const *shapes, int64_t *out_bytes);
+/* Why the peak cannot be predicted before running; "" when it can. Owned by
+ * the executable. */
+const char *disc_executable_peak_unpredictable_reason(
+    const disc_executable_t *exe);
 
 /* --- Sessions ---------------------------------------------------------- */
 

@@ -1,0 +1,258 @@
+//===- MemoryModel.h - symbolic bytes, liveness and peak of a function -*- C++
+//-*-===//
+//
+// The memory model of one disc-dialect function (ARCHITECTURE.md §3, "one
+// truth about memory"): which op results allocate how many bytes (an
+// AffineExpr over the ShapeAnalysis symbols), which results are views or
+// in-place updates of an operand (no new bytes), the scratch buffers an op's
+// lowering allocates while it runs, the live range of every buffer under a
+// given op order, the live bytes at every program point and the peak as a
+// symbolic max (a list of candidate expressions).
+//
+// The byte counts are the ones the runtime's tracked allocator sees for the
+// CPU pipeline (lib/Pipelines/CpuPipeline.cpp): every allocation requests
+// its payload plus `kAllocPaddingBytes` (the compiled code aligns the data
+// pointer itself), deallocations follow the last use of a buffer and its
+// views, function inputs and constants are never allocated. docs/memory.md
+// describes the rules and how they are checked against the runtime.
+//
+// Typical use (a scheduler comparing orders):
+//
+//   ShapeAnalysis sa(func, collectDimRanges(module));
+//   sa.run();
+//   sa.mergeEqualSymbols();
+//   MemoryModel mm(func, sa);
+//   MemoryProfile p = mm.profile(order);   // order: the top-level ops
+//   for (AffineExpr e : p.peakCandidates) ... sa.getSolver().compare(e, f)
+//   std::optional<int64_t> peak = mm.evaluatePeak(p, bindings);
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_TRANSFORMS_MEMORYMODEL_H
+#define DISC_TRANSFORMS_MEMORYMODEL_H
+
+#include "disc/Transforms/ShapeAnalysis.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AffineExpr.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/JSON.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace mlir::disc {
+
+/// Bytes every allocation requests on top of its payload: the generated code
+/// over-allocates by the 64-byte alignment of `memref.alloc` and aligns the
+/// data pointer inside the block.
+constexpr int64_t kAllocPaddingBytes = 64;
+
+/// Buffers with a static shape of at most this many payload bytes that the
+/// function does not return live on the stack (disc-promote-small-buffers):
+/// shape tensors, index shapes of reshapes. They never reach the allocator.
+constexpr int64_t kMaxStackBufferBytes = 1024;
+
+/// Where an op result's storage comes from.
+enum class BufferKind {
+  /// A fresh allocation of `ResultMemory::bytes` bytes, made when the op
+  /// runs and freed after the last use of the result and of its views.
+  Alloc,
+  /// A view of operand `ResultMemory::operand` (reshape-like): no new
+  /// bytes; keeps the operand's buffer alive while the view is used.
+  View,
+  /// Written into the buffer of operand `ResultMemory::operand`, whose last
+  /// use this op is: no new bytes; the buffer lives on as this result.
+  InPlace,
+  /// Not allocated by the compiled code: a constant (a global of the
+  /// model.so), a value that is not a tensor, or the result of a dead op.
+  External,
+  /// A small static buffer on the stack (see kMaxStackBufferBytes): no
+  /// allocator bytes.
+  Stack,
+};
+
+/// Returns "alloc", "view", "in-place", "external" or "stack".
+const char *stringifyBufferKind(BufferKind kind);
+
+/// Storage of one op result.
+struct ResultMemory {
+  Value value;
+  BufferKind kind = BufferKind::External;
+  /// Bytes the allocator sees for an Alloc (payload + kAllocPaddingBytes),
+  /// 0 otherwise. Normalized AffineExpr over the ShapeAnalysis symbols.
+  AffineExpr bytes;
+  /// Operand index a View/InPlace result aliases, -1 otherwise.
+  int operand = -1;
+};
+
+/// What one top-level op allocates, independent of the op order.
+struct OpMemory {
+  Operation *op = nullptr;
+  SmallVector<ResultMemory> results;
+  /// Bytes of temporaries the lowering allocates before the results (the
+  /// padded copy of a conv or pool input), freed at the end of the op;
+  /// allocator bytes, like ResultMemory::bytes.
+  AffineExpr preScratchBytes;
+  /// Operands read only through those copies: when this op is the last use
+  /// of their buffer, it is freed before the results are allocated.
+  SmallVector<unsigned> consumedByPreScratch;
+  /// Bytes of temporaries allocated after the results (the index shape of a
+  /// dynamic reshape), freed at the end of the op.
+  AffineExpr scratchBytes;
+  /// Number of allocator calls this op makes (results + scratch).
+  int64_t numAllocs = 0;
+};
+
+/// Live range of one allocated buffer under an order: allocated when op
+/// `def` runs, freed right after op `lastUse` (== def when nothing reads
+/// it); `lastUse` == order.size() + 1 for a buffer the function returns as
+/// itself (never freed), order.size() for one returned only through a view
+/// (freed after the return's clone of the view).
+struct BufferLiveRange {
+  Value root; ///< the Alloc result that owns the buffer
+  AffineExpr bytes;
+  unsigned def = 0;
+  unsigned lastUse = 0;
+};
+
+/// Liveness and live bytes of an order. Program point i is "while
+/// order[i] runs": every buffer allocated by an earlier op and not yet
+/// freed, plus order[i]'s own results and scratch. An op with pre-scratch
+/// has two points: after the pre-scratch is allocated, and after its
+/// results are (with the operands it consumed through the pre-scratch
+/// already freed); both are in `livePoints`.
+struct MemoryProfile {
+  SmallVector<Operation *> order;
+  SmallVector<BufferLiveRange> buffers;
+  /// Bytes live just before order[i] runs.
+  SmallVector<AffineExpr> liveBefore;
+  /// Bytes live while order[i] runs, once its results are allocated.
+  SmallVector<AffineExpr> liveAt;
+  /// Every program point inside order[i] (one or two expressions; the last
+  /// one is liveAt[i]).
+  SmallVector<SmallVector<AffineExpr, 2>> livePoints;
+  /// Live bytes after each clone the return makes: a returned value that
+  /// is not a buffer of its own (a view, an input, a constant) is copied
+  /// into a fresh allocation of exactly its payload bytes (the function
+  /// owns its results); these points follow the last op.
+  SmallVector<AffineExpr> exitPoints;
+  /// Bytes still live when the function returns (its results).
+  AffineExpr liveAtExit;
+  /// The peak is the max of these (distinct liveAt expressions, the ones
+  /// that are provably below another one removed by canonical form).
+  SmallVector<AffineExpr> peakCandidates;
+  /// For each peak candidate, the first program point with that live-byte
+  /// expression (order.size() for a point of the return).
+  SmallVector<unsigned> peakCandidatePoints;
+  /// Total allocator calls of one run.
+  int64_t numAllocs = 0;
+};
+
+/// The memory model of one function. Holds a reference to the shape
+/// analysis, which must have run (and, usually, merged equal symbols) and
+/// must outlive the model. Not thread-safe.
+class MemoryModel {
+public:
+  MemoryModel(func::FuncOp func, ShapeAnalysis &shapes);
+
+  /// The op-order-independent facts of a top-level op of the function
+  /// (computed on first use and cached).
+  const OpMemory &getOpMemory(Operation *op);
+
+  /// The top-level ops of the function body in program order (the
+  /// terminator excluded): the default order.
+  SmallVector<Operation *> programOrder();
+
+  /// Liveness and live bytes for `order`, a permutation of the top-level
+  /// ops (see programOrder) that respects their dependencies (asserted).
+  MemoryProfile profile(ArrayRef<Operation *> order);
+  MemoryProfile profile() { return profile(programOrder()); }
+
+  /// The buffer that backs `v` (following views and in-place updates), or
+  /// a null Value when `v` is not allocated by the function (an input, a
+  /// constant, a view of one of them).
+  Value getBufferRoot(Value v);
+
+  /// Bytes of the payload of a ranked tensor value: element count times
+  /// element size (bool and i8: 1 byte, index: 8), normalized.
+  AffineExpr payloadBytes(Value v);
+
+  /// Value of `e` with symbol i bound to bindings[i] (ShapeAnalysis symbol
+  /// positions); nullopt when a binding is missing.
+  std::optional<int64_t> evaluate(AffineExpr e,
+                                  ArrayRef<int64_t> bindings) const;
+  /// Same with bindings by symbol name (the input dim names, as in the
+  /// signature JSON); nullopt when a symbol has no binding.
+  std::optional<int64_t> evaluate(AffineExpr e,
+                                  const llvm::StringMap<int64_t> &byName) const;
+  /// Max of the profile's peak candidates at the given bindings.
+  std::optional<int64_t> evaluatePeak(const MemoryProfile &p,
+                                      const llvm::StringMap<int64_t> &byName);
+
+  /// Whether the peak can be evaluated from the input shapes alone: false
+  /// when an expression involves a symbol that is not an input dim (a
+  /// data-dependent size such as NonZero's count, or a dim the shape rules
+  /// could not derive); `reason` then names the op and the symbol.
+  bool isPredictable(const MemoryProfile &p, std::string *reason = nullptr);
+
+  /// Renders `e` with input dim names (`N*H*W*256 + 64`).
+  std::string render(AffineExpr e) { return shapes.render(e); }
+
+  /// The JSON object carried in the model signature under "memory":
+  ///   {"predictable": true, "num_allocs": n,
+  ///    "peak_bytes": [EXPR, ...], "peak_bytes_text": ["N*H*256 + 64", ...]}
+  /// or {"predictable": false, "reason": "..."}. EXPR is an integer, a
+  /// symbol name (a string) or [OP, EXPR, EXPR] with OP one of "+", "*",
+  /// "floordiv", "ceildiv", "mod"; the predicted peak is the max of the
+  /// list (docs/runtime-abi.md).
+  llvm::json::Object toJson(const MemoryProfile &p);
+
+  ShapeAnalysis &getShapeAnalysis() { return shapes; }
+
+  /// True when no result of `op` reaches the function's results (nor an op
+  /// with side effects): the lowering erases it, so it allocates nothing
+  /// (its results are External).
+  bool isDead(Operation *op);
+
+  /// False when `v` is a strided view (a slice) or a view of one: a
+  /// reshape then copies it into a fresh buffer.
+  bool isIdentityLayout(Value v);
+  /// True for an expand that broadcasts nothing (same type, every dynamic
+  /// dim proven equal): lowered to an identity copy that canonicalization
+  /// folds away, so its result is a view.
+  bool isIdentityExpand(Operation *op);
+  /// True when `v` or a view of it is returned by the function.
+  bool escapes(Value v);
+  /// True when `v`'s buffer lives on the stack (kMaxStackBufferBytes).
+  bool isStackBuffer(Value v);
+
+private:
+  OpMemory describe(Operation *op);
+  AffineExpr cst(int64_t c);
+  AffineExpr allocBytes(Value v);
+
+  func::FuncOp func;
+  ShapeAnalysis &shapes;
+  MLIRContext *ctx;
+  llvm::DenseMap<Operation *, std::unique_ptr<OpMemory>> cache;
+  llvm::DenseSet<Operation *> dead;
+  bool deadComputed = false;
+  /// A value whose dims the shape analysis has no expression for.
+  Value missingDims;
+};
+
+/// `disc-compile --emit=memory`: for each top-level op of `entry` in program
+/// order, its allocations and the live bytes while it runs (an expression
+/// and its value at the LIKELY dims, else at each dim's minimum), then the
+/// peak candidates and the peak's value.
+LogicalResult printMemory(ModuleOp module, StringRef entry,
+                          llvm::raw_ostream &os);
+
+/// Builds the analysis for `entry` and returns the signature's "memory"
+/// object (see MemoryModel::toJson).
+FailureOr<llvm::json::Object> buildMemoryJson(ModuleOp module, StringRef entry);
+
+} // namespace mlir::disc
+
+#endif // DISC_TRANSFORMS_MEMORYMODEL_H

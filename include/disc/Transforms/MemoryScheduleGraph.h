@@ -1,0 +1,35 @@
+//===- MemoryScheduleGraph.h - ops of a function as a schedule graph -*- C++
+//-*-===//
+//
+// Turns the top-level ops of a function into the abstract graph of
+// disc/Analysis/MemorySchedule.h: one node per op (program order), data
+// edges (including values used inside an op's regions), ordering edges
+// between ops with memory effects, and one allocation per buffer the
+// memory model predicts (views share their source's allocation).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_TRANSFORMS_MEMORYSCHEDULEGRAPH_H
+#define DISC_TRANSFORMS_MEMORYSCHEDULEGRAPH_H
+
+#include "disc/Analysis/MemorySchedule.h"
+#include "disc/Transforms/MemoryModel.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::disc {
+
+struct OpScheduleGraph {
+  /// Node id -> op, program order; null for the first step of the next op
+  /// (its pre-scratch allocation, glued to it).
+  llvm::SmallVector<Operation *> ops;
+  ScheduleGraph graph;
+};
+
+/// Builds the graph of `func`'s single block (terminator excluded) from
+/// `model` (MemoryModel.h); sizes are expressions over the symbols of the
+/// model's shape analysis (and its solver).
+OpScheduleGraph buildOpScheduleGraph(func::FuncOp func, MemoryModel &model);
+
+} // namespace mlir::disc
+
+#endif // DISC_TRANSFORMS_MEMORYSCHEDULEGRAPH_H

@@ -1,0 +1,894 @@
+//===- MemoryModel.cpp - symbolic bytes, liveness and peak of a function --===//
+//
+// The per-op allocation rules mirror what the CPU pipeline realizes after
+// one-shot bufferization, ownership-based deallocation and
+// `optimize-allocation-liveness` (docs/memory.md).
+//
+//===----------------------------------------------------------------------===//
+#include "disc/Transforms/MemoryModel.h"
+
+#include "disc/Dialect/Disc/IR/DiscDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Format.h"
+
+using namespace mlir;
+using namespace mlir::disc;
+
+const char *mlir::disc::stringifyBufferKind(BufferKind kind) {
+  switch (kind) {
+  case BufferKind::Alloc:
+    return "alloc";
+  case BufferKind::View:
+    return "view";
+  case BufferKind::InPlace:
+    return "in-place";
+  case BufferKind::External:
+    return "external";
+  case BufferKind::Stack:
+    return "stack";
+  }
+  return "?";
+}
+
+static int64_t elementBytes(Type t) {
+  if (t.isIntOrFloat())
+    return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
+  if (t.isIndex())
+    return 8;
+  return 0;
+}
+
+MemoryModel::MemoryModel(func::FuncOp func, ShapeAnalysis &shapes)
+    : func(func), shapes(shapes), ctx(func.getContext()) {}
+
+AffineExpr MemoryModel::cst(int64_t c) { return getAffineConstantExpr(c, ctx); }
+
+AffineExpr MemoryModel::payloadBytes(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t)
+    return cst(0);
+  AffineExpr bytes = cst(elementBytes(t.getElementType()));
+  SmallVector<AffineExpr> dims = shapes.getDims(v);
+  for (int64_t i = 0; i < t.getRank(); ++i) {
+    if (!t.isDynamicDim(i)) {
+      bytes = bytes * t.getDimSize(i);
+      continue;
+    }
+    if (i >= (int64_t)dims.size() || !dims[i]) {
+      // No expression for this dim (the analysis did not reach the value):
+      // the peak cannot be predicted; count nothing rather than guess.
+      if (!missingDims)
+        missingDims = v;
+      return cst(0);
+    }
+    bytes = bytes * dims[i];
+  }
+  return shapes.getSolver().simplify(shapes.normalize(bytes));
+}
+
+AffineExpr MemoryModel::allocBytes(Value v) {
+  return shapes.getSolver().simplify(payloadBytes(v) + kAllocPaddingBytes);
+}
+
+/// True when every step of a slice is a positive constant: the lowering
+/// then makes the result a strided view of the operand.
+static bool isViewSlice(SliceOp op) {
+  DenseElementsAttr steps;
+  if (!matchPattern(op.getSteps(), m_Constant(&steps)))
+    return false;
+  return llvm::all_of(steps.getValues<APInt>(),
+                      [](const APInt &s) { return s.isStrictlyPositive(); });
+}
+
+/// Bytes of `v`'s tensor with its spatial dims (from dim 2) grown by
+/// `grow[i]` elements: the padded copy of a conv or pool input.
+static AffineExpr grownBytes(ShapeAnalysis &sa, Value v, ArrayRef<int64_t> grow,
+                             Value &missing) {
+  auto t = cast<RankedTensorType>(v.getType());
+  SmallVector<AffineExpr> dims = sa.getDims(v);
+  MLIRContext *ctx = v.getContext();
+  AffineExpr bytes =
+      getAffineConstantExpr(elementBytes(t.getElementType()), ctx);
+  int64_t first = t.getRank() - grow.size();
+  for (int64_t i = 0; i < t.getRank(); ++i) {
+    AffineExpr d;
+    if (!t.isDynamicDim(i))
+      d = getAffineConstantExpr(t.getDimSize(i), ctx);
+    else if (i < (int64_t)dims.size() && dims[i])
+      d = dims[i];
+    if (!d) {
+      if (!missing)
+        missing = v;
+      return getAffineConstantExpr(0, ctx);
+    }
+    if (i >= first)
+      d = d + grow[i - first];
+    bytes = bytes * d;
+  }
+  return sa.getSolver().simplify(sa.normalize(bytes));
+}
+
+bool MemoryModel::isDead(Operation *op) {
+  if (!deadComputed) {
+    deadComputed = true;
+    // Reverse program order: an op is live when the terminator or a live
+    // op (or an op nested in one) uses one of its results.
+    Block &body = func.getBody().front();
+    llvm::DenseSet<Operation *> live;
+    live.insert(body.getTerminator());
+    for (Operation &top : llvm::reverse(body)) {
+      if (!live.contains(&top) && !isMemoryEffectFree(&top) &&
+          !top.hasTrait<OpTrait::IsTerminator>())
+        live.insert(&top);
+      if (!live.contains(&top)) {
+        dead.insert(&top);
+        continue;
+      }
+      top.walk([&](Operation *nested) {
+        for (Value v : nested->getOperands())
+          if (Operation *def = v.getDefiningOp())
+            if (def->getBlock() == &body)
+              live.insert(def);
+      });
+    }
+  }
+  return dead.contains(op);
+}
+
+OpMemory MemoryModel::describe(Operation *op) {
+  OpMemory m;
+  m.op = op;
+  m.scratchBytes = cst(0);
+  m.preScratchBytes = cst(0);
+  if (isDead(op)) {
+    // Nothing uses its results: the lowering's canonicalization erases it.
+    for (Value r : op->getResults())
+      m.results.push_back({r, BufferKind::External, cst(0), -1});
+    return m;
+  }
+  auto add = [&](Value r, BufferKind kind, int operand = -1) {
+    ResultMemory rm;
+    rm.value = r;
+    // Small static buffers that do not escape live on the stack
+    // (disc-promote-small-buffers).
+    if (kind == BufferKind::Alloc && isStackBuffer(r))
+      kind = BufferKind::Stack;
+    rm.kind = kind;
+    rm.operand = operand;
+    rm.bytes = kind == BufferKind::Alloc ? allocBytes(r) : cst(0);
+    if (kind == BufferKind::Alloc)
+      ++m.numAllocs;
+    m.results.push_back(rm);
+  };
+  auto isSmallStatic = [](AffineExpr payload) {
+    auto c = dyn_cast<AffineConstantExpr>(payload);
+    return c && c.getValue() <= kMaxStackBufferBytes;
+  };
+  auto addScratch = [&](AffineExpr payload) {
+    if (isSmallStatic(payload))
+      return;
+    m.scratchBytes = shapes.getSolver().simplify(m.scratchBytes + payload +
+                                                 kAllocPaddingBytes);
+    ++m.numAllocs;
+  };
+  auto addPreScratch = [&](AffineExpr payload, unsigned consumed) {
+    if (isSmallStatic(payload))
+      return;
+    m.preScratchBytes = shapes.getSolver().simplify(
+        m.preScratchBytes + payload + kAllocPaddingBytes);
+    m.consumedByPreScratch.push_back(consumed);
+    ++m.numAllocs;
+  };
+  // Spatial padding [lo..., hi...] as the growth of each spatial dim.
+  auto padGrowth = [](ArrayRef<int64_t> pad) {
+    int64_t k = pad.size() / 2;
+    SmallVector<int64_t> grow;
+    bool any = false;
+    for (int64_t i = 0; i < k; ++i) {
+      grow.push_back(pad[i] + pad[k + i]);
+      any |= pad[i] != 0 || pad[k + i] != 0;
+    }
+    return std::make_pair(grow, any);
+  };
+
+  if (op->hasTrait<OpTrait::ConstantLike>()) {
+    for (Value r : op->getResults())
+      add(r, BufferKind::External);
+    return m;
+  }
+  if (auto reshape = dyn_cast<DynamicReshapeOp>(op)) {
+    // tensor.reshape of a dense buffer is a view; its index shape operand
+    // is a small buffer unless every dim is static (then a constant).
+    // Bufferization copies a strided source (a slice view) first.
+    auto t = cast<RankedTensorType>(reshape.getType());
+    if (!t.hasStaticShape())
+      addScratch(cst(8 * t.getRank()));
+    if (isIdentityLayout(reshape.getOperand()))
+      add(reshape.getResult(), BufferKind::View, 0);
+    else
+      add(reshape.getResult(), BufferKind::Alloc);
+    return m;
+  }
+  if (auto expand = dyn_cast<ExpandOp>(op)) {
+    // An expand that broadcasts nothing lowers to an identity
+    // linalg.generic, which canonicalization folds away: a view.
+    add(expand.getResult(),
+        isIdentityExpand(expand) ? BufferKind::View : BufferKind::Alloc, 0);
+    return m;
+  }
+  if (auto conv = dyn_cast<ConvOp>(op)) {
+    // lowerConv: a zero-padded copy of the input (when any pad is
+    // non-zero), then the result.
+    auto [grow, any] = padGrowth(conv.getPadding());
+    if (any)
+      addPreScratch(grownBytes(shapes, conv.getInput(), grow, missingDims), 0);
+    add(conv.getResult(), BufferKind::Alloc);
+    return m;
+  }
+  if (auto pool = dyn_cast<PoolOp>(op)) {
+    // lowerPool: a padded copy of the input (when any pad is non-zero, no
+    // ceil_mode), then the result; the window operand is never read, so its
+    // buffer is removed before code generation.
+    auto [grow, any] = padGrowth(pool.getPadding());
+    if (any)
+      addPreScratch(grownBytes(shapes, pool.getInput(), grow, missingDims), 0);
+    add(pool.getResult(), BufferKind::Alloc);
+    return m;
+  }
+  if (auto ct = dyn_cast<ConvTransposeOp>(op)) {
+    // lowerConvTranspose: the input spread with the strides into a zero
+    // tensor Z (consumes the input), the flipped filter, then the result.
+    auto xt = cast<RankedTensorType>(ct.getInput().getType());
+    auto ft = cast<RankedTensorType>(ct.getFilter().getType());
+    auto rt = cast<RankedTensorType>(ct.getType());
+    int64_t k = rt.getRank() - 2;
+    ArrayRef<int64_t> strides = ct.getStrides(), dil = ct.getDilations(),
+                      pad = ct.getPadding();
+    SmallVector<AffineExpr> xd = shapes.getDims(ct.getInput());
+    SmallVector<AffineExpr> od = shapes.getDims(ct.getResult());
+    auto dimOf = [&](RankedTensorType t, ArrayRef<AffineExpr> d, int64_t i) {
+      if (!t.isDynamicDim(i))
+        return cst(t.getDimSize(i));
+      if (i < (int64_t)d.size() && d[i])
+        return d[i];
+      if (!missingDims)
+        missingDims = ct.getResult();
+      return cst(0);
+    };
+    if (!ft.hasStaticShape()) {
+      for (Value r : op->getResults())
+        add(r, BufferKind::Alloc);
+      return m;
+    }
+    AffineExpr z = cst(elementBytes(rt.getElementType())) * dimOf(xt, xd, 0) *
+                   dimOf(xt, xd, 1);
+    for (int64_t i = 0; i < k; ++i) {
+      int64_t span = (ft.getDimSize(2 + i) - 1) * dil[i];
+      int64_t lo = pad[i], hi = pad[k + i];
+      int64_t outPad = 0;
+      if (auto attr = ct.getOutputPadding(); i < (int64_t)attr.size())
+        outPad = attr[i];
+      // zLen = max(O + span + max(0, lo), span + max(0, -lo) + (D-1)*s + 1);
+      // the difference of the two is span + output_padding - hi.
+      AffineExpr len =
+          span + outPad - hi >= 0
+              ? dimOf(rt, od, 2 + i) + span + std::max<int64_t>(0, lo)
+              : (dimOf(xt, xd, 2 + i) - 1) * strides[i] + span +
+                    std::max<int64_t>(0, -lo) + 1;
+      z = z * len;
+    }
+    addPreScratch(shapes.getSolver().simplify(shapes.normalize(z)), 0);
+    int64_t wt = elementBytes(rt.getElementType());
+    for (int64_t d : ft.getShape())
+      wt *= d;
+    addScratch(cst(wt));
+    add(ct.getResult(), BufferKind::Alloc);
+    return m;
+  }
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    add(slice.getResult(),
+        isViewSlice(slice) ? BufferKind::View : BufferKind::Alloc, 0);
+    return m;
+  }
+  for (Value r : op->getResults())
+    add(r, isa<RankedTensorType>(r.getType()) ? BufferKind::Alloc
+                                              : BufferKind::External);
+  return m;
+}
+
+bool MemoryModel::isIdentityExpand(Operation *op) {
+  auto expand = dyn_cast<ExpandOp>(op);
+  if (!expand)
+    return false;
+  Value in = expand.getOperand();
+  auto it = cast<RankedTensorType>(in.getType());
+  auto rt = cast<RankedTensorType>(expand.getType());
+  if (it != rt)
+    return false;
+  // lowerElementwise's classification: every dim maps to itself.
+  for (int64_t j = 0; j < rt.getRank(); ++j) {
+    if (rt.getDimSize(j) == 1 || !it.isDynamicDim(j))
+      continue;
+    if (!shapes.isProvenEqual(in, j, expand.getResult(), j))
+      return false;
+  }
+  return true;
+}
+
+bool MemoryModel::isIdentityLayout(Value v) {
+  // Structural (no getOpMemory): describe() asks this about its operands.
+  for (int guard = 0; guard < 1 << 20; ++guard) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getParentOp() != func.getOperation())
+      return true;
+    if (auto slice = dyn_cast<SliceOp>(def))
+      return !isViewSlice(slice);
+    if (isIdentityExpand(def)) {
+      v = def->getOperand(0);
+      continue;
+    }
+    return true;
+  }
+  return true;
+}
+
+bool MemoryModel::escapes(Value v) {
+  // Forward through the views and identity expands that keep `v`'s buffer
+  // (structural, like isIdentityLayout).
+  Operation *term = func.getBody().front().getTerminator();
+  SmallVector<Value> work = {v};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    for (OpOperand &use : x.getUses()) {
+      Operation *user = use.getOwner();
+      if (user == term)
+        return true;
+      if (use.getOperandNumber() != 0 || user->getNumResults() != 1)
+        continue;
+      bool view = false;
+      if (auto reshape = dyn_cast<DynamicReshapeOp>(user))
+        view = isIdentityLayout(x);
+      else if (auto slice = dyn_cast<SliceOp>(user))
+        view = isViewSlice(slice);
+      else
+        view = isIdentityExpand(user);
+      if (view)
+        work.push_back(user->getResult(0));
+    }
+  }
+  return false;
+}
+
+bool MemoryModel::isStackBuffer(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t || !t.hasStaticShape())
+    return false;
+  int64_t bytes = t.getNumElements() * elementBytes(t.getElementType());
+  return bytes <= kMaxStackBufferBytes && !escapes(v);
+}
+
+const OpMemory &MemoryModel::getOpMemory(Operation *op) {
+  // Entries are heap-allocated: describe() recurses through operands, and
+  // references handed out stay valid while the map grows.
+  auto it = cache.find(op);
+  if (it != cache.end())
+    return *it->second;
+  auto m = std::make_unique<OpMemory>(describe(op));
+  OpMemory &ref = *m;
+  cache[op] = std::move(m);
+  return ref;
+}
+
+SmallVector<Operation *> MemoryModel::programOrder() {
+  SmallVector<Operation *> order;
+  for (Operation &op : func.getBody().front().without_terminator())
+    order.push_back(&op);
+  return order;
+}
+
+Value MemoryModel::getBufferRoot(Value v) {
+  // Follow views and in-place updates to the allocating result.
+  for (int guard = 0; guard < 1 << 20; ++guard) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getParentOp() != func.getOperation())
+      return Value();
+    const OpMemory &m = getOpMemory(def);
+    const ResultMemory &rm = m.results[cast<OpResult>(v).getResultNumber()];
+    switch (rm.kind) {
+    case BufferKind::Alloc:
+      return v;
+    case BufferKind::External:
+    case BufferKind::Stack:
+      return Value();
+    case BufferKind::View:
+    case BufferKind::InPlace:
+      v = def->getOperand(rm.operand);
+      continue;
+    }
+  }
+  return Value();
+}
+
+MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
+  MemoryProfile p;
+  p.order.assign(order.begin(), order.end());
+  ShapeConstraintSolver &solver = shapes.getSolver();
+  unsigned n = order.size();
+  llvm::DenseMap<Value, unsigned> bufferIndex;
+  // Allocations in order; live ranges extended by every use.
+  for (auto [i, op] : llvm::enumerate(order)) {
+    const OpMemory &m = getOpMemory(op);
+    for (const ResultMemory &rm : m.results) {
+      if (rm.kind != BufferKind::Alloc)
+        continue;
+      bufferIndex[rm.value] = p.buffers.size();
+      p.buffers.push_back({rm.value, rm.bytes, (unsigned)i, (unsigned)i});
+    }
+    p.numAllocs += m.numAllocs;
+  }
+  auto use = [&](Value v, unsigned at) {
+    Value root = getBufferRoot(v);
+    if (!root)
+      return;
+    auto it = bufferIndex.find(root);
+    assert(it != bufferIndex.end() && "use of a buffer not in the order");
+    BufferLiveRange &b = p.buffers[it->second];
+    assert(b.def <= at && "order does not respect a dependency");
+    b.lastUse = std::max(b.lastUse, at);
+  };
+  for (auto [i, op] : llvm::enumerate(order)) {
+    op->walk([&](Operation *nested) {
+      for (Value v : nested->getOperands())
+        if (v.getParentRegion() == &func.getBody())
+          use(v, i);
+    });
+  }
+  // A result returned as its own buffer stays live past the end; any other
+  // returned value (a view, an input, a constant) is cloned at the return
+  // (the function must own its results), after which its buffer dies.
+  Operation *term = func.getBody().front().getTerminator();
+  // (A reshape's result is a view even when the reshape copied a strided
+  // source: the copy is the buffer, the returned value a view of it.)
+  auto returnsOwned = [&](Value v) {
+    Value root = getBufferRoot(v);
+    return root && root == v && !v.getDefiningOp<DynamicReshapeOp>();
+  };
+  for (Value v : term->getOperands())
+    use(v, returnsOwned(v) ? n + 1 : n);
+
+  // Live bytes per program point.
+  SmallVector<SmallVector<unsigned>> freedAfter(n + 2);
+  for (auto [k, b] : llvm::enumerate(p.buffers))
+    freedAfter[b.lastUse].push_back(k);
+  AffineExpr live = cst(0);
+  for (auto [i, op] : llvm::enumerate(order)) {
+    p.liveBefore.push_back(live);
+    const OpMemory &m = getOpMemory(op);
+    SmallVector<AffineExpr, 2> points;
+    AffineExpr at = live;
+    llvm::DenseSet<unsigned> freedEarly;
+    if (!m.consumedByPreScratch.empty()) {
+      // The padded copies are made first; an operand read only through
+      // them is freed right after its copy when this is its last use.
+      at = solver.simplify(at + m.preScratchBytes);
+      points.push_back(at);
+      llvm::DenseSet<Value> otherUses;
+      for (auto [k, v] : llvm::enumerate(op->getOperands()))
+        if (!llvm::is_contained(m.consumedByPreScratch, (unsigned)k))
+          if (Value root = getBufferRoot(v))
+            otherUses.insert(root);
+      op->walk([&](Operation *nested) {
+        if (nested != op)
+          for (Value v : nested->getOperands())
+            if (Value root = getBufferRoot(v))
+              otherUses.insert(root);
+      });
+      for (unsigned k : m.consumedByPreScratch) {
+        Value root = getBufferRoot(op->getOperand(k));
+        if (!root || otherUses.contains(root))
+          continue;
+        unsigned b = bufferIndex.lookup(root);
+        if (p.buffers[b].lastUse == i && freedEarly.insert(b).second)
+          at = at - p.buffers[b].bytes;
+      }
+    }
+    at = at + m.scratchBytes;
+    for (const ResultMemory &rm : m.results)
+      if (rm.kind == BufferKind::Alloc)
+        at = at + rm.bytes;
+    at = solver.simplify(at);
+    points.push_back(at);
+    p.liveAt.push_back(at);
+    p.livePoints.push_back(points);
+    live = at - m.scratchBytes - m.preScratchBytes;
+    for (unsigned k : freedAfter[i])
+      if (!freedEarly.contains(k))
+        live = live - p.buffers[k].bytes;
+    live = solver.simplify(live);
+  }
+  // The clones of the returned values that are not owned buffers: each
+  // is its payload exactly (no alignment padding), and the buffer it was
+  // copied from dies after its last copy.
+  for (auto [k, v] : llvm::enumerate(term->getOperands())) {
+    if (returnsOwned(v) || !isa<RankedTensorType>(v.getType()))
+      continue;
+    Value root = getBufferRoot(v);
+    live = solver.simplify(live + payloadBytes(v));
+    p.exitPoints.push_back(live);
+    ++p.numAllocs;
+    if (!root)
+      continue;
+    bool laterUse = false;
+    for (Value w : term->getOperands().drop_front(k + 1))
+      laterUse |= getBufferRoot(w) == root;
+    if (laterUse)
+      continue;
+    const BufferLiveRange &b = p.buffers[bufferIndex.lookup(root)];
+    if (b.lastUse == n)
+      live = solver.simplify(live - b.bytes);
+  }
+  p.liveAtExit = live;
+
+  // Peak candidates: distinct live bytes, minus the ones another candidate
+  // provably covers (the difference is a polynomial with non-negative
+  // coefficients over non-negative symbols).
+  std::function<bool(AffineExpr)> nonNegative = [&](AffineExpr e) -> bool {
+    switch (e.getKind()) {
+    case AffineExprKind::Constant:
+      return cast<AffineConstantExpr>(e).getValue() >= 0;
+    case AffineExprKind::SymbolId:
+      return true;
+    case AffineExprKind::DimId:
+      return false;
+    case AffineExprKind::Mod:
+      return true;
+    case AffineExprKind::Add:
+    case AffineExprKind::Mul:
+    case AffineExprKind::FloorDiv:
+    case AffineExprKind::CeilDiv: {
+      auto b = cast<AffineBinaryOpExpr>(e);
+      return nonNegative(b.getLHS()) && nonNegative(b.getRHS());
+    }
+    }
+    return false;
+  };
+  auto covers = [&](AffineExpr big, AffineExpr small) {
+    return nonNegative(solver.simplify(big - small));
+  };
+  SmallVector<AffineExpr> kept;
+  SmallVector<unsigned> keptAt;
+  SmallVector<std::pair<unsigned, AffineExpr>> points;
+  for (auto [i, ps] : llvm::enumerate(p.livePoints))
+    for (AffineExpr e : ps)
+      points.push_back({(unsigned)i, e});
+  for (AffineExpr e : p.exitPoints)
+    points.push_back({n, e});
+  for (auto [i, e] : points) {
+    if (llvm::any_of(kept, [&](AffineExpr k) { return covers(k, e); }))
+      continue;
+    for (size_t k = kept.size(); k-- > 0;)
+      if (covers(e, kept[k])) {
+        kept.erase(kept.begin() + k);
+        keptAt.erase(keptAt.begin() + k);
+      }
+    kept.push_back(e);
+    keptAt.push_back(i);
+  }
+  if (kept.empty()) {
+    kept.push_back(cst(0));
+    keptAt.push_back(0);
+  }
+  p.peakCandidates = std::move(kept);
+  p.peakCandidatePoints = std::move(keptAt);
+  return p;
+}
+
+//===----------------------------------------------------------------------===//
+// Evaluation and predictability
+//===----------------------------------------------------------------------===//
+
+static int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+static std::optional<int64_t>
+evalExpr(AffineExpr e,
+         llvm::function_ref<std::optional<int64_t>(unsigned)> sym) {
+  switch (e.getKind()) {
+  case AffineExprKind::Constant:
+    return cast<AffineConstantExpr>(e).getValue();
+  case AffineExprKind::SymbolId:
+    return sym(cast<AffineSymbolExpr>(e).getPosition());
+  case AffineExprKind::DimId:
+    return std::nullopt;
+  default:
+    break;
+  }
+  auto b = cast<AffineBinaryOpExpr>(e);
+  std::optional<int64_t> l = evalExpr(b.getLHS(), sym);
+  std::optional<int64_t> r = evalExpr(b.getRHS(), sym);
+  if (!l || !r)
+    return std::nullopt;
+  switch (e.getKind()) {
+  case AffineExprKind::Add:
+    return *l + *r;
+  case AffineExprKind::Mul:
+    return *l * *r;
+  case AffineExprKind::FloorDiv:
+    if (*r == 0)
+      return std::nullopt;
+    return floorDiv(*l, *r);
+  case AffineExprKind::CeilDiv:
+    if (*r == 0)
+      return std::nullopt;
+    return -floorDiv(-*l, *r);
+  case AffineExprKind::Mod: {
+    if (*r == 0)
+      return std::nullopt;
+    int64_t m = *l % *r;
+    return m < 0 ? m + (*r < 0 ? -*r : *r) : m;
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+std::optional<int64_t> MemoryModel::evaluate(AffineExpr e,
+                                             ArrayRef<int64_t> bindings) const {
+  return evalExpr(e, [&](unsigned i) -> std::optional<int64_t> {
+    if (i >= bindings.size())
+      return std::nullopt;
+    return bindings[i];
+  });
+}
+
+std::optional<int64_t>
+MemoryModel::evaluate(AffineExpr e,
+                      const llvm::StringMap<int64_t> &byName) const {
+  return evalExpr(e, [&](unsigned i) -> std::optional<int64_t> {
+    auto it = byName.find(shapes.getSymbolName(i));
+    if (it == byName.end())
+      return std::nullopt;
+    return it->second;
+  });
+}
+
+std::optional<int64_t>
+MemoryModel::evaluatePeak(const MemoryProfile &p,
+                          const llvm::StringMap<int64_t> &byName) {
+  std::optional<int64_t> best;
+  for (AffineExpr e : p.peakCandidates) {
+    std::optional<int64_t> v = evaluate(e, byName);
+    if (!v)
+      return std::nullopt;
+    best = best ? std::max(*best, *v) : *v;
+  }
+  return best;
+}
+
+static void collectSymbols(AffineExpr e, llvm::SetVector<unsigned> &out) {
+  e.walk([&](AffineExpr x) {
+    if (auto s = dyn_cast<AffineSymbolExpr>(x))
+      out.insert(s.getPosition());
+  });
+}
+
+bool MemoryModel::isPredictable(const MemoryProfile &p, std::string *reason) {
+  // Allocations inside a loop or branch (the importer's recurrent layers)
+  // repeat per iteration; the model does not count them yet, so it gives
+  // no prediction rather than a wrong one.
+  for (Operation *op : p.order) {
+    if (op->getNumRegions() == 0)
+      continue;
+    bool allocates = false;
+    op->walk([&](Operation *nested) {
+      if (nested != op && llvm::any_of(nested->getResultTypes(), [](Type t) {
+            return isa<RankedTensorType>(t);
+          }))
+        allocates = true;
+    });
+    if (!allocates)
+      continue;
+    if (reason)
+      *reason = "tensors allocated inside the regions of '" +
+                op->getName().getStringRef().str() + "' are not modeled";
+    return false;
+  }
+  if (missingDims) {
+    if (reason) {
+      *reason = "no symbolic size for a result";
+      if (Operation *def = missingDims.getDefiningOp())
+        *reason += " of '" + def->getName().getStringRef().str() + "'";
+    }
+    return false;
+  }
+  llvm::DenseSet<unsigned> inputSymbols;
+  for (BlockArgument arg : func.getArguments())
+    for (AffineExpr d : shapes.getDims(arg))
+      if (auto s = dyn_cast_or_null<AffineSymbolExpr>(d))
+        inputSymbols.insert(s.getPosition());
+  llvm::SetVector<unsigned> used;
+  for (AffineExpr e : p.peakCandidates)
+    collectSymbols(e, used);
+  for (unsigned s : used) {
+    if (inputSymbols.contains(s))
+      continue;
+    if (reason) {
+      *reason = "size '" + shapes.getSymbolName(s).str() + "' is not an " +
+                "input dim";
+      // Name the first op whose buffer depends on it.
+      for (const BufferLiveRange &b : p.buffers) {
+        llvm::SetVector<unsigned> syms;
+        collectSymbols(b.bytes, syms);
+        if (!syms.contains(s))
+          continue;
+        *reason += " (result of '" +
+                   b.root.getDefiningOp()->getName().getStringRef().str() +
+                   "'" +
+                   (shapes.isUnknownSymbol(s) ? ", not derivable by the shape "
+                                                "rules"
+                                              : ", known only at run time") +
+                   ")";
+        break;
+      }
+    }
+    return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// JSON and printing
+//===----------------------------------------------------------------------===//
+
+static llvm::json::Value exprToJson(AffineExpr e, ShapeAnalysis &sa) {
+  switch (e.getKind()) {
+  case AffineExprKind::Constant:
+    return cast<AffineConstantExpr>(e).getValue();
+  case AffineExprKind::SymbolId:
+    return sa.getSymbolName(cast<AffineSymbolExpr>(e).getPosition()).str();
+  case AffineExprKind::DimId:
+    return nullptr;
+  default:
+    break;
+  }
+  auto b = cast<AffineBinaryOpExpr>(e);
+  const char *op = "+";
+  switch (e.getKind()) {
+  case AffineExprKind::Mul:
+    op = "*";
+    break;
+  case AffineExprKind::FloorDiv:
+    op = "floordiv";
+    break;
+  case AffineExprKind::CeilDiv:
+    op = "ceildiv";
+    break;
+  case AffineExprKind::Mod:
+    op = "mod";
+    break;
+  default:
+    break;
+  }
+  return llvm::json::Array{op, exprToJson(b.getLHS(), sa),
+                           exprToJson(b.getRHS(), sa)};
+}
+
+llvm::json::Object MemoryModel::toJson(const MemoryProfile &p) {
+  std::string reason;
+  if (!isPredictable(p, &reason))
+    return llvm::json::Object{{"predictable", false}, {"reason", reason}};
+  llvm::json::Array exprs, texts;
+  for (AffineExpr e : p.peakCandidates) {
+    exprs.push_back(exprToJson(e, shapes));
+    texts.push_back(render(e));
+  }
+  return llvm::json::Object{{"predictable", true},
+                            {"num_allocs", p.numAllocs},
+                            {"peak_bytes", std::move(exprs)},
+                            {"peak_bytes_text", std::move(texts)}};
+}
+
+/// Value of a symbol for printing: its LIKELY value, else its minimum.
+static llvm::StringMap<int64_t> likelyBindings(ShapeAnalysis &sa) {
+  llvm::StringMap<int64_t> b;
+  ShapeConstraintSolver &solver = sa.getSolver();
+  for (unsigned i = 0, e = sa.getNumSymbols(); i < e; ++i) {
+    const SymbolInfo &info = solver.getSymbol(i);
+    b[sa.getSymbolName(i)] = info.likely ? *info.likely : info.min;
+  }
+  return b;
+}
+
+LogicalResult mlir::disc::printMemory(ModuleOp module, StringRef entry,
+                                      llvm::raw_ostream &os) {
+  auto func = module.lookupSymbol<func::FuncOp>(entry);
+  if (!func)
+    return module.emitError("no entry function '") << entry << "'";
+  llvm::StringMap<DimRange> ranges = collectDimRanges(module);
+  ShapeAnalysis sa(func, ranges);
+  sa.run();
+  sa.mergeEqualSymbols();
+  MemoryModel mm(func, sa);
+  MemoryProfile p = mm.profile();
+  llvm::StringMap<int64_t> likely = likelyBindings(sa);
+  auto value = [&](AffineExpr e) {
+    std::optional<int64_t> v = mm.evaluate(e, likely);
+    return v ? std::to_string(*v) : std::string("?");
+  };
+  os << "bindings:";
+  for (auto &b : likely)
+    if (llvm::any_of(func.getArguments(), [&](BlockArgument a) {
+          return llvm::any_of(sa.getDims(a), [&](AffineExpr d) {
+            auto s = dyn_cast_or_null<AffineSymbolExpr>(d);
+            return s && sa.getSymbolName(s.getPosition()) == b.getKey();
+          });
+        }))
+      os << " " << b.getKey() << "=" << b.getValue();
+  os << "\n";
+  for (auto [i, op] : llvm::enumerate(p.order)) {
+    const OpMemory &m = mm.getOpMemory(op);
+    os << "#" << i << " " << op->getName().getStringRef();
+    if (auto n = dyn_cast<NameLoc>(op->getLoc()))
+      os << " (" << n.getName().getValue() << ")";
+    else if (auto fl = dyn_cast<FileLineColLoc>(op->getLoc()))
+      os << " (line " << fl.getLine() << ")";
+    for (const ResultMemory &rm : m.results) {
+      if (!isa<RankedTensorType>(rm.value.getType()))
+        continue;
+      os << "  " << stringifyBufferKind(rm.kind);
+      if (rm.kind == BufferKind::Alloc)
+        os << "=" << mm.render(rm.bytes);
+      else if (rm.operand >= 0)
+        os << "(operand " << rm.operand << ")";
+    }
+    auto nonZero = [](AffineExpr e) {
+      auto c = dyn_cast<AffineConstantExpr>(e);
+      return !c || c.getValue() != 0;
+    };
+    if (nonZero(m.preScratchBytes))
+      os << "  pre-scratch=" << mm.render(m.preScratchBytes);
+    if (nonZero(m.scratchBytes))
+      os << "  scratch=" << mm.render(m.scratchBytes);
+    os << "\n";
+    for (AffineExpr e : p.livePoints[i])
+      os << "    live=" << mm.render(e) << "  [" << value(e) << "]\n";
+  }
+  for (AffineExpr e : p.exitPoints)
+    os << "return (clone)\n    live=" << mm.render(e) << "  [" << value(e)
+       << "]\n";
+  os << "live at exit: " << mm.render(p.liveAtExit) << "  ["
+     << value(p.liveAtExit) << "]\n";
+  os << "peak = max of " << p.peakCandidates.size() << " candidates:\n";
+  for (auto [e, at] : llvm::zip(p.peakCandidates, p.peakCandidatePoints))
+    os << "  #" << at << " " << mm.render(e) << "  [" << value(e) << "]\n";
+  std::optional<int64_t> peak = mm.evaluatePeak(p, likely);
+  std::string reason;
+  bool predictable = mm.isPredictable(p, &reason);
+  os << "peak: " << (peak ? std::to_string(*peak) : std::string("?"))
+     << " bytes at the bindings above, " << p.numAllocs << " allocations"
+     << (predictable ? std::string("")
+                     : "; not predictable from input shapes: " + reason)
+     << "\n";
+  return success();
+}
+
+FailureOr<llvm::json::Object> mlir::disc::buildMemoryJson(ModuleOp module,
+                                                          StringRef entry) {
+  auto func = module.lookupSymbol<func::FuncOp>(entry);
+  if (!func)
+    return module.emitError("no entry function '") << entry << "'";
+  llvm::StringMap<DimRange> ranges = collectDimRanges(module);
+  ShapeAnalysis sa(func, ranges);
+  sa.run();
+  sa.mergeEqualSymbols();
+  MemoryModel mm(func, sa);
+  return mm.toJson(mm.profile());
+}

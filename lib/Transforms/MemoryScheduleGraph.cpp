@@ -1,0 +1,152 @@
+//===- MemoryScheduleGraph.cpp - ops of a function as a schedule graph ----===//
+#include "disc/Transforms/MemoryScheduleGraph.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+using namespace mlir::disc;
+
+static bool isZero(AffineExpr e) {
+  auto c = dyn_cast_or_null<AffineConstantExpr>(e);
+  return !e || (c && c.getValue() == 0);
+}
+
+OpScheduleGraph mlir::disc::buildOpScheduleGraph(func::FuncOp func,
+                                                 MemoryModel &model) {
+  OpScheduleGraph sg;
+  Block &block = func.getBody().front();
+  // One node per op; an op whose lowering makes padded copies of its
+  // inputs before allocating its results (MemoryModel: pre-scratch) gets a
+  // second node right before it, glued to it, for that first step.
+  llvm::DenseMap<Operation *, unsigned> index, preIndex;
+  for (Operation &op : block.without_terminator()) {
+    if (!isZero(model.getOpMemory(&op).preScratchBytes)) {
+      preIndex[&op] = sg.ops.size();
+      sg.ops.push_back(nullptr);
+    }
+    index[&op] = sg.ops.size();
+    sg.ops.push_back(&op);
+  }
+  unsigned n = sg.ops.size();
+  sg.graph = ScheduleGraph(n);
+  Operation *terminator = block.getTerminator();
+
+  // Data edges, including values captured by regions; ordering edges
+  // between ops with memory effects.
+  std::optional<unsigned> lastEffect;
+  for (unsigned v = 0; v < n; ++v) {
+    Operation *op = sg.ops[v];
+    if (!op)
+      continue;
+    llvm::SmallVector<unsigned> preds;
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (!def || def->getBlock() != &block)
+          continue;
+        unsigned d = index.lookup(def);
+        if (d != v)
+          preds.push_back(d);
+      }
+    });
+    if (!isMemoryEffectFree(op) && !isPure(op)) {
+      if (lastEffect)
+        preds.push_back(*lastEffect);
+      lastEffect = v;
+    }
+    llvm::sort(preds);
+    preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
+    auto pre = preIndex.find(op);
+    for (unsigned p : preds) {
+      sg.graph.addEdge(p, v);
+      if (pre != preIndex.end())
+        sg.graph.addEdge(p, pre->second);
+    }
+    if (pre != preIndex.end()) {
+      sg.graph.addEdge(pre->second, v);
+      sg.graph.gluedTo[pre->second] = v;
+    }
+  }
+
+  // Allocations, from the memory model: one per Alloc result, one per
+  // scratch (live only while its op runs) and one per pre-scratch (live
+  // from the first step of its op to the end of the op); a View or InPlace
+  // result shares the buffer of its operand, so its users extend that
+  // buffer's live range. Constants, inputs, stack buffers and dead ops'
+  // results are never allocated.
+  llvm::DenseMap<Value, unsigned> allocOf;
+  for (unsigned v = 0; v < n; ++v) {
+    Operation *op = sg.ops[v];
+    if (!op)
+      continue;
+    const OpMemory &m = model.getOpMemory(op);
+    for (const ResultMemory &r : m.results) {
+      switch (r.kind) {
+      case BufferKind::Alloc:
+        allocOf[r.value] = sg.graph.addAlloc(r.bytes, v, {});
+        break;
+      case BufferKind::View:
+      case BufferKind::InPlace: {
+        auto it = allocOf.find(op->getOperand(r.operand));
+        if (it != allocOf.end())
+          allocOf[r.value] = it->second;
+        break;
+      }
+      default:
+        break;
+      }
+    }
+    if (!isZero(m.scratchBytes))
+      sg.graph.addAlloc(m.scratchBytes, v, {});
+    auto pre = preIndex.find(op);
+    if (pre != preIndex.end())
+      sg.graph.addAlloc(m.preScratchBytes, pre->second, {v});
+  }
+
+  // Node that reads an operand: the top-level ancestor of its owner, or its
+  // pre-scratch node when the op reads that buffer only through the padded
+  // copies; -1 for the terminator.
+  auto readerOf = [&](OpOperand &use, unsigned alloc) -> int {
+    Operation *top = block.findAncestorOpInBlock(*use.getOwner());
+    if (!top || top == terminator)
+      return -1;
+    unsigned u = index.lookup(top);
+    auto pre = preIndex.find(top);
+    if (pre == preIndex.end() || use.getOwner() != top ||
+        !llvm::is_contained(model.getOpMemory(top).consumedByPreScratch,
+                            use.getOperandNumber()))
+      return u;
+    bool other = false;
+    const OpMemory &m = model.getOpMemory(top);
+    top->walk([&](Operation *inner) {
+      for (OpOperand &o : inner->getOpOperands()) {
+        if (inner == top &&
+            llvm::is_contained(m.consumedByPreScratch, o.getOperandNumber()))
+          continue;
+        auto it = allocOf.find(o.get());
+        other |= it != allocOf.end() && it->second == alloc;
+      }
+    });
+    return other ? u : pre->second;
+  };
+  for (unsigned v = 0; v < n; ++v) {
+    if (!sg.ops[v])
+      continue;
+    for (Value r : sg.ops[v]->getResults()) {
+      auto it = allocOf.find(r);
+      if (it == allocOf.end())
+        continue;
+      ScheduleGraph::Alloc &a = sg.graph.allocs[it->second];
+      for (OpOperand &use : r.getUses()) {
+        int u = readerOf(use, it->second);
+        if (u < 0)
+          a.liveOut = true;
+        else if (static_cast<unsigned>(u) != a.producer)
+          a.users.push_back(u);
+      }
+    }
+  }
+  return sg;
+}
