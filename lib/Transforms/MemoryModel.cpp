@@ -236,6 +236,43 @@ OpMemory MemoryModel::describe(Operation *op) {
     if (any)
       addPreScratch(grownBytes(shapes, pool.getInput(), grow, missingDims), 0);
     add(pool.getResult(), BufferKind::Alloc);
+    // An average that does not count the padding divides by per-position
+    // counts: after the padded input is freed, a tensor of ones over the
+    // spatial dims, its padded copy (ones freed after the copy) and the
+    // counts over the output's spatial dims are allocated in turn.
+    if (pool.getKind() == PoolKind::Avg && !pool.getCountIncludePad() &&
+        !pool.getCeilMode()) {
+      int64_t k = grow.size();
+      auto spatial = [&](Value v, ArrayRef<int64_t> g) {
+        auto t = cast<RankedTensorType>(v.getType());
+        SmallVector<AffineExpr> d = shapes.getDims(v);
+        AffineExpr e = cst(elementBytes(t.getElementType()));
+        for (int64_t i = t.getRank() - k; i < t.getRank(); ++i) {
+          AffineExpr x = !t.isDynamicDim(i)              ? cst(t.getDimSize(i))
+                         : i < (int64_t)d.size() && d[i] ? d[i]
+                                                         : AffineExpr();
+          if (!x) {
+            missingDims = v;
+            return cst(0);
+          }
+          e = e * (g.empty() ? x : x + g[i - (t.getRank() - k)]);
+        }
+        return shapes.getSolver().simplify(shapes.normalize(e) +
+                                           kAllocPaddingBytes);
+      };
+      AffineExpr ones = spatial(pool.getInput(), {});
+      AffineExpr counts = spatial(pool.getResult(), {});
+      ShapeConstraintSolver &solver = shapes.getSolver();
+      if (any) {
+        AffineExpr padded = spatial(pool.getInput(), grow);
+        m.postPhaseBytes.push_back(solver.simplify(ones + padded));
+        m.postPhaseBytes.push_back(solver.simplify(padded + counts));
+        m.numAllocs += 3;
+      } else {
+        m.postPhaseBytes.push_back(solver.simplify(ones + counts));
+        m.numAllocs += 2;
+      }
+    }
     return m;
   }
   if (auto ct = dyn_cast<ConvTransposeOp>(op)) {
@@ -505,6 +542,10 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
     at = solver.simplify(at);
     points.push_back(at);
     p.liveAt.push_back(at);
+    // Later temporaries of the op, after its pre-scratch is freed.
+    for (AffineExpr phase : m.postPhaseBytes)
+      points.push_back(
+          solver.simplify(at - m.scratchBytes - m.preScratchBytes + phase));
     p.livePoints.push_back(points);
     live = at - m.scratchBytes - m.preScratchBytes;
     for (unsigned k : freedAfter[i])

@@ -100,6 +100,11 @@ struct OpMemory {
   /// Bytes of temporaries allocated after the results (the index shape of a
   /// dynamic reshape), freed at the end of the op.
   AffineExpr scratchBytes;
+  /// Temporaries allocated after the pre-scratch and scratch are freed,
+  /// while the results are live (the per-position counts of an average
+  /// pool that does not count padding): the bytes of each internal phase,
+  /// each a program point of its own.
+  SmallVector<AffineExpr> postPhaseBytes;
   /// Number of allocator calls this op makes (results + scratch).
   int64_t numAllocs = 0;
 };
@@ -121,7 +126,8 @@ struct BufferLiveRange {
 /// freed, plus order[i]'s own results and scratch. An op with pre-scratch
 /// has two points: after the pre-scratch is allocated, and after its
 /// results are (with the operands it consumed through the pre-scratch
-/// already freed); both are in `livePoints`.
+/// already freed); both are in `livePoints`, followed by the points of
+/// OpMemory::postPhaseBytes.
 struct MemoryProfile {
   SmallVector<Operation *> order;
   SmallVector<BufferLiveRange> buffers;
@@ -129,8 +135,8 @@ struct MemoryProfile {
   SmallVector<AffineExpr> liveBefore;
   /// Bytes live while order[i] runs, once its results are allocated.
   SmallVector<AffineExpr> liveAt;
-  /// Every program point inside order[i] (one or two expressions; the last
-  /// one is liveAt[i]).
+  /// Every program point inside order[i]: the pre-scratch point (if any),
+  /// liveAt[i], then the post phases (if any).
   SmallVector<SmallVector<AffineExpr, 2>> livePoints;
   /// Live bytes after each clone the return makes: a returned value that
   /// is not a buffer of its own (a view, an input, a constant) is copied
