@@ -19,6 +19,8 @@ PACKAGES=(
   libbenchmark-dev
   # Runtime: signature JSON parsing.
   nlohmann-json3-dev
+  # Runtime: oneDNN library calls (MatMul, Conv).
+  libdnnl-dev
   # Model export and reference values (PyTorch 1.13, NumPy, ONNX 1.12).
   python3 python3-numpy python3-torch python3-torchvision python3-onnx
 )

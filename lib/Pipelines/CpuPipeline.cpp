@@ -50,14 +50,17 @@ struct CopyToLinalgPass
 };
 } // namespace
 
-void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm) {
+void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
+                                      StringRef libraryCalls) {
   // Symbolic shapes: annotate, make provably static dims static. The
   // lowering re-runs the analysis (with the user ranges still in the module)
   // to drop broadcast versions between proven-equal dims; the annotations
   // go afterwards.
   pm.addPass(createDiscShapePropagate());
   pm.addPass(createDiscShapeSimplify());
-  pm.addPass(createDiscLowerToLinalg());
+  DiscLowerToLinalgOptions lowering;
+  lowering.libraryCallsOption = libraryCalls.str();
+  pm.addPass(createDiscLowerToLinalg(lowering));
   pm.addPass(createDiscStripShapeAnnotations());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -106,5 +109,7 @@ void mlir::disc::registerDiscPipelines() {
   PassRegistration<CopyToLinalgPass>();
   PassPipelineRegistration<>("disc-cpu-pipeline",
                              "Lower the disc dialect to the LLVM dialect",
-                             buildDiscCpuPipeline);
+                             [](OpPassManager &pm) {
+                               buildDiscCpuPipeline(pm);
+                             });
 }

@@ -11,7 +11,10 @@ namespace mlir::disc {
 /// disc → linalg/tensor → one-shot bufferization (+ ownership-based buffer
 /// deallocation) → loops → LLVM dialect. Allocations go through the runtime
 /// (docs/runtime-abi.md). Registered as `disc-cpu-pipeline`.
-void buildDiscCpuPipeline(OpPassManager &pm);
+/// `libraryCalls`: "onednn" (f32 MatMul/Gemm/Conv call the runtime's oneDNN
+/// module) or "none" (everything becomes loops).
+void buildDiscCpuPipeline(OpPassManager &pm,
+                          llvm::StringRef libraryCalls = "onednn");
 
 /// Registers DISC pass pipelines (`disc-cpu-pipeline`).
 void registerDiscPipelines();

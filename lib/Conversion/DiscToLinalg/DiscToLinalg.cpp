@@ -15,6 +15,7 @@
 // without relying on an assumed broadcast equality, need no version.
 //
 //===----------------------------------------------------------------------===//
+#include "LibraryCalls.h"
 #include "RuntimeChecks.h"
 #include "disc/Conversion/Passes.h"
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
@@ -709,7 +710,8 @@ bool isFloatOrInt(Type t) { return isa<FloatType, IntegerType>(t); }
 /// dot_general: `linalg.matmul` / `linalg.batch_matmul` for the canonical
 /// forms, else one `linalg.generic` over [batch, lhs free, rhs free,
 /// contracting].
-FailureOr<Value> lowerDotGeneral(OpBuilder &b, DotGeneralOp op) {
+FailureOr<Value> lowerDotGeneral(OpBuilder &b, DotGeneralOp op,
+                                 bool libraryCalls) {
   Location loc = op.getLoc();
   RankedTensorType resultType = op.getType();
   Type elt = resultType.getElementType();
@@ -720,6 +722,10 @@ FailureOr<Value> lowerDotGeneral(OpBuilder &b, DotGeneralOp op) {
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
     return failure();
+  if (libraryCalls)
+    if (std::optional<Value> call =
+            lowerDotGeneralToLibraryCall(b, op, *dims))
+      return *call;
   Value init = fill(b, loc, cstScalar(b, loc, elt, 0),
                     emptyTensor(b, loc, resultType, *dims));
   auto lb = op.getLhsBatchingDimensions(), rb = op.getRhsBatchingDimensions();
@@ -803,8 +809,9 @@ Value convOnPadded(OpBuilder &b, Location loc, Value input, Value filter,
 
 /// ONNX Conv (zero padding, strides, dilations, groups). 2-D ungrouped
 /// convolutions become `linalg.conv_2d_nchw_fchw`; all others one
-/// `linalg.generic` over [N, (G,) OCg, O..., ICg, K...].
-FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op) {
+/// `linalg.generic` over [N, (G,) OCg, O..., ICg, K...]. With
+/// `libraryCalls`, f32 convolutions become a library call instead.
+FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op, bool libraryCalls) {
   Location loc = op.getLoc();
   RankedTensorType resultType = op.getType();
   Type elt = resultType.getElementType();
@@ -823,6 +830,9 @@ FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op) {
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
     return failure();
+  if (libraryCalls)
+    if (std::optional<Value> call = lowerConvToLibraryCall(b, op, *dims))
+      return *call;
 
   ArrayRef<int64_t> pad = op.getPadding();
   SmallVector<OpFoldResult> hi;
@@ -2525,7 +2535,8 @@ BroadcastFacts collectBroadcastFacts(ModuleOp module) {
 }
 
 FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
-                         const BroadcastFacts *facts, RuntimeChecks &checks) {
+                         const BroadcastFacts *facts, RuntimeChecks &checks,
+                         bool libraryCalls) {
   auto elementwise = [&](Operation *o) {
     return lowerElementwise(
         b, o, o->getOperands(),
@@ -2553,8 +2564,10 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
             [](OpBuilder &, Location, ValueRange a, Type) { return a[0]; },
             facts, /*resultFromOperands=*/false);
       })
-      .Case([&](DotGeneralOp o) { return lowerDotGeneral(b, o); })
-      .Case([&](ConvOp o) { return lowerConv(b, o); })
+      .Case([&](DotGeneralOp o) {
+        return lowerDotGeneral(b, o, libraryCalls);
+      })
+      .Case([&](ConvOp o) { return lowerConv(b, o, libraryCalls); })
       .Case([&](ConvTransposeOp o) { return lowerConvTranspose(b, o); })
       .Case([&](CumSumOp o) { return lowerCumSum(b, o); })
       .Case([&](PoolOp o) { return lowerPool(b, o); })
@@ -2583,7 +2596,16 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
 
 struct DiscLowerToLinalgPass
     : public disc::impl::DiscLowerToLinalgBase<DiscLowerToLinalgPass> {
+  using DiscLowerToLinalgBase::DiscLowerToLinalgBase;
+
   void runOnOperation() override {
+    bool libraryCalls = libraryCallsOption == "onednn";
+    if (!libraryCalls && libraryCallsOption != "none") {
+      getOperation().emitError("library-calls must be 'onednn' or 'none', "
+                               "got '")
+          << libraryCallsOption << "'";
+      return signalPassFailure();
+    }
     BroadcastFacts facts = collectBroadcastFacts(getOperation());
     RuntimeChecks checks(getOperation());
     SmallVector<Operation *> ops;
@@ -2595,7 +2617,8 @@ struct DiscLowerToLinalgPass
     bool failedAny = false;
     for (Operation *op : ops) {
       rewriter.setInsertionPoint(op);
-      FailureOr<Value> lowered = lowerOp(rewriter, op, &facts, checks);
+      FailureOr<Value> lowered =
+          lowerOp(rewriter, op, &facts, checks, libraryCalls);
       if (failed(lowered)) {
         failedAny = true;
         continue;
