@@ -366,12 +366,26 @@ void LibraryCalls::Impl::conv(void *const *operands, const int32_t *ranks,
       d -= 1; // oneDNN counts the skipped elements
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    dnnl::convolution_forward::primitive_desc pd(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                        dnnl::algorithm::convolution_direct,
-                                        any(x.sizes), any(wSizes), any(y.sizes),
-                                        strides, dilates, padL, padR),
-        attr, engine);
+    auto make = [&](const memory::desc &src, const memory::desc &dst) {
+      return dnnl::convolution_forward::primitive_desc(
+          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                          dnnl::algorithm::convolution_direct,
+                                          src, any(wSizes), dst, strides,
+                                          dilates, padL, padR),
+          attr, engine);
+    };
+    // The caller's plain layouts first: no per-call reorders of the input
+    // and output. When only the reference kernel takes them, let oneDNN pick
+    // its blocked layouts and reorder around the primitive.
+    dnnl::convolution_forward::primitive_desc pd;
+    bool plain = false;
+    try {
+      pd = make(ne->user[0], ne->user[2]);
+      plain = std::string(pd.impl_info_str()).find("ref") == std::string::npos;
+    } catch (const dnnl::error &) {
+    }
+    if (!plain)
+      pd = make(any(x.sizes), any(y.sizes));
     ne->prim_[0] = pd.src_desc();
     ne->prim_[1] = pd.weights_desc();
     ne->prim_[2] = pd.dst_desc();
