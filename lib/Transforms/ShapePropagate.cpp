@@ -394,6 +394,23 @@ void ShapeAnalysis::setDims(Value v, SmallVector<AffineExpr> dims,
   shapes[v] = std::move(dims);
 }
 
+bool ShapeAnalysis::isValueNonNegative(Value v, unsigned i) {
+  std::optional<SmallVector<AffineExpr>> vals = valuesOf(v);
+  if (!vals || i >= vals->size() || !(*vals)[i])
+    return false;
+  AffineExpr e = normalize((*vals)[i]);
+  if (hasUnknown(e))
+    return false;
+  bool ok = true;
+  e.walk([&](AffineExpr sub) {
+    if (auto c = dyn_cast<AffineConstantExpr>(sub))
+      ok &= c.getValue() >= 0;
+    else if (sub.getKind() == AffineExprKind::Mod || isa<AffineDimExpr>(sub))
+      ok = false;
+  });
+  return ok;
+}
+
 std::optional<SmallVector<AffineExpr>> ShapeAnalysis::valuesOf(Value v) {
   auto it = values.find(v);
   if (it == values.end())
@@ -922,9 +939,14 @@ void ShapeAnalysis::visit(Operation *op) {
         SmallVector<AffineExpr> out(rt.getRank());
         if (target && (int64_t)target->size() == rt.getRank()) {
           int inferred = -1;
+          // An entry the run-time checks would reject (a negative other
+          // than -1, a 0 past the input rank) keeps them.
+          bool badEntry = false;
           for (int64_t i = 0; i < rt.getRank(); ++i) {
             AffineExpr t = (*target)[i];
             auto c = constOf(t);
+            badEntry |= c && (*c < -1 || (*c == 0 && !r.getAllowZero() &&
+                                          i >= (int64_t)in.size()));
             if (c && *c == 0 && !r.getAllowZero())
               out[i] = i < (int64_t)in.size() ? in[i] : AffineExpr();
             else if (c && *c == -1)
@@ -956,10 +978,16 @@ void ShapeAnalysis::visit(Operation *op) {
             if (!q) {
               q = fresh(op, false);
               equate(normalize(known * q), total);
+            } else if (!badEntry && !hasUnknown(q) &&
+                       !hasUnknown(normalize(total))) {
+              provenReshapes.insert(op);
             }
             out[missing] = q;
           } else if (numMissing == 0 &&
                      llvm::all_of(in, [](AffineExpr e) { return (bool)e; })) {
+            if (!badEntry && normalize(total) == normalize(known) &&
+                !hasUnknown(normalize(total)))
+              provenReshapes.insert(op);
             equate(total, known);
           }
         }

@@ -56,6 +56,16 @@ public:
   /// accepts (equal normal forms; the analysis records only equalities
   /// that hold for every valid input, never a broadcast assumption).
   bool isProvenEqual(Value a, unsigned i, Value b, unsigned j);
+  /// Entry `i` of the 1-D integer tensor `v` (a shape) is >= 0 for every
+  /// valid input: its value is known as an expression of dims built with
+  /// +, *, floordiv, ceildiv and non-negative constants only.
+  bool isValueNonNegative(Value v, unsigned i);
+  /// A `disc.dynamic_reshape` whose element counts agree for every valid
+  /// input from the shape values alone (before the analysis equates them):
+  /// its run-time reshape checks are redundant.
+  bool isReshapeProven(Operation *op) const {
+    return provenReshapes.contains(op);
+  }
   /// Recorded relations (lhs == rhs), normalized, for the constraint ops.
   ArrayRef<std::pair<AffineExpr, AffineExpr>> getEqualities() const {
     return equalities;
@@ -64,6 +74,7 @@ public:
   std::string render(AffineExpr e);
 
 private:
+  llvm::DenseSet<Operation *> provenReshapes;
   struct Sym {
     std::string name;
     bool isRoot = false;

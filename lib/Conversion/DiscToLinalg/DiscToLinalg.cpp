@@ -119,6 +119,55 @@ Value elementAsIndex(OpBuilder &b, Location loc, Value tensor, int64_t i) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), e);
 }
 
+/// The element at `i` of a 1-D integer tensor as an index value, folded:
+/// a constant when the tensor is one, the original index when the tensor
+/// was built from index casts (`disc.shape_of`).
+Value foldedElementAsIndex(OpBuilder &b, Location loc, Value tensor,
+                           int64_t i) {
+  DenseIntElementsAttr attr;
+  if (matchPattern(tensor, m_Constant(&attr)))
+    return cstIndex(b, loc, attr.getValues<APInt>()[i].getSExtValue());
+  Value e = b.createOrFold<tensor::ExtractOp>(loc, tensor,
+                                             ValueRange{cstIndex(b, loc, i)});
+  return b.createOrFold<arith::IndexCastOp>(loc, b.getIndexType(), e);
+}
+
+/// True when `v` (index or integer) is >= 0 for every run: a dim, a
+/// non-negative constant, or sums, products, maxima and selections of such.
+bool isKnownNonNegative(Value v, int depth = 0) {
+  if (depth > 8)
+    return false;
+  APInt c;
+  if (matchPattern(v, m_ConstantInt(&c)))
+    return !c.isNegative();
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<tensor::DimOp>(def))
+    return true;
+  if (auto cast = dyn_cast<arith::IndexCastOp>(def))
+    return isKnownNonNegative(cast.getIn(), depth + 1);
+  if (isa<arith::AddIOp, arith::MulIOp, arith::MinSIOp>(def))
+    return isKnownNonNegative(def->getOperand(0), depth + 1) &&
+           isKnownNonNegative(def->getOperand(1), depth + 1);
+  if (isa<arith::MaxSIOp>(def))
+    return isKnownNonNegative(def->getOperand(0), depth + 1) ||
+           isKnownNonNegative(def->getOperand(1), depth + 1);
+  if (auto sel = dyn_cast<arith::SelectOp>(def))
+    return isKnownNonNegative(sel.getTrueValue(), depth + 1) &&
+           isKnownNonNegative(sel.getFalseValue(), depth + 1);
+  if (auto ext = dyn_cast<tensor::ExtractOp>(def))
+    if (auto from = ext.getTensor().getDefiningOp<tensor::FromElementsOp>()) {
+      APInt idx;
+      if (ext.getIndices().size() == 1 &&
+          matchPattern(ext.getIndices()[0], m_ConstantInt(&idx)) &&
+          idx.getZExtValue() < from.getElements().size())
+        return isKnownNonNegative(from.getElements()[idx.getZExtValue()],
+                                  depth + 1);
+    }
+  return false;
+}
+
 /// Reified shape of `op`'s single result.
 FailureOr<SmallVector<OpFoldResult>> reifiedDims(OpBuilder &b, Operation *op) {
   ReifiedRankedShapedTypeDims dims;
@@ -152,6 +201,26 @@ struct IMath {
     return b.createOrFold<arith::SelectOp>(loc, cond, x, y);
   }
 };
+
+/// An integer index element as an index value; negative values count from
+/// the end of a dim of size `dim`. With `checks`, an index outside
+/// [-dim, dim) stops the run (ONNX: out-of-range indices are an error).
+Value wrapIndex(OpBuilder &b, Location loc, Value raw, Value dim,
+                RuntimeChecks *checks = nullptr) {
+  Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+  if (checks) {
+    Value negDim = arith::SubIOp::create(b, loc, cstIndex(b, loc, 0), dim);
+    Value lo =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, i, negDim);
+    Value hi = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, dim);
+    checks->check(b, loc, arith::AndIOp::create(b, loc, lo, hi), "",
+                  "index {0} is out of range [-{1}, {1})", {i, dim});
+  }
+  Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i,
+                                    cstIndex(b, loc, 0));
+  return arith::SelectOp::create(b, loc, neg,
+                                 arith::AddIOp::create(b, loc, i, dim), i);
+}
 
 //===----------------------------------------------------------------------===//
 // Scalar bodies of elementwise ops
@@ -388,11 +457,31 @@ Value emitScalar(Operation *op, OpBuilder &b, Location loc, ValueRange a,
       .Case([&](MulOp) {
         return floatOrInt<arith::MulFOp, arith::MulIOp>(b, loc, a);
       })
-      .Case([&](DivOp) {
-        return floatOrInt<arith::DivFOp, arith::DivSIOp>(b, loc, a);
-      })
-      .Case([&](RemOp) {
-        return floatOrInt<arith::RemFOp, arith::RemSIOp>(b, loc, a);
+      .Case<DivOp, RemOp>([&](Operation *o) -> Value {
+        bool div = isa<DivOp>(o);
+        if (isFloat)
+          return div ? arith::DivFOp::create(b, loc, a[0], a[1]).getResult()
+                     : arith::RemFOp::create(b, loc, a[0], a[1]).getResult();
+        if (!isa<IntegerType>(elt))
+          return nullptr;
+        // INT_MIN / -1 traps on the CPU: x / -1 is computed as 0 - x
+        // (wrapping) and x % -1 as 0; a 0 divisor (checked by the caller)
+        // is replaced by 1 so that nothing traps.
+        Value zero = cstScalar(b, loc, elt, 0);
+        Value one = cstScalar(b, loc, elt, 1);
+        Value minusOne = cstScalar(b, loc, elt, -1);
+        Value isM1 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           a[1], minusOne);
+        Value isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             a[1], zero);
+        Value safe = arith::SelectOp::create(
+            b, loc, arith::OrIOp::create(b, loc, isM1, isZero), one, a[1]);
+        if (div)
+          return arith::SelectOp::create(
+              b, loc, isM1, arith::SubIOp::create(b, loc, zero, a[0]),
+              arith::DivSIOp::create(b, loc, a[0], safe));
+        return arith::SelectOp::create(
+            b, loc, isM1, zero, arith::RemSIOp::create(b, loc, a[0], safe));
       })
       .Case([&](PowOp) {
         return floatOrInt<math::PowFOp, math::IPowIOp>(b, loc, a);
@@ -455,6 +544,9 @@ enum class DimKind { Same, Zero, Maybe };
 /// proven equal to the result dim it is aligned with.
 using BroadcastFacts =
     llvm::DenseMap<Operation *, SmallVector<SmallVector<bool>>>;
+/// Reshapes whose element counts the shape analysis proves to agree, and
+/// Expands whose shape entries it proves non-negative.
+using ProvenReshapes = llvm::DenseSet<Operation *>;
 
 using ScalarFn =
     function_ref<Value(OpBuilder &, Location, ValueRange, Type)>;
@@ -623,6 +715,7 @@ Value buildExtractGeneric(OpBuilder &b, Location loc, Operation *op,
 FailureOr<Value> lowerElementwise(OpBuilder &b, Operation *op,
                                   ValueRange operands, ScalarFn fn,
                                   const BroadcastFacts *facts,
+                                  RuntimeChecks &checks,
                                   bool resultFromOperands = true) {
   Location loc = op->getLoc();
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
@@ -653,6 +746,37 @@ FailureOr<Value> lowerElementwise(OpBuilder &b, Operation *op,
                              "element type ")
              << (operands.empty() ? resultType.getElementType()
                                   : tensorType(operands[0]).getElementType());
+  }
+
+  // NumPy broadcasting: each operand dim is 1 or the result dim. Dims the
+  // shape analysis proves equal to the result dim need no check.
+  {
+    IMath m{b, loc};
+    int64_t rank = resultType.getRank();
+    for (auto [n, v] : llvm::enumerate(operands)) {
+      RankedTensorType t = tensorType(v);
+      int64_t shift = rank - t.getRank();
+      for (int64_t j = 0; j < t.getRank(); ++j) {
+        int64_t d = t.getDimSize(j), r = resultType.getDimSize(j + shift);
+        if (d == 1 || (!ShapedType::isDynamic(d) && !ShapedType::isDynamic(r)))
+          continue;
+        if (n < proven.size() && j < (int64_t)proven[n].size() &&
+            proven[n][j]) {
+          checks.countProven();
+          continue;
+        }
+        Value dv = toValue(b, loc, tensor::getMixedSize(b, loc, v, j));
+        Value rv = toValue(b, loc, (*dims)[j + shift]);
+        Value ok = b.createOrFold<arith::OrIOp>(
+            loc, m.cmp(arith::CmpIPredicate::eq, dv, rv),
+            m.cmp(arith::CmpIPredicate::eq, dv, m.c(1)));
+        checks.check(b, loc, ok, "",
+                     "operand " + std::to_string(n) + " dim " +
+                         std::to_string(j) +
+                         " is {0}, cannot broadcast to {1}",
+                     {dv, rv});
+      }
+    }
   }
 
   Value dest = emptyTensor(b, loc, resultType, *dims);
@@ -1439,21 +1563,72 @@ FailureOr<Value> lowerShapeOf(OpBuilder &b, ShapeOfOp op) {
 
 /// ONNX Reshape through `tensor.reshape` with the reified dims (0 copied,
 /// -1 inferred) as an index shape tensor.
-FailureOr<Value> lowerDynamicReshape(OpBuilder &b, DynamicReshapeOp op) {
+FailureOr<Value> lowerDynamicReshape(OpBuilder &b, DynamicReshapeOp op,
+                                     RuntimeChecks &checks, bool proven) {
   Location loc = op.getLoc();
+  RankedTensorType resultType = op.getType();
+  Value src = op.getOperand();
+  int64_t rank = resultType.getRank(), inRank = tensorType(src).getRank();
+  IMath m{b, loc};
+  // ONNX Reshape: entries >= -1, at most one -1, a 0 (without allowzero)
+  // copies an input dim that must exist; the element counts agree. A
+  // reshape the shape analysis proves valid needs none of the checks.
+  if (proven) {
+    checks.countProven(rank + 2);
+    FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+    if (failed(dims))
+      return failure();
+    SmallVector<Value> elems;
+    for (OpFoldResult d : sizesForType(b, loc, resultType, *dims))
+      elems.push_back(toValue(b, loc, d));
+    Value shape = tensor::FromElementsOp::create(
+        b, loc, RankedTensorType::get({rank}, b.getIndexType()), elems);
+    return tensor::ReshapeOp::create(b, loc, resultType, src, shape)
+        .getResult();
+  }
+  Value numMinusOne = m.c(0);
+  for (int64_t i = 0; i < rank; ++i) {
+    Value e = foldedElementAsIndex(b, loc, op.getShape(), i);
+    if (isKnownNonNegative(e) && (op.getAllowZero() || i < inRank)) {
+      checks.countProven(2);
+      continue;
+    }
+    checks.check(b, loc, m.cmp(arith::CmpIPredicate::sge, e, m.c(-1)),
+                 "Reshape", "shape[" + std::to_string(i) + "] is {0}", {e});
+    if (!op.getAllowZero() && i >= inRank)
+      checks.check(b, loc, m.cmp(arith::CmpIPredicate::ne, e, m.c(0)),
+                   "Reshape",
+                   "shape[" + std::to_string(i) +
+                       "] is 0 but the input has rank " +
+                       std::to_string(inRank));
+    numMinusOne = m.add(
+        numMinusOne,
+        m.select(m.cmp(arith::CmpIPredicate::eq, e, m.c(-1)), m.c(1), m.c(0)));
+  }
+  checks.check(b, loc, m.cmp(arith::CmpIPredicate::sle, numMinusOne, m.c(1)),
+               "Reshape", "more than one -1 in the shape");
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
     return failure();
+  SmallVector<OpFoldResult> sizes = sizesForType(b, loc, resultType, *dims);
+  Value numelIn = m.c(1), numelOut = m.c(1);
+  for (int64_t i = 0; i < inRank; ++i)
+    numelIn = m.mul(numelIn,
+                    toValue(b, loc, tensor::getMixedSize(b, loc, src, i)));
+  for (OpFoldResult d : sizes)
+    numelOut = m.mul(numelOut, toValue(b, loc, d));
+  checks.check(b, loc, m.cmp(arith::CmpIPredicate::eq, numelIn, numelOut),
+               "Reshape", "cannot reshape {0} elements into {1} elements",
+               {numelIn, numelOut});
   SmallVector<Value> elems;
-  for (OpFoldResult d : *dims)
+  for (OpFoldResult d : sizes)
     elems.push_back(toValue(b, loc, d));
   Value shape = tensor::FromElementsOp::create(
       b, loc,
       RankedTensorType::get({static_cast<int64_t>(elems.size())},
                             b.getIndexType()),
       elems);
-  return tensor::ReshapeOp::create(b, loc, op.getType(), op.getOperand(), shape)
-      .getResult();
+  return tensor::ReshapeOp::create(b, loc, resultType, src, shape).getResult();
 }
 
 FailureOr<Value> lowerTranspose(OpBuilder &b, TransposeOp op) {
@@ -1468,15 +1643,16 @@ FailureOr<Value> lowerTranspose(OpBuilder &b, TransposeOp op) {
 }
 
 /// Inserts each input into the destination at a running offset.
-FailureOr<Value> lowerConcatenate(OpBuilder &b, ConcatenateOp op) {
+FailureOr<Value> lowerConcatenate(OpBuilder &b, ConcatenateOp op,
+                                  RuntimeChecks &checks) {
   Location loc = op.getLoc();
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
     return failure();
   RankedTensorType resultType = op.getType();
   int64_t rank = resultType.getRank(), axis = op.getDimension();
-  Value dest = emptyTensor(b, loc, resultType, *dims);
   IMath m{b, loc};
+  Value dest = emptyTensor(b, loc, resultType, *dims);
   OpFoldResult offset = b.getIndexAttr(0);
   for (Value in : op.getInputs()) {
     // An operand empty along the axis adds nothing (and an insert at the
@@ -1484,6 +1660,17 @@ FailureOr<Value> lowerConcatenate(OpBuilder &b, ConcatenateOp op) {
     if (tensorType(in).getDimSize(axis) == 0)
       continue;
     SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, in);
+    for (int64_t i = 0; i < rank; ++i) {
+      if (i == axis)
+        continue;
+      Value got = toValue(b, loc, sizes[i]);
+      Value want = toValue(b, loc, (*dims)[i]);
+      checks.check(b, loc, m.cmp(arith::CmpIPredicate::eq, got, want),
+                   "Concat",
+                   "operand dim " + std::to_string(i) +
+                       " is {0}, the other operands have {1}",
+                   {got, want});
+    }
     SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
     offsets[axis] = offset;
     SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
@@ -1500,8 +1687,17 @@ FailureOr<Value> lowerConcatenate(OpBuilder &b, ConcatenateOp op) {
 /// ones); the counts come from the reified shape. Constant positive steps
 /// give a `tensor.extract_slice`; otherwise a generic reads
 /// `start + i * step` with `tensor.extract`.
-FailureOr<Value> lowerSlice(OpBuilder &b, SliceOp op) {
+FailureOr<Value> lowerSlice(OpBuilder &b, SliceOp op,
+                               RuntimeChecks &checks) {
   Location loc = op.getLoc();
+  // ONNX: a step is never 0 (the count divides by it).
+  for (int64_t k = 0, e = op.getAxes().size(); k < e; ++k) {
+    Value step = foldedElementAsIndex(b, loc, op.getSteps(), k);
+    checks.check(b, loc,
+                 b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ne,
+                                               step, cstIndex(b, loc, 0)),
+                 "Slice", "steps[" + std::to_string(k) + "] is 0");
+  }
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
     return failure();
@@ -1571,7 +1767,8 @@ FailureOr<Value> lowerSlice(OpBuilder &b, SliceOp op) {
 
 /// ONNX Gather: a generic over the result reading the index through an
 /// indexing map and the data with `tensor.extract`; negative indices wrap.
-FailureOr<Value> lowerGather(OpBuilder &b, GatherOp op) {
+FailureOr<Value> lowerGather(OpBuilder &b, GatherOp op,
+                               RuntimeChecks &checks) {
   Location loc = op.getLoc();
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
@@ -1583,6 +1780,18 @@ FailureOr<Value> lowerGather(OpBuilder &b, GatherOp op) {
   int64_t dataRank = tensorType(data).getRank();
   MLIRContext *ctx = b.getContext();
   Value axisDim = toValue(b, loc, tensor::getMixedSize(b, loc, data, axis));
+  // Constant indices within a static axis need no run-time check.
+  bool indicesInRange = false;
+  DenseIntElementsAttr constIdx;
+  int64_t staticAxis = tensorType(data).getDimSize(axis);
+  if (!ShapedType::isDynamic(staticAxis) &&
+      matchPattern(indices, m_Constant(&constIdx))) {
+    indicesInRange = llvm::all_of(constIdx.getValues<APInt>(), [&](APInt v) {
+      return v.getSExtValue() >= -staticAxis && v.getSExtValue() < staticAxis;
+    });
+    if (indicesInRange)
+      checks.countProven();
+  }
   SmallVector<AffineExpr> idxExprs;
   for (int64_t i = 0; i < q; ++i)
     idxExprs.push_back(getAffineDimExpr(axis + i, ctx));
@@ -1595,15 +1804,8 @@ FailureOr<Value> lowerGather(OpBuilder &b, GatherOp op) {
                  AffineMap::getMultiDimIdentityMap(rank, ctx)},
              SmallVector<IterType>(rank, IterType::parallel),
              [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value raw = arith::IndexCastOp::create(nb, nl,
-                                                      nb.getIndexType(),
-                                                      args[0]);
-               Value isNeg = arith::CmpIOp::create(
-                   nb, nl, arith::CmpIPredicate::slt, raw,
-                   cstIndex(nb, nl, 0));
-               Value fixed = arith::SelectOp::create(
-                   nb, nl, isNeg, arith::AddIOp::create(nb, nl, raw, axisDim),
-                   raw);
+               Value fixed = wrapIndex(nb, nl, args[0], axisDim,
+                                       indicesInRange ? nullptr : &checks);
                SmallVector<Value> idx;
                for (int64_t i = 0; i < axis; ++i)
                  idx.push_back(linalg::IndexOp::create(nb, nl, i));
@@ -1687,7 +1889,8 @@ FailureOr<Value> lowerPad(OpBuilder &b, PadOp op) {
 }
 
 /// ONNX Range: element i is `start + i * delta`.
-FailureOr<Value> lowerRange(OpBuilder &b, RangeOp op) {
+FailureOr<Value> lowerRange(OpBuilder &b, RangeOp op,
+                               RuntimeChecks &checks) {
   Location loc = op.getLoc();
   RankedTensorType resultType = op.getType();
   Type elt = resultType.getElementType();
@@ -1695,11 +1898,22 @@ FailureOr<Value> lowerRange(OpBuilder &b, RangeOp op) {
     return op.emitOpError("cannot be lowered to linalg yet: unsupported "
                           "element type ")
            << elt;
+  // ONNX: the element count is ceil((limit - start) / delta).
+  Value delta = tensor::ExtractOp::create(b, loc, op.getDelta(), ValueRange{});
+  {
+    Value zero = cstScalar(b, loc, elt, 0);
+    Value nonZero =
+        isa<FloatType>(elt)
+            ? b.createOrFold<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE,
+                                            delta, zero)
+            : b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ne,
+                                            delta, zero);
+    checks.check(b, loc, nonZero, "Range", "delta is 0");
+  }
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
     return failure();
   Value start = tensor::ExtractOp::create(b, loc, op.getStart(), ValueRange{});
-  Value delta = tensor::ExtractOp::create(b, loc, op.getDelta(), ValueRange{});
   Value dest = emptyTensor(b, loc, resultType, *dims);
   MLIRContext *ctx = b.getContext();
   return linalg::GenericOp::create(
@@ -1827,16 +2041,6 @@ struct FMath {
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), w);
   }
 };
-
-/// An integer index element as an index value; negative values count from
-/// the end of a dim of size `dim`.
-Value wrapIndex(OpBuilder &b, Location loc, Value raw, Value dim) {
-  Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
-  Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i,
-                                    cstIndex(b, loc, 0));
-  return arith::SelectOp::create(b, loc, neg,
-                                 arith::AddIOp::create(b, loc, i, dim), i);
-}
 
 /// Nested `scf.for` loops over `[0, ubs[i])` threading one tensor through
 /// `body`, which gets the induction variables and returns the next tensor.
@@ -2069,7 +2273,8 @@ FailureOr<Value> lowerResize(OpBuilder &b, ResizeOp op) {
 }
 
 /// ONNX GatherElements: a generic over the result (the indices' shape).
-FailureOr<Value> lowerGatherElements(OpBuilder &b, GatherElementsOp op) {
+FailureOr<Value> lowerGatherElements(OpBuilder &b, GatherElementsOp op,
+                               RuntimeChecks &checks) {
   Location loc = op.getLoc();
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
@@ -2091,7 +2296,7 @@ FailureOr<Value> lowerGatherElements(OpBuilder &b, GatherElementsOp op) {
                for (int64_t i = 0; i < rank; ++i)
                  idx.push_back(
                      i == axis
-                         ? wrapIndex(nb, nl, args[0], axisDim)
+                         ? wrapIndex(nb, nl, args[0], axisDim, &checks)
                          : linalg::IndexOp::create(nb, nl, i).getResult());
                linalg::YieldOp::create(
                    nb, nl,
@@ -2102,7 +2307,8 @@ FailureOr<Value> lowerGatherElements(OpBuilder &b, GatherElementsOp op) {
 
 /// ONNX GatherND: a generic over the result reading the index tuple and
 /// the data with `tensor.extract`.
-FailureOr<Value> lowerGatherNd(OpBuilder &b, GatherNdOp op) {
+FailureOr<Value> lowerGatherNd(OpBuilder &b, GatherNdOp op,
+                               RuntimeChecks &checks) {
   Location loc = op.getLoc();
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
@@ -2131,7 +2337,8 @@ FailureOr<Value> lowerGatherNd(OpBuilder &b, GatherNdOp op) {
                  SmallVector<Value> at = prefix;
                  at.push_back(cstIndex(nb, nl, m));
                  Value raw = tensor::ExtractOp::create(nb, nl, indices, at);
-                 idx.push_back(wrapIndex(nb, nl, raw, dataDims[bd + m]));
+                 idx.push_back(
+                     wrapIndex(nb, nl, raw, dataDims[bd + m], &checks));
                }
                idx.append(ivs.begin() + q - 1, ivs.end());
                linalg::YieldOp::create(
@@ -2156,7 +2363,8 @@ Value scatterCombine(OpBuilder &b, Location loc, StringRef reduction, Value old,
 
 /// ONNX ScatterElements: loops over `updates` in row-major order inserting
 /// into a copy of `data` (so duplicate indices apply in order).
-FailureOr<Value> lowerScatterElements(OpBuilder &b, ScatterElementsOp op) {
+FailureOr<Value> lowerScatterElements(OpBuilder &b, ScatterElementsOp op,
+                               RuntimeChecks &checks) {
   Location loc = op.getLoc();
   Value data = op.getData(), indices = op.getIndices(),
         updates = op.getUpdates();
@@ -2169,7 +2377,7 @@ FailureOr<Value> lowerScatterElements(OpBuilder &b, ScatterElementsOp op) {
       [&](OpBuilder &nb, Location nl, ArrayRef<Value> ivs, Value acc) {
         Value raw = tensor::ExtractOp::create(nb, nl, indices, ivs);
         SmallVector<Value> dst(ivs);
-        dst[axis] = wrapIndex(nb, nl, raw, axisDim);
+        dst[axis] = wrapIndex(nb, nl, raw, axisDim, &checks);
         Value upd = tensor::ExtractOp::create(nb, nl, updates, ivs);
         if (reduction != "none")
           upd = scatterCombine(
@@ -2181,7 +2389,8 @@ FailureOr<Value> lowerScatterElements(OpBuilder &b, ScatterElementsOp op) {
 
 /// ONNX ScatterND: loops over `updates`; the leading loop indices select
 /// the index tuple, the trailing ones the position inside the slice.
-FailureOr<Value> lowerScatterNd(OpBuilder &b, ScatterNdOp op) {
+FailureOr<Value> lowerScatterNd(OpBuilder &b, ScatterNdOp op,
+                               RuntimeChecks &checks) {
   Location loc = op.getLoc();
   Value data = op.getData(), indices = op.getIndices(),
         updates = op.getUpdates();
@@ -2199,7 +2408,7 @@ FailureOr<Value> lowerScatterNd(OpBuilder &b, ScatterNdOp op) {
           SmallVector<Value> at = prefix;
           at.push_back(cstIndex(nb, nl, m));
           Value raw = tensor::ExtractOp::create(nb, nl, indices, at);
-          dst.push_back(wrapIndex(nb, nl, raw, dataDims[m]));
+          dst.push_back(wrapIndex(nb, nl, raw, dataDims[m], &checks));
         }
         dst.append(ivs.begin() + q - 1, ivs.end());
         Value upd = tensor::ExtractOp::create(nb, nl, updates, ivs);
@@ -2497,7 +2706,8 @@ bool isBroadcasting(Operation *op) {
 /// Runs the symbolic shape analysis on every function of `module` and
 /// records, for each broadcasting op, which dynamic operand dims are proven
 /// equal to their result dim (so they need no run-time version).
-BroadcastFacts collectBroadcastFacts(ModuleOp module) {
+BroadcastFacts collectBroadcastFacts(ModuleOp module,
+                                    ProvenReshapes &provenReshapes) {
   BroadcastFacts facts;
   llvm::StringMap<DimRange> ranges = collectDimRanges(module);
   for (auto func : module.getOps<func::FuncOp>()) {
@@ -2507,6 +2717,16 @@ BroadcastFacts collectBroadcastFacts(ModuleOp module) {
     sa.run();
     sa.mergeEqualSymbols();
     func.walk([&](Operation *op) {
+      if (isa<DynamicReshapeOp>(op) && sa.isReshapeProven(op))
+        provenReshapes.insert(op);
+      if (auto e = dyn_cast<ExpandOp>(op)) {
+        bool allNonNegative = true;
+        for (int64_t i = 0, n = e.getShape().getType().getDimSize(0); i < n;
+             ++i)
+          allNonNegative &= sa.isValueNonNegative(e.getShape(), i);
+        if (allNonNegative)
+          provenReshapes.insert(op);
+      }
       if (!isBroadcasting(op) || op->getNumResults() != 1)
         return;
       Value result = op->getResult(0);
@@ -2535,15 +2755,26 @@ BroadcastFacts collectBroadcastFacts(ModuleOp module) {
 }
 
 FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
-                         const BroadcastFacts *facts, RuntimeChecks &checks,
-                         bool libraryCalls) {
+                         const BroadcastFacts *facts,
+                         const ProvenReshapes &provenReshapes,
+                         RuntimeChecks &checks, bool libraryCalls) {
   auto elementwise = [&](Operation *o) {
     return lowerElementwise(
         b, o, o->getOperands(),
-        [o](OpBuilder &nb, Location nl, ValueRange a, Type outElt) {
+        [o, &checks](OpBuilder &nb, Location nl, ValueRange a, Type outElt) {
+          // Integer division: a zero divisor is an error (ONNX leaves it
+          // undefined; it traps on the CPU).
+          if (isa<DivOp, RemOp>(o) && isa<IntegerType>(a[0].getType()) &&
+              !a[0].getType().isInteger(1)) {
+            Value zero = cstScalar(nb, nl, a[1].getType(), 0);
+            checks.check(nb, nl,
+                         arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ne,
+                                               a[1], zero),
+                         "", "integer division by zero");
+          }
           return emitScalar(o, nb, nl, a, outElt);
         },
-        facts);
+        facts, checks);
   };
   return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
       .Case([&](ConstantOp c) -> FailureOr<Value> {
@@ -2559,10 +2790,28 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
             ShiftRightOp, CompareOp, SelectOp, ConvertOp>(
           [&](Operation *o) { return elementwise(o); })
       .Case([&](ExpandOp e) {
+        // Expand / ConstantOfShape: shape entries are sizes (>= 0).
+        Location loc = e.getLoc();
+        IMath m{b, loc};
+        for (int64_t i = 0, n = tensorType(e.getShape()).getDimSize(0); i < n;
+             ++i) {
+          if (provenReshapes.contains(e)) {
+            checks.countProven();
+            continue;
+          }
+          Value s = foldedElementAsIndex(b, loc, e.getShape(), i);
+          if (isKnownNonNegative(s)) {
+            checks.countProven();
+            continue;
+          }
+          checks.check(b, loc, m.cmp(arith::CmpIPredicate::sge, s, m.c(0)),
+                       "Expand", "shape[" + std::to_string(i) + "] is {0}",
+                       {s});
+        }
         return lowerElementwise(
             b, e, ValueRange{e.getOperand()},
             [](OpBuilder &, Location, ValueRange a, Type) { return a[0]; },
-            facts, /*resultFromOperands=*/false);
+            facts, checks, /*resultFromOperands=*/false);
       })
       .Case([&](DotGeneralOp o) {
         return lowerDotGeneral(b, o, libraryCalls);
@@ -2574,18 +2823,20 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
       .Case([&](ReduceOp o) { return lowerReduce(b, o); })
       .Case([&](ArgReduceOp o) { return lowerArgReduce(b, o); })
       .Case([&](ShapeOfOp o) { return lowerShapeOf(b, o); })
-      .Case([&](DynamicReshapeOp o) { return lowerDynamicReshape(b, o); })
+      .Case([&](DynamicReshapeOp o) {
+        return lowerDynamicReshape(b, o, checks, provenReshapes.contains(o));
+      })
       .Case([&](TransposeOp o) { return lowerTranspose(b, o); })
-      .Case([&](ConcatenateOp o) { return lowerConcatenate(b, o); })
-      .Case([&](SliceOp o) { return lowerSlice(b, o); })
-      .Case([&](GatherOp o) { return lowerGather(b, o); })
+      .Case([&](ConcatenateOp o) { return lowerConcatenate(b, o, checks); })
+      .Case([&](SliceOp o) { return lowerSlice(b, o, checks); })
+      .Case([&](GatherOp o) { return lowerGather(b, o, checks); })
       .Case([&](PadOp o) { return lowerPad(b, o); })
-      .Case([&](RangeOp o) { return lowerRange(b, o); })
+      .Case([&](RangeOp o) { return lowerRange(b, o, checks); })
       .Case([&](ResizeOp o) { return lowerResize(b, o); })
-      .Case([&](GatherElementsOp o) { return lowerGatherElements(b, o); })
-      .Case([&](GatherNdOp o) { return lowerGatherNd(b, o); })
-      .Case([&](ScatterElementsOp o) { return lowerScatterElements(b, o); })
-      .Case([&](ScatterNdOp o) { return lowerScatterNd(b, o); })
+      .Case([&](GatherElementsOp o) { return lowerGatherElements(b, o, checks); })
+      .Case([&](GatherNdOp o) { return lowerGatherNd(b, o, checks); })
+      .Case([&](ScatterElementsOp o) { return lowerScatterElements(b, o, checks); })
+      .Case([&](ScatterNdOp o) { return lowerScatterNd(b, o, checks); })
       .Case([&](ArgSortOp o) { return lowerArgSort(b, o); })
       .Case([&](GridSampleOp o) { return lowerGridSample(b, o); })
       .Default([](Operation *o) -> FailureOr<Value> {
@@ -2606,7 +2857,9 @@ struct DiscLowerToLinalgPass
           << libraryCallsOption << "'";
       return signalPassFailure();
     }
-    BroadcastFacts facts = collectBroadcastFacts(getOperation());
+    ProvenReshapes provenReshapes;
+    BroadcastFacts facts =
+        collectBroadcastFacts(getOperation(), provenReshapes);
     RuntimeChecks checks(getOperation());
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
@@ -2618,7 +2871,7 @@ struct DiscLowerToLinalgPass
     for (Operation *op : ops) {
       rewriter.setInsertionPoint(op);
       FailureOr<Value> lowered =
-          lowerOp(rewriter, op, &facts, checks, libraryCalls);
+          lowerOp(rewriter, op, &facts, provenReshapes, checks, libraryCalls);
       if (failed(lowered)) {
         failedAny = true;
         continue;

@@ -10,16 +10,21 @@
 using namespace mlir;
 using namespace mlir::disc;
 
-std::string mlir::disc::nodeNameOf(Location loc) {
-  std::string name;
+/// The NameLocs of `loc`, outermost first: the importer gives every op of
+/// an ONNX node `NameLoc(node name, NameLoc(op type, file))`.
+static SmallVector<StringRef, 2> namesOf(Location loc) {
+  SmallVector<StringRef, 2> names;
   loc->walk([&](Location l) {
-    if (auto n = dyn_cast<NameLoc>(l)) {
-      name = n.getName().str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
+    if (auto n = dyn_cast<NameLoc>(l))
+      names.push_back(n.getName().getValue());
+    return names.size() == 2 ? WalkResult::interrupt() : WalkResult::advance();
   });
-  return name;
+  return names;
+}
+
+std::string mlir::disc::nodeNameOf(Location loc) {
+  SmallVector<StringRef, 2> names = namesOf(loc);
+  return names.empty() ? std::string() : names[0].str();
 }
 
 RuntimeChecks::RuntimeChecks(ModuleOp module) : module(module) {
@@ -45,12 +50,21 @@ void RuntimeChecks::check(OpBuilder &b, Location loc, Value ok,
                           StringRef onnxOp, StringRef what,
                           ValueRange values) {
   assert(values.size() <= kMaxCheckValues && "too many check values");
+  // Bodies built in a scratch module (type probing) get no check; the body
+  // of an op under construction (its region not yet owned by an op) does.
+  Block *block = b.getInsertionBlock();
+  Operation *top = block ? block->getParentOp() : nullptr;
+  while (top && top->getParentOp())
+    top = top->getParentOp();
+  if (top && isa<ModuleOp>(top) && top != module.getOperation())
+    return;
   if (matchPattern(ok, m_One())) {
     ++dropped;
     return;
   }
-  std::string node = nodeNameOf(loc);
-  std::string text = onnxOp.str();
+  SmallVector<StringRef, 2> names = namesOf(loc);
+  std::string node = names.empty() ? std::string() : names[0].str();
+  std::string text = names.size() == 2 ? names[1].str() : onnxOp.str();
   if (!node.empty())
     text += (text.empty() ? "node '" : " node '") + node + "'";
   text += (text.empty() ? "" : ": ") + what.str();

@@ -35,9 +35,11 @@ public:
   explicit RuntimeChecks(ModuleOp module);
 
   /// At the insertion point of `b`: when `ok` (an i1) is false at run time,
-  /// stop the run with "<onnxOp> node '<name>': <what>", `{k}` in `what`
+  /// stop the run with "<op type> node '<name>': <what>", `{k}` in `what`
   /// replaced by `values[k]` (index or integer values, at most
-  /// kMaxCheckValues). The node name comes from the NameLoc in `loc`.
+  /// kMaxCheckValues). The node name and ONNX op type come from the
+  /// importer's location `NameLoc(name, NameLoc(op type, file))`; `onnxOp`
+  /// is used when `loc` carries no op type.
   /// A constant-true `ok` emits nothing and counts as dropped.
   void check(OpBuilder &b, Location loc, Value ok, StringRef onnxOp,
              StringRef what, ValueRange values = {});

@@ -29,8 +29,9 @@ func.func @shape_of(%x: tensor<?x3x?xf32>) -> tensor<3xi64> {
 // CHECK: %[[D0:.+]] = tensor.dim %[[X]]
 // CHECK: %[[IS1:.+]] = arith.cmpi eq, %[[S0]], %{{.+}} : index
 // CHECK: %[[R0:.+]] = arith.select %[[IS1]], %[[D0]], %[[S0]] : index
-// CHECK: %[[E:.+]] = tensor.empty(%[[R0]], %{{.+}}) : tensor<?x?xf32>
 // CHECK: %[[SAME:.+]] = arith.cmpi eq, %[[D0]], %[[R0]] : index
+// CHECK: func.call @disc_check_failed
+// CHECK: %[[E:.+]] = tensor.empty(%[[R0]], %{{.+}}) : tensor<?x?xf32>
 // CHECK: scf.if %[[SAME]]
 // CHECK: linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}], iterator_types = ["parallel", "parallel"]} ins(%[[X]] : tensor<?x1xf32>) outs(%[[E]] : tensor<?x?xf32>)
 // CHECK: else
@@ -115,6 +116,7 @@ func.func @slice_constant_step(%x: tensor<?x?xf32>, %st: tensor<1xi64>, %en: ten
 // CHECK: linalg.generic {indexing_maps = [#[[IDX:.+]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[T]] : tensor<?x?xi64>)
 // CHECK: ^bb0(%[[IN:.+]]: i64, %{{.+}}: f32):
 // CHECK: %[[RAW:.+]] = arith.index_cast %[[IN]] : i64 to index
+// CHECK: func.call @disc_check_failed
 // CHECK: %[[NEG:.+]] = arith.cmpi slt, %[[RAW]], %{{.+}} : index
 // CHECK: %[[ADD:.+]] = arith.addi %[[RAW]], %{{.+}} : index
 // CHECK: %[[FIX:.+]] = arith.select %[[NEG]], %[[ADD]], %[[RAW]] : index
@@ -165,9 +167,11 @@ func.func @pad_reflect(%x: tensor<?x?xf32>, %p: tensor<4xi64>, %v: tensor<f32>) 
 
 // count = max(ceildiv(limit - start, delta), 0); element i = start + i * delta.
 // CHECK-LABEL: func.func @range
+// CHECK: %[[D:.+]] = tensor.extract %{{.+}}[] : tensor<i64>
+// CHECK: %[[NZ:.+]] = arith.cmpi ne, %[[D]], %{{.+}} : i64
+// CHECK: func.call @disc_check_failed
 // CHECK: %[[S:.+]] = tensor.extract %{{.+}}[] : tensor<i64>
 // CHECK: %[[L:.+]] = tensor.extract %{{.+}}[] : tensor<i64>
-// CHECK: %[[D:.+]] = tensor.extract %{{.+}}[] : tensor<i64>
 // CHECK: %[[DIFF:.+]] = arith.subi %[[L]], %[[S]] : i64
 // CHECK: %[[Q:.+]] = arith.ceildivsi %[[DIFF]], %[[D]] : i64
 // CHECK: %[[QI:.+]] = arith.index_cast %[[Q]] : i64 to index

@@ -51,15 +51,17 @@ func.func @sub_unique_source(%a: tensor<?xf32>, %b: tensor<1x1xf32>) -> tensor<1
 // CHECK-DAG: %[[B0:.+]] = tensor.dim %[[B]], %[[C0]]
 // CHECK: %[[IS1:.+]] = arith.cmpi eq, %[[A1]], %[[C1]] : index
 // CHECK: %[[R1:.+]] = arith.select %[[IS1]], %[[B0]], %[[A1]] : index
-// CHECK: %[[E:.+]] = tensor.empty(%[[A0]], %[[R1]]) : tensor<?x?xf32>
 // CHECK: %[[EQA:.+]] = arith.cmpi eq, %[[A1]], %[[R1]]
+// CHECK: func.call @disc_check_failed
+// CHECK: %[[BIS1:.+]] = arith.cmpi eq, %[[B0]], %[[C1]]
 // CHECK: %[[EQB:.+]] = arith.cmpi eq, %[[B0]], %[[R1]]
+// CHECK: func.call @disc_check_failed
+// CHECK: %[[E:.+]] = tensor.empty(%[[A0]], %[[R1]]) : tensor<?x?xf32>
 // CHECK: %[[COND:.+]] = arith.andi %[[EQA]], %[[EQB]]
 // CHECK: scf.if %[[COND]] -> (tensor<?x?xf32>)
 // CHECK: linalg.generic {indexing_maps = [#[[ID2]], #[[ROW]], #[[ID2]]]
 // CHECK-SAME: ins(%[[A]], %[[B]] : tensor<?x?xf32>, tensor<?xf32>)
 // CHECK: } else {
-// CHECK: %[[BIS1:.+]] = arith.cmpi eq, %[[B0]], %[[C1]]
 // CHECK: linalg.generic {indexing_maps = [#[[ID2]]], iterator_types = ["parallel", "parallel"]} outs(%[[E]] : tensor<?x?xf32>)
 // CHECK: %[[I0:.+]] = linalg.index 0 : index
 // CHECK: %[[I1:.+]] = linalg.index 1 : index
