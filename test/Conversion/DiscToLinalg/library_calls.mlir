@@ -13,19 +13,21 @@
 
 // BAD: library-calls must be 'onednn' or 'none', got 'mkl'
 
-// Gemm with transB: both operands viewed as [1, ., .] strided buffers, the
-// output allocated with the result shape and passed as [1, M, N].
+// Gemm with transB: both operands viewed as [1, ., .] strided buffers; the
+// output is allocated with the result shape, viewed as [1, M, N] for the
+// call, and returned as is.
 // CHECK-LABEL: func.func @gemm_trans_b
 // CHECK-DAG: %[[A:.+]] = bufferization.to_buffer %{{.+}} read_only : tensor<1x?x64xf32> to memref<1x?x64xf32, strided<[?, ?, ?], offset: ?>>
 // CHECK-DAG: %[[B:.+]] = bufferization.to_buffer %{{.+}} read_only : tensor<1x32x64xf32> to memref<1x32x64xf32, strided<[?, ?, ?], offset: ?>>
-// CHECK: %[[C:.+]] = memref.alloc(%{{.+}}) {alignment = 64 : i64} : memref<1x?x32xf32>
+// CHECK: %[[C:.+]] = memref.alloc(%{{.+}}) {alignment = 64 : i64} : memref<?x32xf32>
 // CHECK: %[[T:.+]] = bufferization.to_tensor %[[C]] restrict writable
-// CHECK: %[[CC:.+]] = memref.cast %[[C]]
+// CHECK: %[[E:.+]] = memref.expand_shape %[[C]] {{\[\[}}0, 1], [2]] output_shape [1, %{{.+}}, 32]
+// CHECK: %[[CC:.+]] = memref.cast %[[E]]
 // CHECK: %[[F:.+]] = arith.constant 0 : i64
 // CHECK: %[[TR:.+]] = arith.constant 1 : i64
 // CHECK: call @disc_lib_matmul(%{{.+}}, %{{.+}}, %[[CC]], %[[F]], %[[TR]])
 // CHECK-NOT: linalg.
-// CHECK: return
+// CHECK: return %[[T]]
 func.func @gemm_trans_b(%a: tensor<?x64xf32>, %b: tensor<32x64xf32>) -> tensor<?x32xf32> {
   %0 = disc.dot_general %a, %b {lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32>
   return %0 : tensor<?x32xf32>
@@ -34,7 +36,9 @@ func.func @gemm_trans_b(%a: tensor<?x64xf32>, %b: tensor<32x64xf32>) -> tensor<?
 // nn.Linear on a 3-D tensor: [B, S, K] collapsed to [B*S, K], one call.
 // CHECK-LABEL: func.func @linear_3d
 // CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0, 1], [2]] : tensor<?x?x64xf32> into tensor<?x64xf32>
-// CHECK: memref.alloc(%{{.+}}) {alignment = 64 : i64} : memref<1x?x32xf32>
+// CHECK: %[[C:.+]] = memref.alloc(%{{.+}}, %{{.+}}) {alignment = 64 : i64} : memref<?x?x32xf32>
+// CHECK: %[[T:.+]] = bufferization.to_tensor %[[C]]
+// CHECK: memref.collapse_shape %[[C]] {{\[\[}}0, 1], [2]] : memref<?x?x32xf32> into memref<?x32xf32>
 // CHECK: call @disc_lib_matmul
 // CHECK-NOT: linalg.
 // CHECK: return
@@ -48,6 +52,8 @@ func.func @linear_3d(%a: tensor<?x?x64xf32>) -> tensor<?x?x32xf32> {
 // CHECK-LABEL: func.func @batch4d
 // CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0, 1], [2], [3]] : tensor<?x?x?x64xf32> into tensor<?x?x64xf32>
 // CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0, 1], [2], [3]] : tensor<?x?x64x?xf32> into tensor<?x64x?xf32>
+// CHECK: %[[C:.+]] = memref.alloc(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) {alignment = 64 : i64} : memref<?x?x?x?xf32>
+// CHECK: memref.collapse_shape %[[C]] {{\[\[}}0, 1], [2], [3]] : memref<?x?x?x?xf32> into memref<?x?x?xf32>
 // CHECK: call @disc_lib_matmul
 // CHECK-NOT: linalg.
 // CHECK: return
