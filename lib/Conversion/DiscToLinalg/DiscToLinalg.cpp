@@ -847,8 +847,7 @@ FailureOr<Value> lowerDotGeneral(OpBuilder &b, DotGeneralOp op,
   if (failed(dims))
     return failure();
   if (libraryCalls)
-    if (std::optional<Value> call =
-            lowerDotGeneralToLibraryCall(b, op, *dims))
+    if (std::optional<Value> call = lowerDotGeneralToLibraryCall(b, op, *dims))
       return *call;
   Value init = fill(b, loc, cstScalar(b, loc, elt, 0),
                     emptyTensor(b, loc, resultType, *dims));
@@ -2813,9 +2812,7 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
             [](OpBuilder &, Location, ValueRange a, Type) { return a[0]; },
             facts, checks, /*resultFromOperands=*/false);
       })
-      .Case([&](DotGeneralOp o) {
-        return lowerDotGeneral(b, o, libraryCalls);
-      })
+      .Case([&](DotGeneralOp o) { return lowerDotGeneral(b, o, libraryCalls); })
       .Case([&](ConvOp o) { return lowerConv(b, o, libraryCalls); })
       .Case([&](ConvTransposeOp o) { return lowerConvTranspose(b, o); })
       .Case([&](CumSumOp o) { return lowerCumSum(b, o); })

@@ -2,6 +2,7 @@
 
 #include "disc/runtime/Runtime.h"
 #include "disc/runtime/abi.h"
+
 #include "../cpu/LibraryCalls.h"
 
 #include <chrono>
