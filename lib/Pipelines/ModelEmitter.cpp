@@ -370,8 +370,8 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
   if (llvm::Expected<llvm::json::Value> parsed =
           llvm::json::parse(signatureJson)) {
     if (llvm::json::Object *root = parsed->getAsObject()) {
-      (*root)["runtime_checks"] = llvm::json::Object{
-          {"kept", checksKept}, {"dropped", checksDropped}};
+      (*root)["runtime_checks"] =
+          llvm::json::Object{{"kept", checksKept}, {"dropped", checksDropped}};
       signatureText.clear();
       llvm::raw_string_ostream sos(signatureText);
       sos << *parsed;

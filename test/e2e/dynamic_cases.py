@@ -773,6 +773,21 @@ def add_broadcast_mismatch():
 
 
 @case
+def matmul_inner_dim_mismatch():
+    """MatMul of A [M, K1] and B [K2, N] with K1, K2 unknown: K1 != K2 at
+    run time is rejected (it would read past A or B)."""
+    m = model([helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")],
+              [vi("a", F, ["M", "K1"]), vi("b", F, ["K2", "N"])], [vi("y", F, 2)])
+    runs = [{"a": randn(2, 3), "b": randn(3, 4)},
+            Fails({"a": randn(2, 3), "b": randn(5, 4)},
+                  "MatMul node 'mm': A dim 1 is 3 but B dim 0 is 5")]
+
+    def ref(a, b):
+        return {"y": (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)}
+    return m, runs, ref
+
+
+@case
 def int_div_mod_by_zero():
     """Integer Div and Mod (both fmod modes) by a run-time divisor: a 0 is
     rejected; float division by 0 stays IEEE."""

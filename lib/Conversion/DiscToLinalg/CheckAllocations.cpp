@@ -51,7 +51,8 @@ struct DiscCheckAllocationsPass
     Location loc = op.getLoc();
     // Static part: element bytes times the static dims (fits: the type
     // verified).
-    int64_t staticBytes = std::max<int64_t>(1, (elt.getIntOrFloatBitWidth() + 7) / 8);
+    int64_t staticBytes =
+        std::max<int64_t>(1, (elt.getIntOrFloatBitWidth() + 7) / 8);
     for (int64_t d : type.getShape())
       if (!ShapedType::isDynamic(d))
         staticBytes *= d;
@@ -102,8 +103,7 @@ struct DiscCheckAllocationsPass
     llvm::raw_string_ostream os(eltName);
     os << elt;
     checks.check(b, loc, ok, "",
-                 "cannot allocate a " + eltName + " buffer of shape [" +
-                     shape +
+                 "cannot allocate a " + eltName + " buffer of shape [" + shape +
                      "]: a size is negative or the byte size overflows int64",
                  shown);
   }

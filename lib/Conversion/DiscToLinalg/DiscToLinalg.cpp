@@ -128,7 +128,7 @@ Value foldedElementAsIndex(OpBuilder &b, Location loc, Value tensor,
   if (matchPattern(tensor, m_Constant(&attr)))
     return cstIndex(b, loc, attr.getValues<APInt>()[i].getSExtValue());
   Value e = b.createOrFold<tensor::ExtractOp>(loc, tensor,
-                                             ValueRange{cstIndex(b, loc, i)});
+                                              ValueRange{cstIndex(b, loc, i)});
   return b.createOrFold<arith::IndexCastOp>(loc, b.getIndexType(), e);
 }
 
@@ -472,8 +472,8 @@ Value emitScalar(Operation *op, OpBuilder &b, Location loc, ValueRange a,
         Value minusOne = cstScalar(b, loc, elt, -1);
         Value isM1 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                            a[1], minusOne);
-        Value isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                             a[1], zero);
+        Value isZero =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, a[1], zero);
         Value safe = arith::SelectOp::create(
             b, loc, arith::OrIOp::create(b, loc, isM1, isZero), one, a[1]);
         if (div)
@@ -772,8 +772,7 @@ FailureOr<Value> lowerElementwise(OpBuilder &b, Operation *op,
             m.cmp(arith::CmpIPredicate::eq, dv, m.c(1)));
         checks.check(b, loc, ok, "",
                      "operand " + std::to_string(n) + " dim " +
-                         std::to_string(j) +
-                         " is {0}, cannot broadcast to {1}",
+                         std::to_string(j) + " is {0}, cannot broadcast to {1}",
                      {dv, rv});
       }
     }
@@ -835,7 +834,7 @@ bool isFloatOrInt(Type t) { return isa<FloatType, IntegerType>(t); }
 /// forms, else one `linalg.generic` over [batch, lhs free, rhs free,
 /// contracting].
 FailureOr<Value> lowerDotGeneral(OpBuilder &b, DotGeneralOp op,
-                                 bool libraryCalls) {
+                                 RuntimeChecks &checks, bool libraryCalls) {
   Location loc = op.getLoc();
   RankedTensorType resultType = op.getType();
   Type elt = resultType.getElementType();
@@ -843,6 +842,22 @@ FailureOr<Value> lowerDotGeneral(OpBuilder &b, DotGeneralOp op,
     return op.emitOpError("cannot be lowered to linalg yet: unsupported "
                           "element type ")
            << elt;
+  // Batch and contracted dims of the operands agree (MatMul's inner dims).
+  {
+    IMath m{b, loc};
+    auto pairs = [&](ArrayRef<int64_t> l, ArrayRef<int64_t> r) {
+      for (auto [i, j] : llvm::zip(l, r)) {
+        Value lv = toValue(b, loc, tensor::getMixedSize(b, loc, op.getLhs(), i));
+        Value rv = toValue(b, loc, tensor::getMixedSize(b, loc, op.getRhs(), j));
+        checks.check(b, loc, m.cmp(arith::CmpIPredicate::eq, lv, rv), "",
+                     "A dim " + std::to_string(i) + " is {0} but B dim " +
+                         std::to_string(j) + " is {1}",
+                     {lv, rv});
+      }
+    };
+    pairs(op.getLhsBatchingDimensions(), op.getRhsBatchingDimensions());
+    pairs(op.getLhsContractingDimensions(), op.getRhsContractingDimensions());
+  }
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
     return failure();
@@ -934,7 +949,8 @@ Value convOnPadded(OpBuilder &b, Location loc, Value input, Value filter,
 /// convolutions become `linalg.conv_2d_nchw_fchw`; all others one
 /// `linalg.generic` over [N, (G,) OCg, O..., ICg, K...]. With
 /// `libraryCalls`, f32 convolutions become a library call instead.
-FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op, bool libraryCalls) {
+FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op, RuntimeChecks &checks,
+                           bool libraryCalls) {
   Location loc = op.getLoc();
   RankedTensorType resultType = op.getType();
   Type elt = resultType.getElementType();
@@ -950,6 +966,15 @@ FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op, bool libraryCalls) {
   if (groups > 1 && (fType.isDynamicDim(0) || fType.isDynamicDim(1)))
     return op.emitOpError("cannot be lowered to linalg yet: grouped "
                           "convolution needs static channel counts");
+  // Input channels = groups x filter channels (ONNX Conv's C = group * C/g).
+  {
+    IMath m{b, loc};
+    Value c = toValue(b, loc, tensor::getMixedSize(b, loc, op.getInput(), 1));
+    Value cg = toValue(b, loc, tensor::getMixedSize(b, loc, filter, 1));
+    Value want = m.mul(cg, m.c(groups));
+    checks.check(b, loc, m.cmp(arith::CmpIPredicate::eq, c, want), "",
+                 "input has {0} channels, the weights expect {1}", {c, want});
+  }
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
     return failure();
@@ -1595,14 +1620,13 @@ FailureOr<Value> lowerDynamicReshape(OpBuilder &b, DynamicReshapeOp op,
     checks.check(b, loc, m.cmp(arith::CmpIPredicate::sge, e, m.c(-1)),
                  "Reshape", "shape[" + std::to_string(i) + "] is {0}", {e});
     if (!op.getAllowZero() && i >= inRank)
-      checks.check(b, loc, m.cmp(arith::CmpIPredicate::ne, e, m.c(0)),
-                   "Reshape",
-                   "shape[" + std::to_string(i) +
-                       "] is 0 but the input has rank " +
-                       std::to_string(inRank));
-    numMinusOne = m.add(
-        numMinusOne,
-        m.select(m.cmp(arith::CmpIPredicate::eq, e, m.c(-1)), m.c(1), m.c(0)));
+      checks.check(
+          b, loc, m.cmp(arith::CmpIPredicate::ne, e, m.c(0)), "Reshape",
+          "shape[" + std::to_string(i) + "] is 0 but the input has rank " +
+              std::to_string(inRank));
+    numMinusOne =
+        m.add(numMinusOne, m.select(m.cmp(arith::CmpIPredicate::eq, e, m.c(-1)),
+                                    m.c(1), m.c(0)));
   }
   checks.check(b, loc, m.cmp(arith::CmpIPredicate::sle, numMinusOne, m.c(1)),
                "Reshape", "more than one -1 in the shape");
@@ -1612,8 +1636,8 @@ FailureOr<Value> lowerDynamicReshape(OpBuilder &b, DynamicReshapeOp op,
   SmallVector<OpFoldResult> sizes = sizesForType(b, loc, resultType, *dims);
   Value numelIn = m.c(1), numelOut = m.c(1);
   for (int64_t i = 0; i < inRank; ++i)
-    numelIn = m.mul(numelIn,
-                    toValue(b, loc, tensor::getMixedSize(b, loc, src, i)));
+    numelIn =
+        m.mul(numelIn, toValue(b, loc, tensor::getMixedSize(b, loc, src, i)));
   for (OpFoldResult d : sizes)
     numelOut = m.mul(numelOut, toValue(b, loc, d));
   checks.check(b, loc, m.cmp(arith::CmpIPredicate::eq, numelIn, numelOut),
@@ -1664,8 +1688,7 @@ FailureOr<Value> lowerConcatenate(OpBuilder &b, ConcatenateOp op,
         continue;
       Value got = toValue(b, loc, sizes[i]);
       Value want = toValue(b, loc, (*dims)[i]);
-      checks.check(b, loc, m.cmp(arith::CmpIPredicate::eq, got, want),
-                   "Concat",
+      checks.check(b, loc, m.cmp(arith::CmpIPredicate::eq, got, want), "Concat",
                    "operand dim " + std::to_string(i) +
                        " is {0}, the other operands have {1}",
                    {got, want});
@@ -1686,8 +1709,7 @@ FailureOr<Value> lowerConcatenate(OpBuilder &b, ConcatenateOp op,
 /// ones); the counts come from the reified shape. Constant positive steps
 /// give a `tensor.extract_slice`; otherwise a generic reads
 /// `start + i * step` with `tensor.extract`.
-FailureOr<Value> lowerSlice(OpBuilder &b, SliceOp op,
-                               RuntimeChecks &checks) {
+FailureOr<Value> lowerSlice(OpBuilder &b, SliceOp op, RuntimeChecks &checks) {
   Location loc = op.getLoc();
   // ONNX: a step is never 0 (the count divides by it).
   for (int64_t k = 0, e = op.getAxes().size(); k < e; ++k) {
@@ -1766,8 +1788,7 @@ FailureOr<Value> lowerSlice(OpBuilder &b, SliceOp op,
 
 /// ONNX Gather: a generic over the result reading the index through an
 /// indexing map and the data with `tensor.extract`; negative indices wrap.
-FailureOr<Value> lowerGather(OpBuilder &b, GatherOp op,
-                               RuntimeChecks &checks) {
+FailureOr<Value> lowerGather(OpBuilder &b, GatherOp op, RuntimeChecks &checks) {
   Location loc = op.getLoc();
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
@@ -1888,8 +1909,7 @@ FailureOr<Value> lowerPad(OpBuilder &b, PadOp op) {
 }
 
 /// ONNX Range: element i is `start + i * delta`.
-FailureOr<Value> lowerRange(OpBuilder &b, RangeOp op,
-                               RuntimeChecks &checks) {
+FailureOr<Value> lowerRange(OpBuilder &b, RangeOp op, RuntimeChecks &checks) {
   Location loc = op.getLoc();
   RankedTensorType resultType = op.getType();
   Type elt = resultType.getElementType();
@@ -1901,12 +1921,11 @@ FailureOr<Value> lowerRange(OpBuilder &b, RangeOp op,
   Value delta = tensor::ExtractOp::create(b, loc, op.getDelta(), ValueRange{});
   {
     Value zero = cstScalar(b, loc, elt, 0);
-    Value nonZero =
-        isa<FloatType>(elt)
-            ? b.createOrFold<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE,
-                                            delta, zero)
-            : b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ne,
-                                            delta, zero);
+    Value nonZero = isa<FloatType>(elt)
+                        ? b.createOrFold<arith::CmpFOp>(
+                              loc, arith::CmpFPredicate::ONE, delta, zero)
+                        : b.createOrFold<arith::CmpIOp>(
+                              loc, arith::CmpIPredicate::ne, delta, zero);
     checks.check(b, loc, nonZero, "Range", "delta is 0");
   }
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
@@ -2273,7 +2292,7 @@ FailureOr<Value> lowerResize(OpBuilder &b, ResizeOp op) {
 
 /// ONNX GatherElements: a generic over the result (the indices' shape).
 FailureOr<Value> lowerGatherElements(OpBuilder &b, GatherElementsOp op,
-                               RuntimeChecks &checks) {
+                                     RuntimeChecks &checks) {
   Location loc = op.getLoc();
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
@@ -2363,7 +2382,7 @@ Value scatterCombine(OpBuilder &b, Location loc, StringRef reduction, Value old,
 /// ONNX ScatterElements: loops over `updates` in row-major order inserting
 /// into a copy of `data` (so duplicate indices apply in order).
 FailureOr<Value> lowerScatterElements(OpBuilder &b, ScatterElementsOp op,
-                               RuntimeChecks &checks) {
+                                      RuntimeChecks &checks) {
   Location loc = op.getLoc();
   Value data = op.getData(), indices = op.getIndices(),
         updates = op.getUpdates();
@@ -2389,7 +2408,7 @@ FailureOr<Value> lowerScatterElements(OpBuilder &b, ScatterElementsOp op,
 /// ONNX ScatterND: loops over `updates`; the leading loop indices select
 /// the index tuple, the trailing ones the position inside the slice.
 FailureOr<Value> lowerScatterNd(OpBuilder &b, ScatterNdOp op,
-                               RuntimeChecks &checks) {
+                                RuntimeChecks &checks) {
   Location loc = op.getLoc();
   Value data = op.getData(), indices = op.getIndices(),
         updates = op.getUpdates();
@@ -2706,7 +2725,7 @@ bool isBroadcasting(Operation *op) {
 /// records, for each broadcasting op, which dynamic operand dims are proven
 /// equal to their result dim (so they need no run-time version).
 BroadcastFacts collectBroadcastFacts(ModuleOp module,
-                                    ProvenReshapes &provenReshapes) {
+                                     ProvenReshapes &provenReshapes) {
   BroadcastFacts facts;
   llvm::StringMap<DimRange> ranges = collectDimRanges(module);
   for (auto func : module.getOps<func::FuncOp>()) {
@@ -2781,9 +2800,9 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
                                          cast<TypedAttr>(c.getValue()))
             .getResult();
       })
-      .Case<AbsOp, NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, ErfOp,
-            FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp, AsinOp, AcosOp,
-            AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, SignOp, NotOp,
+      .Case<AbsOp, NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, ErfOp, FloorOp,
+            CeilOp, RoundOp, SinOp, CosOp, TanOp, AsinOp, AcosOp, AtanOp,
+            SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, SignOp, NotOp,
             LogisticOp, ReciprocalOp, IsNanOp, IsInfOp, AddOp, SubOp, MulOp,
             DivOp, RemOp, PowOp, MaxOp, MinOp, AndOp, OrOp, XorOp, ShiftLeftOp,
             ShiftRightOp, CompareOp, SelectOp, ConvertOp>(
@@ -2812,8 +2831,10 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
             [](OpBuilder &, Location, ValueRange a, Type) { return a[0]; },
             facts, checks, /*resultFromOperands=*/false);
       })
-      .Case([&](DotGeneralOp o) { return lowerDotGeneral(b, o, libraryCalls); })
-      .Case([&](ConvOp o) { return lowerConv(b, o, libraryCalls); })
+      .Case([&](DotGeneralOp o) {
+        return lowerDotGeneral(b, o, checks, libraryCalls);
+      })
+      .Case([&](ConvOp o) { return lowerConv(b, o, checks, libraryCalls); })
       .Case([&](ConvTransposeOp o) { return lowerConvTranspose(b, o); })
       .Case([&](CumSumOp o) { return lowerCumSum(b, o); })
       .Case([&](PoolOp o) { return lowerPool(b, o); })
@@ -2830,9 +2851,12 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
       .Case([&](PadOp o) { return lowerPad(b, o); })
       .Case([&](RangeOp o) { return lowerRange(b, o, checks); })
       .Case([&](ResizeOp o) { return lowerResize(b, o); })
-      .Case([&](GatherElementsOp o) { return lowerGatherElements(b, o, checks); })
+      .Case(
+          [&](GatherElementsOp o) { return lowerGatherElements(b, o, checks); })
       .Case([&](GatherNdOp o) { return lowerGatherNd(b, o, checks); })
-      .Case([&](ScatterElementsOp o) { return lowerScatterElements(b, o, checks); })
+      .Case([&](ScatterElementsOp o) {
+        return lowerScatterElements(b, o, checks);
+      })
       .Case([&](ScatterNdOp o) { return lowerScatterNd(b, o, checks); })
       .Case([&](ArgSortOp o) { return lowerArgSort(b, o); })
       .Case([&](GridSampleOp o) { return lowerGridSample(b, o); })

@@ -1,4 +1,5 @@
-//===- RuntimeChecks.cpp - Run-time contract checks emitted by the lowering ===//
+//===- RuntimeChecks.cpp - Run-time contract checks emitted by the lowering
+//===//
 
 #include "RuntimeChecks.h"
 
@@ -47,8 +48,7 @@ static func::FuncOp getOrCreateFailFn(ModuleOp module) {
 }
 
 void RuntimeChecks::check(OpBuilder &b, Location loc, Value ok,
-                          StringRef onnxOp, StringRef what,
-                          ValueRange values) {
+                          StringRef onnxOp, StringRef what, ValueRange values) {
   assert(values.size() <= kMaxCheckValues && "too many check values");
   // Bodies built in a scratch module (type probing) get no check; the body
   // of an op under construction (its region not yet owned by an op) does.
@@ -85,7 +85,8 @@ void RuntimeChecks::check(OpBuilder &b, Location loc, Value ok,
       args.push_back(v);
     }
     while (args.size() < 1 + kMaxCheckValues)
-      args.push_back(arith::ConstantOp::create(tb, tl, tb.getI64IntegerAttr(0)));
+      args.push_back(
+          arith::ConstantOp::create(tb, tl, tb.getI64IntegerAttr(0)));
     func::CallOp::create(tb, tl, fn, args);
     scf::YieldOp::create(tb, tl);
   });

@@ -1395,8 +1395,9 @@ LogicalResult Importer::importNode(const onnx::NodeProto &n, int index) {
   node = &n;
   nodeName = n.name().empty() ? "#" + std::to_string(index) : n.name();
   // Node name, then op type: run-time check messages name both.
-  loc = NameLoc::get(StringAttr::get(&ctx, nodeName),
-                     NameLoc::get(StringAttr::get(&ctx, n.op_type()), fileLoc()));
+  loc =
+      NameLoc::get(StringAttr::get(&ctx, nodeName),
+                   NameLoc::get(StringAttr::get(&ctx, n.op_type()), fileLoc()));
   for (int i = 0; i < n.input_size(); ++i)
     if (!n.input(i).empty() && !sequences.count(n.input(i)) && !in(i))
       return failure();

@@ -561,6 +561,11 @@ int runMain(int argc, char **argv) {
             {"leaked_allocs", stats.leaked_allocs},
             {"outputs", outputsJson},
             {"passed", allPassed}};
+  // Run-time check counts the compiler recorded in the signature.
+  json sigJson = json::parse(exe->signatureJson(), nullptr,
+                             /*allow_exceptions=*/false);
+  if (sigJson.is_object() && sigJson.contains("runtime_checks"))
+    report["runtime_checks"] = sigJson["runtime_checks"];
   if (!opts.reportPath.empty() && !writeReport(opts.reportPath, report)) {
     std::cerr << "disc-run: error: cannot write report '" << opts.reportPath
               << "'\n";

@@ -285,11 +285,9 @@ TEST(Session, ModelErrorIsInvalidArgumentAndReleasesBuffers) {
   Session session(exe);
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::vector<Tensor> out;
-    Status s =
-        session.run({Tensor::fromVector<int64_t>({1}, {-7})}, &out);
+    Status s = session.run({Tensor::fromVector<int64_t>({1}, {-7})}, &out);
     EXPECT_EQ(s.code(), StatusCode::InvalidArgument);
-    EXPECT_EQ(s.message(),
-              "Gather node 'g': index -7 is out of range [-5, 5)");
+    EXPECT_EQ(s.message(), "Gather node 'g': index -7 is out of range [-5, 5)");
     EXPECT_TRUE(out.empty());
     EXPECT_EQ(session.stats().current_bytes, 0);
     EXPECT_EQ(session.stats().peak_bytes, 1008);
