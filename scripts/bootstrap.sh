@@ -21,6 +21,8 @@ PACKAGES=(
   nlohmann-json3-dev
   # Install tests (nm, readelf, c++filt) and Debian packages (cpack -G DEB).
   binutils dpkg-dev file
+  # Runtime: oneDNN library calls (MatMul, Conv).
+  libdnnl-dev
   # Model export and reference values (PyTorch 1.13, NumPy, ONNX 1.12).
   python3 python3-numpy python3-torch python3-torchvision python3-onnx
 )

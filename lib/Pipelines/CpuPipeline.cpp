@@ -115,7 +115,9 @@ void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
   // bufferization keep the relative order of the ops (docs/memory.md).
   if (options.memorySchedule)
     pm.addPass(createDiscMemorySchedule());
-  pm.addPass(createDiscLowerToLinalg());
+  DiscLowerToLinalgOptions lowering;
+  lowering.libraryCallsOption = options.libraryCalls;
+  pm.addPass(createDiscLowerToLinalg(lowering));
   pm.addPass(createDiscStripShapeAnnotations());
   // No CSE on tensors: it would merge the `tensor.empty` destinations (and
   // their fills) of different ops, and bufferization would then write ops

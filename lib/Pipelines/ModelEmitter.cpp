@@ -201,6 +201,10 @@ static std::string generateWrapper(StringRef entryName, StringRef signature,
         "  void *(*alloc)(void *self, int64_t bytes, int64_t alignment);\n"
         "  void (*free)(void *self, void *ptr);\n"
         "  void (*error)(void *self, int32_t status, const char *message);\n"
+        "  int32_t (*library_call)(void *self, int32_t call_id, int32_t n,\n"
+        "                          void *const *operands, const int32_t "
+        "*ranks,\n"
+        "                          int32_t num_attrs, const int64_t *attrs);\n"
         "} disc_ral_context;\n\n"
         "#define DISC_HIDDEN __attribute__((visibility(\"hidden\")))\n"
         "#define DISC_EXPORT __attribute__((visibility(\"default\")))\n"
@@ -231,6 +235,39 @@ static std::string generateWrapper(StringRef entryName, StringRef signature,
         "  return disc_alloc(n, a < 64 ? 64 : (int64_t)a);\n}\n"
         "DISC_HIDDEN void _mlir_memref_to_llvm_free(void *p) {\n"
         "  disc_ctx->free(disc_ctx->self, p);\n}\n\n";
+  // Library calls (LibraryCalls.h): the compiled code calls
+  // _mlir_ciface_disc_lib_*; each forwards to the context. On failure the
+  // runtime has recorded the reason; the run stops with its status.
+  os << "static void disc_library_call(int32_t id, void *x, void *w, void "
+        "*y,\n"
+        "                              int32_t rank, int32_t nattrs, const "
+        "int64_t *attrs) {\n"
+        "  void *ops[3] = {x, w, y};\n"
+        "  int32_t ranks[3] = {rank, rank, rank};\n"
+        "  if (!disc_ctx->library_call)\n"
+        "    disc_fail(4, \"the runtime has no library calls\");\n"
+        "  int32_t st = disc_ctx->library_call(disc_ctx->self, id, 3, ops, "
+        "ranks,\n"
+        "                                      nattrs, attrs);\n"
+        "  if (st != 0)\n    longjmp(*disc_jmp, (int)st);\n}\n\n"
+        "DISC_HIDDEN void _mlir_ciface_disc_lib_matmul(void *a, void *b, void "
+        "*c,\n"
+        "                                           int64_t ta, int64_t tb) "
+        "{\n"
+        "  int64_t attrs[2] = {ta, tb};\n"
+        "  disc_library_call(1, a, b, c, 3, 2, attrs);\n}\n";
+  for (int k = 1; k <= 3; ++k) {
+    os << "DISC_HIDDEN void _mlir_ciface_disc_lib_conv" << k
+       << "d(void *x, void *w, void *y";
+    for (int i = 0; i < 2 + 4 * k; ++i)
+      os << ", int64_t a" << i;
+    os << ") {\n  int64_t attrs[" << 2 + 4 * k << "] = {";
+    for (int i = 0; i < 2 + 4 * k; ++i)
+      os << (i ? ", a" : "a") << i;
+    os << "};\n  disc_library_call(2, x, w, y, " << k + 2 << ", " << 2 + 4 * k
+       << ", attrs);\n}\n";
+  }
+  os << "\n";
   // Run-time check messages; "{k}" stands for the k-th value.
   os << "static const char *const disc_check_messages[] = {\n";
   for (const std::string &m : checkMessages) {

@@ -86,6 +86,12 @@ static cl::opt<bool> forceDynamic(
              "pads, repeats, split or slice bounds) keeps its static length"),
     cl::init(false));
 
+static cl::opt<std::string> libraryCalls(
+    "library-calls",
+    cl::desc("Library for f32 MatMul/Gemm/Conv: onednn (runtime library "
+             "calls, default) or none (generated loops)"),
+    cl::value_desc("onednn|none"), cl::init("onednn"));
+
 static int fail(int code, const llvm::Twine &msg) {
   llvm::errs() << "disc-compile: error: " << msg << "\n";
   return code;
@@ -114,6 +120,9 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "DISC model compiler\n");
   if (target != "cpu")
     return fail(2, "unsupported --target '" + target + "' (supported: cpu)");
+  if (libraryCalls != "onednn" && libraryCalls != "none")
+    return fail(2, "unsupported --library-calls '" + libraryCalls +
+                       "' (supported: onednn, none)");
   if (!llvm::sys::fs::exists(inputPath))
     return fail(2, "no such file: " + inputPath);
 
@@ -320,11 +329,14 @@ int main(int argc, char **argv) {
     return fail(2, "bad pass manager options");
   if (emit == Emit::Linalg) {
     pm.addPass(disc::createDiscStripShapeAnnotations());
-    pm.addPass(disc::createDiscLowerToLinalg());
+    disc::DiscLowerToLinalgOptions lowering;
+    lowering.libraryCallsOption = libraryCalls;
+    pm.addPass(disc::createDiscLowerToLinalg(lowering));
   }
   else {
     disc::CpuPipelineOptions pipelineOptions;
     pipelineOptions.memorySchedule = false; // scheduled above
+    pipelineOptions.libraryCalls = libraryCalls;
     disc::buildDiscCpuPipeline(pm, pipelineOptions);
   }
   if (failed(pm.run(*module)))

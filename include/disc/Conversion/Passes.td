@@ -13,11 +13,22 @@ def DiscLowerToLinalg : Pass<"disc-lower-to-linalg", "ModuleOp"> {
     `tensor.extract`. Dynamic dims that may broadcast at run time (size 1)
     are handled with run-time index selection. An op that cannot be lowered
     is reported with its name and location and the pass fails.
+
+    With `library-calls=onednn`, f32 MatMul/Gemm/Conv become calls into the
+    runtime's library module (LibraryCalls.h, docs/runtime-abi.md) on an
+    output allocated with `memref.alloc`.
   }];
+  let options = [
+    Option<"libraryCallsOption", "library-calls", "std::string",
+           /*default=*/"\"none\"",
+           "Library used for MatMul/Gemm/Conv: onednn or none (linalg)">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect",
-    "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect"
+    "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect"
   ];
 }
 

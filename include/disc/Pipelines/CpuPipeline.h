@@ -6,6 +6,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <string>
+
 namespace mlir::disc {
 
 /// Choices of the CPU pipeline.
@@ -13,6 +15,10 @@ struct CpuPipelineOptions {
   /// Run disc-memory-schedule (`disc-compile --schedule=memory`); false
   /// keeps program order (`--schedule=none`).
   bool memorySchedule = true;
+  /// "onednn": f32 MatMul/Gemm/Conv call the runtime's oneDNN module
+  /// (`disc-compile --library-calls=onednn`); "none": everything becomes
+  /// loops.
+  std::string libraryCalls = "onednn";
 };
 
 /// disc → linalg/tensor → one-shot bufferization (+ ownership-based buffer

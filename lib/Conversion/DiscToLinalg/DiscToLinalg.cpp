@@ -15,6 +15,7 @@
 // without relying on an assumed broadcast equality, need no version.
 //
 //===----------------------------------------------------------------------===//
+#include "LibraryCalls.h"
 #include "RuntimeChecks.h"
 #include "disc/Conversion/Passes.h"
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
@@ -833,7 +834,7 @@ bool isFloatOrInt(Type t) { return isa<FloatType, IntegerType>(t); }
 /// forms, else one `linalg.generic` over [batch, lhs free, rhs free,
 /// contracting].
 FailureOr<Value> lowerDotGeneral(OpBuilder &b, DotGeneralOp op,
-                                 RuntimeChecks &checks) {
+                                 RuntimeChecks &checks, bool libraryCalls) {
   Location loc = op.getLoc();
   RankedTensorType resultType = op.getType();
   Type elt = resultType.getElementType();
@@ -860,6 +861,9 @@ FailureOr<Value> lowerDotGeneral(OpBuilder &b, DotGeneralOp op,
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
     return failure();
+  if (libraryCalls)
+    if (std::optional<Value> call = lowerDotGeneralToLibraryCall(b, op, *dims))
+      return *call;
   Value init = fill(b, loc, cstScalar(b, loc, elt, 0),
                     emptyTensor(b, loc, resultType, *dims));
   auto lb = op.getLhsBatchingDimensions(), rb = op.getRhsBatchingDimensions();
@@ -943,8 +947,10 @@ Value convOnPadded(OpBuilder &b, Location loc, Value input, Value filter,
 
 /// ONNX Conv (zero padding, strides, dilations, groups). 2-D ungrouped
 /// convolutions become `linalg.conv_2d_nchw_fchw`; all others one
-/// `linalg.generic` over [N, (G,) OCg, O..., ICg, K...].
-FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op, RuntimeChecks &checks) {
+/// `linalg.generic` over [N, (G,) OCg, O..., ICg, K...]. With
+/// `libraryCalls`, f32 convolutions become a library call instead.
+FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op, RuntimeChecks &checks,
+                           bool libraryCalls) {
   Location loc = op.getLoc();
   RankedTensorType resultType = op.getType();
   Type elt = resultType.getElementType();
@@ -972,6 +978,9 @@ FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op, RuntimeChecks &checks) {
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
     return failure();
+  if (libraryCalls)
+    if (std::optional<Value> call = lowerConvToLibraryCall(b, op, *dims))
+      return *call;
 
   ArrayRef<int64_t> pad = op.getPadding();
   SmallVector<OpFoldResult> hi;
@@ -2766,7 +2775,7 @@ BroadcastFacts collectBroadcastFacts(ModuleOp module,
 FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
                          const BroadcastFacts *facts,
                          const ProvenReshapes &provenReshapes,
-                         RuntimeChecks &checks) {
+                         RuntimeChecks &checks, bool libraryCalls) {
   auto elementwise = [&](Operation *o) {
     return lowerElementwise(
         b, o, o->getOperands(),
@@ -2822,8 +2831,10 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
             [](OpBuilder &, Location, ValueRange a, Type) { return a[0]; },
             facts, checks, /*resultFromOperands=*/false);
       })
-      .Case([&](DotGeneralOp o) { return lowerDotGeneral(b, o, checks); })
-      .Case([&](ConvOp o) { return lowerConv(b, o, checks); })
+      .Case([&](DotGeneralOp o) {
+        return lowerDotGeneral(b, o, checks, libraryCalls);
+      })
+      .Case([&](ConvOp o) { return lowerConv(b, o, checks, libraryCalls); })
       .Case([&](ConvTransposeOp o) { return lowerConvTranspose(b, o); })
       .Case([&](CumSumOp o) { return lowerCumSum(b, o); })
       .Case([&](PoolOp o) { return lowerPool(b, o); })
@@ -2857,7 +2868,16 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
 
 struct DiscLowerToLinalgPass
     : public disc::impl::DiscLowerToLinalgBase<DiscLowerToLinalgPass> {
+  using DiscLowerToLinalgBase::DiscLowerToLinalgBase;
+
   void runOnOperation() override {
+    bool libraryCalls = libraryCallsOption == "onednn";
+    if (!libraryCalls && libraryCallsOption != "none") {
+      getOperation().emitError("library-calls must be 'onednn' or 'none', "
+                               "got '")
+          << libraryCallsOption << "'";
+      return signalPassFailure();
+    }
     ProvenReshapes provenReshapes;
     BroadcastFacts facts =
         collectBroadcastFacts(getOperation(), provenReshapes);
@@ -2872,7 +2892,7 @@ struct DiscLowerToLinalgPass
     for (Operation *op : ops) {
       rewriter.setInsertionPoint(op);
       FailureOr<Value> lowered =
-          lowerOp(rewriter, op, &facts, provenReshapes, checks);
+          lowerOp(rewriter, op, &facts, provenReshapes, checks, libraryCalls);
       if (failed(lowered)) {
         failedAny = true;
         continue;

@@ -3,6 +3,8 @@
 #include "disc/runtime/Runtime.h"
 #include "disc/runtime/abi.h"
 
+#include "../cpu/LibraryCalls.h"
+
 #include <chrono>
 #include <csetjmp>
 #include <cstdlib>
@@ -55,6 +57,14 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   static void *allocCallback(void *self, int64_t bytes, int64_t alignment);
   static void freeCallback(void *self, void *ptr);
   static void errorCallback(void *self, int32_t status, const char *message);
+  static int32_t libraryCallback(void *self, int32_t callId,
+                                 int32_t numOperands, void *const *operands,
+                                 const int32_t *ranks, int32_t numAttrs,
+                                 const int64_t *attrs);
+  void *tryAllocate(int64_t bytes, int64_t alignment, bool *refused);
+
+  // oneDNN primitives of this session, created on the first library call.
+  std::unique_ptr<runtime::cpu::LibraryCalls> library;
 
   /// Frees every live allocation; returns how many there were.
   int64_t releaseAll();
@@ -84,11 +94,12 @@ bool isPowerOfTwo(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
 } // namespace
 
-// Only trivially destructible objects live in this frame when it longjmps.
-void *Session::Impl::allocCallback(void *self, int64_t bytes,
-                                   int64_t alignment) {
-  Impl *impl = static_cast<Impl *>(self);
-  if (!impl || bytes < 0)
+/// Allocates `bytes` through the session's bookkeeping; NULL with `abort`
+/// filled when over the memory limit or out of host memory.
+void *Session::Impl::tryAllocate(int64_t bytes, int64_t alignment,
+                                 bool *refused) {
+  *refused = false;
+  if (bytes < 0)
     return nullptr;
   int64_t align = alignment < 16 ? 16 : alignment;
   if (!isPowerOfTwo(align))
@@ -96,35 +107,73 @@ void *Session::Impl::allocCallback(void *self, int64_t bytes,
   bool overLimit = false;
   bool hostOom = false;
   void *p = nullptr;
-  impl->mutex.lock();
-  int64_t limit = impl->options.memory_limit_bytes;
-  if (limit > 0 && bytes > limit - impl->currentBytes) {
+  std::lock_guard<std::mutex> lock(mutex);
+  int64_t limit = options.memory_limit_bytes;
+  if (limit > 0 && bytes > limit - currentBytes) {
     overLimit = true;
   } else if (posix_memalign(&p, static_cast<size_t>(align),
                             bytes > 0 ? static_cast<size_t>(bytes) : 1) != 0) {
     p = nullptr;
     hostOom = true;
   } else {
-    impl->live.emplace(p, bytes);
-    impl->currentBytes += bytes;
-    if (impl->currentBytes > impl->peakBytes)
-      impl->peakBytes = impl->currentBytes;
-    ++impl->numAllocs;
+    live.emplace(p, bytes);
+    currentBytes += bytes;
+    if (currentBytes > peakBytes)
+      peakBytes = currentBytes;
+    ++numAllocs;
   }
   if (overLimit || hostOom) {
-    impl->abort.requestedBytes = bytes;
-    impl->abort.liveBytes = impl->currentBytes;
-    impl->abort.limitBytes = limit;
-    impl->abort.outOfHostMemory = hostOom;
+    abort.requestedBytes = bytes;
+    abort.liveBytes = currentBytes;
+    abort.limitBytes = limit;
+    abort.outOfHostMemory = hostOom;
+    *refused = true;
   }
-  impl->mutex.unlock();
-  if (!overLimit && !hostOom)
+  return p;
+}
+
+// Only trivially destructible objects live in this frame when it longjmps.
+void *Session::Impl::allocCallback(void *self, int64_t bytes,
+                                   int64_t alignment) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl)
+    return nullptr;
+  bool refused = false;
+  void *p = impl->tryAllocate(bytes, alignment, &refused);
+  if (!refused)
     return p;
   // Abort the run when we are on the thread that called the model; from a
   // worker thread we can only report failure and let the model return.
   if (impl->armed && std::this_thread::get_id() == impl->runThread)
     std::longjmp(impl->jmp, 1);
   return nullptr;
+}
+
+int32_t Session::Impl::libraryCallback(void *self, int32_t callId,
+                                       int32_t numOperands,
+                                       void *const *operands,
+                                       const int32_t *ranks, int32_t numAttrs,
+                                       const int64_t *attrs) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl)
+    return 4;
+  if (!impl->library)
+    impl->library = std::make_unique<runtime::cpu::LibraryCalls>();
+  // Temporaries go through the tracked allocator without unwinding: the
+  // library reports a refusal as status 2.
+  runtime::cpu::ScratchAllocator scratch;
+  scratch.self = impl;
+  scratch.alloc = [](void *s, int64_t bytes, int64_t alignment) -> void * {
+    bool refused = false;
+    return static_cast<Impl *>(s)->tryAllocate(bytes, alignment, &refused);
+  };
+  scratch.free = &Impl::freeCallback;
+  std::string message;
+  int32_t status = impl->library->call(callId, numOperands, operands, ranks,
+                                       numAttrs, attrs, scratch, message);
+  if (status != 0)
+    errorCallback(self, status, message.c_str());
+  return status;
 }
 
 void Session::Impl::freeCallback(void *self, void *ptr) {
@@ -303,6 +352,7 @@ Session::Session(std::shared_ptr<const Executable> executable,
   impl_->ctx.alloc = &Impl::allocCallback;
   impl_->ctx.free = &Impl::freeCallback;
   impl_->ctx.error = &Impl::errorCallback;
+  impl_->ctx.library_call = &Impl::libraryCallback;
 }
 
 Session::~Session() {

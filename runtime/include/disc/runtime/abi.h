@@ -28,7 +28,30 @@ typedef struct disc_ral_context {
   void *(*alloc)(void *self, int64_t bytes, int64_t alignment);
   void (*free)(void *self, void *ptr);
   void (*error)(void *self, int32_t status, const char *message);
+  /// Library call (docs/runtime-abi.md, "Library calls"): runs primitive
+  /// `call_id` (DISC_LIB_*) on `num_operands` memref descriptors `operands`
+  /// (3 + 2*rank int64 words each, ranks in `ranks`; inputs first, the
+  /// output, already allocated through `alloc`, last) with `num_attrs`
+  /// integer parameters `attrs`. Returns 0, or a status code after the
+  /// runtime recorded the reason as through `error`; the model then stops
+  /// and `disc_model_run` returns that status. NULL when the runtime has no
+  /// library module (the model reports an internal error).
+  int32_t (*library_call)(void *self, int32_t call_id, int32_t num_operands,
+                          void *const *operands, const int32_t *ranks,
+                          int32_t num_attrs, const int64_t *attrs);
 } disc_ral_context;
+
+/// Library call ids (`disc_ral_context.library_call`).
+/// C[b] = op(A[b]) x op(B[b]): operands A [Ba, M, K], B [Bb, K, N], C
+/// [B, M, N] (any strides; Ba, Bb in {1, B}); attrs {transA, transB}, where
+/// a transposed operand is given as [B, K, M] / [B, N, K].
+#define DISC_LIB_MATMUL 1
+/// ONNX Conv without bias: operands X [N, C, D...], W [OC, C/G, K...],
+/// Y [N, OC, O...] with k = 1..3 spatial dims; attrs {G, weights_constant,
+/// strides[k], dilations[k], pads_begin[k], pads_end[k]} (ONNX meaning:
+/// dilation 1 is dense). `weights_constant` != 0 promises that W's data at
+/// that address never changes, so the runtime may keep it reordered.
+#define DISC_LIB_CONV 2
 
 typedef int32_t (*disc_model_abi_version_fn)(void);
 typedef const char *(*disc_model_signature_fn)(void);

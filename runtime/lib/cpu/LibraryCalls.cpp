@@ -1,0 +1,454 @@
+//===- LibraryCalls.cpp - oneDNN MatMul and Conv for compiled models ------===//
+//
+// See LibraryCalls.h. oneDNN 2.6 C++ API (oneapi/dnnl/dnnl.hpp): matmul and
+// convolution_forward primitives, reorders between the caller's strided
+// layout and the layout a primitive prefers.
+//
+//===----------------------------------------------------------------------===//
+#include "LibraryCalls.h"
+
+#include "disc/runtime/abi.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstring>
+#include <list>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+#include <vector>
+
+using namespace disc::runtime::cpu;
+using dnnl::memory;
+
+namespace {
+
+/// A memref descriptor of f32 data (docs/runtime-abi.md).
+struct View {
+  float *data = nullptr;
+  memory::dims sizes, strides;
+};
+
+View readView(void *descriptor, int32_t rank) {
+  const int64_t *w = static_cast<const int64_t *>(descriptor);
+  View v;
+  v.data = reinterpret_cast<float *>(static_cast<intptr_t>(w[1])) + w[2];
+  v.sizes.assign(w + 3, w + 3 + rank);
+  v.strides.assign(w + 3 + rank, w + 3 + 2 * rank);
+  return v;
+}
+
+std::string dimsText(const memory::dims &d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+int64_t volume(const memory::dims &d) {
+  int64_t n = 1;
+  for (int64_t x : d)
+    n *= x;
+  return n;
+}
+
+/// A strided f32 memory descriptor. Strides of size-1 dims do not address
+/// anything; they are normalized so oneDNN accepts them.
+memory::desc stridedDesc(const memory::dims &sizes, memory::dims strides) {
+  int64_t dense = 1;
+  for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i >= 0; --i) {
+    if (sizes[i] == 1)
+      strides[i] = dense;
+    dense *= sizes[i] > 0 ? sizes[i] : 1;
+  }
+  return memory::desc(sizes, memory::data_type::f32, strides);
+}
+
+memory::desc denseDesc(const memory::dims &sizes) {
+  memory::dims strides(sizes.size());
+  int64_t dense = 1;
+  for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i >= 0; --i) {
+    strides[i] = dense;
+    dense *= sizes[i];
+  }
+  return memory::desc(sizes, memory::data_type::f32, strides);
+}
+
+/// Writes zeros to every element of `v`.
+void zeroFill(const View &v) {
+  int64_t n = volume(v.sizes);
+  if (n == 0)
+    return;
+  std::vector<int64_t> idx(v.sizes.size(), 0);
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t off = 0;
+    for (size_t i = 0; i < idx.size(); ++i)
+      off += idx[i] * v.strides[i];
+    v.data[off] = 0.0f;
+    for (int64_t i = static_cast<int64_t>(idx.size()) - 1; i >= 0; --i) {
+      if (++idx[i] < v.sizes[i])
+        break;
+      idx[i] = 0;
+    }
+  }
+}
+
+/// A buffer from the session allocator, freed on scope exit.
+struct Temp {
+  const ScratchAllocator &a;
+  void *p = nullptr;
+  explicit Temp(const ScratchAllocator &a) : a(a) {}
+  ~Temp() {
+    if (p)
+      a.free(a.self, p);
+  }
+  /// False when the allocator refused.
+  bool allocate(size_t bytes) {
+    if (bytes == 0)
+      return true;
+    p = a.alloc(a.self, static_cast<int64_t>(bytes), 64);
+    return p != nullptr;
+  }
+};
+
+struct CallError {
+  int32_t status;
+  std::string message;
+};
+
+[[noreturn]] void fail(int32_t status, std::string message) {
+  throw CallError{status, std::move(message)};
+}
+
+/// One cached primitive with the reorders around it.
+struct Entry {
+  dnnl::primitive prim;
+  memory::desc scratchMd;
+  // Operand i: the caller's layout, the primitive's, and the reorder
+  // between them (caller -> primitive for inputs, back for the output).
+  memory::desc user[3], prim_[3];
+  bool reorder[3] = {false, false, false};
+  dnnl::reorder reorders[3];
+  // Reordered constant weights by the caller's weights address.
+  std::unordered_map<const void *, memory> constWeights;
+  std::list<std::string>::iterator lru;
+};
+
+} // namespace
+
+struct LibraryCalls::Impl {
+  size_t capacity;
+  std::mutex mutex;
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  std::unordered_map<std::string, std::unique_ptr<Entry>> cache;
+  std::list<std::string> lru; // most recently used first
+  int64_t created = 0;
+
+  Entry *lookup(const std::string &key) {
+    auto it = cache.find(key);
+    if (it == cache.end())
+      return nullptr;
+    lru.splice(lru.begin(), lru, it->second->lru);
+    return it->second.get();
+  }
+  Entry *insert(const std::string &key, std::unique_ptr<Entry> e) {
+    while (cache.size() >= capacity && !lru.empty()) {
+      cache.erase(lru.back());
+      lru.pop_back();
+    }
+    lru.push_front(key);
+    e->lru = lru.begin();
+    ++created;
+    return (cache[key] = std::move(e)).get();
+  }
+
+  /// Fills the reorder slots of `e` for operand `i` (`toPrim`: caller to
+  /// primitive layout, else back).
+  void setReorder(Entry &e, int i, bool toPrim) {
+    e.reorder[i] = !(e.user[i] == e.prim_[i]);
+    if (!e.reorder[i])
+      return;
+    e.reorders[i] = toPrim ? dnnl::reorder(dnnl::reorder::primitive_desc(
+                                 engine, e.user[i], engine, e.prim_[i]))
+                           : dnnl::reorder(dnnl::reorder::primitive_desc(
+                                 engine, e.prim_[i], engine, e.user[i]));
+  }
+
+  /// Runs `e` on the caller's buffers `data[0..2]` (inputs, then output).
+  void execute(Entry &e, float *const data[3], bool constWeights,
+               const ScratchAllocator &alloc, int weightsArg) {
+    Temp t0(alloc), t1(alloc), t2(alloc), scratch(alloc);
+    Temp *temps[3] = {&t0, &t1, &t2};
+    memory user[3], prim[3];
+    for (int i = 0; i < 3; ++i) {
+      user[i] = memory(e.user[i], engine, data[i]);
+      prim[i] = user[i];
+    }
+    for (int i = 0; i < 3; ++i) {
+      if (!e.reorder[i])
+        continue;
+      if (i == 1 && constWeights) {
+        auto it = e.constWeights.find(data[1]);
+        if (it == e.constWeights.end()) {
+          memory w(e.prim_[1], engine);
+          e.reorders[1].execute(stream, user[1], w);
+          it = e.constWeights.emplace(data[1], w).first;
+        }
+        prim[1] = it->second;
+        continue;
+      }
+      size_t bytes = e.prim_[i].get_size();
+      if (!temps[i]->allocate(bytes))
+        fail(2, "out of memory: a temporary of " + std::to_string(bytes) +
+                    " bytes failed");
+      prim[i] = memory(e.prim_[i], engine, temps[i]->p);
+      if (i < 2)
+        e.reorders[i].execute(stream, user[i], prim[i]);
+    }
+    size_t sbytes = e.scratchMd.get_size();
+    if (!scratch.allocate(sbytes))
+      fail(2, "out of memory: a scratchpad of " + std::to_string(sbytes) +
+                  " bytes failed");
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, prim[0]},
+                                            {weightsArg, prim[1]},
+                                            {DNNL_ARG_DST, prim[2]}};
+    if (sbytes)
+      args[DNNL_ARG_SCRATCHPAD] = memory(e.scratchMd, engine, scratch.p);
+    e.prim.execute(stream, args);
+    if (e.reorder[2])
+      e.reorders[2].execute(stream, prim[2], user[2]);
+    stream.wait();
+  }
+
+  void matmul(void *const *operands, const int32_t *ranks, const int64_t *attrs,
+              const ScratchAllocator &alloc);
+  void conv(void *const *operands, const int32_t *ranks, int32_t numAttrs,
+            const int64_t *attrs, const ScratchAllocator &alloc);
+};
+
+/// Appends `v` to the cache key.
+static void keyAdd(std::string &key, const memory::dims &v) {
+  int64_t n = static_cast<int64_t>(v.size());
+  key.append(reinterpret_cast<const char *>(&n), sizeof n);
+  key.append(reinterpret_cast<const char *>(v.data()),
+             v.size() * sizeof(int64_t));
+}
+
+void LibraryCalls::Impl::matmul(void *const *operands, const int32_t *ranks,
+                                const int64_t *attrs,
+                                const ScratchAllocator &alloc) {
+  if (ranks[0] != 3 || ranks[1] != 3 || ranks[2] != 3)
+    fail(1, "MatMul library call: operands must have rank 3");
+  View a = readView(operands[0], 3), b = readView(operands[1], 3),
+       c = readView(operands[2], 3);
+  if (attrs[0]) {
+    std::swap(a.sizes[1], a.sizes[2]);
+    std::swap(a.strides[1], a.strides[2]);
+  }
+  if (attrs[1]) {
+    std::swap(b.sizes[1], b.sizes[2]);
+    std::swap(b.strides[1], b.strides[2]);
+  }
+  int64_t batch = c.sizes[0], m = c.sizes[1], n = c.sizes[2], k = a.sizes[2];
+  auto batchOk = [&](int64_t x) { return x == batch || x == 1; };
+  if (b.sizes[1] != k || a.sizes[1] != m || b.sizes[2] != n ||
+      !batchOk(a.sizes[0]) || !batchOk(b.sizes[0]))
+    fail(1, "MatMul library call: shapes " + dimsText(a.sizes) + " x " +
+                dimsText(b.sizes) + " -> " + dimsText(c.sizes) +
+                " do not match");
+  if (batch == 0 || m == 0 || n == 0)
+    return;
+  if (k == 0 || a.sizes[0] == 0 || b.sizes[0] == 0) {
+    zeroFill(c);
+    return;
+  }
+  std::string key = "mm";
+  for (const View *v : {&a, &b, &c}) {
+    keyAdd(key, v->sizes);
+    keyAdd(key, v->strides);
+  }
+  Entry *e = lookup(key);
+  if (!e) {
+    auto ne = std::make_unique<Entry>();
+    ne->user[0] = stridedDesc(a.sizes, a.strides);
+    ne->user[1] = stridedDesc(b.sizes, b.strides);
+    ne->user[2] = stridedDesc(c.sizes, c.strides);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::matmul::primitive_desc pd;
+    try {
+      pd = dnnl::matmul::primitive_desc(
+          dnnl::matmul::desc(ne->user[0], ne->user[1], ne->user[2]), attr,
+          engine);
+      for (int i = 0; i < 3; ++i)
+        ne->prim_[i] = ne->user[i];
+    } catch (const dnnl::error &) {
+      // Strides the kernels do not take: run on dense copies.
+      for (int i = 0; i < 3; ++i)
+        ne->prim_[i] = denseDesc(i == 0 ? a.sizes : i == 1 ? b.sizes : c.sizes);
+      pd = dnnl::matmul::primitive_desc(
+          dnnl::matmul::desc(ne->prim_[0], ne->prim_[1], ne->prim_[2]), attr,
+          engine);
+    }
+    for (int i = 0; i < 3; ++i)
+      setReorder(*ne, i, i < 2);
+    ne->scratchMd = pd.scratchpad_desc();
+    ne->prim = dnnl::matmul(pd);
+    e = insert(key, std::move(ne));
+  }
+  float *data[3] = {a.data, b.data, c.data};
+  execute(*e, data, /*constWeights=*/false, alloc, DNNL_ARG_WEIGHTS);
+}
+
+void LibraryCalls::Impl::conv(void *const *operands, const int32_t *ranks,
+                              int32_t numAttrs, const int64_t *attrs,
+                              const ScratchAllocator &alloc) {
+  int32_t r = ranks[0];
+  int64_t k = r - 2;
+  if (k < 1 || k > 3 || ranks[1] != r || ranks[2] != r || numAttrs != 2 + 4 * k)
+    fail(1, "Conv library call: operands must have equal rank 3..5 and " +
+                std::to_string(2 + 4 * k) + " attributes");
+  View x = readView(operands[0], r), w = readView(operands[1], r),
+       y = readView(operands[2], r);
+  int64_t groups = attrs[0];
+  bool constW = attrs[1] != 0;
+  memory::dims strides(attrs + 2, attrs + 2 + k),
+      dil(attrs + 2 + k, attrs + 2 + 2 * k),
+      padL(attrs + 2 + 2 * k, attrs + 2 + 3 * k),
+      padR(attrs + 2 + 3 * k, attrs + 2 + 4 * k);
+  int64_t oc = w.sizes[0], cg = w.sizes[1];
+  std::string shapes = dimsText(x.sizes) + " * " + dimsText(w.sizes) + " -> " +
+                       dimsText(y.sizes);
+  bool ok = groups >= 1 && x.sizes[1] == groups * cg && oc % groups == 0 &&
+            y.sizes[0] == x.sizes[0] && y.sizes[1] == oc;
+  for (int64_t i = 0; ok && i < k; ++i) {
+    int64_t ext = (w.sizes[2 + i] - 1) * dil[i] + 1;
+    int64_t span = x.sizes[2 + i] + padL[i] + padR[i] - ext;
+    ok = strides[i] >= 1 && dil[i] >= 1 && span >= 0 &&
+         y.sizes[2 + i] == span / strides[i] + 1;
+  }
+  if (!ok)
+    fail(1, "Conv library call (group " + std::to_string(groups) +
+                "): shapes " + shapes + " do not match");
+  if (volume(y.sizes) == 0)
+    return;
+  if (cg == 0 || volume(w.sizes) == 0) {
+    zeroFill(y);
+    return;
+  }
+  std::string key = "conv";
+  for (const View *v : {&x, &w, &y}) {
+    keyAdd(key, v->sizes);
+    keyAdd(key, v->strides);
+  }
+  keyAdd(key, memory::dims(attrs, attrs + numAttrs));
+  Entry *e = lookup(key);
+  if (!e) {
+    auto ne = std::make_unique<Entry>();
+    ne->user[0] = stridedDesc(x.sizes, x.strides);
+    ne->user[2] = stridedDesc(y.sizes, y.strides);
+    memory::dims wSizes = w.sizes, wStrides = w.strides;
+    if (groups > 1) {
+      wSizes = {groups, oc / groups};
+      wStrides = {oc / groups * w.strides[0], w.strides[0]};
+      for (int32_t i = 1; i < r; ++i) {
+        wSizes.push_back(w.sizes[i]);
+        wStrides.push_back(w.strides[i]);
+      }
+    }
+    ne->user[1] = stridedDesc(wSizes, wStrides);
+    auto any = [](const memory::dims &d) {
+      return memory::desc(d, memory::data_type::f32, memory::format_tag::any);
+    };
+    memory::dims dilates = dil;
+    for (int64_t &d : dilates)
+      d -= 1; // oneDNN counts the skipped elements
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    auto make = [&](const memory::desc &src, const memory::desc &dst) {
+      return dnnl::convolution_forward::primitive_desc(
+          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                          dnnl::algorithm::convolution_direct,
+                                          src, any(wSizes), dst, strides,
+                                          dilates, padL, padR),
+          attr, engine);
+    };
+    // The caller's plain layouts first: no per-call reorders of the input
+    // and output. When only the reference kernel takes them, let oneDNN pick
+    // its blocked layouts and reorder around the primitive.
+    dnnl::convolution_forward::primitive_desc pd;
+    bool plain = false;
+    try {
+      pd = make(ne->user[0], ne->user[2]);
+      plain = std::string(pd.impl_info_str()).find("ref") == std::string::npos;
+    } catch (const dnnl::error &) {
+    }
+    if (!plain)
+      pd = make(any(x.sizes), any(y.sizes));
+    ne->prim_[0] = pd.src_desc();
+    ne->prim_[1] = pd.weights_desc();
+    ne->prim_[2] = pd.dst_desc();
+    for (int i = 0; i < 3; ++i)
+      setReorder(*ne, i, i < 2);
+    ne->scratchMd = pd.scratchpad_desc();
+    ne->prim = dnnl::convolution_forward(pd);
+    e = insert(key, std::move(ne));
+  }
+  float *data[3] = {x.data, w.data, y.data};
+  execute(*e, data, constW, alloc, DNNL_ARG_WEIGHTS);
+}
+
+LibraryCalls::LibraryCalls(size_t maxPrimitives)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->capacity = maxPrimitives ? maxPrimitives : 1;
+}
+
+LibraryCalls::~LibraryCalls() = default;
+
+int32_t LibraryCalls::call(int32_t callId, int32_t numOperands,
+                           void *const *operands, const int32_t *ranks,
+                           int32_t numAttrs, const int64_t *attrs,
+                           const ScratchAllocator &allocator,
+                           std::string &error) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  const char *name = callId == DISC_LIB_MATMUL ? "MatMul"
+                     : callId == DISC_LIB_CONV ? "Conv"
+                                               : "unknown";
+  try {
+    if (numOperands != 3 || !operands || !ranks || (numAttrs > 0 && !attrs))
+      fail(1, std::string(name) + " library call: expects 3 operands");
+    switch (callId) {
+    case DISC_LIB_MATMUL:
+      if (numAttrs != 2)
+        fail(1, "MatMul library call: expects 2 attributes");
+      impl_->matmul(operands, ranks, attrs, allocator);
+      return 0;
+    case DISC_LIB_CONV:
+      impl_->conv(operands, ranks, numAttrs, attrs, allocator);
+      return 0;
+    default:
+      fail(1, "unknown library call id " + std::to_string(callId));
+    }
+  } catch (const CallError &e) {
+    error = e.message;
+    return e.status;
+  } catch (const dnnl::error &e) {
+    error = std::string("oneDNN ") + name + ": " + e.what() + " (status " +
+            std::to_string(static_cast<int>(e.status)) + ")";
+    return 4;
+  } catch (const std::bad_alloc &) {
+    error = std::string(name) + " library call: out of host memory";
+    return 2;
+  }
+}
+
+int64_t LibraryCalls::numCreated() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->created;
+}
+
+int64_t LibraryCalls::numCached() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return static_cast<int64_t>(impl_->cache.size());
+}

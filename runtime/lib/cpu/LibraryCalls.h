@@ -1,0 +1,62 @@
+//===- LibraryCalls.h - CPU library calls (oneDNN) behind the model ABI ---===//
+//
+// Runs the DISC_LIB_* primitives of abi.h with oneDNN. Shapes are dynamic:
+// a primitive is created the first time a (call, shapes, strides, attrs)
+// key is seen and kept in a least-recently-used cache of bounded size.
+// Every temporary buffer of a call (oneDNN's scratchpad in
+// `scratchpad_mode::user`, operands reordered into the layout the primitive
+// wants) comes from the caller's allocator, so the session's tracked peak
+// counts them. Convolution weights marked constant are reordered once and
+// kept by the cache entry (session-owned, like the model's constants).
+//
+// Thread safety: one LibraryCalls object serves one session; `call` takes an
+// internal mutex, so concurrent calls are safe but serialized.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_RUNTIME_LIB_CPU_LIBRARYCALLS_H
+#define DISC_RUNTIME_LIB_CPU_LIBRARYCALLS_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace disc::runtime::cpu {
+
+/// Allocation hooks for per-call temporaries. `alloc` returns a buffer of
+/// `bytes` bytes aligned to `alignment`, or NULL (it must not unwind).
+struct ScratchAllocator {
+  void *self = nullptr;
+  void *(*alloc)(void *self, int64_t bytes, int64_t alignment) = nullptr;
+  void (*free)(void *self, void *ptr) = nullptr;
+};
+
+class LibraryCalls {
+public:
+  /// `maxPrimitives`: cache capacity (entries, each one primitive plus its
+  /// reorders and reordered constant weights).
+  explicit LibraryCalls(size_t maxPrimitives = 512);
+  ~LibraryCalls();
+  LibraryCalls(const LibraryCalls &) = delete;
+  LibraryCalls &operator=(const LibraryCalls &) = delete;
+
+  /// Runs one library call (arguments as `disc_ral_context.library_call`).
+  /// Returns 0, or a status code of docs/runtime-abi.md with `error` set:
+  /// 1 for operands that do not fit the call (ranks, dims, attrs), 2 when a
+  /// temporary cannot be allocated, 4 when oneDNN fails.
+  int32_t call(int32_t callId, int32_t numOperands, void *const *operands,
+               const int32_t *ranks, int32_t numAttrs, const int64_t *attrs,
+               const ScratchAllocator &allocator, std::string &error);
+
+  /// Primitives created so far / currently cached (for tests).
+  int64_t numCreated() const;
+  int64_t numCached() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace disc::runtime::cpu
+
+#endif // DISC_RUNTIME_LIB_CPU_LIBRARYCALLS_H

@@ -1,0 +1,259 @@
+//===- LibraryCallsTest.cpp - oneDNN library calls against plain loops ----===//
+#include "cpu/LibraryCalls.h"
+#include "disc/runtime/Runtime.h"
+#include "disc/runtime/abi.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+using namespace disc;
+using disc::runtime::cpu::LibraryCalls;
+using disc::runtime::cpu::ScratchAllocator;
+
+namespace {
+
+/// Counts what the library call allocates (like the session's allocator).
+struct CountingAllocator {
+  int64_t live = 0, peak = 0, calls = 0;
+  std::vector<std::pair<void *, int64_t>> blocks;
+  int64_t limit = -1; // refuse above this many live bytes
+
+  ScratchAllocator hooks() {
+    ScratchAllocator a;
+    a.self = this;
+    a.alloc = [](void *s, int64_t bytes, int64_t align) -> void * {
+      auto *c = static_cast<CountingAllocator *>(s);
+      if (c->limit >= 0 && c->live + bytes > c->limit)
+        return nullptr;
+      void *p = nullptr;
+      if (posix_memalign(&p, static_cast<size_t>(align), bytes) != 0)
+        return nullptr;
+      c->blocks.push_back({p, bytes});
+      c->live += bytes;
+      c->peak = std::max(c->peak, c->live);
+      ++c->calls;
+      return p;
+    };
+    a.free = [](void *s, void *p) {
+      auto *c = static_cast<CountingAllocator *>(s);
+      for (auto it = c->blocks.begin(); it != c->blocks.end(); ++it)
+        if (it->first == p) {
+          c->live -= it->second;
+          c->blocks.erase(it);
+          break;
+        }
+      std::free(p);
+    };
+    return a;
+  }
+};
+
+/// A memref descriptor (docs/runtime-abi.md) over `data`.
+std::vector<int64_t> desc(float *data, std::vector<int64_t> sizes,
+                          std::vector<int64_t> strides = {}) {
+  if (strides.empty()) {
+    strides.assign(sizes.size(), 1);
+    for (int64_t i = static_cast<int64_t>(sizes.size()) - 2; i >= 0; --i)
+      strides[i] = strides[i + 1] * sizes[i + 1];
+  }
+  std::vector<int64_t> d = {(int64_t)(intptr_t)data, (int64_t)(intptr_t)data,
+                            0};
+  d.insert(d.end(), sizes.begin(), sizes.end());
+  d.insert(d.end(), strides.begin(), strides.end());
+  return d;
+}
+
+std::vector<float> randomVector(size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(gen);
+  return v;
+}
+
+int32_t run(LibraryCalls &lib, CountingAllocator &alloc, int32_t id,
+            std::vector<int64_t> &x, std::vector<int64_t> &w,
+            std::vector<int64_t> &y, int32_t rank,
+            const std::vector<int64_t> &attrs, std::string &error) {
+  void *ops[3] = {x.data(), w.data(), y.data()};
+  int32_t ranks[3] = {rank, rank, rank};
+  return lib.call(id, 3, ops, ranks, static_cast<int32_t>(attrs.size()),
+                  attrs.data(), alloc.hooks(), error);
+}
+
+} // namespace
+
+// Batched MatMul with a broadcast rhs batch and a transposed rhs (Gemm
+// transB), against a triple loop.
+TEST(LibraryCalls, MatMulBroadcastTransposedMatchesLoops) {
+  const int64_t B = 3, M = 5, K = 7, N = 4;
+  std::vector<float> a = randomVector(B * M * K, 1), b = randomVector(N * K, 2),
+                     c(B * M * N, -1.0f);
+  auto da = desc(a.data(), {B, M, K});
+  auto db = desc(b.data(), {1, N, K}); // transposed: [1, N, K]
+  auto dc = desc(c.data(), {B, M, N});
+  LibraryCalls lib;
+  CountingAllocator alloc;
+  std::string error;
+  ASSERT_EQ(run(lib, alloc, DISC_LIB_MATMUL, da, db, dc, 3, {0, 1}, error), 0)
+      << error;
+  for (int64_t bi = 0; bi < B; ++bi)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double ref = 0;
+        for (int64_t k = 0; k < K; ++k)
+          ref += a[(bi * M + i) * K + k] * b[j * K + k];
+        EXPECT_NEAR(c[(bi * M + i) * N + j], ref, 1e-4);
+      }
+  EXPECT_EQ(alloc.live, 0);
+  // Same shapes again: the cached primitive is reused.
+  ASSERT_EQ(run(lib, alloc, DISC_LIB_MATMUL, da, db, dc, 3, {0, 1}, error), 0);
+  EXPECT_EQ(lib.numCreated(), 1);
+}
+
+// A column-sliced (non-dense) lhs view is read through its strides.
+TEST(LibraryCalls, MatMulReadsStridedViews) {
+  const int64_t M = 4, K = 3, N = 2, ld = 10;
+  std::vector<float> a = randomVector(M * ld, 3), b = randomVector(K * N, 4),
+                     c(M * N);
+  auto da = desc(a.data() + 1, {1, M, K}, {M * ld, ld, 2});
+  auto db = desc(b.data(), {1, K, N});
+  auto dc = desc(c.data(), {1, M, N});
+  LibraryCalls lib;
+  CountingAllocator alloc;
+  std::string error;
+  ASSERT_EQ(run(lib, alloc, DISC_LIB_MATMUL, da, db, dc, 3, {0, 0}, error), 0)
+      << error;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double ref = 0;
+      for (int64_t k = 0; k < K; ++k)
+        ref += a[1 + i * ld + 2 * k] * b[k * N + j];
+      EXPECT_NEAR(c[i * N + j], ref, 1e-4);
+    }
+}
+
+// Grouped, dilated, strided, asymmetrically padded 2-D convolution with
+// constant weights, against direct loops; run twice (cached weights).
+TEST(LibraryCalls, GroupedDilatedConvMatchesLoops) {
+  const int64_t N = 2, C = 6, H = 9, W = 8, G = 3, OC = 6, KH = 3, KW = 2;
+  const int64_t sh = 2, sw = 1, dh = 2, dw = 3, pt = 1, pl = 2, pb = 0, pr = 1;
+  const int64_t OH = (H + pt + pb - ((KH - 1) * dh + 1)) / sh + 1;
+  const int64_t OW = (W + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
+  const int64_t Cg = C / G, OCg = OC / G;
+  std::vector<float> x = randomVector(N * C * H * W, 5),
+                     w = randomVector(OC * Cg * KH * KW, 6),
+                     y(N * OC * OH * OW);
+  auto dx = desc(x.data(), {N, C, H, W});
+  auto dw_ = desc(w.data(), {OC, Cg, KH, KW});
+  auto dy = desc(y.data(), {N, OC, OH, OW});
+  LibraryCalls lib;
+  CountingAllocator alloc;
+  std::string error;
+  std::vector<int64_t> attrs = {G, 1, sh, sw, dh, dw, pt, pl, pb, pr};
+  for (int pass = 0; pass < 2; ++pass) {
+    std::fill(y.begin(), y.end(), 0.0f);
+    ASSERT_EQ(run(lib, alloc, DISC_LIB_CONV, dx, dw_, dy, 4, attrs, error), 0)
+        << error;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t o = 0; o < OC; ++o)
+        for (int64_t i = 0; i < OH; ++i)
+          for (int64_t j = 0; j < OW; ++j) {
+            double ref = 0;
+            int64_t g = o / OCg;
+            for (int64_t c = 0; c < Cg; ++c)
+              for (int64_t u = 0; u < KH; ++u)
+                for (int64_t v = 0; v < KW; ++v) {
+                  int64_t hi = i * sh - pt + u * dh, wi = j * sw - pl + v * dw;
+                  if (hi < 0 || hi >= H || wi < 0 || wi >= W)
+                    continue;
+                  ref += x[((n * C + g * Cg + c) * H + hi) * W + wi] *
+                         w[((o * Cg + c) * KH + u) * KW + v];
+                }
+            ASSERT_NEAR(y[((n * OC + o) * OH + i) * OW + j], ref, 1e-4)
+                << "at " << n << "," << o << "," << i << "," << j;
+          }
+    EXPECT_EQ(alloc.live, 0);
+  }
+  EXPECT_EQ(lib.numCreated(), 1);
+}
+
+// Operands that do not fit the call are status 1 with shapes in the text;
+// a refused temporary is status 2; neither aborts.
+TEST(LibraryCalls, MismatchedShapesAndRefusedScratchAreErrors) {
+  std::vector<float> a(12), b(12), c(16);
+  auto da = desc(a.data(), {1, 4, 3});
+  auto db = desc(b.data(), {1, 4, 3}); // K mismatch: 3 vs 4
+  auto dc = desc(c.data(), {1, 4, 3});
+  LibraryCalls lib;
+  CountingAllocator alloc;
+  std::string error;
+  EXPECT_EQ(run(lib, alloc, DISC_LIB_MATMUL, da, db, dc, 3, {0, 0}, error), 1);
+  EXPECT_EQ(error, "MatMul library call: shapes [1, 4, 3] x [1, 4, 3] -> "
+                   "[1, 4, 3] do not match");
+
+  std::vector<float> x(2 * 4 * 5 * 5), w(8 * 2 * 3 * 3), y(2 * 8 * 3 * 3);
+  auto dx = desc(x.data(), {2, 4, 5, 5});
+  auto dw = desc(w.data(), {8, 2, 3, 3});
+  auto dy = desc(y.data(), {2, 8, 3, 3});
+  std::vector<int64_t> bad = {3, 0, 1, 1, 1, 1, 0, 0, 0, 0}; // C != G * Cg
+  EXPECT_EQ(run(lib, alloc, DISC_LIB_CONV, dx, dw, dy, 4, bad, error), 1);
+  EXPECT_NE(error.find("Conv library call (group 3)"), std::string::npos)
+      << error;
+  // Blocked layouts need temporaries; with none allowed the call fails.
+  alloc.limit = 0;
+  std::vector<int64_t> ok = {2, 0, 1, 1, 1, 1, 0, 0, 0, 0};
+  int32_t st = run(lib, alloc, DISC_LIB_CONV, dx, dw, dy, 4, ok, error);
+  if (st != 0) {
+    EXPECT_EQ(st, 2);
+    EXPECT_NE(error.find("out of memory"), std::string::npos) << error;
+  }
+  EXPECT_EQ(alloc.live, 0);
+}
+
+TEST(LibraryCalls, CacheIsBounded) {
+  LibraryCalls lib(/*maxPrimitives=*/2);
+  CountingAllocator alloc;
+  std::string error;
+  for (int64_t m = 1; m <= 5; ++m) {
+    std::vector<float> a(m * 2, 1.0f), b(2 * 3, 1.0f), c(m * 3);
+    auto da = desc(a.data(), {1, m, 2});
+    auto db = desc(b.data(), {1, 2, 3});
+    auto dc = desc(c.data(), {1, m, 3});
+    ASSERT_EQ(run(lib, alloc, DISC_LIB_MATMUL, da, db, dc, 3, {0, 0}, error),
+              0);
+    EXPECT_EQ(c[0], 2.0f);
+  }
+  EXPECT_EQ(lib.numCreated(), 5);
+  EXPECT_EQ(lib.numCached(), 2);
+}
+
+// Through a session: the call's error comes back as the run's status and
+// message, the output already allocated is released, the session stays
+// usable.
+TEST(LibraryCalls, SessionReportsLibraryCallErrors) {
+  std::shared_ptr<const Executable> exe;
+  ASSERT_TRUE(Executable::load(DISC_FIXTURE_LIBCALL, &exe).isOk());
+  Session session(exe);
+  std::vector<Tensor> out;
+  Status s = session.run({Tensor::fromVector<float>({2, 3}, {1, 2, 3, 4, 5, 6}),
+                          Tensor::fromVector<float>({2, 2}, {1, 0, 0, 1})},
+                         &out);
+  EXPECT_EQ(s.code(), StatusCode::InvalidArgument);
+  EXPECT_EQ(s.message(), "MatMul library call: shapes [1, 2, 3] x [1, 2, 2] "
+                         "-> [1, 2, 2] do not match");
+  EXPECT_EQ(session.stats().current_bytes, 0);
+  ASSERT_TRUE(session
+                  .run({Tensor::fromVector<float>({2, 3}, {1, 2, 3, 4, 5, 6}),
+                        Tensor::fromVector<float>({3, 1}, {1, 1, 1})},
+                       &out)
+                  .isOk());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].data<float>()[0], 6.0f);
+  EXPECT_EQ(out[0].data<float>()[1], 15.0f);
+}
