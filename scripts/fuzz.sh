@@ -64,14 +64,14 @@ for t in "${TARGETS[@]}"; do
       extra+=(-max_len=65536)
       ;;
     compiled_models)
-      # The small models, compiled once with ASan-instrumented code.
+      # The small models, compiled once with ASan and libFuzzer coverage.
       BUILD_DIR="$BUILD_DIR" scripts/build.sh >/dev/null
       mkdir -p "$dir/models"
       /usr/bin/python3 test/fuzz/make_models.py "$dir/models"
       for m in "$dir"/models/*.onnx; do
         so="${m%.onnx}.so"
         [ -f "$so" ] || nice -n "$NICE" "$BUILD_DIR/bin/disc-compile" "$m" \
-          --sanitize=address -o "$so"
+          --sanitize=address,fuzzer-no-link -o "$so"
       done
       export DISC_FUZZ_MODELS="$dir/models"
       ;;

@@ -31,6 +31,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/Transforms/Instrumentation/AddressSanitizer.h"
+#include "llvm/Transforms/Instrumentation/SanitizerCoverage.h"
 
 using namespace mlir;
 
@@ -241,14 +242,18 @@ static std::string generateWrapper(StringRef entryName, StringRef signature,
   return s;
 }
 
-/// Instruments every function defined in `module` with LLVM's
-/// AddressSanitizer pass, as clang -fsanitize=address does after its
-/// optimization pipeline. Memory the model gets from the runtime allocator
-/// and its stack frames are then checked on every access.
-static void instrumentWithAsan(llvm::Module &module, llvm::TargetMachine *tm) {
-  for (llvm::Function &f : module)
-    if (!f.isDeclaration())
-      f.addFnAttr(llvm::Attribute::SanitizeAddress);
+/// Instruments every function defined in `module` as clang does after its
+/// optimization pipeline: `coverage` adds libFuzzer's edge coverage (inline
+/// 8-bit counters, PC table, comparison tracing; clang's
+/// -fsanitize=fuzzer-no-link), `asan` LLVM's AddressSanitizer pass, which
+/// checks every access to memory the model gets from the runtime allocator
+/// and to its stack frames.
+static void instrumentModule(llvm::Module &module, llvm::TargetMachine *tm,
+                             bool asan, bool coverage) {
+  if (asan)
+    for (llvm::Function &f : module)
+      if (!f.isDeclaration())
+        f.addFnAttr(llvm::Attribute::SanitizeAddress);
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -260,7 +265,16 @@ static void instrumentWithAsan(llvm::Module &module, llvm::TargetMachine *tm) {
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm;
-  mpm.addPass(llvm::AddressSanitizerPass(llvm::AddressSanitizerOptions()));
+  if (coverage) {
+    llvm::SanitizerCoverageOptions options;
+    options.CoverageType = llvm::SanitizerCoverageOptions::SCK_Edge;
+    options.Inline8bitCounters = true;
+    options.PCTable = true;
+    options.TraceCmp = true;
+    mpm.addPass(llvm::SanitizerCoveragePass(options));
+  }
+  if (asan)
+    mpm.addPass(llvm::AddressSanitizerPass(llvm::AddressSanitizerOptions()));
   mpm.run(module, mam);
 }
 
@@ -278,9 +292,9 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
   SmallVector<StringRef> sanitizers;
   sanitize.split(sanitizers, ',', -1, /*KeepEmpty=*/false);
   for (StringRef s : sanitizers)
-    if (s != "address" && s != "undefined")
+    if (s != "address" && s != "undefined" && s != "fuzzer-no-link")
       return module.emitError("unsupported sanitizer '")
-             << s << "' (supported: address, undefined)";
+             << s << "' (supported: address, undefined, fuzzer-no-link)";
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
   llvm::LLVMContext llvmContext;
@@ -303,8 +317,10 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
           makeOptimizingTransformer(3, 0, tm.get())(llvmModule.get()))
     return module.emitError("LLVM optimization failed: ")
            << llvm::toString(std::move(err));
-  if (llvm::is_contained(sanitizers, "address"))
-    instrumentWithAsan(*llvmModule, tm.get());
+  bool asan = llvm::is_contained(sanitizers, "address");
+  bool coverage = llvm::is_contained(sanitizers, "fuzzer-no-link");
+  if (asan || coverage)
+    instrumentModule(*llvmModule, tm.get(), asan, coverage);
 
   if (kind == EmitKind::LLVM) {
     auto out = openOutputFile(outputPath, &error);

@@ -85,10 +85,10 @@ static cl::opt<bool> forceDynamic(
 #endif
 static cl::opt<std::string> sanitize(
     "sanitize",
-    cl::desc("Instrument the compiled model: address, undefined or "
-             "address,undefined (docs/reliability.md); the model.so then "
-             "loads only into a sanitized process. Default: the "
-             "DISC_SANITIZE setting of this build"),
+    cl::desc("Instrument the compiled model: a list of address, undefined, "
+             "fuzzer-no-link (libFuzzer coverage) (docs/reliability.md); the "
+             "model.so then loads only into a sanitized process. Default: "
+             "the DISC_SANITIZE setting of this build"),
     cl::value_desc("list"), cl::init(DISC_DEFAULT_SANITIZE),
     cl::cat(discCategory));
 
@@ -132,9 +132,10 @@ int main(int argc, char **argv) {
     llvm::SmallVector<llvm::StringRef> parts;
     llvm::StringRef(sanitize).split(parts, ',', -1, /*KeepEmpty=*/false);
     for (llvm::StringRef s : parts)
-      if (s != "address" && s != "undefined")
+      if (s != "address" && s != "undefined" && s != "fuzzer-no-link")
         return fail(2, "unsupported --sanitize '" + s +
-                           "' (supported: address, undefined)");
+                           "' (supported: address, undefined, "
+                           "fuzzer-no-link)");
   }
   if (!llvm::sys::fs::exists(inputPath))
     return fail(2, "no such file: " + inputPath);
