@@ -45,7 +45,7 @@ build_targets=()
 for t in "${TARGETS[@]}"; do build_targets+=("fuzz_$t"); done
 nice -n "$NICE" ninja -C "$FUZZ_BUILD_DIR" -j "$NINJA_JOBS" "${build_targets[@]}"
 
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1:allow_user_poisoning=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 mkdir -p "$WORK"
 status=0

@@ -2,6 +2,10 @@
 """Writes the small ONNX models that fuzz_compiled_models runs.
 
 Usage: /usr/bin/python3 test/fuzz/make_models.py OUT_DIR
+       /usr/bin/python3 test/fuzz/make_models.py --contract OUT_DIR
+
+`--contract` writes instead the reproducers of the open run-time contract
+violations of docs/reliability.md (a model plus .npy inputs each).
 
 Every model has named dynamic dims (dim_param) and is valid for every shape
 its signature admits (dims shared by name are equal at run time), so any
@@ -97,9 +101,33 @@ def models():
         [inp("i", I64, ["N"]), inp("j", I64, ["N"])], [inp("out", I64, [])])
 
 
+def contract_cases():
+    """(model, {input name: array}) whose run-time contract fails."""
+    yield model("gather_oob", [
+        helper.make_node("Gather", ["table", "idx"], ["out"], axis=0)],
+        [inp("idx", I64, ["K"])], [inp("out", F, ["K", 2])],
+        [const("table", np.arange(10, dtype=np.float32).reshape(5, 2))]), {
+            "idx": np.array([7], np.int64)}
+    yield model("reshape_mismatch", [
+        helper.make_node("Reshape", ["x", "s"], ["out"])],
+        [inp("x", F, ["N", 4]), inp("s", I64, [2])],
+        [inp("out", F, ["A", "B"])]), {
+            "x": np.ones((3, 4), np.float32), "s": np.array([3, 5], np.int64)}
+    yield model("add_unknown", [helper.make_node("Add", ["x", "y"], ["out"])],
+                [inp("x", F, ["A"]), inp("y", F, ["B"])],
+                [inp("out", F, ["C"])]), {
+                    "x": np.ones(3, np.float32), "y": np.ones(2, np.float32)}
+
+
 if __name__ == "__main__":
-    out = sys.argv[1]
+    contract = sys.argv[1] == "--contract"
+    out = sys.argv[-1]
     os.makedirs(out, exist_ok=True)
-    for m in models():
-        path = os.path.join(out, m.graph.name + ".onnx")
-        onnx.save(m, path)
+    if contract:
+        for m, inputs in contract_cases():
+            onnx.save(m, os.path.join(out, m.graph.name + ".onnx"))
+            for name, arr in inputs.items():
+                np.save(os.path.join(out, f"{m.graph.name}.{name}.npy"), arr)
+    else:
+        for m in models():
+            onnx.save(m, os.path.join(out, m.graph.name + ".onnx"))

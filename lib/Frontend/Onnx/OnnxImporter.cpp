@@ -1105,17 +1105,20 @@ FailureOr<Value> Importer::importTensor(const onnx::TensorProto &t,
     case onnx::TensorProto_DataType_FLOAT:
       if (countMismatch(t.float_data_size()))
         return failure();
-      std::memcpy(buf.data(), t.float_data().data(), buf.size());
+      if (!buf.empty()) // Empty fields have no storage.
+        std::memcpy(buf.data(), t.float_data().data(), buf.size());
       break;
     case onnx::TensorProto_DataType_DOUBLE:
       if (countMismatch(t.double_data_size()))
         return failure();
-      std::memcpy(buf.data(), t.double_data().data(), buf.size());
+      if (!buf.empty()) // Empty fields have no storage.
+        std::memcpy(buf.data(), t.double_data().data(), buf.size());
       break;
     case onnx::TensorProto_DataType_INT64:
       if (countMismatch(t.int64_data_size()))
         return failure();
-      std::memcpy(buf.data(), t.int64_data().data(), buf.size());
+      if (!buf.empty()) // Empty fields have no storage.
+        std::memcpy(buf.data(), t.int64_data().data(), buf.size());
       break;
     case onnx::TensorProto_DataType_UINT32:
     case onnx::TensorProto_DataType_UINT64:
