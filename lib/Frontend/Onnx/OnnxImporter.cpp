@@ -934,6 +934,8 @@ Value Importer::binaryFolded(StringRef op, Value l, Value r) {
 }
 
 Value Importer::compare(CompareDirection dir, Value l, Value r) {
+  if (!l || !r) // An operand already failed (with a diagnostic).
+    return nullptr;
   FailureOr<Dims> d = broadcastDims({dims(l), dims(r)});
   if (::mlir::failed(d))
     return nullptr;
@@ -941,6 +943,8 @@ Value Importer::compare(CompareDirection dir, Value l, Value r) {
 }
 
 Value Importer::select(Value p, Value t, Value f) {
+  if (!p || !t || !f) // An operand already failed (with a diagnostic).
+    return nullptr;
   FailureOr<Dims> d = broadcastDims({dims(p), dims(t), dims(f)});
   if (::mlir::failed(d))
     return nullptr;
@@ -952,6 +956,8 @@ Value Importer::select(Value p, Value t, Value f) {
 
 Value Importer::reduce(ReduceKind kind, Value x, ArrayRef<int64_t> axes,
                        bool keep) {
+  if (!x) // The operand already failed (with a diagnostic).
+    return nullptr;
   Dims in = dims(x), outDims;
   for (int64_t i = 0; i < (int64_t)in.size(); ++i) {
     if (llvm::is_contained(axes, i)) {
@@ -4150,6 +4156,8 @@ FailureOr<Value> Importer::nllLoss(Value x, Value target, Value weight) {
                          constI64Scalar(aInt("ignore_index", 0)));
     w = select(keep, w, zero);
   }
+  if (!picked || !w)
+    return failure();
   Value loss = unary<NegOp>(binary<MulOp>(picked, w));
   if (!loss)
     return failure();
