@@ -23,6 +23,9 @@ PACKAGES=(
   binutils dpkg-dev file
   # Runtime: oneDNN library calls (MatMul, Conv).
   libdnnl-dev
+  # Fuzzing (libFuzzer) and sanitizer builds (scripts/fuzz.sh,
+  # scripts/sanitize.sh); sanitized model wrappers are compiled by clang-22.
+  clang-22 libclang-rt-22-dev
   # Model export and reference values (PyTorch 1.13, NumPy, ONNX 1.12).
   python3 python3-numpy python3-torch python3-torchvision python3-onnx
 )

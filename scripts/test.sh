@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds DISC and runs every test through ctest: lit+FileCheck (compiler),
-# GoogleTest (runtime, analyses), ONNX backend conformance, end-to-end models.
+# GoogleTest (runtime, analyses), ONNX backend conformance, end-to-end models,
+# then the runtime under ASan/UBSan (scripts/sanitize.sh --runtime-only).
 #
 #   scripts/test.sh                 # everything
 #   scripts/test.sh -R lit          # extra arguments go to ctest
@@ -19,3 +20,12 @@ BUILD_DIR="$BUILD_DIR" scripts/build.sh
 # The ONNX conformance test parallelises internally and claims all ctest
 # slots (PROCESSORS), so -j2 does not oversubscribe a 2-core machine.
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$CTEST_JOBS" "$@"
+
+# Sanitizer slice (docs/reliability.md): a runtime-only ASan/UBSan build
+# (clang-22, no compiler) runs the runtime tests and the fuzz regressions,
+# about 2 minutes on 2 cores. Skipped when ctest arguments are given or with
+# DISC_CI_SANITIZE=0; the full label is scripts/sanitize.sh.
+if [ $# -eq 0 ] && [ "${DISC_CI_SANITIZE:-1}" != 0 ]; then
+  SAN_BUILD_DIR="$BUILD_DIR-asan-rt" CTEST_JOBS="$CTEST_JOBS" \
+    scripts/sanitize.sh --runtime-only
+fi

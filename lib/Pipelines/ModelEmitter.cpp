@@ -11,15 +11,16 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
@@ -29,6 +30,8 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/Transforms/Instrumentation/AddressSanitizer.h"
+#include "llvm/Transforms/Instrumentation/SanitizerCoverage.h"
 
 using namespace mlir;
 
@@ -336,6 +339,42 @@ static std::string generateWrapper(StringRef entryName, StringRef signature,
   return s;
 }
 
+/// Instruments every function defined in `module` as clang does after its
+/// optimization pipeline: `coverage` adds libFuzzer's edge coverage (inline
+/// 8-bit counters, PC table, comparison tracing; clang's
+/// -fsanitize=fuzzer-no-link), `asan` LLVM's AddressSanitizer pass, which
+/// checks every access to memory the model gets from the runtime allocator
+/// and to its stack frames.
+static void instrumentModule(llvm::Module &module, llvm::TargetMachine *tm,
+                             bool asan, bool coverage) {
+  if (asan)
+    for (llvm::Function &f : module)
+      if (!f.isDeclaration())
+        f.addFnAttr(llvm::Attribute::SanitizeAddress);
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm;
+  if (coverage) {
+    llvm::SanitizerCoverageOptions options;
+    options.CoverageType = llvm::SanitizerCoverageOptions::SCK_Edge;
+    options.Inline8bitCounters = true;
+    options.PCTable = true;
+    options.TraceCmp = true;
+    mpm.addPass(llvm::SanitizerCoveragePass(options));
+  }
+  if (asan)
+    mpm.addPass(llvm::AddressSanitizerPass(llvm::AddressSanitizerOptions()));
+  mpm.run(module, mam);
+}
+
 /// Runs `argv` and returns its exit status, or -1 when it could not start.
 static int runProgram(ArrayRef<StringRef> argv, std::string &error) {
   return llvm::sys::ExecuteAndWait(argv[0], argv, std::nullopt, {}, 0, 0,
@@ -345,8 +384,14 @@ static int runProgram(ArrayRef<StringRef> argv, std::string &error) {
 LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
                                             StringRef entryName,
                                             StringRef signatureJson,
-                                            StringRef outputPath,
-                                            EmitKind kind) {
+                                            StringRef outputPath, EmitKind kind,
+                                            StringRef sanitize) {
+  SmallVector<StringRef> sanitizers;
+  sanitize.split(sanitizers, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef s : sanitizers)
+    if (s != "address" && s != "undefined" && s != "fuzzer-no-link")
+      return module.emitError("unsupported sanitizer '")
+             << s << "' (supported: address, undefined, fuzzer-no-link)";
   // Run-time checks (RuntimeChecks.h): the message templates go into the
   // wrapper; the kept (call sites left after folding) and dropped counts
   // into the signature.
@@ -403,6 +448,10 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
           makeOptimizingTransformer(3, 0, tm.get())(llvmModule.get()))
     return module.emitError("LLVM optimization failed: ")
            << llvm::toString(std::move(err));
+  bool asan = llvm::is_contained(sanitizers, "address");
+  bool coverage = llvm::is_contained(sanitizers, "fuzzer-no-link");
+  if (asan || coverage)
+    instrumentModule(*llvmModule, tm.get(), asan, coverage);
 
   if (kind == EmitKind::LLVM) {
     auto out = openOutputFile(outputPath, &error);
@@ -458,16 +507,44 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
                                  checkMessages);
     out->keep();
   }
-  llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("cc");
+  // A sanitized wrapper is compiled by clang-22 when present, so that its
+  // instrumentation matches the LLVM 22 pass used on the object above.
+  llvm::ErrorOr<std::string> cc =
+      std::make_error_code(std::errc::no_such_file_or_directory);
+  if (!sanitizers.empty())
+    cc = llvm::sys::findProgramByName("clang-22");
+  if (!cc)
+    cc = llvm::sys::findProgramByName("cc");
   if (!cc)
     return module.emitError("no C compiler driver 'cc' on PATH");
   SmallString<256> absOut(outputPath);
   llvm::sys::fs::make_absolute(absOut);
   std::string outStr = absOut.str().str();
-  SmallVector<StringRef> argv = {*cc,      "-shared", "-fPIC",   "-O2",
-                                 "-o",     outStr,    wrapperPath, objPath,
-                                 "-lm"};
-  int status = runProgram(argv, error);
+  std::string wrapperInput = wrapperPath;
+  int status = 0;
+  if (!sanitizers.empty()) {
+    // Compile the wrapper instrumented, then link without the sanitizer
+    // runtimes: the host process provides them (one copy per process).
+    std::string flag = "-fsanitize=" + sanitize.str();
+    wrapperInput = (tmpDir + "/wrapper.o").str();
+    SmallVector<StringRef> compile = {*cc,
+                                      "-c",
+                                      "-fPIC",
+                                      "-O1",
+                                      "-fno-omit-frame-pointer",
+                                      flag,
+                                      "-fno-sanitize-recover=all",
+                                      "-o",
+                                      wrapperInput,
+                                      wrapperPath};
+    status = runProgram(compile, error);
+  }
+  SmallVector<StringRef> argv = {*cc,    "-shared",    "-fPIC", "-O2", "-o",
+                                 outStr, wrapperInput, objPath, "-lm"};
+  if (status == 0)
+    status = runProgram(argv, error);
+  if (wrapperInput != wrapperPath)
+    llvm::sys::fs::remove(wrapperInput);
   llvm::sys::fs::remove(wrapperPath);
   llvm::sys::fs::remove(objPath);
   llvm::sys::fs::remove(tmpDir);

@@ -59,8 +59,8 @@ using Poly = std::map<Monomial, int64_t>;
 struct PolyContext {
   MLIRContext *ctx;
   unsigned numSymbols;
-  DenseMap<AffineExpr, unsigned> atomIds; // non-symbol atoms
-  SmallVector<AffineExpr> atoms;          // by id - kAtomBase
+  DenseMap<AffineExpr, unsigned> atomIds{}; // non-symbol atoms
+  SmallVector<AffineExpr> atoms{};          // by id - kAtomBase
 
   static constexpr unsigned kAtomBase = 1u << 20;
 

@@ -41,12 +41,18 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
+/// Every disc-compile option carries `cl::cat(discCategory)`: `--help` lists
+/// this category only; LLVM's and MLIR's own flags stay accepted and are
+/// listed by `--help-hidden`.
+static cl::OptionCategory discCategory("DISC options");
+
 static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"),
-                                      cl::Required);
+                                      cl::Required, cl::cat(discCategory));
 static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
-                                       cl::value_desc("path"), cl::init("-"));
+                                       cl::value_desc("path"), cl::init("-"),
+                                       cl::cat(discCategory));
 static cl::opt<std::string> target("target", cl::desc("Target: cpu"),
-                                   cl::init("cpu"));
+                                   cl::init("cpu"), cl::cat(discCategory));
 enum class Emit { Mlir, Shapes, Memory, Linalg, LlvmDialect, Llvm, Obj, Lib };
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Lib),
@@ -62,13 +68,14 @@ static cl::opt<Emit> emit(
                           "MLIR LLVM dialect after lowering"),
                clEnumValN(Emit::Llvm, "llvm", "LLVM IR"),
                clEnumValN(Emit::Obj, "obj", "object file"),
-               clEnumValN(Emit::Lib, "lib", "loadable model.so (default)")));
+               clEnumValN(Emit::Lib, "lib", "loadable model.so (default)")),
+    cl::cat(discCategory));
 
-static cl::list<std::string> dimOptions(
-    "dim",
-    cl::desc("Range of a named input dim: NAME=MIN:MAX[:LIKELY], or "
-             "NAME=VALUE to specialize it (repeatable)"),
-    cl::value_desc("NAME=MIN:MAX[:LIKELY]"));
+static cl::list<std::string>
+    dimOptions("dim",
+               cl::desc("Range of a named input dim: NAME=MIN:MAX[:LIKELY], or "
+                        "NAME=VALUE to specialize it (repeatable)"),
+               cl::value_desc("NAME=MIN:MAX[:LIKELY]"), cl::cat(discCategory));
 
 enum class Schedule { Memory, None };
 static cl::opt<Schedule> schedule(
@@ -76,7 +83,8 @@ static cl::opt<Schedule> schedule(
     cl::values(clEnumValN(Schedule::Memory, "memory",
                           "reorder ops to lower the symbolic peak memory "
                           "(disc-memory-schedule, default)"),
-               clEnumValN(Schedule::None, "none", "keep program order")));
+               clEnumValN(Schedule::None, "none", "keep program order")),
+    cl::cat(discCategory));
 
 static cl::opt<bool> forceDynamic(
     "force-dynamic",
@@ -84,13 +92,25 @@ static cl::opt<bool> forceDynamic(
              "<input>_d<i> (the conformance runner's dynamic mode); a 1-D "
              "input used only as a rank-determining operand (a shape, axes, "
              "pads, repeats, split or slice bounds) keeps its static length"),
-    cl::init(false));
+    cl::init(false), cl::cat(discCategory));
+
+#ifndef DISC_DEFAULT_SANITIZE
+#define DISC_DEFAULT_SANITIZE ""
+#endif
+static cl::opt<std::string> sanitize(
+    "sanitize",
+    cl::desc("Instrument the compiled model: a list of address, undefined, "
+             "fuzzer-no-link (libFuzzer coverage) (docs/reliability.md); the "
+             "model.so then loads only into a sanitized process. Default: "
+             "the DISC_SANITIZE setting of this build"),
+    cl::value_desc("list"), cl::init(DISC_DEFAULT_SANITIZE),
+    cl::cat(discCategory));
 
 static cl::opt<std::string> libraryCalls(
     "library-calls",
     cl::desc("Library for f32 MatMul/Gemm/Conv: onednn (runtime library "
              "calls, default) or none (generated loops)"),
-    cl::value_desc("onednn|none"), cl::init("onednn"));
+    cl::value_desc("onednn|none"), cl::init("onednn"), cl::cat(discCategory));
 
 static int fail(int code, const llvm::Twine &msg) {
   llvm::errs() << "disc-compile: error: " << msg << "\n";
@@ -117,12 +137,29 @@ int main(int argc, char **argv) {
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
+  // --help shows DISC's options; the rest move to --help-hidden.
+  for (auto &entry : cl::getRegisteredOptions()) {
+    cl::Option *opt = entry.second;
+    if (!llvm::is_contained(opt->Categories, &discCategory) &&
+        !opt->ArgStr.starts_with("help") && opt->ArgStr != "version" &&
+        opt->getOptionHiddenFlag() == cl::NotHidden)
+      opt->setHiddenFlag(cl::Hidden);
+  }
   cl::ParseCommandLineOptions(argc, argv, "DISC model compiler\n");
   if (target != "cpu")
     return fail(2, "unsupported --target '" + target + "' (supported: cpu)");
   if (libraryCalls != "onednn" && libraryCalls != "none")
     return fail(2, "unsupported --library-calls '" + libraryCalls +
                        "' (supported: onednn, none)");
+  {
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(sanitize).split(parts, ',', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef s : parts)
+      if (s != "address" && s != "undefined" && s != "fuzzer-no-link")
+        return fail(2, "unsupported --sanitize '" + s +
+                           "' (supported: address, undefined, "
+                           "fuzzer-no-link)");
+  }
   if (!llvm::sys::fs::exists(inputPath))
     return fail(2, "no such file: " + inputPath);
 
@@ -350,7 +387,7 @@ int main(int argc, char **argv) {
   if (outputPath == "-" && kind != disc::EmitKind::LLVM)
     return fail(2, "-o is required for --emit=obj and --emit=lib");
   if (failed(disc::emitModelArtifact(*module, entry, *signature, outputPath,
-                                     kind)))
+                                     kind, sanitize)))
     return fail(1, "could not write '" + outputPath + "'");
   return 0;
 }

@@ -37,11 +37,16 @@ enum class EmitKind { LLVM, Object, Library };
 /// LLVM IR text, an object file, or `model.so` (object + generated C
 /// wrapper with the ABI entry points and signature JSON, linked with the
 /// system `cc -shared`). `signatureJson` is embedded as
-/// `disc_model_signature()`. Errors are reported on the module and
-/// failure() is returned.
+/// `disc_model_signature()`. `sanitize` is a comma-separated list of
+/// sanitizers ("address", "undefined"; empty = none, docs/reliability.md):
+/// "address" instruments the compiled code with LLVM's AddressSanitizer
+/// pass, and both go to the C wrapper's compiler (`-fsanitize=`); such a
+/// model.so loads only into a process that carries the sanitizer runtimes.
+/// Errors are reported on the module and failure() is returned.
 LogicalResult emitModelArtifact(ModuleOp module, llvm::StringRef entryName,
                                 llvm::StringRef signatureJson,
-                                llvm::StringRef outputPath, EmitKind kind);
+                                llvm::StringRef outputPath, EmitKind kind,
+                                llvm::StringRef sanitize = {});
 
 /// Builds the signature JSON (docs/runtime-abi.md) from the entry function's
 /// `disc.name` / `disc.dims` argument and result attributes. Must run on

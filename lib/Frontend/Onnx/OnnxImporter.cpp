@@ -936,6 +936,8 @@ Value Importer::binaryFolded(StringRef op, Value l, Value r) {
 }
 
 Value Importer::compare(CompareDirection dir, Value l, Value r) {
+  if (!l || !r) // An operand already failed (with a diagnostic).
+    return nullptr;
   FailureOr<Dims> d = broadcastDims({dims(l), dims(r)});
   if (::mlir::failed(d))
     return nullptr;
@@ -943,6 +945,8 @@ Value Importer::compare(CompareDirection dir, Value l, Value r) {
 }
 
 Value Importer::select(Value p, Value t, Value f) {
+  if (!p || !t || !f) // An operand already failed (with a diagnostic).
+    return nullptr;
   FailureOr<Dims> d = broadcastDims({dims(p), dims(t), dims(f)});
   if (::mlir::failed(d))
     return nullptr;
@@ -954,6 +958,8 @@ Value Importer::select(Value p, Value t, Value f) {
 
 Value Importer::reduce(ReduceKind kind, Value x, ArrayRef<int64_t> axes,
                        bool keep) {
+  if (!x) // The operand already failed (with a diagnostic).
+    return nullptr;
   Dims in = dims(x), outDims;
   for (int64_t i = 0; i < (int64_t)in.size(); ++i) {
     if (llvm::is_contained(axes, i)) {
@@ -1107,17 +1113,20 @@ FailureOr<Value> Importer::importTensor(const onnx::TensorProto &t,
     case onnx::TensorProto_DataType_FLOAT:
       if (countMismatch(t.float_data_size()))
         return failure();
-      std::memcpy(buf.data(), t.float_data().data(), buf.size());
+      if (!buf.empty()) // Empty fields have no storage.
+        std::memcpy(buf.data(), t.float_data().data(), buf.size());
       break;
     case onnx::TensorProto_DataType_DOUBLE:
       if (countMismatch(t.double_data_size()))
         return failure();
-      std::memcpy(buf.data(), t.double_data().data(), buf.size());
+      if (!buf.empty()) // Empty fields have no storage.
+        std::memcpy(buf.data(), t.double_data().data(), buf.size());
       break;
     case onnx::TensorProto_DataType_INT64:
       if (countMismatch(t.int64_data_size()))
         return failure();
-      std::memcpy(buf.data(), t.int64_data().data(), buf.size());
+      if (!buf.empty()) // Empty fields have no storage.
+        std::memcpy(buf.data(), t.int64_data().data(), buf.size());
       break;
     case onnx::TensorProto_DataType_UINT32:
     case onnx::TensorProto_DataType_UINT64:
@@ -4161,6 +4170,8 @@ FailureOr<Value> Importer::nllLoss(Value x, Value target, Value weight) {
                          constI64Scalar(aInt("ignore_index", 0)));
     w = select(keep, w, zero);
   }
+  if (!picked || !w)
+    return failure();
   Value loss = unary<NegOp>(binary<MulOp>(picked, w));
   if (!loss)
     return failure();

@@ -3,6 +3,8 @@
 #include "disc/runtime/c_api.h"
 #include "disc/runtime/Runtime.h"
 
+#include <cstdint>
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -32,6 +34,22 @@ disc_status_code report(const disc::Status &status) {
   return fail(static_cast<disc_status_code>(status.code()), status.message());
 }
 
+/// The integer a C caller passed as a disc_dtype. A C enum may hold any int,
+/// but loading a value outside the enumerators through the C++ enum type is
+/// undefined behavior, so the parameter's bits are read as an integer.
+int32_t rawDType(const disc_dtype *dtype) {
+  static_assert(sizeof(disc_dtype) == sizeof(int32_t), "disc_dtype is 32-bit");
+  int32_t raw;
+  std::memcpy(&raw, dtype, sizeof(raw));
+  return raw;
+}
+
+const char *dtypeNameOf(int32_t raw) {
+  if (raw < DISC_DTYPE_FLOAT16 || raw > DISC_DTYPE_BOOL)
+    return nullptr;
+  return disc::dtypeName(static_cast<disc::DType>(raw));
+}
+
 } // namespace
 
 extern "C" {
@@ -43,9 +61,7 @@ const char *disc_status_code_name(disc_status_code code) {
 }
 
 const char *disc_dtype_name(disc_dtype dtype) {
-  if (dtype < DISC_DTYPE_FLOAT16 || dtype > DISC_DTYPE_BOOL)
-    return nullptr;
-  return disc::dtypeName(static_cast<disc::DType>(dtype));
+  return dtypeNameOf(rawDType(&dtype));
 }
 
 disc_status_code disc_executable_load(const char *path,
@@ -197,16 +213,17 @@ disc_status_code disc_tensor_create(disc_dtype dtype, const int64_t *shape,
   if (!out || rank < 0 || (rank > 0 && !shape))
     return fail(DISC_STATUS_INVALID_ARGUMENT, "null argument or bad rank");
   *out = nullptr;
-  if (!disc_dtype_name(dtype))
+  int32_t raw = rawDType(&dtype);
+  if (!dtypeNameOf(raw))
     return fail(DISC_STATUS_INVALID_ARGUMENT,
-                "invalid dtype " + std::to_string(static_cast<int>(dtype)));
+                "invalid dtype " + std::to_string(raw));
   std::vector<int64_t> dims(shape, shape + rank);
   if (disc::numElementsOf(dims) < 0)
     return fail(DISC_STATUS_INVALID_ARGUMENT,
                 "invalid shape " + disc::shapeToString(dims));
   try {
     disc::Tensor t =
-        disc::Tensor::fromData(static_cast<disc::DType>(dtype), dims, data);
+        disc::Tensor::fromData(static_cast<disc::DType>(raw), dims, data);
     if (!t.isValid())
       return fail(DISC_STATUS_RESOURCE_EXHAUSTED, "cannot allocate tensor");
     *out = new disc_tensor{std::move(t)};

@@ -110,6 +110,12 @@ TEST(CApi, Errors) {
                                &invalid),
             DISC_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(invalid, nullptr);
+  // A C caller may pass any int as a disc_dtype; out-of-range values are
+  // rejected without undefined behavior (checked by the sanitizer build).
+  EXPECT_NE(std::string(disc_last_error_message()).find("invalid dtype 99"),
+            std::string::npos);
+  EXPECT_EQ(disc_dtype_name(static_cast<disc_dtype>(-7)), nullptr);
+  EXPECT_STREQ(disc_dtype_name(DISC_DTYPE_BOOL), "bool");
   disc_tensor_destroy(x);
   disc_session_destroy(session);
   disc_executable_release(exe);
