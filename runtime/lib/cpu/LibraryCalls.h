@@ -21,6 +21,10 @@
 #include <memory>
 #include <string>
 
+// Internal to libdisc_runtime: hidden, so the library exports only its
+// public API (docs/runtime-api.md, "Adding a public function"). The unit
+// tests compile their own copy of LibraryCalls.cpp.
+#pragma GCC visibility push(hidden)
 namespace disc::runtime::cpu {
 
 /// Allocation hooks for per-call temporaries. `alloc` returns a buffer of
@@ -58,5 +62,6 @@ private:
 };
 
 } // namespace disc::runtime::cpu
+#pragma GCC visibility pop
 
 #endif // DISC_RUNTIME_LIB_CPU_LIBRARYCALLS_H
