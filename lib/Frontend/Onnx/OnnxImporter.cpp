@@ -333,6 +333,8 @@ private:
 
   template <typename OpTy>
   Value unary(Value x) {
+    if (!x) // The operand already failed (with a diagnostic).
+      return nullptr;
     Value r = mk<OpTy>(dims(x), elt(x), x);
     return r;
   }
@@ -879,6 +881,8 @@ Value Importer::convert(Value v, Type to, bool unsSrc, bool unsDst) {
 
 template <typename OpTy>
 Value Importer::binary(Value l, Value r) {
+  if (!l || !r) // An operand already failed (with a diagnostic).
+    return nullptr;
   FailureOr<Dims> d = broadcastDims({dims(l), dims(r)});
   if (::mlir::failed(d))
     return nullptr;
@@ -5180,6 +5184,8 @@ FailureOr<Value> Importer::maxPoolIndices(Value x, ArrayRef<int64_t> kernel,
 /// Unsigned comparison of i64 values: flipping the sign bit maps the
 /// unsigned order onto the signed one.
 Value Importer::unsignedCompare(CompareDirection dir, Value l, Value r) {
+  if (!l || !r) // An operand already failed (with a diagnostic).
+    return nullptr;
   Value m = constScalar(elt(l), (double)std::numeric_limits<int64_t>::min());
   return compare(dir, binary<XorOp>(l, m), binary<XorOp>(r, m));
 }
