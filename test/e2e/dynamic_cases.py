@@ -789,22 +789,28 @@ def matmul_inner_dim_mismatch():
 
 @case
 def int_div_mod_by_zero():
-    """Integer Div and Mod (both fmod modes) by a run-time divisor: a 0 is
-    rejected; float division by 0 stays IEEE."""
+    """Integer Div and Mod by run-time divisors: a 0 is rejected and the
+    message names the op whose divisor it is (each op has its own divisor,
+    so the op order chosen by the scheduler does not matter); float
+    division by 0 stays IEEE."""
     m = model([
         helper.make_node("Div", ["x", "y"], ["q"], name="div"),
-        helper.make_node("Mod", ["x", "y"], ["r"], name="mod"),
+        helper.make_node("Mod", ["x", "z"], ["r"], name="mod"),
         helper.make_node("Div", ["fx", "fy"], ["fq"], name="fdiv"),
-    ], [vi("x", I64, ["n"]), vi("y", I64, ["n"]), vi("fx", F, [2]), vi("fy", F, [2])],
+    ], [vi("x", I64, ["n"]), vi("y", I64, ["n"]), vi("z", I64, ["n"]),
+        vi("fx", F, [2]), vi("fy", F, [2])],
         [vi("q", I64, 1), vi("r", I64, 1), vi("fq", F, 1)])
     a = lambda *v: np.array(v, np.int64)
     f = {"fx": np.array([1, -1], np.float32), "fy": np.array([2, 4], np.float32)}
-    runs = [dict(f, x=a(7, -7, 9), y=a(2, 2, -4)),
-            Fails(dict(f, x=a(7, 1), y=a(2, 0)), "Div node 'div': integer division by zero")]
+    runs = [dict(f, x=a(7, -7, 9), y=a(2, 2, -4), z=a(3, 2, -4)),
+            Fails(dict(f, x=a(7, 1), y=a(2, 0), z=a(2, 3)),
+                  "Div node 'div': integer division by zero"),
+            Fails(dict(f, x=a(7, 1), y=a(2, 3), z=a(0, 3)),
+                  "Mod node 'mod': integer division by zero")]
 
-    def ref(x, y, fx, fy):
+    def ref(x, y, z, fx, fy):
         q = np.trunc(x / y).astype(np.int64)
-        return {"q": q, "r": np.mod(x, y), "fq": fx / fy}
+        return {"q": q, "r": np.mod(x, z), "fq": fx / fy}
     return m, runs, ref
 
 
