@@ -1302,9 +1302,7 @@ void ShapeConstraintSolver::setTimeoutMs(unsigned ms) {
   impl->queryCache.clear();
 }
 
-unsigned ShapeConstraintSolver::getTimeoutMs() const {
-  return impl->timeoutMs;
-}
+unsigned ShapeConstraintSolver::getTimeoutMs() const { return impl->timeoutMs; }
 
 const SolverStats &ShapeConstraintSolver::getStats() const {
   return impl->stats;

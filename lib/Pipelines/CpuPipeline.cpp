@@ -174,9 +174,7 @@ void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
 void mlir::disc::registerDiscPipelines() {
   PassRegistration<CopyToLinalgPass>();
   PassRegistration<PromoteSmallBuffersPass>();
-  PassPipelineRegistration<>("disc-cpu-pipeline",
-                             "Lower the disc dialect to the LLVM dialect",
-                             [](OpPassManager &pm) {
-                               buildDiscCpuPipeline(pm);
-                             });
+  PassPipelineRegistration<>(
+      "disc-cpu-pipeline", "Lower the disc dialect to the LLVM dialect",
+      [](OpPassManager &pm) { buildDiscCpuPipeline(pm); });
 }

@@ -11,10 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "disc/Conversion/Passes.h"
+#include "disc/Dialect/DiscShape/IR/DiscShapeDialect.h"
 #include "disc/Frontend/Onnx/OnnxImporter.h"
 #include "disc/InitAll.h"
 #include "disc/Pipelines/CpuPipeline.h"
-#include "disc/Dialect/DiscShape/IR/DiscShapeDialect.h"
 #include "disc/Transforms/MemoryModel.h"
 #include "disc/Transforms/Passes.h"
 #include "disc/Transforms/ShapeAnalysis.h"
@@ -369,8 +369,7 @@ int main(int argc, char **argv) {
     disc::DiscLowerToLinalgOptions lowering;
     lowering.libraryCallsOption = libraryCalls;
     pm.addPass(disc::createDiscLowerToLinalg(lowering));
-  }
-  else {
+  } else {
     disc::CpuPipelineOptions pipelineOptions;
     pipelineOptions.memorySchedule = false; // scheduled above
     pipelineOptions.libraryCalls = libraryCalls;

@@ -847,8 +847,10 @@ FailureOr<Value> lowerDotGeneral(OpBuilder &b, DotGeneralOp op,
     IMath m{b, loc};
     auto pairs = [&](ArrayRef<int64_t> l, ArrayRef<int64_t> r) {
       for (auto [i, j] : llvm::zip(l, r)) {
-        Value lv = toValue(b, loc, tensor::getMixedSize(b, loc, op.getLhs(), i));
-        Value rv = toValue(b, loc, tensor::getMixedSize(b, loc, op.getRhs(), j));
+        Value lv =
+            toValue(b, loc, tensor::getMixedSize(b, loc, op.getLhs(), i));
+        Value rv =
+            toValue(b, loc, tensor::getMixedSize(b, loc, op.getRhs(), j));
         checks.check(b, loc, m.cmp(arith::CmpIPredicate::eq, lv, rv), "",
                      "A dim " + std::to_string(i) + " is {0} but B dim " +
                          std::to_string(j) + " is {1}",

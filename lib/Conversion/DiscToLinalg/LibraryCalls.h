@@ -30,8 +30,7 @@ inline constexpr llvm::StringLiteral kLibraryCallPrefix = "disc_lib_";
 /// 2-D x 2-D with either operand transposed (Gemm), N-D x 2-D contracting
 /// the last lhs dim (nn.Linear on N-D tensors), and batched forms with
 /// leading batch dims and either operand transposed.
-std::optional<Value> lowerDotGeneralToLibraryCall(OpBuilder &b,
-                                                  DotGeneralOp op,
+std::optional<Value> lowerDotGeneralToLibraryCall(OpBuilder &b, DotGeneralOp op,
                                                   ArrayRef<OpFoldResult> dims);
 
 /// A library call for the f32 convolution `op` with 1-3 spatial dims, or

@@ -128,8 +128,8 @@ disc_status_code disc_executable_predict_peak_bytes(
   }
 }
 
-const char *disc_executable_peak_unpredictable_reason(
-    const disc_executable_t *exe) {
+const char *
+disc_executable_peak_unpredictable_reason(const disc_executable_t *exe) {
   if (!exe)
     return "";
   const disc::MemorySpec &mem = exe->exe->signature().memory;

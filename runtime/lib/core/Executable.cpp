@@ -233,10 +233,9 @@ Status Signature::bindDims(const std::vector<std::vector<int64_t>> &inputShapes,
     const std::vector<int64_t> &shape = inputShapes[i];
     std::string who = "input '" + spec.name + "'";
     if (static_cast<int64_t>(shape.size()) != spec.rank())
-      return Status::invalidArgument(who + ": expected rank " +
-                                     std::to_string(spec.rank()) +
-                                     " but got rank " +
-                                     std::to_string(shape.size()));
+      return Status::invalidArgument(
+          who + ": expected rank " + std::to_string(spec.rank()) +
+          " but got rank " + std::to_string(shape.size()));
     for (size_t d = 0; d < shape.size(); ++d) {
       const DimSpec &dim = spec.shape[d];
       int64_t got = shape[d];

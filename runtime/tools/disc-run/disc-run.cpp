@@ -551,8 +551,7 @@ int runMain(int argc, char **argv) {
   int64_t predicted = -1;
   if (Status s = exe->predictPeakBytes(inputShapes, &predicted); !s)
     return fail(Failure{exitCodeFor(s), s.message()});
-  json predictedJson =
-      predicted >= 0 ? json(predicted) : json(nullptr);
+  json predictedJson = predicted >= 0 ? json(predicted) : json(nullptr);
   double med = median(latencies);
   std::cout << "latency_ms: " << formatValue(med) << " (median of "
             << latencies.size() << ")  peak_bytes: " << stats.peak_bytes

@@ -242,8 +242,8 @@ struct SymbolSpec {
 struct SizeExpr {
   enum class Kind { Constant, Symbol, Add, Mul, FloorDiv, CeilDiv, Mod };
   Kind kind = Kind::Constant;
-  int64_t value = 0;             ///< Constant
-  std::string symbol;            ///< Symbol: an input dim name
+  int64_t value = 0;              ///< Constant
+  std::string symbol;             ///< Symbol: an input dim name
   std::vector<SizeExpr> operands; ///< Add..Mod: exactly two
 
   /// Value with the named dims bound; nullopt when a name is unbound, on a

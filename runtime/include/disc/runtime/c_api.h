@@ -97,8 +97,8 @@ disc_status_code disc_executable_predict_peak_bytes(
     const int64_t *const *shapes, int64_t *out_bytes);
 /* Why the peak cannot be predicted before running; "" when it can. Owned by
  * the executable. */
-const char *disc_executable_peak_unpredictable_reason(
-    const disc_executable_t *exe);
+const char *
+disc_executable_peak_unpredictable_reason(const disc_executable_t *exe);
 
 /* --- Sessions ---------------------------------------------------------- */
 
