@@ -204,18 +204,7 @@ def run_model(model, args):
         cmd += ["--rtol", repr(args.rtol), "--atol", repr(args.atol),
                 "--repeat", str(args.repeat), "--report", report]
         rc, out, _ = run(cmd, args.timeout)
-        rep = {}
-        try:
-            with open(report) as f:
-                rep = json.load(f)
-        except (OSError, ValueError):
-            pass
-        if isinstance(rep.get("latency_ms"), (int, float)):
-            row.latency_ms = rep["latency_ms"]
-        if isinstance(rep.get("peak_bytes"), int):
-            row.peak_bytes = rep["peak_bytes"]
-        if isinstance(rep.get("predicted_peak_bytes"), int):
-            row.predicted_peak_bytes = rep["predicted_peak_bytes"]
+        rep = read_report(report, row)
         outs = rep.get("outputs") or []
         abs_errs = [o["max_abs_err"] for o in outs
                     if isinstance(o.get("max_abs_err"), (int, float))]
@@ -243,6 +232,24 @@ def run_model(model, args):
     return rows
 
 
+def read_report(path, row):
+    """Loads a disc-run --report file ({} when missing or unreadable) and
+    copies its latency and peak figures into `row`."""
+    rep = {}
+    try:
+        with open(path) as f:
+            rep = json.load(f)
+    except (OSError, ValueError):
+        pass
+    if isinstance(rep.get("latency_ms"), (int, float)):
+        row.latency_ms = rep["latency_ms"]
+    if isinstance(rep.get("peak_bytes"), int):
+        row.peak_bytes = rep["peak_bytes"]
+    if isinstance(rep.get("predicted_peak_bytes"), int):
+        row.predicted_peak_bytes = rep["predicted_peak_bytes"]
+    return rep
+
+
 def peak_status(row, args):
     """PASS when the measured peak equals the memory model's prediction (or
     without --exact-peak)."""
@@ -265,18 +272,7 @@ def run_peak_only(model, so, shape, args):
     rc, _, _ = run([os.path.join(args.bin_dir, "disc-run"), so,
                     "--input", f"#0={shape}:random", "--report", report],
                    args.timeout)
-    rep = {}
-    try:
-        with open(report) as f:
-            rep = json.load(f)
-    except (OSError, ValueError):
-        pass
-    if isinstance(rep.get("latency_ms"), (int, float)):
-        row.latency_ms = rep["latency_ms"]
-    if isinstance(rep.get("peak_bytes"), int):
-        row.peak_bytes = rep["peak_bytes"]
-    if isinstance(rep.get("predicted_peak_bytes"), int):
-        row.predicted_peak_bytes = rep["predicted_peak_bytes"]
+    rep = read_report(report, row)
     if rc is None:
         row.status = "RUN_TIMEOUT"
     elif rc != 0 or not rep:
