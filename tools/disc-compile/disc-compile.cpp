@@ -112,6 +112,13 @@ static cl::opt<std::string> libraryCalls(
              "calls, default) or none (generated loops)"),
     cl::value_desc("onednn|none"), cl::init("onednn"), cl::cat(discCategory));
 
+static cl::opt<bool> timing(
+    "timing",
+    cl::desc("Print where the compile time goes to stderr: import, shape "
+             "analysis, scheduling, every MLIR pass, LLVM optimization, "
+             "machine code emission and linking (wall and user time)"),
+    cl::init(false), cl::cat(discCategory));
+
 static int fail(int code, const llvm::Twine &msg) {
   llvm::errs() << "disc-compile: error: " << msg << "\n";
   return code;
@@ -173,6 +180,13 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
 
+  // --timing: one tree of scopes, printed when `timingManager` goes away.
+  DefaultTimingManager timingManager;
+  timingManager.setEnabled(timing);
+  timingManager.setDisplayMode(DefaultTimingManager::DisplayMode::Tree);
+  TimingScope rootTimer = timingManager.getRootScope();
+  TimingScope importTimer = rootTimer.nest("import");
+
   OwningOpRef<ModuleOp> module;
   // The entry gets a name that cannot clash with a host program's `main`.
   const std::string entry = "disc_entry";
@@ -202,6 +216,7 @@ int main(int argc, char **argv) {
   }
   if (!module)
     return fail(2, "could not import '" + inputPath + "'");
+  importTimer.stop();
 
   // --dim: ranges of named input dims, recorded as disc_shape.symbolic_dim
   // ops that the shape passes and the signature read.
@@ -291,6 +306,7 @@ int main(int argc, char **argv) {
   // Symbolic shapes before the signature is taken: a specialized dim
   // (--dim NAME=VALUE) becomes static.
   {
+    TimingScope shapeTimer = rootTimer.nest("symbolic shapes");
     auto t0 = std::chrono::steady_clock::now();
     if (failed(disc::annotateShapes(*module, /*simplify=*/true)))
       return fail(1, "shape propagation failed");
@@ -314,6 +330,7 @@ int main(int argc, char **argv) {
   // The op order is chosen before the memory model is printed or carried
   // in the signature, so both describe the order that runs.
   if (schedule == Schedule::Memory) {
+    TimingScope scheduleTimer = rootTimer.nest("memory schedule");
     PassManager spm(&context);
     spm.addPass(disc::createDiscMemorySchedule());
     if (failed(spm.run(*module)))
@@ -338,6 +355,7 @@ int main(int argc, char **argv) {
     return fail(2, "could not build the model signature");
   // The predicted peak (docs/memory.md) rides in the signature.
   {
+    TimingScope memoryTimer = rootTimer.nest("memory model");
     FailureOr<llvm::json::Object> memory =
         disc::buildMemoryJson(*module, entry);
     llvm::Expected<llvm::json::Value> sig = llvm::json::parse(*signature);
@@ -364,6 +382,9 @@ int main(int argc, char **argv) {
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return fail(2, "bad pass manager options");
+  TimingScope loweringTimer = rootTimer.nest("lowering (MLIR passes)");
+  if (timing)
+    pm.enableTiming(loweringTimer);
   if (emit == Emit::Linalg) {
     pm.addPass(disc::createDiscStripShapeAnnotations());
     disc::DiscLowerToLinalgOptions lowering;
@@ -377,6 +398,7 @@ int main(int argc, char **argv) {
   }
   if (failed(pm.run(*module)))
     return fail(1, "lowering failed");
+  loweringTimer.stop();
   if (emit == Emit::Linalg || emit == Emit::LlvmDialect)
     return failed(printModule(*module)) ? 1 : 0;
 
@@ -385,8 +407,9 @@ int main(int argc, char **argv) {
                                             : disc::EmitKind::Library;
   if (outputPath == "-" && kind != disc::EmitKind::LLVM)
     return fail(2, "-o is required for --emit=obj and --emit=lib");
+  TimingScope emitTimer = rootTimer.nest("emit");
   if (failed(disc::emitModelArtifact(*module, entry, *signature, outputPath,
-                                     kind, sanitize)))
+                                     kind, sanitize, &emitTimer)))
     return fail(1, "could not write '" + outputPath + "'");
   return 0;
 }

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
@@ -42,11 +43,15 @@ enum class EmitKind { LLVM, Object, Library };
 /// "address" instruments the compiled code with LLVM's AddressSanitizer
 /// pass, and both go to the C wrapper's compiler (`-fsanitize=`); such a
 /// model.so loads only into a process that carries the sanitizer runtimes.
-/// Errors are reported on the module and failure() is returned.
+/// Errors are reported on the module and failure() is returned. With
+/// `timing`, the phases (translation to LLVM IR, LLVM optimization, machine
+/// code emission, linking) are timed as nested scopes of it
+/// (`disc-compile --timing`).
 LogicalResult emitModelArtifact(ModuleOp module, llvm::StringRef entryName,
                                 llvm::StringRef signatureJson,
                                 llvm::StringRef outputPath, EmitKind kind,
-                                llvm::StringRef sanitize = {});
+                                llvm::StringRef sanitize = {},
+                                TimingScope *timing = nullptr);
 
 /// Builds the signature JSON (docs/runtime-abi.md) from the entry function's
 /// `disc.name` / `disc.dims` argument and result attributes. Must run on

@@ -1,0 +1,159 @@
+#!/usr/bin/python3
+"""Compile-time benchmark: runs `disc-compile --timing` on ResNet-18 and on
+an OCR-like recognizer of about 1,000 ONNX nodes, and prints a table of the
+phases (median wall seconds of --repeat runs).
+
+The OCR-like model stands for the recognizers DISC users compile (opset 11,
+dynamic batch and width): a convolutional backbone (Conv, BatchNorm kept in
+the graph by exporting in training mode's op set, ReLU, MaxPool) that turns
+a [N, 3, 32, W] image into a [N, W/4, C] sequence, then Transformer encoder
+layers whose LayerNorm, GELU and attention are decomposed into elementary
+ONNX ops by the opset-11 exporter, and a linear classifier. Random init,
+seed 0 (no weights are downloaded).
+
+    /usr/bin/python3 benchmarks/compile_time.py --bin-dir build/bin \\
+        --work-dir /tmp/disc-compile-bench [--repeat 3]
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "examples", "models"))
+
+
+def export_ocr_like(path, layers=12):
+    """Writes the OCR-like recognizer to `path`; returns its node count."""
+    import onnx
+    import torch
+
+    torch.manual_seed(0)
+
+    class Encoder(torch.nn.Module):
+        def __init__(self, d=128, h=4, ffn=256):
+            super().__init__()
+            self.h = h
+            self.qkv = torch.nn.Linear(d, 3 * d)
+            self.proj = torch.nn.Linear(d, d)
+            self.ln1 = torch.nn.LayerNorm(d)
+            self.ln2 = torch.nn.LayerNorm(d)
+            self.fc1 = torch.nn.Linear(d, ffn)
+            self.fc2 = torch.nn.Linear(ffn, d)
+
+        def forward(self, x):
+            n, t, d = x.shape
+            q, k, v = self.qkv(self.ln1(x)).chunk(3, dim=-1)
+            q = q.reshape(n, t, self.h, d // self.h).transpose(1, 2)
+            k = k.reshape(n, t, self.h, d // self.h).transpose(1, 2)
+            v = v.reshape(n, t, self.h, d // self.h).transpose(1, 2)
+            a = torch.softmax(q @ k.transpose(-1, -2) / (d // self.h) ** 0.5, -1)
+            y = (a @ v).transpose(1, 2).reshape(n, t, d)
+            x = x + self.proj(y)
+            return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x))))
+
+    class OcrLike(torch.nn.Module):
+        def __init__(self, d=128, classes=96):
+            super().__init__()
+
+            def block(cin, cout, pool):
+                mods = [torch.nn.Conv2d(cin, cout, 3, padding=1, bias=False),
+                        torch.nn.BatchNorm2d(cout), torch.nn.ReLU()]
+                if pool:
+                    mods.append(torch.nn.MaxPool2d(pool))
+                return mods
+
+            self.backbone = torch.nn.Sequential(
+                *block(3, 32, 2), *block(32, 64, 2), *block(64, 96, (2, 1)),
+                *block(96, 128, (2, 1)), *block(128, d, (2, 1)))
+            self.layers = torch.nn.ModuleList(Encoder(d) for _ in range(layers))
+            self.head = torch.nn.Linear(d, classes)
+
+        def forward(self, x):
+            f = self.backbone(x)  # [N, d, 1, W/4]
+            s = f.squeeze(2).transpose(1, 2)
+            for layer in self.layers:
+                s = layer(s)
+            return torch.log_softmax(self.head(s), -1)
+
+    model = OcrLike().eval()
+    x = torch.randn(1, 3, 32, 128)
+    with torch.no_grad():
+        torch.onnx.export(
+            model, x, path, input_names=["image"], output_names=["logits"],
+            dynamic_axes={"image": {0: "batch", 3: "width"},
+                          "logits": {0: "batch", 1: "steps"}},
+            opset_version=11, do_constant_folding=True,
+            training=torch.onnx.TrainingMode.PRESERVE)
+    return len(onnx.load(path).graph.node)
+
+
+def export_resnet18(work):
+    import disc_models
+    disc_models.main("resnet18", ["--out-dir", work, "--shapes", "1x3x224x224"])
+    return os.path.join(work, "resnet18.onnx")
+
+
+PHASE = re.compile(r"^\s*[\d.]+\s+\(\s*[\d.]+%\)\s+([\d.]+)\s+\(\s*[\d.]+%\)\s+(\S.*)$")
+
+
+def compile_once(binary, model, out, extra):
+    """Runs disc-compile --timing; returns {phase: wall seconds}."""
+    r = subprocess.run([binary, model, "-o", out, "--timing"] + extra,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"disc-compile failed on {model}:\n{r.stderr}")
+    phases = {}
+    for line in r.stderr.splitlines():
+        m = PHASE.match(line)
+        if m and not line.startswith("    " * 3):
+            name = m.group(2).strip()
+            if line.startswith("      "):
+                name = "  " + name
+            phases.setdefault(name, float(m.group(1)))
+    return phases
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--bin-dir", required=True)
+    p.add_argument("--work-dir", default="/tmp/disc-compile-bench")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--layers", type=int, default=12,
+                   help="encoder layers of the OCR-like model (default 12)")
+    p.add_argument("--extra", default="",
+                   help="more disc-compile options, space-separated")
+    args = p.parse_args()
+    os.makedirs(args.work_dir, exist_ok=True)
+    models = {"resnet18": export_resnet18(args.work_dir)}
+    ocr = os.path.join(args.work_dir, "ocr_like.onnx")
+    nodes = export_ocr_like(ocr, args.layers)
+    print(f"ocr_like: {nodes} ONNX nodes")
+    models[f"ocr_like ({nodes} nodes)"] = ocr
+    binary = os.path.join(args.bin_dir, "disc-compile")
+    results = {name: [] for name in models}
+    for _ in range(args.repeat):  # interleaved
+        for name, path in models.items():
+            out = os.path.join(args.work_dir, "model.so")
+            results[name].append(compile_once(binary, path, out,
+                                              args.extra.split()))
+    names = []
+    for runs in results.values():
+        for r in runs:
+            for k in r:
+                if k not in names:
+                    names.append(k)
+    print("\n| phase (median wall s) | " + " | ".join(results) + " |")
+    print("|---|" + "---|" * len(results))
+    for k in names:
+        cells = []
+        for runs in results.values():
+            vals = [r[k] for r in runs if k in r]
+            cells.append(f"{statistics.median(vals):.2f}" if vals else "")
+        print(f"| {k} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
