@@ -9,6 +9,7 @@
 #include "disc/Pipelines/CpuPipeline.h"
 
 #include "disc/Conversion/Passes.h"
+#include "disc/Transforms/Fusion.h"
 #include "disc/Transforms/MemoryModel.h"
 #include "disc/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
@@ -19,8 +20,13 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -101,6 +107,170 @@ struct PromoteSmallBuffersPass
     }
   }
 };
+/// Fuses every linalg.generic tagged by disc-fusion (Fusion.h) into its
+/// single consumer with linalg's elementwise fusion, last producer first,
+/// so that a chain folds into one loop nest whatever the consumer became.
+/// The memory model already counts the producer's result as never stored:
+/// a tagged generic that cannot be fused is a compiler bug, reported as an
+/// error rather than left to break the predicted peak.
+struct FuseMarkedProducersPass
+    : public PassWrapper<FuseMarkedProducersPass,
+                         OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseMarkedProducersPass)
+  StringRef getArgument() const final { return "disc-fuse-marked-producers"; }
+  StringRef getDescription() const final {
+    return "Fuse the generics marked by disc-fusion into their consumers";
+  }
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> marked;
+    getOperation().walk([&](linalg::GenericOp g) {
+      if (disc::isFusedProducer(g))
+        marked.push_back(g);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::GenericOp producer : llvm::reverse(marked)) {
+      Value r = producer->getResult(0);
+      // Sizes the lowering read from the result (broadcast checks) come
+      // from the destination instead, which has the same shape.
+      Value init = producer.getDpsInitOperand(0)->get();
+      for (OpOperand &u : llvm::make_early_inc_range(r.getUses()))
+        if (auto dim = dyn_cast<tensor::DimOp>(u.getOwner())) {
+          rewriter.setInsertionPoint(dim);
+          rewriter.replaceOpWithNewOp<tensor::DimOp>(dim, init,
+                                                     dim.getIndex());
+        }
+      if (!r.hasOneUse()) {
+        producer.emitError("disc-fusion: fused producer has ")
+            << std::distance(r.use_begin(), r.use_end()) << " uses";
+        return signalPassFailure();
+      }
+      OpOperand &use = *r.use_begin();
+      Operation *consumer = use.getOwner();
+      if (!linalg::areElementwiseOpsFusable(&use)) {
+        producer.emitError("disc-fusion: producer cannot be fused into ")
+            << consumer->getName();
+        return signalPassFailure();
+      }
+      rewriter.setInsertionPoint(consumer);
+      FailureOr<linalg::ElementwiseOpFusionResult> fused =
+          linalg::fuseElementwiseOps(rewriter, &use);
+      if (failed(fused)) {
+        producer.emitError("disc-fusion: linalg fusion failed");
+        return signalPassFailure();
+      }
+      for (auto [orig, replacement] : fused->replacements)
+        rewriter.replaceUsesWithIf(orig, replacement, [&](OpOperand &u) {
+          return u.getOwner() != producer && u.getOwner() != consumer;
+        });
+      rewriter.eraseOp(consumer);
+      if (producer->use_empty())
+        rewriter.eraseOp(producer);
+    }
+  }
+};
+
+/// Moves every top-level loop nest of the entry function (a linalg op on
+/// buffers, or an `scf.for`/`scf.if` without results) into its own private
+/// function `disc_kernel_<n>` and calls it in place. Buffers and scalars
+/// defined above become arguments; constants and globals are cloned in.
+/// Allocations and deallocations stay in the caller, so what reaches the
+/// allocator and in which order does not change (docs/memory.md). The
+/// kernels keep LLVM's optimizer and code generator away from one huge
+/// function (their cost grows faster than the function's size), and let
+/// the emitter compile the module in parallel parts (ModelEmitter.cpp).
+/// They are marked `noinline` when translated to LLVM IR.
+struct OutlineKernelsPass
+    : public PassWrapper<OutlineKernelsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(OutlineKernelsPass)
+  StringRef getArgument() const final { return "disc-outline-kernels"; }
+  StringRef getDescription() const final {
+    return "Move each top-level loop nest into its own function";
+  }
+  static bool isClonable(Operation *op) {
+    return op->hasTrait<OpTrait::ConstantLike>() ||
+           isa<memref::GetGlobalOp>(op);
+  }
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    unsigned next = 0;
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs) {
+      if (func.isExternal() || func.getBody().getBlocks().size() != 1)
+        continue;
+      SmallVector<Operation *> kernels;
+      for (Operation &op : func.getBody().front()) {
+        if (op.getNumResults() != 0 || op.getNumRegions() == 0)
+          continue;
+        // Loop nests only: an scf.if of run-time checks stays inline.
+        bool loops = isa<linalg::LinalgOp, scf::ForOp>(op);
+        if (isa<scf::IfOp>(op))
+          op.walk([&](Operation *inner) {
+            loops |= isa<linalg::LinalgOp, scf::ForOp>(inner);
+          });
+        if (loops)
+          kernels.push_back(&op);
+      }
+      for (Operation *op : kernels)
+        outline(module, symbols, op, next++);
+    }
+  }
+  void outline(ModuleOp module, SymbolTable &symbols, Operation *op,
+               unsigned n) {
+    // Values the op reads that are defined outside it.
+    llvm::SetVector<Value> inputs;
+    auto collect = [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      if (def && isClonable(def) && def->getNumOperands() == 0)
+        return;
+      inputs.insert(v);
+    };
+    for (Value v : op->getOperands())
+      collect(v);
+    auto outside = [&](Value v) {
+      return !op->isAncestor(v.getParentBlock()->getParentOp());
+    };
+    op->walk([&](Operation *nested) {
+      for (Value v : nested->getOperands())
+        if (outside(v))
+          collect(v);
+    });
+    OpBuilder b(module.getContext());
+    b.setInsertionPointToEnd(module.getBody());
+    SmallVector<Type> types;
+    for (Value v : inputs)
+      types.push_back(v.getType());
+    auto kernel = func::FuncOp::create(
+        b, op->getLoc(), "disc_kernel_" + std::to_string(n),
+        b.getFunctionType(types, {}));
+    kernel.setPrivate();
+    symbols.insert(kernel);
+    Block *body = kernel.addEntryBlock();
+    IRMapping map;
+    for (auto [v, arg] : llvm::zip(inputs, body->getArguments()))
+      map.map(v, arg);
+    b.setInsertionPointToStart(body);
+    // Constants and globals used by the op are cloned in.
+    auto cloneDefs = [&](Value v) {
+      if (map.contains(v) || !outside(v))
+        return;
+      Operation *def = v.getDefiningOp();
+      if (def && isClonable(def) && def->getNumOperands() == 0)
+        b.clone(*def, map);
+    };
+    for (Value v : op->getOperands())
+      cloneDefs(v);
+    op->walk([&](Operation *nested) {
+      for (Value v : nested->getOperands())
+        cloneDefs(v);
+    });
+    b.clone(*op, map);
+    func::ReturnOp::create(b, op->getLoc());
+    OpBuilder caller(op);
+    func::CallOp::create(caller, op->getLoc(), kernel, inputs.getArrayRef());
+    op->erase();
+  }
+};
 } // namespace
 
 void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
@@ -111,6 +281,10 @@ void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
   // go afterwards.
   pm.addPass(createDiscShapePropagate());
   pm.addPass(createDiscShapeSimplify());
+  // Fusion decisions before the op order and the memory model see the
+  // graph (docs/memory.md, "Fusion").
+  if (options.fusion)
+    pm.addPass(createDiscFusionPass());
   // Op order for a lower symbolic peak; lowering, canonicalize, CSE and
   // bufferization keep the relative order of the ops (docs/memory.md).
   if (options.memorySchedule)
@@ -119,6 +293,7 @@ void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
   lowering.libraryCallsOption = options.libraryCalls;
   pm.addPass(createDiscLowerToLinalg(lowering));
   pm.addPass(createDiscStripShapeAnnotations());
+  pm.addNestedPass<func::FuncOp>(std::make_unique<FuseMarkedProducersPass>());
   // No CSE on tensors: it would merge the `tensor.empty` destinations (and
   // their fills) of different ops, and bufferization would then write ops
   // into each other's buffers or insert copies, breaking the memory model
@@ -149,6 +324,7 @@ void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(
       bufferization::createOptimizeAllocationLivenessPass());
   pm.addNestedPass<func::FuncOp>(std::make_unique<CopyToLinalgPass>());
+  pm.addPass(std::make_unique<OutlineKernelsPass>());
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
@@ -174,6 +350,9 @@ void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
 void mlir::disc::registerDiscPipelines() {
   PassRegistration<CopyToLinalgPass>();
   PassRegistration<PromoteSmallBuffersPass>();
+  PassRegistration<OutlineKernelsPass>();
+  PassRegistration<FuseMarkedProducersPass>();
+  registerDiscFusionPass();
   PassPipelineRegistration<>(
       "disc-cpu-pipeline", "Lower the disc dialect to the LLVM dialect",
       [](OpPassManager &pm) { buildDiscCpuPipeline(pm); });

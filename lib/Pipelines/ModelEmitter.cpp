@@ -19,6 +19,8 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -28,12 +30,15 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/Transforms/Instrumentation/AddressSanitizer.h"
 #include "llvm/Transforms/Instrumentation/SanitizerCoverage.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
 
 using namespace mlir;
 
@@ -420,7 +425,8 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
                                             StringRef signatureJson,
                                             StringRef outputPath, EmitKind kind,
                                             StringRef sanitize,
-                                            TimingScope *timing) {
+                                            TimingScope *timing,
+                                            unsigned jobs) {
   // One nested scope per phase; empty (no-op) scopes without `timing`.
   auto phase = [&](StringRef name) {
     return timing ? timing->nest(name) : TimingScope();
@@ -486,18 +492,22 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
   for (llvm::GlobalValue &gv : llvmModule->global_values())
     if (!gv.isDeclaration())
       gv.setVisibility(llvm::GlobalValue::HiddenVisibility);
-  TimingScope optTimer = phase("LLVM optimization (O3)");
-  if (llvm::Error err =
-          makeOptimizingTransformer(3, 0, tm.get())(llvmModule.get()))
-    return module.emitError("LLVM optimization failed: ")
-           << llvm::toString(std::move(err));
-  optTimer.stop();
+  // Kernels (disc-outline-kernels) stay separate functions.
+  for (llvm::Function &f : *llvmModule)
+    if (!f.isDeclaration() && f.getName().starts_with("disc_kernel_"))
+      f.addFnAttr(llvm::Attribute::NoInline);
   bool asan = llvm::is_contained(sanitizers, "address");
   bool coverage = llvm::is_contained(sanitizers, "fuzzer-no-link");
-  if (asan || coverage)
-    instrumentModule(*llvmModule, tm.get(), asan, coverage);
 
   if (kind == EmitKind::LLVM) {
+    TimingScope optTimer = phase("LLVM optimization (O3)");
+    if (llvm::Error err =
+            makeOptimizingTransformer(3, 0, tm.get())(llvmModule.get()))
+      return module.emitError("LLVM optimization failed: ")
+             << llvm::toString(std::move(err));
+    optTimer.stop();
+    if (asan || coverage)
+      instrumentModule(*llvmModule, tm.get(), asan, coverage);
     auto out = openOutputFile(outputPath, &error);
     if (!out)
       return module.emitError(error);
@@ -517,7 +527,30 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
              << ec.message();
     objPath = (tmpDir + "/model.o").str();
   }
-  {
+  // model.so: the module is split into `parts` partitions (whole functions
+  // and globals; SplitModule externalizes locals as hidden symbols), each
+  // optimized and compiled to its own object in its own thread and
+  // LLVMContext, as LLVM's parallel LTO code generation does; all objects
+  // are linked. --emit=obj keeps one object.
+  unsigned numFunctions = 0;
+  for (llvm::Function &f : *llvmModule)
+    numFunctions += !f.isDeclaration();
+  unsigned parts = kind == EmitKind::Library
+                       ? std::min(numFunctions, jobs ? jobs
+                                                     : llvm::hardware_concurrency()
+                                                           .compute_thread_count())
+                       : 1;
+  SmallVector<std::string> objPaths;
+  if (parts <= 1) {
+    objPaths.push_back(objPath);
+    TimingScope optTimer = phase("LLVM optimization (O3)");
+    if (llvm::Error err =
+            makeOptimizingTransformer(3, 0, tm.get())(llvmModule.get()))
+      return module.emitError("LLVM optimization failed: ")
+             << llvm::toString(std::move(err));
+    optTimer.stop();
+    if (asan || coverage)
+      instrumentModule(*llvmModule, tm.get(), asan, coverage);
     TimingScope codegenTimer = phase("machine code emission");
     auto out = openOutputFile(objPath, &error);
     if (!out)
@@ -528,6 +561,71 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
       return module.emitError("the target cannot emit object files");
     codegen.run(*llvmModule);
     out->keep();
+  } else {
+    TimingScope splitTimer = phase("split into " + std::to_string(parts) +
+                                   " parts, optimize (O3) and emit in "
+                                   "parallel");
+    SmallVector<SmallString<0>> bitcode;
+    llvm::SplitModule(
+        *llvmModule, parts,
+        [&](std::unique_ptr<llvm::Module> part) {
+          bitcode.emplace_back();
+          llvm::raw_svector_ostream os(bitcode.back());
+          llvm::WriteBitcodeToFile(*part, os);
+        },
+        /*PreserveLocals=*/false, /*RoundRobin=*/true);
+    llvmModule.reset();
+    SmallVector<std::string> errors(bitcode.size());
+    // Target machines are created here: target registration is not
+    // thread-safe.
+    SmallVector<std::unique_ptr<llvm::TargetMachine>> tms;
+    for (size_t i = 0; i < bitcode.size(); ++i) {
+      tms.push_back(createHostTargetMachine(error));
+      if (!tms.back())
+        return module.emitError(error);
+    }
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(parts));
+    for (size_t i = 0; i < bitcode.size(); ++i) {
+      objPaths.push_back((tmpDir + "/part" + std::to_string(i) + ".o").str());
+      pool.async([&, i] {
+        std::string &err = errors[i];
+        llvm::LLVMContext ctx;
+        llvm::Expected<std::unique_ptr<llvm::Module>> m = llvm::parseBitcodeFile(
+            llvm::MemoryBufferRef(llvm::StringRef(bitcode[i].data(),
+                                                  bitcode[i].size()),
+                                  "part"),
+            ctx);
+        if (!m) {
+          err = llvm::toString(m.takeError());
+          return;
+        }
+        llvm::TargetMachine *partTm = tms[i].get();
+        if (llvm::Error e = makeOptimizingTransformer(3, 0, partTm)(
+                m->get())) {
+          err = "LLVM optimization failed: " + llvm::toString(std::move(e));
+          return;
+        }
+        if (asan || coverage)
+          instrumentModule(**m, partTm, asan, coverage);
+        std::error_code ec;
+        llvm::raw_fd_ostream out(objPaths[i], ec);
+        if (ec) {
+          err = "cannot write " + objPaths[i] + ": " + ec.message();
+          return;
+        }
+        llvm::legacy::PassManager codegen;
+        if (partTm->addPassesToEmitFile(codegen, out, nullptr,
+                                        llvm::CodeGenFileType::ObjectFile)) {
+          err = "the target cannot emit object files";
+          return;
+        }
+        codegen.run(**m);
+      });
+    }
+    pool.wait();
+    for (const std::string &err : errors)
+      if (!err.empty())
+        return module.emitError(err);
   }
   if (kind == EmitKind::Object)
     return success();
@@ -585,14 +683,18 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
                                       wrapperPath};
     status = runProgram(compile, error);
   }
-  SmallVector<StringRef> argv = {*cc,    "-shared",    "-fPIC", "-O2", "-o",
-                                 outStr, wrapperInput, objPath, "-lm"};
+  SmallVector<StringRef> argv = {*cc, "-shared", "-fPIC", "-O2",
+                                 "-o", outStr, wrapperInput};
+  for (const std::string &obj : objPaths)
+    argv.push_back(obj);
+  argv.push_back("-lm");
   if (status == 0)
     status = runProgram(argv, error);
   if (wrapperInput != wrapperPath)
     llvm::sys::fs::remove(wrapperInput);
   llvm::sys::fs::remove(wrapperPath);
-  llvm::sys::fs::remove(objPath);
+  for (const std::string &obj : objPaths)
+    llvm::sys::fs::remove(obj);
   llvm::sys::fs::remove(tmpDir);
   if (status != 0)
     return module.emitError("linking model.so with '")

@@ -8,6 +8,7 @@
 #include "disc/Transforms/MemoryModel.h"
 
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
+#include "disc/Transforms/Fusion.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -29,6 +30,8 @@ const char *mlir::disc::stringifyBufferKind(BufferKind kind) {
     return "external";
   case BufferKind::Stack:
     return "stack";
+  case BufferKind::Fused:
+    return "fused";
   }
   return "?";
 }
@@ -197,6 +200,11 @@ OpMemory MemoryModel::describe(Operation *op) {
   if (op->hasTrait<OpTrait::ConstantLike>()) {
     for (Value r : op->getResults())
       add(r, BufferKind::External);
+    return m;
+  }
+  if (isFusedProducer(op)) {
+    for (Value r : op->getResults())
+      add(r, BufferKind::Fused);
     return m;
   }
   if (auto reshape = dyn_cast<DynamicReshapeOp>(op)) {
@@ -442,6 +450,7 @@ Value MemoryModel::getBufferRoot(Value v) {
       return v;
     case BufferKind::External:
     case BufferKind::Stack:
+    case BufferKind::Fused:
       return Value();
     case BufferKind::View:
     case BufferKind::InPlace:
@@ -479,11 +488,21 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
     assert(b.def <= at && "order does not respect a dependency");
     b.lastUse = std::max(b.lastUse, at);
   };
+  // A fused producer's operands are read when its consumer runs.
+  llvm::DenseMap<Operation *, unsigned> position;
+  for (auto [i, op] : llvm::enumerate(order))
+    position[op] = i;
   for (auto [i, op] : llvm::enumerate(order)) {
+    unsigned at = i;
+    if (isFusedProducer(op)) {
+      auto it = position.find(getFusionRoot(op));
+      assert(it != position.end() && "fused consumer not in the order");
+      at = it->second;
+    }
     op->walk([&](Operation *nested) {
       for (Value v : nested->getOperands())
         if (v.getParentRegion() == &func.getBody())
-          use(v, i);
+          use(v, at);
     });
   }
   // A result returned as its own buffer stays live past the end; any other

@@ -1,5 +1,6 @@
 //===- MemoryScheduleGraph.cpp - ops of a function as a schedule graph ----===//
 #include "disc/Transforms/MemoryScheduleGraph.h"
+#include "disc/Transforms/Fusion.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -111,6 +112,11 @@ OpScheduleGraph mlir::disc::buildOpScheduleGraph(func::FuncOp func,
   auto readerOf = [&](OpOperand &use, unsigned alloc) -> int {
     Operation *top = block.findAncestorOpInBlock(*use.getOwner());
     if (!top || top == terminator)
+      return -1;
+    // A fused producer's operands are read by the consumer it is fused
+    // into (disc-fusion).
+    top = getFusionRoot(top);
+    if (top == terminator)
       return -1;
     unsigned u = index.lookup(top);
     auto pre = preIndex.find(top);

@@ -15,6 +15,7 @@
 #include "disc/Frontend/Onnx/OnnxImporter.h"
 #include "disc/InitAll.h"
 #include "disc/Pipelines/CpuPipeline.h"
+#include "disc/Transforms/Fusion.h"
 #include "disc/Transforms/MemoryModel.h"
 #include "disc/Transforms/Passes.h"
 #include "disc/Transforms/ShapeAnalysis.h"
@@ -118,6 +119,18 @@ static cl::opt<bool> timing(
              "analysis, scheduling, every MLIR pass, LLVM optimization, "
              "machine code emission and linking (wall and user time)"),
     cl::init(false), cl::cat(discCategory));
+
+static cl::opt<bool> fusion(
+    "fusion",
+    cl::desc("Fuse elementwise producers into their single consumer "
+             "(disc-fusion, docs/memory.md; default true)"),
+    cl::init(true), cl::cat(discCategory));
+
+static cl::opt<unsigned> compileJobs(
+    "compile-jobs",
+    cl::desc("Threads that optimize and compile the LLVM module, in as many "
+             "parts (default 0: one per hardware thread)"),
+    cl::init(0), cl::cat(discCategory));
 
 static int fail(int code, const llvm::Twine &msg) {
   llvm::errs() << "disc-compile: error: " << msg << "\n";
@@ -329,6 +342,15 @@ int main(int argc, char **argv) {
 
   // The op order is chosen before the memory model is printed or carried
   // in the signature, so both describe the order that runs.
+  // Fusion decisions come first: the schedule and the memory model see
+  // the fused graph.
+  if (fusion) {
+    TimingScope fusionTimer = rootTimer.nest("fusion");
+    PassManager fpm(&context);
+    fpm.addPass(disc::createDiscFusionPass());
+    if (failed(fpm.run(*module)))
+      return fail(1, "fusion failed");
+  }
   if (schedule == Schedule::Memory) {
     TimingScope scheduleTimer = rootTimer.nest("memory schedule");
     PassManager spm(&context);
@@ -394,6 +416,7 @@ int main(int argc, char **argv) {
     disc::CpuPipelineOptions pipelineOptions;
     pipelineOptions.memorySchedule = false; // scheduled above
     pipelineOptions.libraryCalls = libraryCalls;
+    pipelineOptions.fusion = false; // marked above
     disc::buildDiscCpuPipeline(pm, pipelineOptions);
   }
   if (failed(pm.run(*module)))
@@ -409,7 +432,8 @@ int main(int argc, char **argv) {
     return fail(2, "-o is required for --emit=obj and --emit=lib");
   TimingScope emitTimer = rootTimer.nest("emit");
   if (failed(disc::emitModelArtifact(*module, entry, *signature, outputPath,
-                                     kind, sanitize, &emitTimer)))
+                                     kind, sanitize, &emitTimer,
+                                     compileJobs)))
     return fail(1, "could not write '" + outputPath + "'");
   return 0;
 }

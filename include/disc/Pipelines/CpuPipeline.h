@@ -20,6 +20,9 @@ struct CpuPipelineOptions {
   /// (`disc-compile --library-calls=onednn`); "none": everything becomes
   /// loops.
   std::string libraryCalls = "onednn";
+  /// Run disc-fusion after the shape passes (false when the caller already
+  /// did, before building the memory model: `disc-compile`).
+  bool fusion = true;
 };
 
 /// disc → linalg/tensor → one-shot bufferization (+ ownership-based buffer
@@ -46,12 +49,14 @@ enum class EmitKind { LLVM, Object, Library };
 /// Errors are reported on the module and failure() is returned. With
 /// `timing`, the phases (translation to LLVM IR, LLVM optimization, machine
 /// code emission, linking) are timed as nested scopes of it
-/// (`disc-compile --timing`).
+/// (`disc-compile --timing`). A `model.so` is compiled in `jobs` parallel
+/// parts (0: one per hardware thread; 1: one object).
 LogicalResult emitModelArtifact(ModuleOp module, llvm::StringRef entryName,
                                 llvm::StringRef signatureJson,
                                 llvm::StringRef outputPath, EmitKind kind,
                                 llvm::StringRef sanitize = {},
-                                TimingScope *timing = nullptr);
+                                TimingScope *timing = nullptr,
+                                unsigned jobs = 0);
 
 /// Builds the signature JSON (docs/runtime-abi.md) from the entry function's
 /// `disc.name` / `disc.dims` argument and result attributes. Must run on

@@ -70,9 +70,13 @@ enum class BufferKind {
   /// A small static buffer on the stack (see kMaxStackBufferBytes): no
   /// allocator bytes.
   Stack,
+  /// Computed inside the loop nest of the consumer it is fused into
+  /// (disc-fusion, Fusion.h): never stored, no bytes. The op's operands are
+  /// read when that consumer runs, so their buffers live until then.
+  Fused,
 };
 
-/// Returns "alloc", "view", "in-place", "external" or "stack".
+/// Returns "alloc", "view", "in-place", "external", "stack" or "fused".
 const char *stringifyBufferKind(BufferKind kind);
 
 /// Storage of one op result.

@@ -19,6 +19,7 @@
 #include "RuntimeChecks.h"
 #include "disc/Conversion/Passes.h"
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
+#include "disc/Transforms/Fusion.h"
 #include "disc/Transforms/ShapeAnalysis.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -2808,7 +2809,19 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
             LogisticOp, ReciprocalOp, IsNanOp, IsInfOp, AddOp, SubOp, MulOp,
             DivOp, RemOp, PowOp, MaxOp, MinOp, AndOp, OrOp, XorOp, ShiftLeftOp,
             ShiftRightOp, CompareOp, SelectOp, ConvertOp>(
-          [&](Operation *o) { return elementwise(o); })
+          [&](Operation *o) -> FailureOr<Value> {
+            FailureOr<Value> v = elementwise(o);
+            if (failed(v) || !isFusedProducer(o))
+              return v;
+            // disc-fusion: the CPU pipeline fuses the tagged generic into
+            // its consumer; the memory model already left it out.
+            auto generic = v->getDefiningOp<linalg::GenericOp>();
+            if (!generic)
+              return o->emitOpError("is marked for fusion but its lowering "
+                                    "is versioned on the run-time shapes");
+            generic->setAttr(kFusedAttrName, b.getUnitAttr());
+            return v;
+          })
       .Case([&](ExpandOp e) {
         // Expand / ConstantOfShape: shape entries are sizes (>= 0).
         Location loc = e.getLoc();

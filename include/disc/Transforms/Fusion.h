@@ -1,0 +1,42 @@
+//===- Fusion.h - disc-fusion: producers computed inside their consumer -*- C++ -*-===//
+//
+// disc-fusion marks each elementwise op whose result is read by exactly
+// one elementwise op or reduction, with loop nests that linalg's
+// elementwise fusion merges (docs/memory.md, "Fusion"). A marked
+// producer never touches memory: the memory model gives its result no
+// buffer and counts its operand reads at its consumer, the lowering tags
+// its linalg.generic, and the CPU pipeline fuses every tagged generic into
+// its consumer (and fails if one is left).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_TRANSFORMS_FUSION_H
+#define DISC_TRANSFORMS_FUSION_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/Pass/Pass.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <memory>
+
+namespace mlir::disc {
+
+/// Unit attribute on a fused producer (a disc op, then its linalg.generic).
+inline constexpr llvm::StringLiteral kFusedAttrName = "disc.fused";
+
+/// True when `op` is a fused producer (disc-fusion).
+inline bool isFusedProducer(Operation *op) {
+  return op->hasAttr(kFusedAttrName);
+}
+
+/// The op that computes `op`'s result: `op` itself, or for a fused producer
+/// the (transitive) consumer it is fused into, in the same block.
+Operation *getFusionRoot(Operation *op);
+
+/// disc-fusion (module pass): recomputes the marks of every function.
+std::unique_ptr<Pass> createDiscFusionPass();
+/// Registers disc-fusion.
+void registerDiscFusionPass();
+
+} // namespace mlir::disc
+
+#endif // DISC_TRANSFORMS_FUSION_H

@@ -1,0 +1,169 @@
+//===- Fusion.cpp - disc-fusion: elementwise producers into consumers -----===//
+//
+// Marks producers that the CPU pipeline fuses into their single consumer
+// (Fusion.h). A producer qualifies when
+//  * it is an elementwise op (unary, binary, compare, select, convert),
+//  * its result has exactly one use, by an elementwise op or by a
+//    reduction in the same block,
+//  * neither op is versioned by the lowering: every dynamic operand dim is
+//    proven equal to its result dim, or is the only possibly non-1 source
+//    of that dim (lowerElementwise's `Same`), so both become plain
+//    linalg.generic ops,
+//  * for a reduction consumer, some operand of the producer covers every
+//    loop of the reduction without broadcasting (linalg keeps the loop
+//    bounds).
+// Chains fuse transitively: in `exp(x - m) -> sum`, the sub fuses into the
+// exp and the exp into the sum; one loop nest reads x and m.
+//
+//===----------------------------------------------------------------------===//
+#include "disc/Transforms/Fusion.h"
+#include "disc/Dialect/Disc/IR/DiscDialect.h"
+#include "disc/Transforms/ShapeAnalysis.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace mlir::disc;
+
+Operation *mlir::disc::getFusionRoot(Operation *op) {
+  for (int guard = 0; guard < 1 << 20 && isFusedProducer(op); ++guard) {
+    assert(op->getNumResults() == 1 && op->getResult(0).hasOneUse() &&
+           "a fused producer has one use");
+    op = *op->getResult(0).getUsers().begin();
+  }
+  return op;
+}
+
+namespace {
+
+/// Elementwise ops lowered by lowerElementwise with the result shape taken
+/// from the operands (ExpandOp and the shifts are left out).
+bool isElementwise(Operation *op) {
+  return isa<AbsOp, NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, ErfOp,
+             FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp, AsinOp, AcosOp,
+             AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, SignOp, NotOp,
+             LogisticOp, ReciprocalOp, IsNanOp, IsInfOp, AddOp, SubOp, MulOp,
+             DivOp, RemOp, PowOp, MaxOp, MinOp, AndOp, OrOp, XorOp, CompareOp,
+             SelectOp, ConvertOp>(op) &&
+         op->getNumResults() == 1 &&
+         isa<RankedTensorType>(op->getResult(0).getType());
+}
+
+/// lowerElementwise's classification of operand dim `j` of `v` against
+/// the result: true when it is not `Maybe` (so the op is not versioned);
+/// `stretches` is set when the dim is a static 1 broadcast to the result.
+bool isMappedDim(ShapeAnalysis &sa, Operation *op, Value v, int64_t j,
+                 bool &stretches) {
+  auto rt = cast<RankedTensorType>(op->getResult(0).getType());
+  auto t = cast<RankedTensorType>(v.getType());
+  int64_t rank = rt.getRank(), i = j + rank - t.getRank();
+  int64_t d = t.getDimSize(j), r = rt.getDimSize(i);
+  stretches = false;
+  if (r == 1)
+    return true;
+  if (d == 1) {
+    stretches = true;
+    return true;
+  }
+  if (!ShapedType::isDynamic(d) || sa.isProvenEqual(v, j, op->getResult(0), i))
+    return true;
+  if (!ShapedType::isDynamic(r))
+    return false;
+  // The only possibly non-1 source of the result dim.
+  for (Value w : op->getOperands()) {
+    auto u = cast<RankedTensorType>(w.getType());
+    int64_t jw = i - (rank - u.getRank());
+    if (jw < 0 || u.getDimSize(jw) == 1)
+      continue;
+    if (w != v || jw != j)
+      return false;
+  }
+  return true;
+}
+
+/// Lowered to one linalg.generic with indexing maps (not versioned).
+bool isUnversioned(ShapeAnalysis &sa, Operation *op) {
+  for (Value v : op->getOperands()) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t)
+      return false;
+    for (int64_t j = 0; j < t.getRank(); ++j) {
+      bool stretches;
+      if (!isMappedDim(sa, op, v, j, stretches))
+        return false;
+    }
+  }
+  return true;
+}
+
+/// Some operand of `op` maps every result dim without stretching.
+bool hasFullOperand(ShapeAnalysis &sa, Operation *op) {
+  auto rt = cast<RankedTensorType>(op->getResult(0).getType());
+  for (Value v : op->getOperands()) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getRank() != rt.getRank())
+      continue;
+    bool full = true;
+    for (int64_t j = 0; full && j < t.getRank(); ++j) {
+      bool stretches;
+      full = isMappedDim(sa, op, v, j, stretches) && !stretches &&
+             (rt.getDimSize(j) != 1 || t.getDimSize(j) == 1);
+    }
+    if (full)
+      return true;
+  }
+  return false;
+}
+
+struct DiscFusionPass
+    : public PassWrapper<DiscFusionPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DiscFusionPass)
+  StringRef getArgument() const final { return "disc-fusion"; }
+  StringRef getDescription() const final {
+    return "Mark elementwise producers fused into their single consumer";
+  }
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    llvm::StringMap<DimRange> ranges = collectDimRanges(module);
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal() || !func.getBody().hasOneBlock())
+        continue;
+      Block &block = func.getBody().front();
+      for (Operation &op : block)
+        op.removeAttr(kFusedAttrName);
+      ShapeAnalysis sa(func, ranges);
+      sa.run();
+      sa.mergeEqualSymbols();
+      llvm::DenseMap<Operation *, bool> unversioned;
+      auto plain = [&](Operation *op) {
+        auto it = unversioned.find(op);
+        if (it != unversioned.end())
+          return it->second;
+        return unversioned[op] = isUnversioned(sa, op);
+      };
+      for (Operation &op : block) {
+        if (!isElementwise(&op) || !op.getResult(0).hasOneUse())
+          continue;
+        Operation *user = *op.getResult(0).getUsers().begin();
+        if (user->getBlock() != &block || !plain(&op))
+          continue;
+        bool ok = false;
+        if (isElementwise(user))
+          ok = plain(user);
+        else if (auto reduce = dyn_cast<ReduceOp>(user))
+          ok = reduce.getInput() == op.getResult(0) && hasFullOperand(sa, &op);
+        if (ok)
+          op.setAttr(kFusedAttrName, UnitAttr::get(&getContext()));
+      }
+    }
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> mlir::disc::createDiscFusionPass() {
+  return std::make_unique<DiscFusionPass>();
+}
+
+void mlir::disc::registerDiscFusionPass() { PassRegistration<DiscFusionPass>(); }
