@@ -21,6 +21,8 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/DiagnosticHandler.h"
+#include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -414,6 +416,30 @@ static void flattenConstantGlobals(ModuleOp module) {
   });
 }
 
+/// Collects the loop vectorizer's remarks per function: true when some loop
+/// of the function was vectorized, false when the vectorizer saw loops but
+/// vectorized none (functions without an entry had no loop it considered).
+struct VectorizeRemarks : public llvm::DiagnosticHandler {
+  llvm::StringMap<bool> &vectorized;
+  explicit VectorizeRemarks(llvm::StringMap<bool> &v) : vectorized(v) {}
+  bool handleDiagnostics(const llvm::DiagnosticInfo &di) override {
+    auto *r = dyn_cast<llvm::DiagnosticInfoOptimizationBase>(&di);
+    if (!r || r->getPassName() != "loop-vectorize")
+      return false;
+    bool &v = vectorized[r->getFunction().getName()];
+    v |= di.getKind() == llvm::DK_OptimizationRemark;
+    return true;
+  }
+  bool isAnalysisRemarkEnabled(StringRef) const override { return false; }
+  bool isMissedOptRemarkEnabled(StringRef pass) const override {
+    return pass == "loop-vectorize";
+  }
+  bool isPassedOptRemarkEnabled(StringRef pass) const override {
+    return pass == "loop-vectorize";
+  }
+  bool isAnyRemarkEnabled() const override { return true; }
+};
+
 /// Runs `argv` and returns its exit status, or -1 when it could not start.
 static int runProgram(ArrayRef<StringRef> argv, std::string &error) {
   return llvm::sys::ExecuteAndWait(argv[0], argv, std::nullopt, {}, 0, 0,
@@ -426,7 +452,8 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
                                             StringRef outputPath, EmitKind kind,
                                             StringRef sanitize,
                                             TimingScope *timing,
-                                            unsigned jobs) {
+                                            unsigned jobs,
+                                            llvm::raw_ostream *codegenReport) {
   // One nested scope per phase; empty (no-op) scopes without `timing`.
   auto phase = [&](StringRef name) {
     return timing ? timing->nest(name) : TimingScope();
@@ -473,7 +500,23 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
 
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
+  // --report-codegen: where each kernel (one per loop nest of an op, see
+  // disc-outline-kernels) came from.
+  std::vector<std::pair<std::string, std::string>> kernels;
+  if (codegenReport)
+    module.walk([&](LLVM::LLVMFuncOp f) {
+      if (f.isExternal() || !f.getName().starts_with("disc_kernel_"))
+        return;
+      std::string loc;
+      llvm::raw_string_ostream os(loc);
+      f.getLoc().print(os);
+      kernels.push_back({f.getName().str(), loc});
+    });
+  SmallVector<llvm::StringMap<bool>> vectorized(1);
   llvm::LLVMContext llvmContext;
+  if (codegenReport)
+    llvmContext.setDiagnosticHandler(
+        std::make_unique<VectorizeRemarks>(vectorized[0]));
   TimingScope translateTimer = phase("translate to LLVM IR");
   flattenConstantGlobals(module);
   std::unique_ptr<llvm::Module> llvmModule =
@@ -576,6 +619,7 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
         /*PreserveLocals=*/false, /*RoundRobin=*/true);
     llvmModule.reset();
     SmallVector<std::string> errors(bitcode.size());
+    vectorized.resize(bitcode.size());
     // Target machines are created here: target registration is not
     // thread-safe.
     SmallVector<std::unique_ptr<llvm::TargetMachine>> tms;
@@ -590,6 +634,9 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
       pool.async([&, i] {
         std::string &err = errors[i];
         llvm::LLVMContext ctx;
+        if (codegenReport)
+          ctx.setDiagnosticHandler(
+              std::make_unique<VectorizeRemarks>(vectorized[i]));
         llvm::Expected<std::unique_ptr<llvm::Module>> m = llvm::parseBitcodeFile(
             llvm::MemoryBufferRef(llvm::StringRef(bitcode[i].data(),
                                                   bitcode[i].size()),
@@ -626,6 +673,22 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
     for (const std::string &err : errors)
       if (!err.empty())
         return module.emitError(err);
+  }
+  if (codegenReport) {
+    unsigned numVectorized = 0;
+    for (auto &[name, loc] : kernels) {
+      bool vec = false;
+      for (const llvm::StringMap<bool> &m : vectorized)
+        if (auto it = m.find(name); it != m.end())
+          vec |= it->second;
+      numVectorized += vec;
+      *codegenReport << "codegen: " << name << " "
+                     << (vec ? "vectorized" : "scalar") << " " << loc
+                     << "\n";
+    }
+    *codegenReport << "codegen: " << kernels.size() << " loop-nest kernels, "
+                   << numVectorized << " vectorized by LLVM, "
+                   << kernels.size() - numVectorized << " scalar\n";
   }
   if (kind == EmitKind::Object)
     return success();

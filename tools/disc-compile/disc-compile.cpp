@@ -126,6 +126,13 @@ static cl::opt<bool> fusion(
              "(disc-fusion, docs/memory.md; default true)"),
     cl::init(true), cl::cat(discCategory));
 
+static cl::opt<bool> reportCodegen(
+    "report-codegen",
+    cl::desc("Print to stderr every loop-nest kernel (an op that got no "
+             "library call) with its ONNX node and whether LLVM vectorized "
+             "it, then a summary"),
+    cl::init(false), cl::cat(discCategory));
+
 static cl::opt<unsigned> compileJobs(
     "compile-jobs",
     cl::desc("Threads that optimize and compile the LLVM module, in as many "
@@ -433,7 +440,9 @@ int main(int argc, char **argv) {
   TimingScope emitTimer = rootTimer.nest("emit");
   if (failed(disc::emitModelArtifact(*module, entry, *signature, outputPath,
                                      kind, sanitize, &emitTimer,
-                                     compileJobs)))
+                                     compileJobs,
+                                     reportCodegen ? &llvm::errs()
+                                                   : nullptr)))
     return fail(1, "could not write '" + outputPath + "'");
   return 0;
 }

@@ -50,13 +50,17 @@ enum class EmitKind { LLVM, Object, Library };
 /// `timing`, the phases (translation to LLVM IR, LLVM optimization, machine
 /// code emission, linking) are timed as nested scopes of it
 /// (`disc-compile --timing`). A `model.so` is compiled in `jobs` parallel
-/// parts (0: one per hardware thread; 1: one object).
+/// parts (0: one per hardware thread; 1: one object). With
+/// `codegenReport`, one line per loop-nest kernel (an op's loop nest that
+/// got no library call) says whether LLVM's loop vectorizer vectorized it,
+/// with the op's location, then a summary (`disc-compile --report-codegen`).
 LogicalResult emitModelArtifact(ModuleOp module, llvm::StringRef entryName,
                                 llvm::StringRef signatureJson,
                                 llvm::StringRef outputPath, EmitKind kind,
                                 llvm::StringRef sanitize = {},
                                 TimingScope *timing = nullptr,
-                                unsigned jobs = 0);
+                                unsigned jobs = 0,
+                                llvm::raw_ostream *codegenReport = nullptr);
 
 /// Builds the signature JSON (docs/runtime-abi.md) from the entry function's
 /// `disc.name` / `disc.dims` argument and result attributes. Must run on
