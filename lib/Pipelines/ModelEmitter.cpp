@@ -153,7 +153,7 @@ FailureOr<std::string> mlir::disc::buildSignatureJson(ModuleOp module,
       return failure();
     outputs.push_back(std::move(*entry));
   }
-  llvm::json::Object root{{"abi_version", 2},
+  llvm::json::Object root{{"abi_version", 3},
                           {"model", modelName.str()},
                           {"inputs", std::move(inputs)},
                           {"outputs", std::move(outputs)},
@@ -307,7 +307,7 @@ static std::string generateWrapper(StringRef entryName, StringRef signature,
   // Rematerialization points (disc-remat): the evict call of candidate k
   // passes its memref descriptor; the block's base pointer comes first.
   os << "DISC_HIDDEN int32_t disc_remat_regenerate(int64_t id) {\n"
-        "  if (!disc_ctx->remat_regenerate)\n    return 1;\n"
+        "  if (!disc_ctx->remat_regenerate)\n    return 0; /* recompute */\n"
         "  int32_t st = disc_ctx->remat_regenerate(disc_ctx->self, "
         "(int32_t)id);\n"
         "  if (st < 0)\n    longjmp(*disc_jmp, (int)-st);\n"
