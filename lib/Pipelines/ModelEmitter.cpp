@@ -322,7 +322,8 @@ static std::string generateWrapper(StringRef entryName, StringRef signature,
         "  if (st != 0)\n    longjmp(*disc_jmp, (int)st);\n}\n";
   for (int64_t k : rematIds)
     os << "DISC_HIDDEN void _mlir_ciface_disc_remat_evict_" << k
-       << "(int64_t id, void *const *desc) {\n  disc_remat_evict(id, desc);\n}\n";
+       << "(int64_t id, void *const *desc) {\n  disc_remat_evict(id, "
+          "desc);\n}\n";
   os << "\n";
   os << "extern void _mlir_ciface_" << entryName << "(void *results";
   for (size_t i = 0; i < inputRanks.size(); ++i)

@@ -503,6 +503,7 @@ void mlir::disc::applyRemat(func::FuncOp func, const MemoryProfile &p,
   func::FuncOp regenerated =
       getOrDeclare(module, "disc_remat_regenerated",
                    FunctionType::get(ctx, {i64}, {}), false);
+  SmallVector<std::tuple<Value, Value, unsigned>> regens;
   for (auto [id, c] : llvm::enumerate(candidates)) {
     Value v = c.value;
     auto type = cast<RankedTensorType>(v.getType());
@@ -549,14 +550,19 @@ void mlir::disc::applyRemat(func::FuncOp func, const MemoryProfile &p,
       func::CallOp::create(eb, loc, regenerated, ValueRange{rid});
       scf::YieldOp::create(eb, loc, m);
     }
-    Value v2 = ifOp.getResult(0);
-    unsigned r = c.regenerateBefore;
-    v.replaceUsesWithIf(v2, [&](OpOperand &use) {
+    regens.push_back({v, ifOp.getResult(0), c.regenerateBefore});
+  }
+  // Later uses read the regenerated values. Only after every recompute has
+  // been cloned: a recompute that goes back through another candidate
+  // clones that candidate's producer too and must read the clone, not the
+  // other candidate's regenerated buffer (which would then stay live until
+  // this regenerate point).
+  for (auto [v, v2, r] : regens)
+    v.replaceUsesWithIf(v2, [&, r = r](OpOperand &use) {
       Operation *top = body->findAncestorOpInBlock(*use.getOwner());
       auto it = index.find(top);
       return it != index.end() && it->second >= r;
     });
-  }
 }
 
 FailureOr<llvm::json::Object>

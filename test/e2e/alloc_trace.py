@@ -126,12 +126,14 @@ def trace(so_path, shapes, seed=0):
     def do_evict(_self, cid, p):
         if p in live:
             kept[cid] = p
+            events.append(("keep", int(live[p]), state["cur"]))
         return 0
 
     def do_regenerate(_self, cid):
         if cid not in kept:
             return 0
         handback.append(kept.pop(cid))
+        events.append(("reuse", int(live[handback[-1]]), state["cur"]))
         return 1
 
     alloc_cb, free_cb = ALLOC(do_alloc), FREE(do_free)

@@ -123,7 +123,7 @@ double RematPlanner::score(int id) const {
   return static_cast<double>(c.bytes) * staleness / std::max(c.flops, 1.0);
 }
 
-bool RematPlanner::decideEvict(int id) {
+bool RematPlanner::decideEvict(int id, int64_t liveBytes) {
   int n = static_cast<int>(profile_.candidates.size());
   if (id < 0 || id >= n)
     return false;
@@ -131,25 +131,38 @@ bool RematPlanner::decideEvict(int id) {
   next_ = std::max(next_, id + 1);
   if (limit_ <= 0)
     return false;
+  const auto &cands = profile_.candidates;
+  int64_t after = cands[id].evictAfter + 1;
+  if (liveBytes >= 0 && after < static_cast<int64_t>(profile_.liveBefore.size())) {
+    // Predicted live bytes at this call: before the next op, with the
+    // candidates evicted so far away (this one still held).
+    int64_t predicted = profile_.liveBefore[after];
+    for (int k = 0; k < id; ++k)
+      if (evicted_[k] && cands[k].evictAfter < after &&
+          after < cands[k].regenerateBefore)
+        predicted -= cands[k].bytes;
+    drift_ = std::max(drift_, liveBytes - predicted);
+  }
+  int64_t limit = limit_ - drift_;
   std::vector<char> trial = evicted_;
   trial[id] = 0;
   for (int k = id + 1; k < n; ++k)
     trial[k] = 0;
   int64_t current = peak(trial);
-  if (current <= limit_)
+  if (current <= limit)
     return false; // fits without evicting anything more
   // Keeping `id` must leave a way to fit: every later candidate evicted.
   std::vector<char> rest = trial;
   for (int k = id + 1; k < n; ++k)
     rest[k] = 1;
-  if (peak(rest) > limit_) {
+  if (peak(rest) > limit) {
     evicted_[id] = 1;
     return true;
   }
   // Plan the remaining evictions by the policy's score: repeatedly evict
   // the best-scoring candidate (this one or a later one) that lowers the
   // projected peak, until it fits. This one goes if the plan takes it.
-  while (current > limit_) {
+  while (current > limit) {
     int pick = -1;
     int64_t pickPeak = current;
     for (int k = id; k < n; ++k) {

@@ -80,7 +80,14 @@ public:
   /// in id order. Returns true to evict. With a limit no lower than
   /// minimumPeak(), the decisions keep every point of the run within it:
   /// a candidate is kept only when evicting all later ones would still fit.
-  bool decideEvict(int id);
+  ///
+  /// `liveBytes`, when >= 0, is what the allocator holds at the evict call;
+  /// more than the profile predicts there (memory the compiler does not
+  /// model) lowers the limit the rest of the run plans against by that much.
+  bool decideEvict(int id, int64_t liveBytes = -1);
+  /// Bytes the allocator held above the prediction at an evict point (the
+  /// largest such excess so far, 0 when the prediction was exact).
+  int64_t drift() const { return drift_; }
   /// Decisions so far (1 = evicted), one per candidate.
   const std::vector<char> &decisions() const { return evicted_; }
   const RematProfile &profile() const { return profile_; }
@@ -92,6 +99,7 @@ private:
   RematPolicyKind policy_;
   std::vector<char> evicted_;
   int next_ = 0;
+  int64_t drift_ = 0;
 };
 
 } // namespace disc::runtime

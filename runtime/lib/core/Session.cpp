@@ -237,13 +237,12 @@ void Session::Impl::errorCallback(void *self, int32_t status,
   impl->errorMessage = message ? message : "model reported an error";
 }
 
-int32_t Session::Impl::rematEvictCallback(void *self, int32_t id,
-                                          void *ptr) {
+int32_t Session::Impl::rematEvictCallback(void *self, int32_t id, void *ptr) {
   Impl *impl = static_cast<Impl *>(self);
   if (!impl || !impl->remat)
     return 0; // No plan: keep nothing; the model frees the block.
-  bool evict = impl->remat->decideEvict(id);
   std::lock_guard<std::mutex> lock(impl->mutex);
+  bool evict = impl->remat->decideEvict(id, impl->currentBytes);
   auto it = impl->live.find(ptr);
   if (evict || it == impl->live.end()) {
     ++impl->stats.remat_evictions;

@@ -508,7 +508,8 @@ int runMain(int argc, char **argv) {
     if (peak < 0)
       return fail(usageError(
           "--memory-limit N%: the model cannot predict its peak for these "
-          "inputs (" + exe->signature().memory.reason + "); give BYTES"));
+          "inputs (" +
+          exe->signature().memory.reason + "); give BYTES"));
     sessionOptions.memory_limit_bytes = std::max<int64_t>(
         1, static_cast<int64_t>(static_cast<double>(peak) *
                                 opts.memoryLimitPercent / 100.0));
@@ -617,9 +618,8 @@ int runMain(int argc, char **argv) {
             {"predicted_peak_bytes", predictedJson},
             {"num_allocs", stats.num_allocs},
             {"memory_limit_bytes", sessionOptions.memory_limit_bytes},
-            {"remat_policy", opts.rematPolicy == RematPolicy::LargestFirst
-                                 ? "largest"
-                                 : "dtr"},
+            {"remat_policy",
+             opts.rematPolicy == RematPolicy::LargestFirst ? "largest" : "dtr"},
             {"minimum_peak_bytes", stats.remat_minimum_peak_bytes >= 0
                                        ? json(stats.remat_minimum_peak_bytes)
                                        : json(nullptr)},

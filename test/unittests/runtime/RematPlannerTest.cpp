@@ -70,6 +70,18 @@ TEST(RematPlanner, LimitAtTheMinimumIsMet) {
   EXPECT_LE(planner.peak(d), 330);
 }
 
+TEST(RematPlanner, LiveBytesAbovePredictionLowerTheLimit) {
+  // The limit fits the predicted run exactly, but the allocator holds 20
+  // bytes more than predicted at A's evict point (liveBefore[1] = 100):
+  // the rest of the run is planned against 330, so A goes.
+  RematPlanner exact(twoCandidates(), 350, RematPolicyKind::LargestFirst);
+  EXPECT_FALSE(exact.decideEvict(0, 100));
+  EXPECT_EQ(exact.drift(), 0);
+  RematPlanner drifting(twoCandidates(), 350, RematPolicyKind::LargestFirst);
+  EXPECT_TRUE(drifting.decideEvict(0, 120));
+  EXPECT_EQ(drifting.drift(), 20);
+}
+
 /// Two candidates over the same gap, either of which brings the peak under
 /// 260: largest-first takes the big expensive one, the DTR score the small
 /// cheap one.

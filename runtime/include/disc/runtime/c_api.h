@@ -70,10 +70,10 @@ typedef struct disc_session_stats {
   int64_t current_bytes;  /* live bytes now (0 between runs) */
   int64_t num_allocs;     /* alloc calls during the last run */
   int64_t leaked_allocs;  /* allocations the model leaked (freed by us) */
-  int64_t remat_evictions;        /* candidates evicted in the last run */
-  int64_t remat_regenerations;    /* candidates recomputed */
-  int64_t remat_bytes_recomputed; /* bytes of the recomputed buffers */
-  double remat_recompute_ms;      /* milliseconds spent recomputing */
+  int64_t remat_evictions;          /* candidates evicted in the last run */
+  int64_t remat_regenerations;      /* candidates recomputed */
+  int64_t remat_bytes_recomputed;   /* bytes of the recomputed buffers */
+  double remat_recompute_ms;        /* milliseconds spent recomputing */
   int64_t remat_minimum_peak_bytes; /* lowest reachable peak, -1 unknown */
 } disc_session_stats_t;
 
