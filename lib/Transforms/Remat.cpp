@@ -573,7 +573,8 @@ mlir::disc::applyRematToEntry(ModuleOp module, StringRef entry,
     return module.emitError("no entry function '") << entry << "'";
   if (!func.getBody().hasOneBlock())
     return llvm::json::Object{{"candidates", llvm::json::Array{}}};
-  ShapeAnalysis sa(func, collectDimRanges(module));
+  llvm::StringMap<DimRange> ranges = collectDimRanges(module);
+  ShapeAnalysis sa(func, ranges);
   sa.run();
   sa.mergeEqualSymbols();
   MemoryModel mm(func, sa);
@@ -592,7 +593,8 @@ void mlir::disc::printRematCandidates(ModuleOp module, StringRef entry,
   auto func = module.lookupSymbol<func::FuncOp>(entry);
   if (!func || !func.getBody().hasOneBlock())
     return;
-  ShapeAnalysis sa(func, collectDimRanges(module));
+  llvm::StringMap<DimRange> ranges = collectDimRanges(module);
+  ShapeAnalysis sa(func, ranges);
   sa.run();
   sa.mergeEqualSymbols();
   MemoryModel mm(func, sa);
@@ -612,6 +614,41 @@ void mlir::disc::printRematCandidates(ModuleOp module, StringRef entry,
        << c.recompute.size() << " ops, flops=" << mm.render(c.flops)
        << ", peak +" << mm.render(c.recomputePeakBytes) << "\n";
   }
+  // The peak with every candidate evicted, at the printing bindings (the
+  // runtime's planner, runtime/lib/core/RematPlanner.cpp, also tries
+  // smaller sets at the actual shapes).
+  llvm::StringMap<int64_t> likely = rankingBindings(sa);
+  auto val = [&](AffineExpr e) { return mm.evaluate(e, likely).value_or(0); };
+  size_t n = p.order.size();
+  std::vector<int64_t> away(n + 1, 0);
+  for (const RematCandidate &c : cands) {
+    away[c.evictAfter + 1] += val(c.bytes);
+    away[c.regenerateBefore] -= val(c.bytes);
+  }
+  int64_t minimum = 0, unconstrained = 0, gone = 0;
+  for (size_t i = 0; i < n; ++i) {
+    gone += away[i];
+    for (AffineExpr e : p.livePoints[i]) {
+      minimum = std::max(minimum, val(e) - gone);
+      unconstrained = std::max(unconstrained, val(e));
+    }
+  }
+  for (AffineExpr e : p.exitPoints) {
+    minimum = std::max(minimum, val(e));
+    unconstrained = std::max(unconstrained, val(e));
+  }
+  for (auto [k, c] : llvm::enumerate(cands)) {
+    int64_t live =
+        val(p.liveBefore[c.regenerateBefore]) + val(c.recomputePeakBytes);
+    for (auto [o, other] : llvm::enumerate(cands))
+      if (o != k && ((other.evictAfter < c.regenerateBefore &&
+                      c.regenerateBefore < other.regenerateBefore) ||
+                     (other.regenerateBefore == c.regenerateBefore && o > k)))
+        live -= val(other.bytes);
+    minimum = std::max(minimum, live);
+  }
+  os << "  peak with every candidate evicted: " << minimum << " bytes ("
+     << unconstrained << " with none) at the bindings above\n";
   for (const RematRejection &r : rejected)
     os << "  rejected: " << opName(r.value.getDefiningOp()) << " (gap #"
        << r.evictAfter << " to #" << r.regenerateBefore << "): " << r.reason

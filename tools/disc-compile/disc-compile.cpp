@@ -97,6 +97,11 @@ static cl::opt<Remat> rematMode(
                clEnumValN(Remat::Off, "off", "none")),
     cl::cat(discCategory));
 
+static cl::opt<unsigned> rematMaxOps(
+    "remat-max-ops",
+    cl::desc("Most ops recomputed for one rematerialization candidate"),
+    cl::init(disc::RematOptions().maxOps), cl::cat(discCategory));
+
 static cl::opt<bool> forceDynamic(
     "force-dynamic",
     cl::desc("Make every dim of every ONNX graph input dynamic, named "
@@ -122,6 +127,12 @@ static cl::opt<std::string> libraryCalls(
     cl::desc("Library for f32 MatMul/Gemm/Conv: onednn (runtime library "
              "calls, default) or none (generated loops)"),
     cl::value_desc("onednn|none"), cl::init("onednn"), cl::cat(discCategory));
+
+static disc::RematOptions rematOptions() {
+  disc::RematOptions options;
+  options.maxOps = rematMaxOps;
+  return options;
+}
 
 static int fail(int code, const llvm::Twine &msg) {
   llvm::errs() << "disc-compile: error: " << msg << "\n";
@@ -339,8 +350,7 @@ int main(int argc, char **argv) {
     if (failed(disc::printMemory(*module, entry, out->os())))
       return fail(1, "could not print the memory model");
     if (rematMode == Remat::On)
-      disc::printRematCandidates(*module, entry, disc::RematOptions(),
-                                 out->os());
+      disc::printRematCandidates(*module, entry, rematOptions(), out->os());
     out->keep();
     return 0;
   }
@@ -365,7 +375,7 @@ int main(int argc, char **argv) {
     // model above, which describes the run with nothing evicted).
     if (rematMode == Remat::On) {
       FailureOr<llvm::json::Object> rematJson =
-          disc::applyRematToEntry(*module, entry, disc::RematOptions());
+          disc::applyRematToEntry(*module, entry, rematOptions());
       if (failed(rematJson))
         return fail(1, "rematerialization failed");
       sig->getAsObject()->try_emplace("remat", std::move(*rematJson));

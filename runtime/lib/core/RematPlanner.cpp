@@ -59,7 +59,9 @@ bool evaluateRematProfile(const RematSpec &spec,
 RematPlanner::RematPlanner(RematProfile profile, int64_t limitBytes,
                            RematPolicyKind policy)
     : profile_(std::move(profile)), limit_(limitBytes), policy_(policy),
-      evicted_(profile_.candidates.size(), 0) {}
+      evicted_(profile_.candidates.size(), 0) {
+  witness_ = lowestSet();
+}
 
 int64_t RematPlanner::peak(const std::vector<char> &evicted) const {
   const auto &cands = profile_.candidates;
@@ -110,9 +112,37 @@ int64_t RematPlanner::unconstrainedPeak() const {
   return peak(std::vector<char>(profile_.candidates.size(), 0));
 }
 
-int64_t RematPlanner::minimumPeak() const {
-  return peak(std::vector<char>(profile_.candidates.size(), 1));
+std::vector<char> RematPlanner::lowestSet() const {
+  size_t n = profile_.candidates.size();
+  std::vector<char> none(n, 0), all(n, 1);
+  // Greedy descent from nothing evicted: add the candidate that lowers the
+  // peak most, while one does (evicting everything can be worse: the
+  // recompute of a candidate regenerated near the peak adds its
+  // intermediates there).
+  std::vector<char> greedy = none;
+  int64_t current = peak(greedy);
+  for (;;) {
+    int best = -1;
+    int64_t bestPeak = current;
+    for (size_t k = 0; k < n; ++k) {
+      if (greedy[k])
+        continue;
+      greedy[k] = 1;
+      int64_t p = peak(greedy);
+      greedy[k] = 0;
+      if (p < bestPeak)
+        best = static_cast<int>(k), bestPeak = p;
+    }
+    if (best < 0)
+      break;
+    greedy[best] = 1;
+    current = bestPeak;
+  }
+  std::vector<char> result = peak(all) < current ? all : greedy;
+  return peak(result) < peak(none) ? result : none;
 }
+
+int64_t RematPlanner::minimumPeak() const { return peak(witness_); }
 
 double RematPlanner::score(int id) const {
   const RematProfile::Candidate &c = profile_.candidates[id];
@@ -133,7 +163,8 @@ bool RematPlanner::decideEvict(int id, int64_t liveBytes) {
     return false;
   const auto &cands = profile_.candidates;
   int64_t after = cands[id].evictAfter + 1;
-  if (liveBytes >= 0 && after < static_cast<int64_t>(profile_.liveBefore.size())) {
+  if (liveBytes >= 0 &&
+      after < static_cast<int64_t>(profile_.liveBefore.size())) {
     // Predicted live bytes at this call: before the next op, with the
     // candidates evicted so far away (this one still held).
     int64_t predicted = profile_.liveBefore[after];
@@ -149,41 +180,54 @@ bool RematPlanner::decideEvict(int id, int64_t liveBytes) {
   for (int k = id + 1; k < n; ++k)
     trial[k] = 0;
   int64_t current = peak(trial);
-  if (current <= limit)
-    return false; // fits without evicting anything more
-  // Keeping `id` must leave a way to fit: every later candidate evicted.
-  std::vector<char> rest = trial;
-  for (int k = id + 1; k < n; ++k)
-    rest[k] = 1;
-  if (peak(rest) > limit) {
-    evicted_[id] = 1;
-    return true;
-  }
-  // Plan the remaining evictions by the policy's score: repeatedly evict
-  // the best-scoring candidate (this one or a later one) that lowers the
-  // projected peak, until it fits. This one goes if the plan takes it.
-  while (current > limit) {
-    int pick = -1;
-    int64_t pickPeak = current;
-    for (int k = id; k < n; ++k) {
-      if (trial[k])
-        continue;
-      trial[k] = 1;
-      int64_t p = peak(trial);
-      trial[k] = 0;
-      if (p < current && (pick < 0 || score(k) > score(pick)))
-        pick = k, pickPeak = p;
-    }
-    if (pick < 0)
-      break;
-    trial[pick] = 1;
-    current = pickPeak;
-    if (pick == id) {
-      evicted_[id] = 1;
-      return true;
+  bool want = false;
+  if (current > limit) {
+    // Plan by the policy's score: repeatedly evict the best-scoring
+    // candidate (this one or a later one) that lowers the projected peak,
+    // until it fits. This one goes if the plan takes it.
+    while (current > limit) {
+      int pick = -1;
+      int64_t pickPeak = current;
+      for (int k = id; k < n; ++k) {
+        if (trial[k])
+          continue;
+        trial[k] = 1;
+        int64_t p = peak(trial);
+        trial[k] = 0;
+        if (p < current && (pick < 0 || score(k) > score(pick)))
+          pick = k, pickPeak = p;
+      }
+      if (pick < 0)
+        break;
+      trial[pick] = 1;
+      current = pickPeak;
+      if (pick == id) {
+        want = true;
+        break;
+      }
     }
   }
-  return false;
+  // The decision must leave a completion that fits: the witness (a set
+  // that fits, consistent with the decisions so far) with this decision,
+  // or this decision with every later candidate evicted, or with none.
+  // Otherwise follow the witness. Starting from the lowest set, every run
+  // whose limit is at least minimumPeak() stays within it.
+  std::vector<std::vector<char>> completions(3, evicted_);
+  for (int k = id + 1; k < n; ++k) {
+    completions[0][k] = witness_[k];
+    completions[1][k] = 1;
+    completions[2][k] = 0;
+  }
+  for (std::vector<char> &c : completions) {
+    c[id] = want;
+    if (peak(c) <= limit) {
+      witness_ = c;
+      evicted_[id] = want;
+      return want;
+    }
+  }
+  evicted_[id] = witness_[id];
+  return witness_[id];
 }
 
 } // namespace disc::runtime

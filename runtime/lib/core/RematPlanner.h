@@ -72,14 +72,18 @@ public:
   int64_t peak(const std::vector<char> &evicted) const;
   /// Peak with nothing evicted.
   int64_t unconstrainedPeak() const;
-  /// Peak with every candidate evicted: the lowest peak the run can reach;
-  /// a limit below it cannot be met.
+  /// The lowest peak the planner can guarantee: the lowest of evicting
+  /// nothing, everything, and a greedy descent (add the eviction that
+  /// lowers the peak most while one does). A limit below it is refused.
   int64_t minimumPeak() const;
+  /// The eviction set behind minimumPeak() (one flag per candidate).
+  std::vector<char> lowestSet() const;
 
   /// Decision at the evict point of candidate `id`; candidates are decided
-  /// in id order. Returns true to evict. With a limit no lower than
-  /// minimumPeak(), the decisions keep every point of the run within it:
-  /// a candidate is kept only when evicting all later ones would still fit.
+  /// in id order. Returns true to evict. The policy proposes (a greedy plan
+  /// by its score when the run would not fit otherwise); the proposal is
+  /// taken only when a completion of it still fits, so with a limit no
+  /// lower than minimumPeak() every point of the run stays within it.
   ///
   /// `liveBytes`, when >= 0, is what the allocator holds at the evict call;
   /// more than the profile predicts there (memory the compiler does not
@@ -98,6 +102,8 @@ private:
   int64_t limit_;
   RematPolicyKind policy_;
   std::vector<char> evicted_;
+  /// A set that fits the limit and agrees with the decisions so far.
+  std::vector<char> witness_;
   int next_ = 0;
   int64_t drift_ = 0;
 };
