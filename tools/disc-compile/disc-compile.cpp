@@ -3,7 +3,7 @@
 // disc-compile MODEL.onnx -o MODEL.so [--target=cpu]
 //              [--emit=mlir|shapes|memory|linalg|llvm-dialect|llvm|obj|lib]
 //              [--dim NAME=MIN:MAX[:LIKELY]] [--dim NAME=VALUE] ...
-//              [--schedule=memory|none]
+//              [--schedule=memory|none] [--remat=on|off]
 //
 // Also accepts a disc-dialect `.mlir` file as input (used by lit tests).
 // Exit codes: 0 ok, 1 compiler failure, 2 bad usage or bad input (malformed
@@ -17,6 +17,7 @@
 #include "disc/Pipelines/CpuPipeline.h"
 #include "disc/Transforms/MemoryModel.h"
 #include "disc/Transforms/Passes.h"
+#include "disc/Transforms/Remat.h"
 #include "disc/Transforms/ShapeAnalysis.h"
 
 #include "mlir/IR/AsmState.h"
@@ -86,6 +87,21 @@ static cl::opt<Schedule> schedule(
                clEnumValN(Schedule::None, "none", "keep program order")),
     cl::cat(discCategory));
 
+enum class Remat { On, Off };
+static cl::opt<Remat> rematMode(
+    "remat", cl::desc("Rematerialization candidates (docs/memory.md)"),
+    cl::init(Remat::On),
+    cl::values(clEnumValN(Remat::On, "on",
+                          "evict/regenerate points the runtime uses under "
+                          "a memory limit (disc-remat, default)"),
+               clEnumValN(Remat::Off, "off", "none")),
+    cl::cat(discCategory));
+
+static cl::opt<unsigned> rematMaxOps(
+    "remat-max-ops",
+    cl::desc("Most ops recomputed for one rematerialization candidate"),
+    cl::init(disc::RematOptions().maxOps), cl::cat(discCategory));
+
 static cl::opt<bool> forceDynamic(
     "force-dynamic",
     cl::desc("Make every dim of every ONNX graph input dynamic, named "
@@ -111,6 +127,12 @@ static cl::opt<std::string> libraryCalls(
     cl::desc("Library for f32 MatMul/Gemm/Conv: onednn (runtime library "
              "calls, default) or none (generated loops)"),
     cl::value_desc("onednn|none"), cl::init("onednn"), cl::cat(discCategory));
+
+static disc::RematOptions rematOptions() {
+  disc::RematOptions options;
+  options.maxOps = rematMaxOps;
+  return options;
+}
 
 static int fail(int code, const llvm::Twine &msg) {
   llvm::errs() << "disc-compile: error: " << msg << "\n";
@@ -327,6 +349,8 @@ int main(int argc, char **argv) {
       return fail(1, err);
     if (failed(disc::printMemory(*module, entry, out->os())))
       return fail(1, "could not print the memory model");
+    if (rematMode == Remat::On)
+      disc::printRematCandidates(*module, entry, rematOptions(), out->os());
     out->keep();
     return 0;
   }
@@ -347,6 +371,15 @@ int main(int argc, char **argv) {
       return fail(1, "could not build the memory model");
     }
     sig->getAsObject()->try_emplace("memory", std::move(*memory));
+    // Rematerialization candidates of the final order (after the memory
+    // model above, which describes the run with nothing evicted).
+    if (rematMode == Remat::On) {
+      FailureOr<llvm::json::Object> rematJson =
+          disc::applyRematToEntry(*module, entry, rematOptions());
+      if (failed(rematJson))
+        return fail(1, "rematerialization failed");
+      sig->getAsObject()->try_emplace("remat", std::move(*rematJson));
+    }
     std::string text;
     llvm::raw_string_ostream os(text);
     os << *sig;

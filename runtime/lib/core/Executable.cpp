@@ -3,6 +3,8 @@
 #include "disc/runtime/Runtime.h"
 #include "disc/runtime/abi.h"
 
+#include "RematPlanner.h"
+
 #include <dlfcn.h>
 #include <nlohmann/json.hpp>
 
@@ -167,6 +169,77 @@ Status parseMemorySpec(const json &j, MemorySpec *out) {
   return Status::ok();
 }
 
+Status parseRematSpec(const json &j, RematSpec *out) {
+  auto bad = [](const std::string &what) {
+    return Status::loadFailed("signature: remat: " + what);
+  };
+  if (!j.is_object())
+    return bad("must be an object");
+  auto cands = j.find("candidates");
+  if (cands == j.end() || !cands->is_array())
+    return bad("'candidates' must be an array");
+  if (cands->empty())
+    return Status::ok();
+  auto exprList = [&](const json &a, const std::string &name,
+                      std::vector<SizeExpr> *list) -> Status {
+    if (!a.is_array())
+      return bad("'" + name + "' must be an array");
+    for (size_t i = 0; i < a.size(); ++i) {
+      SizeExpr e;
+      if (!parseSizeExpr(a[i], &e))
+        return bad(name + "[" + std::to_string(i) + "] is not an expression");
+      list->push_back(std::move(e));
+    }
+    return Status::ok();
+  };
+  if (!j.contains("live_before") || !j.contains("points") ||
+      !j["points"].is_array() || !j.contains("exit_points"))
+    return bad("'live_before', 'points' and 'exit_points' are required");
+  if (Status s = exprList(j["live_before"], "live_before", &out->liveBefore);
+      !s)
+    return s;
+  for (const json &pts : j["points"]) {
+    out->points.emplace_back();
+    if (Status s = exprList(pts, "points", &out->points.back()); !s)
+      return s;
+  }
+  if (Status s = exprList(j["exit_points"], "exit_points", &out->exitPoints);
+      !s)
+    return s;
+  if (out->points.size() != out->liveBefore.size())
+    return bad("'points' and 'live_before' differ in length");
+  int64_t n = static_cast<int64_t>(out->points.size());
+  for (const json &c : *cands) {
+    RematCandidateSpec spec;
+    if (!c.is_object() || !c.contains("evict_after") ||
+        !c["evict_after"].is_number_integer() ||
+        !c.contains("regenerate_before") ||
+        !c["regenerate_before"].is_number_integer() || !c.contains("bytes") ||
+        !parseSizeExpr(c["bytes"], &spec.bytes) ||
+        !c.contains("recompute_peak_bytes") ||
+        !parseSizeExpr(c["recompute_peak_bytes"], &spec.recomputePeakBytes) ||
+        !c.contains("flops") || !parseSizeExpr(c["flops"], &spec.flops))
+      return bad("candidate " + std::to_string(out->candidates.size()) +
+                 " needs evict_after, regenerate_before, bytes, "
+                 "recompute_peak_bytes and flops");
+    spec.evictAfter = c["evict_after"].get<int64_t>();
+    spec.regenerateBefore = c["regenerate_before"].get<int64_t>();
+    if (spec.evictAfter < 0 || spec.regenerateBefore <= spec.evictAfter ||
+        spec.regenerateBefore >= n)
+      return bad("candidate " + std::to_string(out->candidates.size()) +
+                 " has points outside the op range");
+    if (auto t = c.find("producer"); t != c.end() && t->is_string())
+      spec.producer = t->get<std::string>();
+    if (auto t = c.find("bytes_text"); t != c.end() && t->is_string())
+      spec.bytesText = t->get<std::string>();
+    if (auto t = c.find("flops_text"); t != c.end() && t->is_string())
+      spec.flopsText = t->get<std::string>();
+    out->candidates.push_back(std::move(spec));
+  }
+  out->present = true;
+  return Status::ok();
+}
+
 } // namespace
 
 std::optional<int64_t>
@@ -304,6 +377,26 @@ Status Executable::predictPeakBytes(
   return Status::ok();
 }
 
+Status Executable::predictMinimumPeakBytes(
+    const std::vector<std::vector<int64_t>> &inputShapes,
+    int64_t *bytes) const {
+  if (Status s = predictPeakBytes(inputShapes, bytes); !s || *bytes < 0)
+    return s;
+  if (!signature_.remat.present)
+    return Status::ok();
+  std::map<std::string, int64_t> dims;
+  if (Status s = signature_.bindDims(inputShapes, &dims); !s)
+    return s;
+  runtime::RematProfile profile;
+  std::string error;
+  if (!runtime::evaluateRematProfile(signature_.remat, dims, &profile, &error))
+    return Status::internal("remat: " + error);
+  runtime::RematPlanner planner(std::move(profile), 0,
+                                runtime::RematPolicyKind::LargestFirst);
+  *bytes = std::min(*bytes, planner.minimumPeak());
+  return Status::ok();
+}
+
 Status Signature::parse(std::string_view text, Signature *out) {
   json root = json::parse(text.begin(), text.end(), /*cb=*/nullptr,
                           /*allow_exceptions=*/false);
@@ -356,6 +449,9 @@ Status Signature::parse(std::string_view text, Signature *out) {
       memory != root.end() && !memory->is_null())
     if (Status s = parseMemorySpec(*memory, &sig.memory); !s)
       return s;
+  if (auto remat = root.find("remat"); remat != root.end() && !remat->is_null())
+    if (Status s = parseRematSpec(*remat, &sig.remat); !s)
+      return s;
   *out = std::move(sig);
   return Status::ok();
 }
@@ -401,7 +497,8 @@ Status Executable::loadImpl(const std::string &path,
                               "'; is it a DISC model?");
   }
   int32_t version = versionFn();
-  if (version != DISC_MODEL_ABI_VERSION)
+  // Version 2 models use a prefix of the version 3 context.
+  if (version != DISC_MODEL_ABI_VERSION && version != 2)
     return Status::loadFailed("'" + path + "' has model ABI version " +
                               std::to_string(version) + ", runtime expects " +
                               std::to_string(DISC_MODEL_ABI_VERSION));

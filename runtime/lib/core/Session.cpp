@@ -4,14 +4,17 @@
 #include "disc/runtime/abi.h"
 
 #include "../cpu/LibraryCalls.h"
+#include "RematPlanner.h"
 
 #include <chrono>
 #include <csetjmp>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace disc {
 
@@ -62,6 +65,22 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
                                  const int32_t *ranks, int32_t numAttrs,
                                  const int64_t *attrs);
   void *tryAllocate(int64_t bytes, int64_t alignment, bool *refused);
+
+  // Rematerialization (docs/memory.md): the planner of the current run,
+  // the blocks kept at evict points (by candidate id; `retainedPtrs` makes
+  // the model's free of a kept block a no-op), the block to hand back at
+  // the next allocation after a regenerate point, and the recompute timer.
+  std::optional<runtime::RematPlanner> remat;
+  std::unordered_map<int32_t, std::pair<void *, int64_t>> retained;
+  std::unordered_set<void *> retainedPtrs;
+  void *handback = nullptr;
+  int64_t handbackBytes = 0;
+  std::chrono::steady_clock::time_point recomputeStart;
+  static int32_t rematEvictCallback(void *self, int32_t id, void *ptr);
+  static int32_t rematRegenerateCallback(void *self, int32_t id);
+  static void rematRegeneratedCallback(void *self, int32_t id);
+  /// Plans the run: the feasibility check against the memory limit.
+  Status planRemat(const std::vector<Tensor> &inputs);
 
   // oneDNN primitives of this session, created on the first library call.
   std::unique_ptr<runtime::cpu::LibraryCalls> library;
@@ -138,6 +157,20 @@ void *Session::Impl::allocCallback(void *self, int64_t bytes,
   Impl *impl = static_cast<Impl *>(self);
   if (!impl)
     return nullptr;
+  if (impl->handback && std::this_thread::get_id() == impl->runThread) {
+    // The regenerated buffer of a kept candidate: the same block, still
+    // counted as live, with its data.
+    void *p = impl->handback;
+    impl->handback = nullptr;
+    if (bytes == impl->handbackBytes)
+      return p;
+    errorCallback(self, 4,
+                  ("rematerialization: regenerated buffer of " +
+                   std::to_string(bytes) + " bytes, kept block has " +
+                   std::to_string(impl->handbackBytes))
+                      .c_str());
+    return nullptr;
+  }
   bool refused = false;
   void *p = impl->tryAllocate(bytes, alignment, &refused);
   if (!refused)
@@ -181,6 +214,8 @@ void Session::Impl::freeCallback(void *self, void *ptr) {
   if (!impl || !ptr)
     return;
   std::lock_guard<std::mutex> lock(impl->mutex);
+  if (impl->retainedPtrs.count(ptr))
+    return; // Kept at an evict point: lives on until its regenerate point.
   auto it = impl->live.find(ptr);
   if (it == impl->live.end())
     return; // Not ours (or already freed): ignore rather than crash.
@@ -202,12 +237,104 @@ void Session::Impl::errorCallback(void *self, int32_t status,
   impl->errorMessage = message ? message : "model reported an error";
 }
 
+int32_t Session::Impl::rematEvictCallback(void *self, int32_t id, void *ptr) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl || !impl->remat)
+    return 0; // No plan: keep nothing; the model frees the block.
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  bool evict = impl->remat->decideEvict(id, impl->currentBytes);
+  auto it = impl->live.find(ptr);
+  if (evict || it == impl->live.end()) {
+    ++impl->stats.remat_evictions;
+    return 0;
+  }
+  impl->retained[id] = {ptr, it->second};
+  impl->retainedPtrs.insert(ptr);
+  return 0;
+}
+
+int32_t Session::Impl::rematRegenerateCallback(void *self, int32_t id) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl)
+    return -4;
+  {
+    std::lock_guard<std::mutex> lock(impl->mutex);
+    auto it = impl->retained.find(id);
+    if (it != impl->retained.end()) {
+      impl->handback = it->second.first;
+      impl->handbackBytes = it->second.second;
+      impl->retainedPtrs.erase(it->second.first);
+      impl->retained.erase(it);
+      return 1;
+    }
+    ++impl->stats.remat_regenerations;
+    if (impl->remat && id >= 0 &&
+        id < static_cast<int32_t>(impl->remat->profile().candidates.size()))
+      impl->stats.remat_bytes_recomputed +=
+          impl->remat->profile().candidates[id].bytes;
+  }
+  impl->recomputeStart = std::chrono::steady_clock::now();
+  return 0;
+}
+
+void Session::Impl::rematRegeneratedCallback(void *self, int32_t) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl)
+    return;
+  std::chrono::duration<double, std::milli> elapsed =
+      std::chrono::steady_clock::now() - impl->recomputeStart;
+  impl->stats.remat_recompute_ms += elapsed.count();
+}
+
+Status Session::Impl::planRemat(const std::vector<Tensor> &inputs) {
+  remat.reset();
+  retained.clear();
+  retainedPtrs.clear();
+  handback = nullptr;
+  const Signature &sig = exe->signature();
+  std::vector<std::vector<int64_t>> shapes;
+  for (const Tensor &t : inputs)
+    shapes.push_back(t.shape());
+  int64_t predicted = -1;
+  if (Status s = exe->predictPeakBytes(shapes, &predicted); !s)
+    return s;
+  stats.predicted_peak_bytes = predicted;
+  int64_t minimum = predicted;
+  if (sig.remat.present && predicted >= 0) {
+    std::map<std::string, int64_t> dims;
+    if (Status s = sig.bindDims(shapes, &dims); !s)
+      return s;
+    runtime::RematProfile profile;
+    std::string error;
+    if (!runtime::evaluateRematProfile(sig.remat, dims, &profile, &error))
+      return Status::internal("remat: " + error);
+    remat.emplace(std::move(profile), options.memory_limit_bytes,
+                  options.remat_policy == RematPolicy::LargestFirst
+                      ? runtime::RematPolicyKind::LargestFirst
+                      : runtime::RematPolicyKind::DtrScore);
+    minimum = std::min(predicted, remat->minimumPeak());
+  }
+  stats.remat_minimum_peak_bytes = minimum;
+  int64_t limit = options.memory_limit_bytes;
+  if (limit > 0 && minimum >= 0 && limit < minimum)
+    return Status::resourceExhausted(
+        "memory limit " + std::to_string(limit) +
+        " bytes is below the minimum peak " + std::to_string(minimum) +
+        " bytes these input shapes need (every rematerialization candidate "
+        "evicted; " +
+        std::to_string(predicted) + " bytes with none evicted); nothing ran");
+  return Status::ok();
+}
+
 int64_t Session::Impl::releaseAll() {
   std::lock_guard<std::mutex> lock(mutex);
   int64_t n = static_cast<int64_t>(live.size());
   for (auto &entry : live)
     std::free(entry.first);
   live.clear();
+  retained.clear();
+  retainedPtrs.clear();
+  handback = nullptr;
   currentBytes = 0;
   return n;
 }
@@ -353,6 +480,9 @@ Session::Session(std::shared_ptr<const Executable> executable,
   impl_->ctx.free = &Impl::freeCallback;
   impl_->ctx.error = &Impl::errorCallback;
   impl_->ctx.library_call = &Impl::libraryCallback;
+  impl_->ctx.remat_evict = &Impl::rematEvictCallback;
+  impl_->ctx.remat_regenerate = &Impl::rematRegenerateCallback;
+  impl_->ctx.remat_regenerated = &Impl::rematRegeneratedCallback;
 }
 
 Session::~Session() {
@@ -437,6 +567,10 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
   const Signature &sig = exe->signature();
   stats = SessionStats();
   if (Status s = validate(sig, inputs); !s)
+    return s;
+  // Feasibility first: a limit below the lowest reachable peak fails here,
+  // before anything is allocated or run.
+  if (Status s = planRemat(inputs); !s)
     return s;
 
   // Input descriptors: contiguous row-major, allocated = aligned = data.

@@ -269,6 +269,36 @@ struct MemorySpec {
   int64_t numAllocs = -1;
 };
 
+/// One rematerialization candidate (the signature's "remat" list): a
+/// buffer the model can give up after its last use before a long gap and
+/// recompute before its next use (docs/memory.md, "Rematerialization").
+struct RematCandidateSpec {
+  /// The op that produces it (name and ONNX node, for reports).
+  std::string producer;
+  /// Op index of its last use before the gap, and of its next use.
+  int64_t evictAfter = 0;
+  int64_t regenerateBefore = 0;
+  /// Allocator bytes of its buffer.
+  SizeExpr bytes;
+  std::string bytesText;
+  /// Bytes on top of the live bytes before its next use while the model
+  /// recomputes it.
+  SizeExpr recomputePeakBytes;
+  /// Estimated FLOPs of the recompute.
+  SizeExpr flops;
+  std::string flopsText;
+};
+
+/// The "remat" entry of the signature: the live bytes of every program
+/// point of a run with nothing evicted (op by op) and the candidates.
+struct RematSpec {
+  bool present = false;
+  std::vector<SizeExpr> liveBefore;
+  std::vector<std::vector<SizeExpr>> points;
+  std::vector<SizeExpr> exitPoints;
+  std::vector<RematCandidateSpec> candidates;
+};
+
 /// The parsed `disc_model_signature()` JSON (docs/runtime-abi.md).
 struct Signature {
   int32_t abiVersion = 1;
@@ -277,6 +307,7 @@ struct Signature {
   std::vector<TensorSpec> outputs;
   std::vector<SymbolSpec> symbols;
   MemorySpec memory;
+  RematSpec remat;
 
   /// Null when `name` is not listed in `symbols`.
   const SymbolSpec *findSymbol(std::string_view name) const;
@@ -332,6 +363,15 @@ public:
   Status predictPeakBytes(const std::vector<std::vector<int64_t>> &inputShapes,
                           int64_t *bytes) const;
 
+  /// The lowest peak a run on these shapes can reach: with every
+  /// rematerialization candidate evicted (docs/memory.md). Equals the
+  /// predicted peak for a model without candidates; -1 when the peak cannot
+  /// be predicted. A memory limit below it cannot be met. Errors as
+  /// predictPeakBytes.
+  Status
+  predictMinimumPeakBytes(const std::vector<std::vector<int64_t>> &inputShapes,
+                          int64_t *bytes) const;
+
   /// The model entry point (`disc_model_run_fn` from abi.h).
   void *runFunction() const { return runFn_; }
 
@@ -350,11 +390,30 @@ private:
 // Session
 //===----------------------------------------------------------------------===//
 
+/// How the runtime picks the rematerialization candidates to evict under a
+/// memory limit (docs/memory.md, "Rematerialization").
+enum class RematPolicy {
+  /// The candidate that frees the most bytes first.
+  LargestFirst = 0,
+  /// DTR-style: bytes freed times the length of the gap (staleness), per
+  /// unit of recompute cost (FLOPs).
+  DtrScore = 1,
+};
+
 struct SessionOptions {
   /// Upper bound, in bytes, on the bytes live at once through the context
   /// allocator during a run (intermediates and outputs). 0 = no limit.
-  /// Exceeding it aborts the run with ResourceExhausted.
+  /// Before running, the runtime computes from the input shapes the lowest
+  /// peak reachable with every rematerialization candidate evicted; a limit
+  /// below it fails with ResourceExhausted (both numbers in the message)
+  /// before any op runs. Otherwise the runtime evicts candidates at their
+  /// evict points as needed to stay within the limit and recomputes them
+  /// before their next use. Exceeding it anyway (memory the model does not
+  /// predict, such as library temporaries) aborts the run with
+  /// ResourceExhausted.
   int64_t memory_limit_bytes = 0;
+  /// Which candidates go first under a limit.
+  RematPolicy remat_policy = RematPolicy::LargestFirst;
 };
 
 /// Statistics of the last `Session::run` (reset at the start of each run).
@@ -374,6 +433,17 @@ struct SessionStats {
   /// Allocations the model neither freed nor returned as an output; the
   /// runtime freed them after the run.
   int64_t leaked_allocs = 0;
+  /// Rematerialization: candidates evicted, regenerated (recomputed), the
+  /// bytes recomputed and the milliseconds spent recomputing.
+  int64_t remat_evictions = 0;
+  int64_t remat_regenerations = 0;
+  int64_t remat_bytes_recomputed = 0;
+  double remat_recompute_ms = 0;
+  /// The lowest peak reachable with every candidate evicted, and the peak
+  /// predicted with none evicted, for the last run's shapes (-1: not
+  /// predictable).
+  int64_t remat_minimum_peak_bytes = -1;
+  int64_t predicted_peak_bytes = -1;
 };
 
 /// Runs one Executable. Sessions are independent: each has its own

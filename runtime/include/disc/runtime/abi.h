@@ -13,7 +13,9 @@
 extern "C" {
 #endif
 
-#define DISC_MODEL_ABI_VERSION 2
+/// Version 3 added the rematerialization entries at the end of
+/// `disc_ral_context`; the runtime still loads version 2 models.
+#define DISC_MODEL_ABI_VERSION 3
 
 /// Runtime services handed to every `disc_model_run` call. `alloc` returns a
 /// buffer of `bytes` bytes aligned to `alignment` (power of two, >= 16) or
@@ -39,6 +41,22 @@ typedef struct disc_ral_context {
   int32_t (*library_call)(void *self, int32_t call_id, int32_t num_operands,
                           void *const *operands, const int32_t *ranks,
                           int32_t num_attrs, const int64_t *attrs);
+  /// Rematerialization (ABI v3; docs/memory.md, "Rematerialization").
+  /// Evict point of candidate `id` (the signature's "remat" list): `ptr` is
+  /// the block `alloc` returned for the candidate's buffer, which the model
+  /// frees right after this call. The runtime either lets that free happen
+  /// (evicted) or keeps the block, still counted as live, for the
+  /// regenerate point. Returns 0, or a status code after recording the
+  /// reason as through `error`.
+  int32_t (*remat_evict)(void *self, int32_t id, void *ptr);
+  /// Regenerate point of candidate `id`: returns 1 when the block was kept;
+  /// the model's next `alloc` (the regenerated buffer, same size) then
+  /// returns that block with its data. Returns 0 when it was evicted: the
+  /// model recomputes the value into a fresh buffer and then calls
+  /// `remat_regenerated`. Negative: a status code, negated, after `error`.
+  int32_t (*remat_regenerate)(void *self, int32_t id);
+  /// End of the recompute of candidate `id` (statistics).
+  void (*remat_regenerated)(void *self, int32_t id);
 } disc_ral_context;
 
 /// Library call ids (`disc_ral_context.library_call`).
