@@ -150,6 +150,9 @@ disc_status_code disc_session_create(const disc_executable_t *exe,
       return fail(DISC_STATUS_INVALID_ARGUMENT,
                   "memory_limit_bytes must be >= 0");
     opts.memory_limit_bytes = options->memory_limit_bytes;
+    if (options->num_threads < 0)
+      return fail(DISC_STATUS_INVALID_ARGUMENT, "num_threads must be >= 0");
+    opts.num_threads = options->num_threads;
   }
   try {
     *out = new disc_session{exe->exe, disc::Session(exe->exe, opts)};

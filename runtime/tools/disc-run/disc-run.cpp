@@ -2,7 +2,7 @@
 //
 // disc-run MODEL.so [--input NAME=FILE]... [--compare NAME=FILE]...
 //   [--rtol R] [--atol A] [--repeat N] [--report FILE.json]
-//   [--output-dir DIR] [--memory-limit BYTES] [--seed S]
+//   [--output-dir DIR] [--memory-limit BYTES] [--seed S] [--threads N]
 //
 // Exit codes: 0 ok, 1 comparison failed, 2 bad usage / input / load failure,
 // 3 memory limit exceeded, 4 internal or model error. See
@@ -44,6 +44,7 @@ const char *kUsage =
     "usage: disc-run MODEL.so [--input NAME=FILE]... [--compare NAME=FILE]...\n"
     "                [--rtol R] [--atol A] [--repeat N] [--report FILE.json]\n"
     "                [--output-dir DIR] [--memory-limit BYTES] [--seed S]\n"
+    "                [--threads N]\n"
     "  FILE: ONNX TensorProto .pb or NumPy .npy; inputs may also be\n"
     "        DIMS:random | DIMS:zeros | DIMS:ones with DIMS like 2x3x224 or\n"
     "        'scalar'. NAME may be '#i' for the i-th input/output.\n"
@@ -61,6 +62,7 @@ struct Options {
   std::string outputDir;
   int64_t memoryLimit = 0;
   uint64_t seed = 0;
+  int64_t threads = 0; // library-call threads, 0 = OpenMP default
 };
 
 /// An error with the exit code it maps to.
@@ -184,6 +186,10 @@ Failure parseArgs(int argc, char **argv, Options *opts) {
     } else if (key == "--memory-limit") {
       if (!parseBytes(value, &opts->memoryLimit))
         return usageError("bad --memory-limit '" + value + "'");
+    } else if (key == "--threads") {
+      if (!parseInt(value, &opts->threads) || opts->threads < 1 ||
+          opts->threads > 4096)
+        return usageError("bad --threads '" + value + "' (need 1..4096)");
     } else if (key == "--seed") {
       int64_t s;
       if (!parseInt(value, &s))
@@ -472,6 +478,7 @@ int runMain(int argc, char **argv) {
   // Run.
   SessionOptions sessionOptions;
   sessionOptions.memory_limit_bytes = opts.memoryLimit;
+  sessionOptions.num_threads = static_cast<int32_t>(opts.threads);
   Session session(exe, sessionOptions);
   std::vector<Tensor> outputs;
   std::vector<double> latencies;
@@ -549,7 +556,9 @@ int runMain(int argc, char **argv) {
   for (const Tensor &t : inputs)
     inputShapes.push_back(t.shape());
   int64_t predicted = -1;
-  if (Status s = exe->predictPeakBytes(inputShapes, &predicted); !s)
+  if (Status s = exe->predictPeakBytes(inputShapes, &predicted,
+                                       static_cast<int32_t>(opts.threads));
+      !s)
     return fail(Failure{exitCodeFor(s), s.message()});
   json predictedJson = predicted >= 0 ? json(predicted) : json(nullptr);
   double med = median(latencies);

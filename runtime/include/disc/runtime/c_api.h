@@ -50,6 +50,9 @@ typedef struct disc_tensor disc_tensor_t;
 
 typedef struct disc_session_options {
   int64_t memory_limit_bytes; /* 0 = no limit */
+  /* Threads of the library calls (oneDNN); 0 = the OpenMP default
+   * (OMP_NUM_THREADS, else one per core). Must be >= 0. */
+  int32_t num_threads;
 } disc_session_options_t;
 
 typedef struct disc_session_stats {
