@@ -236,7 +236,8 @@ static bool isChannelBias(Value bias, int64_t rank, int64_t channelDim,
                           int64_t channels) {
   auto t = cast<RankedTensorType>(bias.getType());
   if (!matchPattern(bias, m_Constant()) || !t.hasStaticShape() ||
-      t.getRank() > rank || channels == ShapedType::kDynamic)
+      t.getRank() < 1 || t.getRank() > rank ||
+      channels == ShapedType::kDynamic)
     return false;
   for (int64_t i = 0; i < t.getRank(); ++i) {
     int64_t at = rank - t.getRank() + i;
@@ -359,14 +360,23 @@ static PostOps collectPostOps(OpBuilder &b, Operation *op) {
     Value other = user->getOperand(1 - idx);
     StringRef kind = cast<StringAttr>(a).getValue();
     if (kind == "bias") {
-      DenseElementsAttr attr;
+      // Materialized at the call (the constant may come later in the
+      // block), viewed as 1-D. Large initializers are resource attributes,
+      // so the attribute is kept as is and the tensor collapsed.
+      Attribute attr;
       bool ok = matchPattern(other, m_Constant(&attr));
       assert(ok && "a bias post-op is a constant");
       (void)ok;
-      auto t =
-          RankedTensorType::get({attr.getNumElements()}, attr.getElementType());
-      // Materialized at the call (the constant may come later in the block).
-      p.bias = arith::ConstantOp::create(b, op->getLoc(), attr.reshape(t));
+      auto t = cast<RankedTensorType>(other.getType());
+      Value c = arith::ConstantOp::create(b, op->getLoc(), t,
+                                          cast<TypedAttr>(attr));
+      if (t.getRank() != 1) {
+        SmallVector<ReassociationIndices> all(1);
+        for (int64_t i = 0; i < t.getRank(); ++i)
+          all[0].push_back(i);
+        c = tensor::CollapseShapeOp::create(b, op->getLoc(), c, all);
+      }
+      p.bias = c;
       p.flags |= 1;
     } else if (kind == "add") {
       p.residual = other;
