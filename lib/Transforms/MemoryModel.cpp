@@ -506,8 +506,20 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
   Operation *term = func.getBody().front().getTerminator();
   // (A reshape's result is a view even when the reshape copied a strided
   // source: the copy is the buffer, the returned value a view of it.)
+  // (A post-op fused into a library call is in-place: its value is the
+  // call's own buffer.)
   auto returnsOwned = [&](Value v) {
     Value root = getBufferRoot(v);
+    while (Operation *def = v.getDefiningOp()) {
+      if (def->getParentOp() != func.getOperation() ||
+          !def->hasAttr("disc.fused_into_call"))
+        break;
+      const OpMemory &m = getOpMemory(def);
+      const ResultMemory &rm = m.results[cast<OpResult>(v).getResultNumber()];
+      if (rm.kind != BufferKind::InPlace)
+        break;
+      v = def->getOperand(rm.operand);
+    }
     return root && root == v && !v.getDefiningOp<DynamicReshapeOp>();
   };
   for (Value v : term->getOperands())
