@@ -257,7 +257,8 @@ void mlir::disc::markLibraryCalls(func::FuncOp func) {
     op.removeAttr(kFusedIntoCallAttr);
   }
   auto module = func->getParentOfType<ModuleOp>();
-  ShapeAnalysis sa(func, collectDimRanges(module));
+  llvm::StringMap<DimRange> ranges = collectDimRanges(module);
+  ShapeAnalysis sa(func, ranges); // keeps a reference to `ranges`
   sa.run();
   sa.mergeEqualSymbols();
   Builder b(func.getContext());
