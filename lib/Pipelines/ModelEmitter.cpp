@@ -265,6 +265,56 @@ static std::string generateWrapper(StringRef entryName, StringRef signature,
         "  int64_t attrs[2] = {ta, tb};\n"
         "  disc_library_call(1, a, b, c, 3, 2, attrs);\n}\n";
   for (int k = 1; k <= 3; ++k) {
+    os << "DISC_HIDDEN void _mlir_ciface_disc_lib_conv_transpose" << k
+       << "d(void *x, void *w, void *y";
+    for (int i = 0; i < 2 + 4 * k; ++i)
+      os << ", int64_t a" << i;
+    os << ") {\n  int64_t attrs[" << 2 + 4 * k << "] = {";
+    for (int i = 0; i < 2 + 4 * k; ++i)
+      os << (i ? ", a" : "a") << i;
+    os << "};\n  disc_library_call(3, x, w, y, " << k + 2 << ", " << 2 + 4 * k
+       << ", attrs);\n}\n";
+  }
+  // With post-ops (docs/runtime-abi.md): bias [N] and/or residual
+  // operands after the output, one more attribute (the post-op flags).
+  os << "static void disc_library_call_n(int32_t id, int32_t n, void "
+        "*const *ops,\n"
+        "                                const int32_t *ranks, int32_t "
+        "nattrs,\n"
+        "                                const int64_t *attrs) {\n"
+        "  if (!disc_ctx->library_call)\n"
+        "    disc_fail(4, \"the runtime has no library calls\");\n"
+        "  int32_t st = disc_ctx->library_call(disc_ctx->self, id, n, ops, "
+        "ranks,\n"
+        "                                      nattrs, attrs);\n"
+        "  if (st != 0)\n    longjmp(*disc_jmp, (int)st);\n}\n\n";
+  for (int m = 0; m < 4; ++m) {
+    for (int k = 0; k <= 3; ++k) { // k == 0: matmul, else conv{k}d
+      int rank = k == 0 ? 3 : k + 2;
+      int nattrs = k == 0 ? 3 : 3 + 4 * k;
+      os << "DISC_HIDDEN void _mlir_ciface_disc_lib_"
+         << (k == 0 ? std::string("matmul") : "conv" + std::to_string(k) + "d")
+         << "_post" << m << "(void *x, void *w, void *y";
+      if (m & 1)
+        os << ", void *b";
+      if (m & 2)
+        os << ", void *r";
+      for (int i = 0; i < nattrs; ++i)
+        os << ", int64_t a" << i;
+      os << ") {\n  void *ops[] = {x, w, y" << ((m & 1) ? ", b" : "")
+         << ((m & 2) ? ", r" : "") << "};\n  int32_t ranks[] = {" << rank
+         << ", " << rank << ", " << rank << ((m & 1) ? ", 1" : "");
+      if (m & 2)
+        os << ", " << rank;
+      os << "};\n  int64_t attrs[] = {";
+      for (int i = 0; i < nattrs; ++i)
+        os << (i ? ", a" : "a") << i;
+      os << "};\n  disc_library_call_n(" << (k == 0 ? 1 : 2) << ", "
+         << 3 + (m & 1) + ((m >> 1) & 1) << ", ops, ranks, " << nattrs
+         << ", attrs);\n}\n";
+    }
+  }
+  for (int k = 1; k <= 3; ++k) {
     os << "DISC_HIDDEN void _mlir_ciface_disc_lib_conv" << k
        << "d(void *x, void *w, void *y";
     for (int i = 0; i < 2 + 4 * k; ++i)

@@ -342,6 +342,15 @@ int main(int argc, char **argv) {
       return fail(1, "memory scheduling failed");
   }
 
+  // Library calls and their post-ops are marked on the final order, so the
+  // memory model sees them (docs/memory.md).
+  if (libraryCalls == "onednn") {
+    PassManager lpm(&context);
+    lpm.addNestedPass<func::FuncOp>(disc::createDiscMarkLibraryCalls());
+    if (failed(lpm.run(*module)))
+      return fail(1, "marking library calls failed");
+  }
+
   if (emit == Emit::Memory) {
     std::string err;
     auto out = openOutputFile(outputPath, &err);

@@ -2796,6 +2796,11 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
         },
         facts, checks);
   };
+  // A post-op of a library call (markLibraryCalls): the call already wrote
+  // its value into the chain operand's buffer.
+  if (libraryCalls)
+    if (auto idx = op->getAttrOfType<IntegerAttr>(kFusedIntoCallAttr))
+      return op->getOperand(idx.getInt());
   return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
       .Case([&](ConstantOp c) -> FailureOr<Value> {
         return arith::ConstantOp::create(b, c.getLoc(),
@@ -2837,7 +2842,17 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
         return lowerDotGeneral(b, o, checks, libraryCalls);
       })
       .Case([&](ConvOp o) { return lowerConv(b, o, checks, libraryCalls); })
-      .Case([&](ConvTransposeOp o) { return lowerConvTranspose(b, o); })
+      .Case([&](ConvTransposeOp o) -> FailureOr<Value> {
+        if (libraryCalls) {
+          FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, o);
+          if (failed(dims))
+            return failure();
+          if (std::optional<Value> call =
+                  lowerConvTransposeToLibraryCall(b, o, *dims))
+            return *call;
+        }
+        return lowerConvTranspose(b, o);
+      })
       .Case([&](CumSumOp o) { return lowerCumSum(b, o); })
       .Case([&](PoolOp o) { return lowerPool(b, o); })
       .Case([&](ReduceOp o) { return lowerReduce(b, o); })
@@ -2879,6 +2894,15 @@ struct DiscLowerToLinalgPass
                                "got '")
           << libraryCallsOption << "'";
       return signalPassFailure();
+    }
+    // Library calls and their post-ops, unless the driver marked them
+    // already (disc-compile does, before taking the memory model).
+    if (libraryCalls) {
+      bool marked = false;
+      getOperation()->walk(
+          [&](Operation *op) { marked |= op->hasAttr(kLibraryCallAttr); });
+      if (!marked)
+        getOperation()->walk([](func::FuncOp f) { markLibraryCalls(f); });
     }
     ProvenReshapes provenReshapes;
     BroadcastFacts facts =

@@ -156,6 +156,9 @@ disc_status_code disc_session_create(const disc_executable_t *exe,
                   "remat_policy must be DISC_REMAT_POLICY_LARGEST_FIRST (0) "
                   "or DISC_REMAT_POLICY_DTR_SCORE (1)");
     opts.remat_policy = static_cast<disc::RematPolicy>(options->remat_policy);
+    if (options->num_threads < 0)
+      return fail(DISC_STATUS_INVALID_ARGUMENT, "num_threads must be >= 0");
+    opts.num_threads = options->num_threads;
   }
   try {
     *out = new disc_session{exe->exe, disc::Session(exe->exe, opts)};

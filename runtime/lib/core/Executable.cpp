@@ -1,6 +1,8 @@
 //===- Executable.cpp - Loading model.so and parsing its signature --------===//
 
 #include "disc/runtime/Runtime.h"
+
+#include "../cpu/LibraryCalls.h"
 #include "disc/runtime/abi.h"
 
 #include "RematPlanner.h"
@@ -166,6 +168,48 @@ Status parseMemorySpec(const json &j, MemorySpec *out) {
     for (const json &x : *t)
       if (x.is_string())
         out->peakBytesText.push_back(x.get<std::string>());
+  if (auto calls = j.find("library_calls"); calls != j.end()) {
+    auto bad = [](size_t i, const std::string &what) {
+      return Status::loadFailed("signature: memory: library_calls[" +
+                                std::to_string(i) + "]: " + what);
+    };
+    if (!calls->is_array())
+      return Status::loadFailed(
+          "signature: memory: 'library_calls' must be an array");
+    for (size_t i = 0; i < calls->size(); ++i) {
+      const json &c = (*calls)[i];
+      LibraryCallSpec spec;
+      if (!c.is_object() || !c.contains("call") ||
+          !c["call"].is_number_integer())
+        return bad(i, "needs an integer 'call'");
+      spec.call = c["call"].get<int32_t>();
+      if (!c.contains("at") || !parseSizeExpr(c["at"], &spec.at))
+        return bad(i, "'at' is not an expression");
+      if (!c.contains("operands") || !c["operands"].is_array())
+        return bad(i, "needs an 'operands' array");
+      for (const json &o : c["operands"]) {
+        if (!o.is_object() || !o.contains("sizes") || !o.contains("strides") ||
+            !o["sizes"].is_array() || !o["strides"].is_array() ||
+            o["sizes"].size() != o["strides"].size())
+          return bad(i, "operands need 'sizes' and 'strides' of one rank");
+        std::vector<SizeExpr> sz(o["sizes"].size()), st(sz.size());
+        for (size_t d = 0; d < sz.size(); ++d)
+          if (!parseSizeExpr(o["sizes"][d], &sz[d]) ||
+              !parseSizeExpr(o["strides"][d], &st[d]))
+            return bad(i, "an operand dim is not an expression");
+        spec.sizes.push_back(std::move(sz));
+        spec.strides.push_back(std::move(st));
+      }
+      if (!c.contains("attrs") || !c["attrs"].is_array())
+        return bad(i, "needs an 'attrs' array");
+      for (const json &a : c["attrs"]) {
+        if (!a.is_number_integer())
+          return bad(i, "attrs must be integers");
+        spec.attrs.push_back(a.get<int64_t>());
+      }
+      out->libraryCalls.push_back(std::move(spec));
+    }
+  }
   return Status::ok();
 }
 
@@ -355,6 +399,12 @@ Status Signature::bindDims(const std::vector<std::vector<int64_t>> &inputShapes,
 Status Executable::predictPeakBytes(
     const std::vector<std::vector<int64_t>> &inputShapes,
     int64_t *bytes) const {
+  return predictPeakBytes(inputShapes, bytes, 0);
+}
+
+Status Executable::predictPeakBytes(
+    const std::vector<std::vector<int64_t>> &inputShapes, int64_t *bytes,
+    int32_t numThreads) const {
   if (!bytes)
     return Status::invalidArgument("predictPeakBytes: bytes must not be null");
   std::map<std::string, int64_t> dims;
@@ -372,6 +422,47 @@ Status Executable::predictPeakBytes(
       return Status::internal("memory model: peak_bytes[" + std::to_string(i) +
                               "] cannot be evaluated at these shapes");
     best = std::max(best, *v);
+  }
+  // Library calls: the live bytes at the call plus what oneDNN takes for
+  // these shapes (its primitives are created, not run).
+  if (!mem.libraryCalls.empty()) {
+    runtime::cpu::LibraryCalls library(/*maxPrimitives=*/64, numThreads);
+    for (size_t i = 0; i < mem.libraryCalls.size(); ++i) {
+      const LibraryCallSpec &c = mem.libraryCalls[i];
+      std::string where =
+          "memory model: library_calls[" + std::to_string(i) + "]";
+      std::optional<int64_t> at = c.at.evaluate(dims);
+      if (!at)
+        return Status::internal(where + " cannot be evaluated at these shapes");
+      std::vector<std::vector<int64_t>> words(c.sizes.size());
+      std::vector<void *> operands;
+      std::vector<int32_t> ranks;
+      for (size_t o = 0; o < c.sizes.size(); ++o) {
+        std::vector<int64_t> &w = words[o];
+        w = {0, 0, 0};
+        for (const std::vector<SizeExpr> *part : {&c.sizes[o], &c.strides[o]})
+          for (const SizeExpr &e : *part) {
+            std::optional<int64_t> v = e.evaluate(dims);
+            if (!v)
+              return Status::internal(where +
+                                      ": an operand dim cannot be evaluated");
+            w.push_back(*v);
+          }
+        operands.push_back(w.data());
+        ranks.push_back(static_cast<int32_t>(c.sizes[o].size()));
+      }
+      int64_t temps = 0;
+      std::string error;
+      int32_t st = library.temporaryBytes(
+          c.call, static_cast<int32_t>(operands.size()), operands.data(),
+          ranks.data(), static_cast<int32_t>(c.attrs.size()), c.attrs.data(),
+          &temps, error);
+      if (st == 1)
+        return Status::invalidArgument(error);
+      if (st != 0)
+        return Status::internal(where + ": " + error);
+      best = std::max(best, *at + temps);
+    }
   }
   *bytes = best;
   return Status::ok();

@@ -191,7 +191,8 @@ int32_t Session::Impl::libraryCallback(void *self, int32_t callId,
   if (!impl)
     return 4;
   if (!impl->library)
-    impl->library = std::make_unique<runtime::cpu::LibraryCalls>();
+    impl->library = std::make_unique<runtime::cpu::LibraryCalls>(
+        /*maxPrimitives=*/512, impl->options.num_threads);
   // Temporaries go through the tracked allocator without unwinding: the
   // library reports a refusal as status 2.
   runtime::cpu::ScratchAllocator scratch;

@@ -3,7 +3,7 @@
 // disc-run MODEL.so [--input NAME=FILE]... [--compare NAME=FILE]...
 //   [--rtol R] [--atol A] [--repeat N] [--report FILE.json]
 //   [--output-dir DIR] [--memory-limit BYTES|N%] [--seed S]
-//   [--remat-policy largest|dtr]
+//   [--remat-policy largest|dtr] [--threads N]
 //
 // Exit codes: 0 ok, 1 comparison failed, 2 bad usage / input / load failure,
 // 3 memory limit exceeded, 4 internal or model error. See
@@ -45,7 +45,7 @@ const char *kUsage =
     "usage: disc-run MODEL.so [--input NAME=FILE]... [--compare NAME=FILE]...\n"
     "                [--rtol R] [--atol A] [--repeat N] [--report FILE.json]\n"
     "                [--output-dir DIR] [--memory-limit BYTES|N%] [--seed S]\n"
-    "                [--remat-policy largest|dtr]\n"
+    "                [--remat-policy largest|dtr] [--threads N]\n"
     "  --memory-limit N%: N percent of the predicted peak for these inputs\n"
     "        (nothing evicted); a limit below the lowest peak reachable with\n"
     "        every rematerialization candidate evicted exits 3 before running\n"
@@ -69,6 +69,7 @@ struct Options {
   double memoryLimitPercent = -1;
   RematPolicy rematPolicy = RematPolicy::LargestFirst;
   uint64_t seed = 0;
+  int64_t threads = 0; // library-call threads, 0 = OpenMP default
 };
 
 /// An error with the exit code it maps to.
@@ -209,6 +210,10 @@ Failure parseArgs(int argc, char **argv, Options *opts) {
       else
         return usageError("bad --remat-policy '" + value +
                           "' (expected largest or dtr)");
+    } else if (key == "--threads") {
+      if (!parseInt(value, &opts->threads) || opts->threads < 1 ||
+          opts->threads > 4096)
+        return usageError("bad --threads '" + value + "' (need 1..4096)");
     } else if (key == "--seed") {
       int64_t s;
       if (!parseInt(value, &s))
@@ -503,7 +508,7 @@ int runMain(int argc, char **argv) {
     for (const Tensor &t : inputs)
       shapes.push_back(t.shape());
     int64_t peak = -1;
-    if (Status s = exe->predictPeakBytes(shapes, &peak); !s)
+    if (Status s = exe->predictPeakBytes(shapes, &peak, static_cast<int32_t>(opts.threads)); !s)
       return fail({exitCodeFor(s), s.message()});
     if (peak < 0)
       return fail(usageError(
@@ -514,6 +519,7 @@ int runMain(int argc, char **argv) {
         1, static_cast<int64_t>(static_cast<double>(peak) *
                                 opts.memoryLimitPercent / 100.0));
   }
+  sessionOptions.num_threads = static_cast<int32_t>(opts.threads);
   Session session(exe, sessionOptions);
   std::vector<Tensor> outputs;
   std::vector<double> latencies;
@@ -591,7 +597,9 @@ int runMain(int argc, char **argv) {
   for (const Tensor &t : inputs)
     inputShapes.push_back(t.shape());
   int64_t predicted = -1;
-  if (Status s = exe->predictPeakBytes(inputShapes, &predicted); !s)
+  if (Status s = exe->predictPeakBytes(inputShapes, &predicted,
+                                       static_cast<int32_t>(opts.threads));
+      !s)
     return fail(Failure{exitCodeFor(s), s.message()});
   json predictedJson = predicted >= 0 ? json(predicted) : json(nullptr);
   double med = median(latencies);

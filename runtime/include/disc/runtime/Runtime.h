@@ -252,6 +252,17 @@ struct SizeExpr {
   evaluate(const std::map<std::string, int64_t> &dims) const;
 };
 
+/// A library call site of the memory model (docs/memory.md): the live
+/// bytes at its program point and the operands it passes (sizes and
+/// strides in elements), so the prediction can add the temporaries oneDNN
+/// takes for the actual shapes.
+struct LibraryCallSpec {
+  int32_t call = 0; ///< DISC_LIB_* (abi.h)
+  SizeExpr at;
+  std::vector<std::vector<SizeExpr>> sizes, strides; ///< per operand
+  std::vector<int64_t> attrs;
+};
+
 /// The "memory" entry of the signature: the compiler's prediction of the
 /// peak bytes live through the context allocator during one run.
 struct MemorySpec {
@@ -267,6 +278,9 @@ struct MemorySpec {
   std::vector<std::string> peakBytesText;
   /// Allocator calls of one run, as counted by the compiler.
   int64_t numAllocs = -1;
+  /// Library calls (oneDNN) and where they run; their temporaries add to
+  /// the live bytes at that point.
+  std::vector<LibraryCallSpec> libraryCalls;
 };
 
 /// One rematerialization candidate (the signature's "remat" list): a
@@ -360,8 +374,14 @@ public:
   /// (`signature().memory.reason` says why, e.g. a data-dependent size).
   /// Errors: InvalidArgument for shapes the model rejects (same messages
   /// as Session::run); Internal when an expression cannot be evaluated.
+  /// Library calls (oneDNN) add their temporaries (scratchpad, reordered
+  /// operands) at their program points: their primitives are created (not
+  /// run) for these shapes on `numThreads` threads (0 = the OpenMP
+  /// default), which must match the session's SessionOptions::num_threads.
   Status predictPeakBytes(const std::vector<std::vector<int64_t>> &inputShapes,
                           int64_t *bytes) const;
+  Status predictPeakBytes(const std::vector<std::vector<int64_t>> &inputShapes,
+                          int64_t *bytes, int32_t numThreads) const;
 
   /// The lowest peak a run on these shapes can reach: with every
   /// rematerialization candidate evicted (docs/memory.md). Equals the
@@ -414,6 +434,10 @@ struct SessionOptions {
   int64_t memory_limit_bytes = 0;
   /// Which candidates go first under a limit.
   RematPolicy remat_policy = RematPolicy::LargestFirst;
+  /// Threads of the library calls (oneDNN Conv/MatMul/Gemm, its OpenMP
+  /// runtime). 0 = the OpenMP default (OMP_NUM_THREADS, else one per core).
+  /// The generated loops run on the calling thread.
+  int32_t num_threads = 0;
 };
 
 /// Statistics of the last `Session::run` (reset at the start of each run).

@@ -70,6 +70,17 @@ typedef struct disc_ral_context {
 /// dilation 1 is dense). `weights_constant` != 0 promises that W's data at
 /// that address never changes, so the runtime may keep it reordered.
 #define DISC_LIB_CONV 2
+/// ONNX ConvTranspose without bias: operands X [N, C, D...], W [C, OC/G,
+/// K...], Y [N, OC, O...]; attrs {G, weights_constant, strides[k],
+/// dilations[k], pads_begin[k], pads_end[k]} with pads_end = the ONNX end
+/// pad minus output_padding (>= 0), so O = (D-1)*s + (K-1)*d + 1 - begin -
+/// end.
+#define DISC_LIB_CONV_TRANSPOSE 3
+/// Post-ops (MatMul and Conv): one more attribute after the ones above,
+/// `flags` (bit 0: bias, bit 1: residual add, bit 2: Relu, applied in
+/// that order), and one more operand after the output per bit 0/1: the
+/// bias B [channels] (N for MatMul, OC for Conv), then the residual R
+/// (the output's shape).
 
 typedef int32_t (*disc_model_abi_version_fn)(void);
 typedef const char *(*disc_model_signature_fn)(void);

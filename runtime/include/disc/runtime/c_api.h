@@ -62,6 +62,9 @@ typedef struct disc_session_options {
    * RESOURCE_EXHAUSTED before anything runs. */
   int64_t memory_limit_bytes;
   int32_t remat_policy; /* disc_remat_policy */
+  /* Threads of the library calls (oneDNN); 0 = the OpenMP default
+   * (OMP_NUM_THREADS, else one per core). Must be >= 0. */
+  int32_t num_threads;
 } disc_session_options_t;
 
 typedef struct disc_session_stats {
