@@ -549,17 +549,15 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
     return success();
   }
 
-  // The object goes straight to the output (--emit=obj) or to a temporary
-  // directory from which model.so is linked.
+  // The compiled code goes to a temporary directory, from which model.so
+  // (--emit=lib) or one relocatable object with the wrapper (--emit=obj)
+  // is linked.
   SmallString<128> tmpDir;
-  std::string objPath = outputPath.str();
-  if (kind == EmitKind::Library) {
-    if (std::error_code ec =
-            llvm::sys::fs::createUniqueDirectory("disc-compile", tmpDir))
-      return module.emitError("cannot create a temporary directory: ")
-             << ec.message();
-    objPath = (tmpDir + "/model.o").str();
-  }
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("disc-compile", tmpDir))
+    return module.emitError("cannot create a temporary directory: ")
+           << ec.message();
+  std::string objPath = (tmpDir + "/model.o").str();
   {
     auto out = openOutputFile(objPath, &error);
     if (!out)
@@ -571,8 +569,6 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
     codegen.run(*llvmModule);
     out->keep();
   }
-  if (kind == EmitKind::Object)
-    return success();
 
   // Ranks of the entry's inputs and outputs, from the signature.
   llvm::Expected<llvm::json::Value> sig = llvm::json::parse(signatureJson);
@@ -625,9 +621,19 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
                                       wrapperInput,
                                       wrapperPath};
     status = runProgram(compile, error);
+  } else if (kind == EmitKind::Object) {
+    wrapperInput = (tmpDir + "/wrapper.o").str();
+    SmallVector<StringRef> compile = {*cc,  "-c",         "-fPIC",    "-O2",
+                                      "-o", wrapperInput, wrapperPath};
+    status = runProgram(compile, error);
   }
+  // --emit=obj: one relocatable object (ld -r) holding the compiled code
+  // and the wrapper, i.e. the whole model ABI; it needs only libc and libm
+  // (docs/cli.md).
   SmallVector<StringRef> argv = {*cc,    "-shared",    "-fPIC", "-O2", "-o",
                                  outStr, wrapperInput, objPath, "-lm"};
+  if (kind == EmitKind::Object)
+    argv = {*cc, "-r", "-nostdlib", "-o", outStr, wrapperInput, objPath};
   if (status == 0)
     status = runProgram(argv, error);
   if (wrapperInput != wrapperPath)
@@ -636,7 +642,9 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
   llvm::sys::fs::remove(objPath);
   llvm::sys::fs::remove(tmpDir);
   if (status != 0)
-    return module.emitError("linking model.so with '")
-           << *cc << "' failed (status " << status << ") " << error;
+    return module.emitError("linking ")
+           << (kind == EmitKind::Object ? "the object" : "model.so")
+           << " with '" << *cc << "' failed (status " << status << ") "
+           << error;
   return success();
 }

@@ -34,9 +34,10 @@ void registerDiscPipelines();
 enum class EmitKind { LLVM, Object, Library };
 
 /// Writes the artifact of a module already lowered to the LLVM dialect:
-/// LLVM IR text, an object file, or `model.so` (object + generated C
-/// wrapper with the ABI entry points and signature JSON, linked with the
-/// system `cc -shared`). `signatureJson` is embedded as
+/// LLVM IR text, `model.so` (object + generated C wrapper with the ABI
+/// entry points and signature JSON, linked with the system `cc -shared`),
+/// or the same two as one relocatable object (`cc -r`) that needs only libc
+/// and libm. `signatureJson` is embedded as
 /// `disc_model_signature()`. `sanitize` is a comma-separated list of
 /// sanitizers ("address", "undefined"; empty = none, docs/reliability.md):
 /// "address" instruments the compiled code with LLVM's AddressSanitizer

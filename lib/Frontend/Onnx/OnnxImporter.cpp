@@ -3136,6 +3136,20 @@ LogicalResult Importer::importSplit() {
   if (::mlir::failed(axis))
     return failure();
   int64_t n = node->output_size();
+  // Given sizes are never clamped: disc.slice checks them at run time.
+  std::string ax = "{2} (axis " + std::to_string(*axis) + ")";
+  auto checked = [&](Value v, int64_t i) {
+    Operation *s = v.getDefiningOp();
+    s->setAttr(kSliceBoundsMessageAttr,
+               b.getStringAttr("split[" + std::to_string(i) +
+                               "] is {3} at offset {0}: the sizes must be "
+                               ">= 0 and sum to " +
+                               ax));
+    if (i == n - 1)
+      s->setAttr(kSliceEndMessageAttr,
+                 b.getStringAttr("split sizes sum to {1}, not " + ax));
+    return v;
+  };
   SmallVector<int64_t> sizes;
   if (opset < 13) {
     sizes = aInts("split").value_or(SmallVector<int64_t>{});
@@ -3155,8 +3169,9 @@ LogicalResult Importer::importSplit() {
         Value end = AddOp::create(b, loc, i64x1, start, size).getResult();
         Dims o = dims(x);
         o[*axis] = ks ? (*ks)[i] : Dim();
-        out(i, mk<SliceOp>(o, elt(x), x, start, end, one,
-                           ArrayRef<int64_t>{*axis}));
+        out(i, checked(mk<SliceOp>(o, elt(x), x, start, end, one,
+                                   ArrayRef<int64_t>{*axis}),
+                       i));
         start = end;
       }
       return success();
@@ -3187,9 +3202,10 @@ LogicalResult Importer::importSplit() {
     for (int64_t i = 0; i < n; ++i) {
       Dims o = dims(x);
       o[*axis] = Dim(sizes[i]);
-      Value res = mk<SliceOp>(o, elt(x), x, constI64({start}),
-                              constI64({start + sizes[i]}), one,
-                              ArrayRef<int64_t>{*axis});
+      Value res = checked(mk<SliceOp>(o, elt(x), x, constI64({start}),
+                                      constI64({start + sizes[i]}), one,
+                                      ArrayRef<int64_t>{*axis}),
+                          i);
       if (kx && r == 1)
         res = setKnown(res, Dims(kx->begin() + start,
                                  kx->begin() + start + sizes[i]));
@@ -6029,6 +6045,11 @@ LogicalResult Importer::importTopK() {
       mk<ArgSortOp>(dims(x), b.getI64Type(), x, (uint64_t)*axis, largest);
   Value idx = mk<SliceOp>(o, b.getI64Type(), perm, constI64({0}), kv,
                           constI64({1}), ArrayRef<int64_t>{*axis});
+  // k is never clamped: checked at run time.
+  idx.getDefiningOp()->setAttr(
+      kSliceBoundsMessageAttr,
+      b.getStringAttr("k is {1}, out of range [0, {2}] for axis " +
+                      std::to_string(*axis)));
   out(0, mk<GatherElementsOp>(o, elt(x), x, idx, (uint64_t)*axis));
   out(1, idx);
   return success();
