@@ -321,9 +321,8 @@ Status Session::Impl::planRemat(const std::vector<Tensor> &inputs) {
     return Status::resourceExhausted(
         "memory limit " + std::to_string(limit) +
         " bytes is below the minimum peak " + std::to_string(minimum) +
-        " bytes these input shapes need (every rematerialization candidate "
-        "evicted; " +
-        std::to_string(predicted) + " bytes with none evicted); nothing ran");
+        " bytes these input shapes can reach by rematerialization (" +
+        std::to_string(predicted) + " bytes with nothing evicted); nothing ran");
   return Status::ok();
 }
 

@@ -383,9 +383,10 @@ public:
   Status predictPeakBytes(const std::vector<std::vector<int64_t>> &inputShapes,
                           int64_t *bytes, int32_t numThreads) const;
 
-  /// The lowest peak a run on these shapes can reach: with every
-  /// rematerialization candidate evicted (docs/memory.md). Equals the
-  /// predicted peak for a model without candidates; -1 when the peak cannot
+  /// The lowest peak a run on these shapes can reach by evicting
+  /// rematerialization candidates (the lowest of evicting none, all, and a
+  /// greedy descent; docs/memory.md). Equals the predicted peak for a model
+  /// without candidates; -1 when the peak cannot
   /// be predicted. A memory limit below it cannot be met. Errors as
   /// predictPeakBytes.
   Status
@@ -424,7 +425,7 @@ struct SessionOptions {
   /// Upper bound, in bytes, on the bytes live at once through the context
   /// allocator during a run (intermediates and outputs). 0 = no limit.
   /// Before running, the runtime computes from the input shapes the lowest
-  /// peak reachable with every rematerialization candidate evicted; a limit
+  /// peak reachable by evicting rematerialization candidates; a limit
   /// below it fails with ResourceExhausted (both numbers in the message)
   /// before any op runs. Otherwise the runtime evicts candidates at their
   /// evict points as needed to stay within the limit and recomputes them
@@ -463,7 +464,7 @@ struct SessionStats {
   int64_t remat_regenerations = 0;
   int64_t remat_bytes_recomputed = 0;
   double remat_recompute_ms = 0;
-  /// The lowest peak reachable with every candidate evicted, and the peak
+  /// The lowest peak reachable by evicting candidates, and the peak
   /// predicted with none evicted, for the last run's shapes (-1: not
   /// predictable).
   int64_t remat_minimum_peak_bytes = -1;
