@@ -1,7 +1,7 @@
 //===- disc-compile.cpp - compile an ONNX model once into a model.so ------===//
 //
-// disc-compile MODEL.onnx -o MODEL.so [--target=cpu]
-//              [--emit=mlir|shapes|memory|linalg|llvm-dialect|llvm|obj|lib]
+// disc-compile MODEL.onnx -o MODEL.so [--target=cpu|cuda] [--gpu-arch=sm_80]
+//              [--emit=mlir|shapes|memory|linalg|gpu|llvm-dialect|llvm|obj|lib]
 //              [--dim NAME=MIN:MAX[:LIKELY]] [--dim NAME=VALUE] ...
 //              [--schedule=memory|none]
 //
@@ -15,6 +15,7 @@
 #include "disc/Frontend/Onnx/OnnxImporter.h"
 #include "disc/InitAll.h"
 #include "disc/Pipelines/CpuPipeline.h"
+#include "disc/Pipelines/CudaPipeline.h"
 #include "disc/Transforms/MemoryModel.h"
 #include "disc/Transforms/Passes.h"
 #include "disc/Transforms/ShapeAnalysis.h"
@@ -51,9 +52,25 @@ static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"),
 static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::value_desc("path"), cl::init("-"),
                                        cl::cat(discCategory));
-static cl::opt<std::string> target("target", cl::desc("Target: cpu"),
-                                   cl::init("cpu"), cl::cat(discCategory));
-enum class Emit { Mlir, Shapes, Memory, Linalg, LlvmDialect, Llvm, Obj, Lib };
+static cl::opt<std::string>
+    target("target", cl::desc("Target: cpu, or cuda (docs/cuda.md)"),
+           cl::init("cpu"), cl::cat(discCategory));
+static cl::opt<std::string>
+    gpuArch("gpu-arch",
+            cl::desc("GPU architecture of the CUDA kernels (--target=cuda): "
+                     "sm_80, sm_90, ..."),
+            cl::value_desc("sm_NN"), cl::init("sm_80"), cl::cat(discCategory));
+enum class Emit {
+  Mlir,
+  Shapes,
+  Memory,
+  Linalg,
+  Gpu,
+  LlvmDialect,
+  Llvm,
+  Obj,
+  Lib
+};
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Lib),
     cl::values(clEnumValN(Emit::Mlir, "mlir", "disc dialect after import"),
@@ -64,6 +81,9 @@ static cl::opt<Emit> emit(
                           "live bytes of every op in the final order and "
                           "the peak (docs/memory.md)"),
                clEnumValN(Emit::Linalg, "linalg", "after disc-lower-to-linalg"),
+               clEnumValN(Emit::Gpu, "gpu",
+                          "--target=cuda: after the mapping to gpu.launch "
+                          "(blocks and threads), before NVVM"),
                clEnumValN(Emit::LlvmDialect, "llvm-dialect",
                           "MLIR LLVM dialect after lowering"),
                clEnumValN(Emit::Llvm, "llvm", "LLVM IR"),
@@ -146,8 +166,18 @@ int main(int argc, char **argv) {
       opt->setHiddenFlag(cl::Hidden);
   }
   cl::ParseCommandLineOptions(argc, argv, "DISC model compiler\n");
-  if (target != "cpu")
-    return fail(2, "unsupported --target '" + target + "' (supported: cpu)");
+  if (target != "cpu" && target != "cuda")
+    return fail(2,
+                "unsupported --target '" + target + "' (supported: cpu, cuda)");
+  {
+    llvm::StringRef arch(gpuArch);
+    unsigned sm = 0;
+    if (!arch.consume_front("sm_") || arch.getAsInteger(10, sm) || sm < 50)
+      return fail(2, "unsupported --gpu-arch '" + gpuArch +
+                         "' (expected sm_NN with NN >= 50, e.g. sm_80, sm_90)");
+  }
+  if (emit == Emit::Gpu && target != "cuda")
+    return fail(2, "--emit=gpu needs --target=cuda");
   if (libraryCalls != "onednn" && libraryCalls != "none")
     return fail(2, "unsupported --library-calls '" + libraryCalls +
                        "' (supported: onednn, none)");
@@ -347,6 +377,10 @@ int main(int argc, char **argv) {
       return fail(1, "could not build the memory model");
     }
     sig->getAsObject()->try_emplace("memory", std::move(*memory));
+    if (target == "cuda") {
+      sig->getAsObject()->try_emplace("target", "cuda");
+      sig->getAsObject()->try_emplace("gpu_arch", gpuArch.getValue());
+    }
     std::string text;
     llvm::raw_string_ostream os(text);
     os << *sig;
@@ -369,6 +403,13 @@ int main(int argc, char **argv) {
     disc::DiscLowerToLinalgOptions lowering;
     lowering.libraryCallsOption = libraryCalls;
     pm.addPass(disc::createDiscLowerToLinalg(lowering));
+  } else if (target == "cuda") {
+    disc::CudaPipelineOptions cudaOptions;
+    cudaOptions.memorySchedule = false; // scheduled above
+    cudaOptions.gpuArch = gpuArch;
+    if (emit == Emit::Gpu)
+      cudaOptions.stop = disc::CudaPipelineOptions::Stop::AfterMapping;
+    disc::buildDiscCudaPipeline(pm, cudaOptions);
   } else {
     disc::CpuPipelineOptions pipelineOptions;
     pipelineOptions.memorySchedule = false; // scheduled above
@@ -376,8 +417,11 @@ int main(int argc, char **argv) {
     disc::buildDiscCpuPipeline(pm, pipelineOptions);
   }
   if (failed(pm.run(*module)))
-    return fail(1, "lowering failed");
-  if (emit == Emit::Linalg || emit == Emit::LlvmDialect)
+    // An op the CUDA target cannot run yet is bad input (exit 2); the
+    // error above names the ONNX node.
+    return fail((*module)->hasAttr("disc.cuda_unsupported") ? 2 : 1,
+                "lowering failed");
+  if (emit == Emit::Linalg || emit == Emit::Gpu || emit == Emit::LlvmDialect)
     return failed(printModule(*module)) ? 1 : 0;
 
   disc::EmitKind kind = emit == Emit::Llvm  ? disc::EmitKind::LLVM
