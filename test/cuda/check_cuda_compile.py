@@ -16,12 +16,14 @@ runs the models there).
         --work-dir build/test/cuda MODEL.onnx ...
 
 Prints one line per model and arch and "N compiled, M unsupported, K failed".
-Exit codes: 0 no failure, 1 some failure, 2 bad usage.
+Exit codes: 0 no failure, 1 some failure, 2 bad usage, 77 no CUDA
+toolkit (ctest reports the test as skipped).
 """
 
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -48,6 +50,11 @@ def main(argv=None):
     ap.add_argument("models", nargs="+")
     args = ap.parse_args(argv)
     archs = args.arch or ["sm_80", "sm_90"]
+    toolkit = os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+    if not (os.path.exists(os.path.join(toolkit, "bin", "ptxas")) or
+            shutil.which("ptxas")):
+        print(f"SKIP: no CUDA toolkit (no ptxas in {toolkit}/bin or on PATH)")
+        return 77
     os.makedirs(args.work_dir, exist_ok=True)
     compile_bin = os.path.join(args.bin_dir, "disc-compile")
     run_bin = os.path.join(args.bin_dir, "disc-run")
