@@ -1,7 +1,7 @@
 //===- disc-compile.cpp - compile an ONNX model once into a model.so ------===//
 //
-// disc-compile MODEL.onnx -o MODEL.so [--target=cpu]
-//              [--emit=mlir|shapes|memory|linalg|llvm-dialect|llvm|obj|lib]
+// disc-compile MODEL.onnx -o MODEL.so [--target=cpu|cuda] [--gpu-arch=sm_80]
+//              [--emit=mlir|shapes|memory|linalg|gpu|llvm-dialect|llvm|obj|lib]
 //              [--dim NAME=MIN:MAX[:LIKELY]] [--dim NAME=VALUE] ...
 //              [--schedule=memory|none] [--remat=on|off]
 //
@@ -15,6 +15,7 @@
 #include "disc/Frontend/Onnx/OnnxImporter.h"
 #include "disc/InitAll.h"
 #include "disc/Pipelines/CpuPipeline.h"
+#include "disc/Pipelines/CudaPipeline.h"
 #include "disc/Transforms/MemoryModel.h"
 #include "disc/Transforms/Passes.h"
 #include "disc/Transforms/Remat.h"
@@ -52,9 +53,25 @@ static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"),
 static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::value_desc("path"), cl::init("-"),
                                        cl::cat(discCategory));
-static cl::opt<std::string> target("target", cl::desc("Target: cpu"),
-                                   cl::init("cpu"), cl::cat(discCategory));
-enum class Emit { Mlir, Shapes, Memory, Linalg, LlvmDialect, Llvm, Obj, Lib };
+static cl::opt<std::string>
+    target("target", cl::desc("Target: cpu, or cuda (docs/cuda.md)"),
+           cl::init("cpu"), cl::cat(discCategory));
+static cl::opt<std::string>
+    gpuArch("gpu-arch",
+            cl::desc("GPU architecture of the CUDA kernels (--target=cuda): "
+                     "sm_80, sm_90, ..."),
+            cl::value_desc("sm_NN"), cl::init("sm_80"), cl::cat(discCategory));
+enum class Emit {
+  Mlir,
+  Shapes,
+  Memory,
+  Linalg,
+  Gpu,
+  LlvmDialect,
+  Llvm,
+  Obj,
+  Lib
+};
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Lib),
     cl::values(clEnumValN(Emit::Mlir, "mlir", "disc dialect after import"),
@@ -65,6 +82,9 @@ static cl::opt<Emit> emit(
                           "live bytes of every op in the final order and "
                           "the peak (docs/memory.md)"),
                clEnumValN(Emit::Linalg, "linalg", "after disc-lower-to-linalg"),
+               clEnumValN(Emit::Gpu, "gpu",
+                          "--target=cuda: after the mapping to gpu.launch "
+                          "(blocks and threads), before NVVM"),
                clEnumValN(Emit::LlvmDialect, "llvm-dialect",
                           "MLIR LLVM dialect after lowering"),
                clEnumValN(Emit::Llvm, "llvm", "LLVM IR"),
@@ -168,8 +188,18 @@ int main(int argc, char **argv) {
       opt->setHiddenFlag(cl::Hidden);
   }
   cl::ParseCommandLineOptions(argc, argv, "DISC model compiler\n");
-  if (target != "cpu")
-    return fail(2, "unsupported --target '" + target + "' (supported: cpu)");
+  if (target != "cpu" && target != "cuda")
+    return fail(2,
+                "unsupported --target '" + target + "' (supported: cpu, cuda)");
+  {
+    llvm::StringRef arch(gpuArch);
+    unsigned sm = 0;
+    if (!arch.consume_front("sm_") || arch.getAsInteger(10, sm) || sm < 50)
+      return fail(2, "unsupported --gpu-arch '" + gpuArch +
+                         "' (expected sm_NN with NN >= 50, e.g. sm_80, sm_90)");
+  }
+  if (emit == Emit::Gpu && target != "cuda")
+    return fail(2, "--emit=gpu needs --target=cuda");
   if (libraryCalls != "onednn" && libraryCalls != "none")
     return fail(2, "unsupported --library-calls '" + libraryCalls +
                        "' (supported: onednn, none)");
@@ -358,7 +388,7 @@ int main(int argc, char **argv) {
       return fail(1, err);
     if (failed(disc::printMemory(*module, entry, out->os())))
       return fail(1, "could not print the memory model");
-    if (rematMode == Remat::On)
+    if (rematMode == Remat::On && target != "cuda")
       disc::printRematCandidates(*module, entry, rematOptions(), out->os());
     out->keep();
     return 0;
@@ -381,13 +411,18 @@ int main(int argc, char **argv) {
     }
     sig->getAsObject()->try_emplace("memory", std::move(*memory));
     // Rematerialization candidates of the final order (after the memory
-    // model above, which describes the run with nothing evicted).
-    if (rematMode == Remat::On) {
+    // model above, which describes the run with nothing evicted). CPU only
+    // for now: device remat (recompute or host offload) is not built yet.
+    if (rematMode == Remat::On && target != "cuda") {
       FailureOr<llvm::json::Object> rematJson =
           disc::applyRematToEntry(*module, entry, rematOptions());
       if (failed(rematJson))
         return fail(1, "rematerialization failed");
       sig->getAsObject()->try_emplace("remat", std::move(*rematJson));
+    }
+    if (target == "cuda") {
+      sig->getAsObject()->try_emplace("target", "cuda");
+      sig->getAsObject()->try_emplace("gpu_arch", gpuArch.getValue());
     }
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -411,6 +446,13 @@ int main(int argc, char **argv) {
     disc::DiscLowerToLinalgOptions lowering;
     lowering.libraryCallsOption = libraryCalls;
     pm.addPass(disc::createDiscLowerToLinalg(lowering));
+  } else if (target == "cuda") {
+    disc::CudaPipelineOptions cudaOptions;
+    cudaOptions.memorySchedule = false; // scheduled above
+    cudaOptions.gpuArch = gpuArch;
+    if (emit == Emit::Gpu)
+      cudaOptions.stop = disc::CudaPipelineOptions::Stop::AfterMapping;
+    disc::buildDiscCudaPipeline(pm, cudaOptions);
   } else {
     disc::CpuPipelineOptions pipelineOptions;
     pipelineOptions.memorySchedule = false; // scheduled above
@@ -418,8 +460,11 @@ int main(int argc, char **argv) {
     disc::buildDiscCpuPipeline(pm, pipelineOptions);
   }
   if (failed(pm.run(*module)))
-    return fail(1, "lowering failed");
-  if (emit == Emit::Linalg || emit == Emit::LlvmDialect)
+    // An op the CUDA target cannot run yet is bad input (exit 2); the
+    // error above names the ONNX node.
+    return fail((*module)->hasAttr("disc.cuda_unsupported") ? 2 : 1,
+                "lowering failed");
+  if (emit == Emit::Linalg || emit == Emit::Gpu || emit == Emit::LlvmDialect)
     return failed(printModule(*module)) ? 1 : 0;
 
   disc::EmitKind kind = emit == Emit::Llvm  ? disc::EmitKind::LLVM

@@ -27,6 +27,14 @@ struct CpuPipelineOptions {
 void buildDiscCpuPipeline(OpPassManager &pm,
                           const CpuPipelineOptions &options = {});
 
+/// The part shared with the CUDA pipeline: disc → linalg on tensors →
+/// bufferization and deallocation → linalg on buffers (memref.copy as
+/// linalg.copy). `promoteSmallBuffers` moves small static buffers to the
+/// stack (CPU only: a device kernel cannot read the host stack).
+void buildDiscBufferizedLinalgPipeline(OpPassManager &pm,
+                                       const CpuPipelineOptions &options,
+                                       bool promoteSmallBuffers);
+
 /// Registers DISC pass pipelines (`disc-cpu-pipeline`).
 void registerDiscPipelines();
 

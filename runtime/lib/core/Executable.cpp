@@ -6,6 +6,7 @@
 #include "disc/runtime/abi.h"
 
 #include "RematPlanner.h"
+#include "../cuda/Device.h"
 
 #include <dlfcn.h>
 #include <nlohmann/json.hpp>
@@ -505,6 +506,15 @@ Status Signature::parse(std::string_view text, Signature *out) {
   auto model = root.find("model");
   if (model != root.end() && model->is_string())
     sig.model = model->get<std::string>();
+  if (auto target = root.find("target"); target != root.end()) {
+    if (!target->is_string() || (*target != "cpu" && *target != "cuda"))
+      return Status::loadFailed(
+          "signature: 'target' must be \"cpu\" or \"cuda\"");
+    sig.target = target->get<std::string>();
+  }
+  if (auto arch = root.find("gpu_arch");
+      arch != root.end() && arch->is_string())
+    sig.gpuArch = arch->get<std::string>();
   if (Status s = parseTensorSpecs(root, "inputs", true, &sig.inputs); !s)
     return s;
   if (Status s = parseTensorSpecs(root, "outputs", false, &sig.outputs); !s)
@@ -599,6 +609,14 @@ Status Executable::loadImpl(const std::string &path,
   exe->signatureJson_ = sigText;
   if (Status s = Signature::parse(exe->signatureJson_, &exe->signature_); !s)
     return Status::loadFailed("'" + path + "': " + s.message());
+  if (exe->signature_.target == "cuda") {
+    // A CUDA model needs the driver and a device; say so now rather than
+    // at the first run (docs/cuda.md).
+    std::string why;
+    if (!runtime::cuda::probeDevice(&why))
+      return Status::loadFailed("'" + path + "' is a CUDA model (" +
+                                exe->signature_.gpuArch + "): " + why);
+  }
   exe->runFn_ = runFn;
   *out = std::move(exe);
   return Status::ok();

@@ -5,6 +5,7 @@
 
 #include "../cpu/LibraryCalls.h"
 #include "RematPlanner.h"
+#include "../cuda/Device.h"
 
 #include <chrono>
 #include <csetjmp>
@@ -26,6 +27,9 @@ struct AbortInfo {
   int64_t liveBytes = 0;
   int64_t limitBytes = 0;
   bool outOfHostMemory = false;
+  /// Set when the CUDA driver refused the allocation.
+  bool outOfDeviceMemory = false;
+  std::string deviceError;
 };
 
 } // namespace
@@ -64,7 +68,24 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
                                  int32_t numOperands, void *const *operands,
                                  const int32_t *ranks, int32_t numAttrs,
                                  const int64_t *attrs);
+  static int32_t deviceLaunchCallback(void *self, const void *image,
+                                      const char *kernel, const int64_t *grid,
+                                      const int64_t *block, int32_t sharedBytes,
+                                      void **params);
+  static int32_t deviceCopyCallback(void *self, void *dst, const void *src,
+                                    int64_t bytes);
+  static int32_t deviceSyncCallback(void *self);
   void *tryAllocate(int64_t bytes, int64_t alignment, bool *refused);
+  /// Frees a buffer of the tracked allocator (host or device memory).
+  void releaseBuffer(void *ptr);
+
+  // CUDA models (docs/cuda.md): the device, opened on the first run; the
+  // device copies of the current run's inputs (not tracked: like host
+  // inputs they belong to the caller's side of the ledger).
+  bool onDevice = false;
+  std::unique_ptr<runtime::cuda::Device> device;
+  std::vector<void *> deviceInputs;
+  void releaseDeviceInputs();
 
   // Rematerialization (docs/memory.md): the planner of the current run,
   // the blocks kept at evict points (by candidate id; `retainedPtrs` makes
@@ -128,8 +149,21 @@ void *Session::Impl::tryAllocate(int64_t bytes, int64_t alignment,
   void *p = nullptr;
   std::lock_guard<std::mutex> lock(mutex);
   int64_t limit = options.memory_limit_bytes;
+  bool deviceOom = false;
+  std::string deviceError;
   if (limit > 0 && bytes > limit - currentBytes) {
     overLimit = true;
+  } else if (device) {
+    p = device->allocate(bytes, &deviceOom, &deviceError);
+    if (p) {
+      live.emplace(p, bytes);
+      currentBytes += bytes;
+      if (currentBytes > peakBytes)
+        peakBytes = currentBytes;
+      ++numAllocs;
+    } else {
+      hostOom = true;
+    }
   } else if (posix_memalign(&p, static_cast<size_t>(align),
                             bytes > 0 ? static_cast<size_t>(bytes) : 1) != 0) {
     p = nullptr;
@@ -145,7 +179,9 @@ void *Session::Impl::tryAllocate(int64_t bytes, int64_t alignment,
     abort.requestedBytes = bytes;
     abort.liveBytes = currentBytes;
     abort.limitBytes = limit;
-    abort.outOfHostMemory = hostOom;
+    abort.outOfHostMemory = hostOom && !device;
+    abort.outOfDeviceMemory = hostOom && device;
+    abort.deviceError = deviceError;
     *refused = true;
   }
   return p;
@@ -210,6 +246,13 @@ int32_t Session::Impl::libraryCallback(void *self, int32_t callId,
   return status;
 }
 
+void Session::Impl::releaseBuffer(void *ptr) {
+  if (device)
+    device->release(ptr);
+  else
+    std::free(ptr);
+}
+
 void Session::Impl::freeCallback(void *self, void *ptr) {
   Impl *impl = static_cast<Impl *>(self);
   if (!impl || !ptr)
@@ -222,7 +265,51 @@ void Session::Impl::freeCallback(void *self, void *ptr) {
     return; // Not ours (or already freed): ignore rather than crash.
   impl->currentBytes -= it->second;
   impl->live.erase(it);
-  std::free(ptr);
+  impl->releaseBuffer(ptr);
+}
+
+int32_t Session::Impl::deviceLaunchCallback(
+    void *self, const void *image, const char *kernel, const int64_t *grid,
+    const int64_t *block, int32_t sharedBytes, void **params) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl || !impl->device || !grid || !block)
+    return 4;
+  std::string message;
+  int32_t status = impl->device->launch(image, kernel, grid, block, sharedBytes,
+                                        params, &message);
+  if (status != 0)
+    errorCallback(self, status, message.c_str());
+  return status;
+}
+
+int32_t Session::Impl::deviceCopyCallback(void *self, void *dst,
+                                          const void *src, int64_t bytes) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl || !impl->device)
+    return 4;
+  std::string message;
+  int32_t status = impl->device->copy(dst, src, bytes, &message);
+  if (status != 0)
+    errorCallback(self, status, message.c_str());
+  return status;
+}
+
+int32_t Session::Impl::deviceSyncCallback(void *self) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl || !impl->device)
+    return 4;
+  std::string message;
+  int32_t status = impl->device->synchronize(&message);
+  if (status != 0)
+    errorCallback(self, status, message.c_str());
+  return status;
+}
+
+void Session::Impl::releaseDeviceInputs() {
+  if (device)
+    for (void *p : deviceInputs)
+      device->release(p);
+  deviceInputs.clear();
 }
 
 void Session::Impl::errorCallback(void *self, int32_t status,
@@ -330,11 +417,12 @@ int64_t Session::Impl::releaseAll() {
   std::lock_guard<std::mutex> lock(mutex);
   int64_t n = static_cast<int64_t>(live.size());
   for (auto &entry : live)
-    std::free(entry.first);
+    releaseBuffer(entry.first);
   live.clear();
   retained.clear();
   retainedPtrs.clear();
   handback = nullptr;
+  releaseDeviceInputs();
   currentBytes = 0;
   return n;
 }
@@ -483,6 +571,12 @@ Session::Session(std::shared_ptr<const Executable> executable,
   impl_->ctx.remat_evict = &Impl::rematEvictCallback;
   impl_->ctx.remat_regenerate = &Impl::rematRegenerateCallback;
   impl_->ctx.remat_regenerated = &Impl::rematRegeneratedCallback;
+  if (impl_->exe && impl_->exe->signature().target == "cuda") {
+    impl_->onDevice = true;
+    impl_->ctx.device_launch = &Impl::deviceLaunchCallback;
+    impl_->ctx.device_copy = &Impl::deviceCopyCallback;
+    impl_->ctx.device_sync = &Impl::deviceSyncCallback;
+  }
 }
 
 Session::~Session() {
@@ -573,7 +667,21 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
   if (Status s = planRemat(inputs); !s)
     return s;
 
-  // Input descriptors: contiguous row-major, allocated = aligned = data.
+  if (onDevice && !device) {
+    std::string why;
+    device = runtime::cuda::Device::open(/*ordinal=*/0, &why);
+    if (!device)
+      return Status::loadFailed(why);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto &entry : live)
+      releaseBuffer(entry.first);
+    live.clear();
+    releaseDeviceInputs();
+  }
+  // Input descriptors: contiguous row-major, allocated = aligned = data (a
+  // device copy of the data for a CUDA model).
   std::vector<std::vector<int64_t>> inDescs(inputs.size());
   std::vector<void *> inPtrs(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -582,6 +690,21 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
     int64_t r = t.rank();
     d.assign(3 + 2 * r, 0);
     auto data = reinterpret_cast<intptr_t>(t.data());
+    if (device) {
+      bool oom = false;
+      std::string why;
+      void *p = device->allocate(t.byteSize(), &oom, &why);
+      if (!p)
+        return oom ? Status::resourceExhausted(
+                         "input '" + sig.inputs[i].name +
+                         "': device out of memory: " + why)
+                   : Status::internal("input '" + sig.inputs[i].name +
+                                      "': " + why);
+      deviceInputs.push_back(p);
+      if (device->copy(p, t.data(), t.byteSize(), &why) != 0)
+        return Status::internal("input '" + sig.inputs[i].name + "': " + why);
+      data = reinterpret_cast<intptr_t>(p);
+    }
     d[0] = data;
     d[1] = data;
     d[2] = 0;
@@ -602,9 +725,6 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
 
   {
     std::lock_guard<std::mutex> lock(mutex);
-    for (auto &entry : live)
-      std::free(entry.first);
-    live.clear();
     currentBytes = 0;
     peakBytes = 0;
     numAllocs = 0;
@@ -628,6 +748,12 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
     AbortInfo info = abort;
     releaseAll();
     finishStats(0);
+    if (info.outOfDeviceMemory)
+      return Status::resourceExhausted(
+          "device out of memory: requested " +
+          std::to_string(info.requestedBytes) + " bytes with " +
+          std::to_string(info.liveBytes) + " bytes live (" + info.deviceError +
+          ")");
     if (info.outOfHostMemory)
       return Status::resourceExhausted(
           "host out of memory: requested " +
@@ -699,6 +825,38 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
 
     // Adopt when the data is a dense run inside a live tracked allocation.
     bool adopted = false;
+    if (device) {
+      // Device memory: copy the view's span to the host, then gather.
+      Tensor copy = Tensor::zeros(spec.dtype, sizes);
+      if (!copy.isValid()) {
+        status = Status::resourceExhausted(who + ": cannot allocate " +
+                                           std::to_string(bytes) + " bytes");
+        break;
+      }
+      if (n > 0) {
+        int64_t span = 1;
+        for (int64_t k = 0; k < r; ++k)
+          span += (sizes[k] - 1) * strides[k];
+        bool dense = isContiguous(sizes, strides);
+        std::vector<char> staging;
+        char *dst = static_cast<char *>(copy.data());
+        if (!dense) {
+          staging.resize(static_cast<size_t>(span * elem));
+          dst = staging.data();
+        }
+        std::string why;
+        if (device->copy(dst, start, dense ? bytes : span * elem, &why) != 0 ||
+            device->synchronize(&why) != 0) {
+          status = Status::internal(who + ": " + why);
+          break;
+        }
+        if (!dense)
+          copyStrided(staging.data(), sizes, strides, elem,
+                      static_cast<char *>(copy.data()));
+      }
+      results.push_back(std::move(copy));
+      continue;
+    }
     if (allocated && isContiguous(sizes, strides)) {
       std::lock_guard<std::mutex> lock(mutex);
       auto it = live.find(allocated);

@@ -317,6 +317,11 @@ struct RematSpec {
 struct Signature {
   int32_t abiVersion = 1;
   std::string model;
+  /// Where the model runs: "cpu" or "cuda" (docs/cuda.md); a "cuda" model
+  /// loads only where the CUDA driver reports a device.
+  std::string target = "cpu";
+  /// GPU architecture a "cuda" model was compiled for ("sm_80"); else empty.
+  std::string gpuArch;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   std::vector<SymbolSpec> symbols;
@@ -352,8 +357,10 @@ struct Signature {
 class Executable {
 public:
   /// dlopen(path, RTLD_LOCAL | RTLD_NOW), checks `disc_model_abi_version()
-  /// == 1` and parses `disc_model_signature()`. Errors: LoadFailed with the
-  /// dlerror text, the missing symbol, the bad version or the JSON error.
+  /// == DISC_MODEL_ABI_VERSION` and parses `disc_model_signature()`. A CUDA
+  /// model also needs the CUDA driver and a device. Errors: LoadFailed with
+  /// the dlerror text, the missing symbol, the bad version, the JSON error
+  /// or "no CUDA device: <reason>".
   static Status load(const std::string &path,
                      std::shared_ptr<const Executable> *out);
 

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-/// Version 3 added the rematerialization entries at the end of
+/// Version 3 added the rematerialization and device entries at the end of
 /// `disc_ral_context`; the runtime still loads version 2 models.
 #define DISC_MODEL_ABI_VERSION 3
 
@@ -57,6 +57,22 @@ typedef struct disc_ral_context {
   int32_t (*remat_regenerate)(void *self, int32_t id);
   /// End of the recompute of candidate `id` (statistics).
   void (*remat_regenerated)(void *self, int32_t id);
+  /* Device entries (ABI v3, docs/cuda.md). NULL in a session of a CPU
+     model. In a session of a CUDA model `alloc`/`free` manage device
+     memory (same tracked peak and memory limit) and the model's memref
+     descriptors hold device pointers. Each returns 0, or a status code after
+     the runtime recorded the reason as through `error`. */
+  /// Launches `kernel` of the cubin `image` on the session's stream, with
+  /// `grid`/`block` extents {x, y, z}, `shared_bytes` of dynamic shared
+  /// memory and cuLaunchKernel-style `params` (pointers to each argument).
+  int32_t (*device_launch)(void *self, const void *image, const char *kernel,
+                           const int64_t *grid, const int64_t *block,
+                           int32_t shared_bytes, void **params);
+  /// Copies `bytes` bytes on the session's stream; `dst` and `src` may be
+  /// host or device pointers.
+  int32_t (*device_copy)(void *self, void *dst, const void *src, int64_t bytes);
+  /// Waits until the session's stream has finished.
+  int32_t (*device_sync)(void *self);
 } disc_ral_context;
 
 /// Library call ids (`disc_ral_context.library_call`).
