@@ -560,6 +560,11 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
     checksDropped = n.getInt();
   module->removeAttr("disc.check_messages");
   module->removeAttr("disc.checks_dropped");
+  // Input dim names kept for the lowering's shape analysis: not LLVM's.
+  module.walk([](FunctionOpInterface f) {
+    for (unsigned i = 0, e = f.getNumArguments(); i < e; ++i)
+      f.removeArgAttr(i, "disc.dims");
+  });
   module.walk([&](Operation *op) {
     if (auto callee = op->getAttrOfType<FlatSymbolRefAttr>("callee"))
       if (callee.getValue() == "disc_check_failed")

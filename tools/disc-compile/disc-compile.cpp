@@ -431,9 +431,15 @@ int main(int argc, char **argv) {
   }
 
   if (auto f = module->lookupSymbol<func::FuncOp>(entry)) {
-    // The signature now lives in the JSON; drop the frontend's attributes.
-    for (unsigned i = 0, e = f.getNumArguments(); i < e; ++i)
+    // The signature now lives in the JSON; drop the frontend's attributes
+    // but the dim names: they match the --dim ranges to the input dims in
+    // the lowering's shape analysis.
+    for (unsigned i = 0, e = f.getNumArguments(); i < e; ++i) {
+      Attribute dims = f.getArgAttr(i, "disc.dims");
       f.setArgAttrs(i, DictionaryAttr::get(&context));
+      if (dims)
+        f.setArgAttr(i, "disc.dims", dims);
+    }
     for (unsigned i = 0, e = f.getNumResults(); i < e; ++i)
       f.setResultAttrs(i, DictionaryAttr::get(&context));
     f->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
