@@ -915,15 +915,16 @@ bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
     }
   // The residual: the other operand of the fused add.
   Value residual;
-  if (flags & 2) {
+  if (auto list = op->getAttrOfType<ArrayAttr>("disc.post_ops")) {
     Value cur = op->getResult(0);
-    while (cur.hasOneUse()) {
+    for (Attribute a : list) {
+      if (!cur.hasOneUse())
+        break;
       Operation *user = *cur.getUsers().begin();
       auto idx = user->getAttrOfType<IntegerAttr>("disc.fused_into_call");
       if (!idx)
         break;
-      if (isa<AddOp>(user) &&
-          !matchPattern(user->getOperand(1 - idx.getInt()), m_Constant()))
+      if (cast<StringAttr>(a).getValue() == "add")
         residual = user->getOperand(1 - idx.getInt());
       cur = user->getResult(0);
     }
