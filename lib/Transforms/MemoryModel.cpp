@@ -915,16 +915,15 @@ bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
     }
   // The residual: the other operand of the fused add.
   Value residual;
-  if (auto list = op->getAttrOfType<ArrayAttr>("disc.post_ops")) {
+  if (flags & 2) {
     Value cur = op->getResult(0);
-    for (Attribute a : list) {
-      if (!cur.hasOneUse())
-        break;
+    while (cur.hasOneUse()) {
       Operation *user = *cur.getUsers().begin();
       auto idx = user->getAttrOfType<IntegerAttr>("disc.fused_into_call");
       if (!idx)
         break;
-      if (cast<StringAttr>(a).getValue() == "add")
+      if (isa<AddOp>(user) &&
+          !matchPattern(user->getOperand(1 - idx.getInt()), m_Constant()))
         residual = user->getOperand(1 - idx.getInt());
       cur = user->getResult(0);
     }

@@ -232,22 +232,10 @@ static bool isSplat(Value v, double x) {
 /// result of rank `rank` whose channel dim is `channelDim` with static size
 /// `channels`: true when `bias` is a constant with that many elements along
 /// that dim and size 1 elsewhere.
-/// The constant behind `v`: `v` itself, or the operand of a reshape of a
-/// constant (the importer's [C] -> [C, 1, 1] bias); null otherwise.
-static Value constantSource(Value v) {
-  if (matchPattern(v, m_Constant()))
-    return v;
-  if (auto r = v.getDefiningOp<DynamicReshapeOp>())
-    if (matchPattern(r.getOperand(), m_Constant()) &&
-        cast<RankedTensorType>(r.getType()).hasStaticShape())
-      return r.getOperand();
-  return Value();
-}
-
 static bool isChannelBias(Value bias, int64_t rank, int64_t channelDim,
                           int64_t channels) {
   auto t = cast<RankedTensorType>(bias.getType());
-  if (!constantSource(bias) || !t.hasStaticShape() ||
+  if (!matchPattern(bias, m_Constant()) || !t.hasStaticShape() ||
       t.getRank() < 1 || t.getRank() > rank ||
       channels == ShapedType::kDynamic)
     return false;
@@ -286,11 +274,9 @@ void mlir::disc::markLibraryCalls(func::FuncOp func) {
     return true;
   };
   // The next op after `op` in the block that is not a constant.
-  // (A static reshape of a constant is a view of it: no allocation.)
   auto nextNonConstant = [](Operation *op) -> Operation * {
     for (Operation *n = op->getNextNode(); n; n = n->getNextNode())
-      if (!n->hasTrait<OpTrait::ConstantLike>() &&
-          !(isa<DynamicReshapeOp>(n) && constantSource(n->getResult(0))))
+      if (!n->hasTrait<OpTrait::ConstantLike>())
         return n;
     return nullptr;
   };
@@ -379,11 +365,10 @@ static PostOps collectPostOps(OpBuilder &b, Operation *op) {
       // block), viewed as 1-D. Large initializers are resource attributes,
       // so the attribute is kept as is and the tensor collapsed.
       Attribute attr;
-      Value src = constantSource(other);
-      bool ok = src && matchPattern(src, m_Constant(&attr));
+      bool ok = matchPattern(other, m_Constant(&attr));
       assert(ok && "a bias post-op is a constant");
       (void)ok;
-      auto t = cast<RankedTensorType>(src.getType());
+      auto t = cast<RankedTensorType>(other.getType());
       Value c = arith::ConstantOp::create(b, op->getLoc(), t,
                                           cast<TypedAttr>(attr));
       if (t.getRank() != 1) {
