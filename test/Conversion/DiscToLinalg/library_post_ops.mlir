@@ -13,7 +13,8 @@
 // MARK: disc.max {{.*}}disc.fused_into_call = 0 : i64
 // CHECK-LABEL: func.func @conv_bias_add_relu
 // CHECK: %[[Y:.+]] = memref.alloc
-// CHECK: %[[B:.+]] = arith.constant dense<2.500000e-01> : tensor<8xf32>
+// CHECK: %[[B:.+]] = arith.constant dense<2.500000e-01> : tensor<8x1x1xf32>
+// CHECK: tensor.collapse_shape %[[B]] {{\[\[}}0, 1, 2]] : tensor<8x1x1xf32> into tensor<8xf32>
 // CHECK: %[[F:.+]] = arith.constant 7 : i64
 // CHECK: call @disc_lib_conv2d_post3({{.*}}, %[[F]])
 // CHECK-NOT: linalg.generic
