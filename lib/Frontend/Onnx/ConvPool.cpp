@@ -20,15 +20,10 @@
 
 namespace mlir::disc::onnx_import {
 
-LogicalResult Importer::importMatMul() {
+LogicalResult Importer::importMatMul(StringRef) {
   Value a = in(0), c = in(1);
-  if (!a || !c)
-    return err() << "expects two inputs";
   FailureOr<Value> r = matmul(a, c);
-  if (::mlir::failed(r))
-    return failure();
-  out(0, *r);
-  return success();
+  return finish(r);
 }
 
 /// NumPy matmul of `a` and `c` (same element type).
@@ -111,10 +106,8 @@ FailureOr<Value> Importer::matmul(Value a, Value c) {
   return res;
 }
 
-LogicalResult Importer::importGemm() {
+LogicalResult Importer::importGemm(StringRef) {
   Value a = in(0), c = in(1), bias = in(2);
-  if (!a || !c)
-    return err() << "expects at least two inputs";
   if (rank(a) != 2 || rank(c) != 2)
     return err() << "A and B must be 2-D";
   if (::mlir::failed(sameElt(a, c)) || ::mlir::failed(requireFloat(a)))
@@ -135,10 +128,7 @@ LogicalResult Importer::importGemm() {
       bias = binary<MulOp>(bias, scalarLike(bias, beta));
     r = binary<AddOp>(r, bias);
   }
-  if (!r)
-    return failure();
-  out(0, r);
-  return success();
+  return finish(r);
 }
 
 /// Resolves auto_pad. SAME_* pads are static when the spatial dim is static
@@ -231,11 +221,9 @@ Value Importer::padSameRuntime(Value x, const Window &w, Value value) {
   return mk<PadOp>(o, elt(x), PadMode::Constant, x, concatI64(lo), value);
 }
 
-LogicalResult Importer::importConv() {
+LogicalResult Importer::importConv(StringRef) {
   Value x = in(0), w = in(1), bias = in(2);
-  if (!x || !w)
-    return err() << "expects at least two inputs";
-  if (::mlir::failed(sameElt(x, w)) || ::mlir::failed(requireFloat(x)))
+  if (::mlir::failed(sameElt(x, w)))
     return failure();
   FailureOr<Value> res = conv(x, w);
   if (::mlir::failed(res))
@@ -300,13 +288,7 @@ FailureOr<Value> Importer::conv(Value x, Value w) {
 
 LogicalResult Importer::importPool(StringRef op) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
-  if (::mlir::failed(requireFloat(x)))
-    return failure();
   int64_t r = rank(x);
-  if (r < 3)
-    return err() << "input must have rank >= 3";
   int64_t k = r - 2;
   if (op.starts_with("Global")) {
     SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(2, r));
@@ -392,11 +374,9 @@ LogicalResult Importer::importPool(StringRef op) {
   return success();
 }
 
-LogicalResult Importer::importConvTranspose() {
+LogicalResult Importer::importConvTranspose(StringRef) {
   Value x = in(0), w = in(1), bias = in(2);
-  if (!x || !w)
-    return err() << "expects at least two inputs";
-  if (::mlir::failed(sameElt(x, w)) || ::mlir::failed(requireFloat(x)))
+  if (::mlir::failed(sameElt(x, w)))
     return failure();
   int64_t r = rank(x);
   if (r < 3 || rank(w) != r)

@@ -22,19 +22,11 @@ namespace mlir::disc::onnx_import {
 
 LogicalResult Importer::importElementwiseBinary(StringRef op) {
   Value l = in(0), r = in(1);
-  if (!l || !r)
-    return err() << "expects two inputs";
   if (op == "Pow" && elt(l) != elt(r))
     r = convert(r, elt(l), isUns(r), isUns(l));
   r = legacyBroadcast(l, r);
   if (::mlir::failed(sameElt(l, r)))
     return failure();
-  if (op == "And" || op == "Or" || op == "Xor") {
-    if (!elt(l).isInteger(1))
-      return err() << "expects bool inputs";
-  } else if (elt(l).isInteger(1)) {
-    return err() << "does not accept bool inputs";
-  }
   if (op == "Pow" && ::mlir::failed(rejectUnsigned(l)))
     return failure();
   if (op == "Div" && isUns(l)) {
@@ -58,15 +50,10 @@ LogicalResult Importer::importElementwiseBinary(StringRef op) {
     res = binary<OrOp>(l, r);
   else
     res = binary<XorOp>(l, r);
-  if (!res)
-    return failure();
-  out(0, res);
-  return success();
+  return finish(res);
 }
 
 LogicalResult Importer::importVariadic(StringRef op) {
-  if (numIn() == 0 || !in(0))
-    return err() << "expects at least one input";
   Value acc = in(0);
   Type origType = elt(acc);
   bool wide = (op == "Max" || op == "Min") && isUns(acc);
@@ -112,10 +99,8 @@ LogicalResult Importer::importVariadic(StringRef op) {
   return success();
 }
 
-LogicalResult Importer::importMod() {
+LogicalResult Importer::importMod(StringRef) {
   Value a = in(0), c = in(1);
-  if (!a || !c)
-    return err() << "expects two inputs";
   if (::mlir::failed(sameElt(a, c)))
     return failure();
   Type origType = elt(a);
@@ -162,17 +147,11 @@ LogicalResult Importer::importMod() {
 
 LogicalResult Importer::importUnary(StringRef op) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects one input";
   if (op == "Not") {
-    if (!elt(x).isInteger(1))
-      return err() << "expects a bool input";
     out(0, unary<NotOp>(x));
     return success();
   }
   if (op == "IsNaN" || op == "IsInf") {
-    if (::mlir::failed(requireFloat(x)))
-      return failure();
     Value r = op == "IsNaN"
                   ? mk<IsNanOp>(dims(x), b.getI1Type(), x)
                   : mk<IsInfOp>(dims(x), b.getI1Type(), x,
@@ -182,8 +161,6 @@ LogicalResult Importer::importUnary(StringRef op) {
     return success();
   }
   if (op == "Abs" || op == "Neg" || op == "Sign") {
-    if (elt(x).isInteger(1))
-      return err() << "does not accept bool inputs";
     if (isUns(x)) {
       if (op == "Abs") {
         out(0, x);
@@ -204,50 +181,44 @@ LogicalResult Importer::importUnary(StringRef op) {
     out(0, r);
     return success();
   }
-  if (::mlir::failed(requireFloat(x)))
-    return failure();
-  Value r;
-  if (op == "Exp") r = unary<ExpOp>(x);
-  else if (op == "Log") r = unary<LogOp>(x);
-  else if (op == "Sqrt") r = unary<SqrtOp>(x);
-  else if (op == "Reciprocal") r = unary<ReciprocalOp>(x);
-  else if (op == "Tanh") r = unary<TanhOp>(x);
-  else if (op == "Sigmoid") r = unary<LogisticOp>(x);
-  else if (op == "Erf") r = unary<ErfOp>(x);
-  else if (op == "Floor") r = unary<FloorOp>(x);
-  else if (op == "Ceil") r = unary<CeilOp>(x);
-  else if (op == "Round") r = unary<RoundOp>(x);
-  else if (op == "Sin") r = unary<SinOp>(x);
-  else if (op == "Cos") r = unary<CosOp>(x);
-  else if (op == "Tan") r = unary<TanOp>(x);
-  else if (op == "Asin") r = unary<AsinOp>(x);
-  else if (op == "Acos") r = unary<AcosOp>(x);
-  else if (op == "Atan") r = unary<AtanOp>(x);
-  else if (op == "Sinh") r = unary<SinhOp>(x);
-  else if (op == "Cosh") r = unary<CoshOp>(x);
-  else if (op == "Asinh") r = unary<AsinhOp>(x);
-  else if (op == "Acosh") r = unary<AcoshOp>(x);
-  else if (op == "Atanh") r = unary<AtanhOp>(x);
-  else
-    return err() << "unsupported op";
-  out(0, r);
+  // Float-only ops with a `disc` op of their own.
+  using UnaryFn = Value (Importer::*)(Value);
+  static const llvm::StringMap<UnaryFn> floatOps = {
+      {"Exp", &Importer::unary<ExpOp>},
+      {"Log", &Importer::unary<LogOp>},
+      {"Sqrt", &Importer::unary<SqrtOp>},
+      {"Reciprocal", &Importer::unary<ReciprocalOp>},
+      {"Tanh", &Importer::unary<TanhOp>},
+      {"Sigmoid", &Importer::unary<LogisticOp>},
+      {"Erf", &Importer::unary<ErfOp>},
+      {"Floor", &Importer::unary<FloorOp>},
+      {"Ceil", &Importer::unary<CeilOp>},
+      {"Round", &Importer::unary<RoundOp>},
+      {"Sin", &Importer::unary<SinOp>},
+      {"Cos", &Importer::unary<CosOp>},
+      {"Tan", &Importer::unary<TanOp>},
+      {"Asin", &Importer::unary<AsinOp>},
+      {"Acos", &Importer::unary<AcosOp>},
+      {"Atan", &Importer::unary<AtanOp>},
+      {"Sinh", &Importer::unary<SinhOp>},
+      {"Cosh", &Importer::unary<CoshOp>},
+      {"Asinh", &Importer::unary<AsinhOp>},
+      {"Acosh", &Importer::unary<AcoshOp>},
+      {"Atanh", &Importer::unary<AtanhOp>},
+  };
+  out(0, (this->*floatOps.lookup(op))(x));
   return success();
 }
 
 LogicalResult Importer::importActivation(StringRef op) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects one input";
   if (op == "Relu") {
-    if (elt(x).isInteger(1) || ::mlir::failed(rejectUnsigned(x)))
-      return err() << "expects a signed numeric input";
     out(0, binary<MaxOp>(x, scalarLike(x, 0)));
     return success();
   }
   if (op == "PRelu") {
     Value slope = in(1);
-    if (!slope || ::mlir::failed(sameElt(x, slope)) ||
-        ::mlir::failed(rejectUnsigned(x)))
+    if (::mlir::failed(sameElt(x, slope)) || ::mlir::failed(rejectUnsigned(x)))
       return failure();
     // PRelu < 7: a 1-D slope is per channel (dim 1).
     if (opset < 7 && rank(slope) == 1 && rank(x) > 2 &&
@@ -266,8 +237,6 @@ LogicalResult Importer::importActivation(StringRef op) {
     out(0, r);
     return success();
   }
-  if (::mlir::failed(requireFloat(x)))
-    return failure();
   auto s = [&](double v) { return scalarLike(x, v); };
   Value zero = s(0);
   Value r;
@@ -307,18 +276,11 @@ LogicalResult Importer::importActivation(StringRef op) {
     float alpha = aFloat("alpha", 1.0f);
     r = select(compare(CompareDirection::GT, x, s(alpha)), x, zero);
   }
-  if (!r)
-    return failure();
-  out(0, r);
-  return success();
+  return finish(r);
 }
 
-LogicalResult Importer::importClip() {
+LogicalResult Importer::importClip(StringRef) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
-  if (::mlir::failed(rejectUnsigned(x)) || elt(x).isInteger(1))
-    return err() << "expects a signed numeric input";
   Value lo, hi;
   if (opset < 11) {
     if (attr("min"))
@@ -337,16 +299,11 @@ LogicalResult Importer::importClip() {
     r = binary<MaxOp>(r, lo);
   if (r && hi)
     r = binary<MinOp>(r, hi);
-  if (!r)
-    return failure();
-  out(0, r);
-  return success();
+  return finish(r);
 }
 
 LogicalResult Importer::importCompare(StringRef op) {
   Value l = in(0), r = in(1);
-  if (!l || !r)
-    return err() << "expects two inputs";
   if (::mlir::failed(sameElt(l, r)))
     return failure();
   r = legacyBroadcast(l, r);
@@ -363,16 +320,11 @@ LogicalResult Importer::importCompare(StringRef op) {
     r = *wr;
   }
   Value res = compare(dir, l, r);
-  if (!res)
-    return failure();
-  out(0, res);
-  return success();
+  return finish(res);
 }
 
-LogicalResult Importer::importWhere() {
+LogicalResult Importer::importWhere(StringRef) {
   Value p = in(0), t = in(1), f = in(2);
-  if (!p || !t || !f)
-    return err() << "expects three inputs";
   if (!elt(p).isInteger(1))
     return err() << "condition must be bool";
   if (::mlir::failed(sameElt(t, f)))
@@ -400,8 +352,6 @@ LogicalResult Importer::importWhere() {
 
 LogicalResult Importer::importCast(StringRef op) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
   Type to;
   bool uns = false;
   if (op == "CastLike") {
@@ -431,10 +381,8 @@ LogicalResult Importer::importCast(StringRef op) {
   return success();
 }
 
-LogicalResult Importer::importDropout() {
+LogicalResult Importer::importDropout(StringRef) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
   if (opset >= 12 && has(2)) {
     std::optional<SmallVector<int64_t>> training = knownInts(in(2));
     if (!training || training->size() != 1)
@@ -458,28 +406,19 @@ LogicalResult Importer::importDropout() {
   return success();
 }
 
-LogicalResult Importer::importShrink() {
+LogicalResult Importer::importShrink(StringRef) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
-  if (::mlir::failed(rejectUnsigned(x)) || elt(x).isInteger(1))
-    return err() << "expects a signed numeric input";
   double lambd = aFloat("lambd", 0.5f), bias = aFloat("bias", 0.0f);
   Value lo = compare(CompareDirection::LT, x, scalarLike(x, -lambd));
   Value hi = compare(CompareDirection::GT, x, scalarLike(x, lambd));
   Value y = select(
       lo, binary<AddOp>(x, scalarLike(x, bias)),
       select(hi, binary<SubOp>(x, scalarLike(x, bias)), scalarLike(x, 0)));
-  if (!y)
-    return failure();
-  out(0, y);
-  return success();
+  return finish(y);
 }
 
-LogicalResult Importer::importBitShift() {
+LogicalResult Importer::importBitShift(StringRef) {
   Value x = in(0), y = in(1);
-  if (!x || !y)
-    return err() << "expects two inputs";
   if (::mlir::failed(sameElt(x, y)))
     return failure();
   if (!isa<IntegerType>(elt(x)) || elt(x).isInteger(1))
@@ -490,10 +429,7 @@ LogicalResult Importer::importBitShift() {
                  << opset << "), got '" << dir << "'";
   Value r =
       dir == "LEFT" ? binary<ShiftLeftOp>(x, y) : binary<ShiftRightOp>(x, y);
-  if (!r)
-    return failure();
-  out(0, r);
-  return success();
+  return finish(r);
 }
 
 } // namespace mlir::disc::onnx_import

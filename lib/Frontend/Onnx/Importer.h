@@ -27,6 +27,9 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cassert>
+#include <iterator>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -89,6 +92,97 @@ struct Window {
   /// auto_pad SAME_UPPER (1) / SAME_LOWER (2) with dynamic spatial dims: the
   /// input is padded explicitly at run time and `pads` stays zero.
   int runtimeSame = 0;
+};
+
+class Importer;
+
+/// The element-type constraint the op table checks on input 0.
+enum class InputType : uint8_t {
+  Any,
+  /// "expects a floating-point input, got <type>".
+  Float,
+  /// Neither unsigned nor bool: "expects a signed numeric input".
+  SignedNumeric,
+  /// "does not accept bool inputs".
+  NoBool,
+  /// "expects a bool input".
+  Bool,
+};
+
+/// `OpDef::axis` of an op without an `axis` attribute (or one that reads it
+/// itself).
+constexpr int64_t kNoAxis = std::numeric_limits<int64_t>::min();
+
+/// One row of the op table (OpTable.cpp): an op of the default ONNX domain
+/// over an opset range, the checks every import of it starts with, and its
+/// import function. Importer::dispatch runs the checks once, in this order:
+/// inputs 0..minInputs-1 present, element type of input 0, rank of input 0,
+/// then the `axis` attribute (normalized against that rank into
+/// Importer::nodeAxis). Rows are built with the chained setters:
+///   OpDef("ArgMax", &Importer::importArgReduce)
+///       .inputs(1).type(InputType::SignedNumeric).minRank(1).axis(0)
+struct OpDef {
+  using ImportFn = LogicalResult (Importer::*)(StringRef op);
+
+  const char *name;
+  ImportFn fn;
+  int64_t minOpset = kMinOpset, maxOpset = kMaxOpset;
+  unsigned minInputs = 0;
+  /// The inputs in "expects <inputsText>" when one is missing.
+  const char *inputsText = "";
+  InputType inputType = InputType::Any;
+  /// Rank of input 0: at least `rank` (exactly when `exactRank`); -1: any.
+  int64_t rank = -1;
+  bool exactRank = false;
+  /// Default of the `axis` attribute, or kNoAxis.
+  int64_t axisDefault = kNoAxis;
+
+  constexpr OpDef(const char *name, ImportFn fn) : name(name), fn(fn) {}
+  constexpr OpDef opsets(int64_t lo, int64_t hi) const {
+    OpDef d = *this;
+    d.minOpset = lo;
+    d.maxOpset = hi;
+    return d;
+  }
+  /// `n` leading inputs are required; `text` names them in the diagnostic
+  /// (default: "an input", "two inputs", ...).
+  constexpr OpDef inputs(unsigned n, const char *text = nullptr) const {
+    constexpr const char *counts[] = {"",
+                                      "an input",
+                                      "two inputs",
+                                      "three inputs",
+                                      "four inputs",
+                                      "five inputs",
+                                      "six inputs",
+                                      "seven inputs",
+                                      "eight inputs"};
+    assert((text || n < std::size(counts)) && "name the inputs in `text`");
+    OpDef d = *this;
+    d.minInputs = n;
+    d.inputsText = text ? text : counts[n];
+    return d;
+  }
+  constexpr OpDef type(InputType t) const {
+    OpDef d = *this;
+    d.inputType = t;
+    return d;
+  }
+  constexpr OpDef minRank(int64_t r) const {
+    OpDef d = *this;
+    d.rank = r;
+    return d;
+  }
+  constexpr OpDef exactlyRank(int64_t r) const {
+    OpDef d = *this;
+    d.rank = r;
+    d.exactRank = true;
+    return d;
+  }
+  constexpr OpDef axis(int64_t def) const {
+    OpDef d = *this;
+    d.axisDefault = def;
+    return d;
+  }
 };
 
 class Importer {
@@ -271,6 +365,13 @@ private:
   LogicalResult importNode(const onnx::NodeProto &n, int index);
   LogicalResult dispatch(StringRef op);
 
+  /// The op table (OpTable.cpp) and its row for `name` at `opset` (null
+  /// when the op is not supported there).
+  static ArrayRef<OpDef> opTable();
+  static const OpDef *findOp(StringRef name, int64_t opset);
+  /// Runs the checks of row `d` on the current node and sets nodeAxis.
+  LogicalResult checkOp(const OpDef &d);
+
   // Node inputs, outputs and attributes.
   unsigned numIn() const { return node->input_size(); }
   bool has(unsigned i) const {
@@ -287,6 +388,17 @@ private:
   void out(unsigned i, Value v) {
     if (wantOut(i))
       values[node->output(i)] = v;
+  }
+  /// Sets output 0 to `v` and succeeds; fails when `v` is null or a failure
+  /// (a builder whose operand failed, the diagnostic already emitted).
+  LogicalResult finish(Value v) {
+    if (!v)
+      return failure();
+    out(0, v);
+    return success();
+  }
+  LogicalResult finish(FailureOr<Value> v) {
+    return ::mlir::failed(v) ? failure() : finish(*v);
   }
   const onnx::AttributeProto *attr(StringRef name) const {
     for (const onnx::AttributeProto &a : node->attribute())
@@ -392,55 +504,57 @@ private:
                  << elt(c);
   }
 
-  // Op families.
+  // Op families: one import function per op or group of ops, registered
+  // in the op table; `op` is the node's op type.
+  LogicalResult importIdentity(StringRef op);
   LogicalResult importElementwiseBinary(StringRef op);
   LogicalResult importVariadic(StringRef op);
   LogicalResult importUnary(StringRef op);
   LogicalResult importActivation(StringRef op);
   LogicalResult importCompare(StringRef op);
   LogicalResult importCast(StringRef op);
-  LogicalResult importMatMul();
-  LogicalResult importGemm();
-  LogicalResult importConv();
+  LogicalResult importMatMul(StringRef);
+  LogicalResult importGemm(StringRef);
+  LogicalResult importConv(StringRef);
   LogicalResult importPool(StringRef op);
-  LogicalResult importBatchNorm();
-  LogicalResult importInstanceNorm();
-  LogicalResult importLayerNorm();
+  LogicalResult importBatchNorm(StringRef);
+  LogicalResult importInstanceNorm(StringRef);
+  LogicalResult importLayerNorm(StringRef);
   LogicalResult importSoftmax(StringRef op);
   LogicalResult importReduce(StringRef op);
   FailureOr<Value> reduceSumRuntimeAxes(Value x, Value axesV, bool keep);
   LogicalResult importArgReduce(StringRef op);
-  LogicalResult importShape();
-  LogicalResult importSize();
-  LogicalResult importReshape();
-  LogicalResult importFlatten();
-  LogicalResult importSqueeze(bool unsqueeze);
-  LogicalResult importTranspose();
-  LogicalResult importConcat();
-  LogicalResult importSplit();
-  LogicalResult importSlice();
+  LogicalResult importShape(StringRef);
+  LogicalResult importSize(StringRef);
+  LogicalResult importReshape(StringRef);
+  LogicalResult importFlatten(StringRef);
+  LogicalResult importSqueeze(StringRef op);
+  LogicalResult importTranspose(StringRef);
+  LogicalResult importConcat(StringRef);
+  LogicalResult importSplit(StringRef);
+  LogicalResult importSlice(StringRef);
   FailureOr<Value> sliceRuntimeAxes(Value x, Value axesV, Value startsV,
                                     Value endsV, Value stepsV);
-  LogicalResult importGather();
-  LogicalResult importExpand();
-  LogicalResult importTile();
-  LogicalResult importPad();
-  LogicalResult importConstantOfShape();
-  LogicalResult importRange();
-  LogicalResult importConstant();
-  LogicalResult importDropout();
-  LogicalResult importClip();
-  LogicalResult importWhere();
-  LogicalResult importMod();
-  LogicalResult importTrilu();
+  LogicalResult importGather(StringRef);
+  LogicalResult importExpand(StringRef);
+  LogicalResult importTile(StringRef);
+  LogicalResult importPad(StringRef);
+  LogicalResult importConstantOfShape(StringRef);
+  LogicalResult importRange(StringRef);
+  LogicalResult importConstant(StringRef);
+  LogicalResult importDropout(StringRef);
+  LogicalResult importClip(StringRef);
+  LogicalResult importWhere(StringRef);
+  LogicalResult importMod(StringRef);
+  LogicalResult importTrilu(StringRef);
   LogicalResult importSqueezeRuntimeAxes(bool unsqueeze);
-  LogicalResult importShrink();
-  LogicalResult importEyeLike();
-  LogicalResult importHardmax();
-  LogicalResult importOneHot();
-  LogicalResult importDepthSpace(bool toSpace);
-  LogicalResult importNllLoss();
-  LogicalResult importSoftmaxCrossEntropy();
+  LogicalResult importShrink(StringRef);
+  LogicalResult importEyeLike(StringRef);
+  LogicalResult importHardmax(StringRef);
+  LogicalResult importOneHot(StringRef);
+  LogicalResult importDepthSpace(StringRef op);
+  LogicalResult importNllLoss(StringRef);
+  LogicalResult importSoftmaxCrossEntropy(StringRef);
   LogicalResult importSequence(StringRef op);
   FailureOr<SmallVector<Value>> inSeq(unsigned i);
   FailureOr<Value> seqIndex(Value pos, int64_t n);
@@ -454,21 +568,21 @@ private:
   FailureOr<Value> matmul(Value a, Value c);
   FailureOr<Value> conv(Value x, Value w);
   Value addChannelBias(Value x, Value bias, int64_t k);
-  LogicalResult importConvTranspose();
-  LogicalResult importCumSum();
-  LogicalResult importBitShift();
-  LogicalResult importEinsum();
-  LogicalResult importQuantizeLinear();
-  LogicalResult importDequantizeLinear();
-  LogicalResult importDynamicQuantizeLinear();
-  LogicalResult importMatMulInteger();
-  LogicalResult importConvInteger();
-  LogicalResult importQLinearMatMul();
-  LogicalResult importQLinearConv();
-  LogicalResult importLrn();
-  LogicalResult importMvn();
+  LogicalResult importConvTranspose(StringRef);
+  LogicalResult importCumSum(StringRef);
+  LogicalResult importBitShift(StringRef);
+  LogicalResult importEinsum(StringRef);
+  LogicalResult importQuantizeLinear(StringRef);
+  LogicalResult importDequantizeLinear(StringRef);
+  LogicalResult importDynamicQuantizeLinear(StringRef);
+  LogicalResult importMatMulInteger(StringRef);
+  LogicalResult importConvInteger(StringRef);
+  LogicalResult importQLinearMatMul(StringRef);
+  LogicalResult importQLinearConv(StringRef);
+  LogicalResult importLrn(StringRef);
+  LogicalResult importMvn(StringRef);
   LogicalResult importWindow(StringRef op);
-  LogicalResult importReverseSequence();
+  LogicalResult importReverseSequence(StringRef);
   FailureOr<Value> maxPoolIndices(Value x, ArrayRef<int64_t> kernel,
                                   ArrayRef<int64_t> strides,
                                   ArrayRef<int64_t> dilations,
@@ -479,6 +593,7 @@ private:
   Value uint64Rem(Value a, Value c);
   FailureOr<Value> toI32Centered(Value x, Value zp, int64_t axis);
   Value quantizeFloat(Value y, Type qType, bool qUns);
+  FailureOr<int64_t> quantAxis(Value x, Value scale);
   Value perAxis(Value v, int64_t r, int64_t axis);
   Value dimScalar(Value x, int64_t i);
   Value padSameRuntime(Value x, const Window &w, Value value);
@@ -497,13 +612,13 @@ private:
   Value unsqueezeAt(Value x, int64_t pos);
   LogicalResult importResize(StringRef op);
   LogicalResult checkIndices(Value idx);
-  LogicalResult importGatherElements();
-  LogicalResult importGatherNd();
+  LogicalResult importGatherElements(StringRef);
+  LogicalResult importGatherNd(StringRef);
   FailureOr<std::string> scatterReduction();
-  LogicalResult importScatterElements();
-  LogicalResult importScatterNd();
-  LogicalResult importTopK();
-  LogicalResult importGridSample();
+  LogicalResult importScatterElements(StringRef);
+  LogicalResult importScatterNd(StringRef);
+  LogicalResult importTopK(StringRef);
+  LogicalResult importGridSample(StringRef);
   std::optional<int64_t> declaredRank(const std::string &name);
 
   //===--------------------------------------------------------------------===//
@@ -520,6 +635,9 @@ private:
   bool failed = false;
   const onnx::NodeProto *node = nullptr;
   std::string nodeName;
+  /// The current node's `axis` attribute (or its OpDef default), normalized
+  /// against the rank of input 0; set for rows with OpDef::axis.
+  int64_t nodeAxis = 0;
 
   llvm::StringMap<Value> values;
   /// Sequence values inside the graph: compile-time lists of tensors (the

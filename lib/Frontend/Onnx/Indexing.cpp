@@ -20,24 +20,18 @@
 
 namespace mlir::disc::onnx_import {
 
-LogicalResult Importer::importGather() {
+LogicalResult Importer::importGather(StringRef) {
   Value data = in(0), idx = in(1);
-  if (!data || !idx)
-    return err() << "expects two inputs";
   if (!(elt(idx).isInteger(32) || elt(idx).isInteger(64)) || isUns(idx))
     return err() << "indices must be int32 or int64";
   int64_t r = rank(data);
-  if (r == 0)
-    return err() << "data must have rank >= 1";
-  FailureOr<int64_t> axis = normAxis(aInt("axis", 0), r);
-  if (::mlir::failed(axis))
-    return failure();
+  int64_t axis = nodeAxis;
   Dims dd = dims(data), o;
-  o.append(dd.begin(), dd.begin() + *axis);
+  o.append(dd.begin(), dd.begin() + axis);
   Dims di = dims(idx);
   o.append(di.begin(), di.end());
-  o.append(dd.begin() + *axis + 1, dd.end());
-  Value res = mk<GatherOp>(o, elt(data), data, idx, (uint64_t)*axis);
+  o.append(dd.begin() + axis + 1, dd.end());
+  Value res = mk<GatherOp>(o, elt(data), data, idx, (uint64_t)axis);
   if (isUns(data))
     unsignedVals.insert(res);
   std::optional<Dims> kd = known(data);
@@ -58,13 +52,9 @@ LogicalResult Importer::importGather() {
   return success();
 }
 
-LogicalResult Importer::importTrilu() {
+LogicalResult Importer::importTrilu(StringRef) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
   int64_t r = rank(x);
-  if (r < 2)
-    return err() << "input must have rank >= 2";
   Value k = has(1) ? in(1) : constI64Scalar(0);
   if (!maybeScalar(k))
     return err() << "k must be a scalar";
@@ -77,18 +67,11 @@ LogicalResult Importer::importTrilu() {
   Value mask =
       compare(upper ? CompareDirection::GE : CompareDirection::LE, diff, k);
   Value y = select(mask, x, scalarLike(x, 0));
-  if (!y)
-    return failure();
-  out(0, y);
-  return success();
+  return finish(y);
 }
 
-LogicalResult Importer::importEyeLike() {
+LogicalResult Importer::importEyeLike(StringRef) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
-  if (rank(x) != 2)
-    return err() << "input must have rank 2";
   Type e = elt(x);
   bool uns = isUns(x);
   if (attr("dtype")) {
@@ -109,10 +92,8 @@ LogicalResult Importer::importEyeLike() {
   return success();
 }
 
-LogicalResult Importer::importOneHot() {
+LogicalResult Importer::importOneHot(StringRef) {
   Value idx = in(0), depth = in(1), vals = in(2);
-  if (!idx || !depth || !vals)
-    return err() << "expects indices, depth and values";
   if (!maybeScalar(depth))
     return err() << "depth must be a scalar";
   if (rank(vals) != 1 || (!tt(vals).isDynamicDim(0) && tt(vals).getDimSize(0) != 2))
@@ -151,23 +132,14 @@ LogicalResult Importer::importOneHot() {
   Value off = reshapeToScalar(slice1D(vals, 0, 1));
   Value on = reshapeToScalar(slice1D(vals, 1, 2));
   Value y = select(mask, on, off);
-  if (!y)
-    return failure();
-  out(0, y);
-  return success();
+  return finish(y);
 }
 
 /// out[t, b] = x[len[b] - 1 - t, b] for t < len[b], else x[t, b]: a one-hot
 /// mask over (t, source t) selects and sums the source rows.
-LogicalResult Importer::importReverseSequence() {
+LogicalResult Importer::importReverseSequence(StringRef) {
   Value x = in(0), lens = in(1);
-  if (!x || !lens)
-    return err() << "expects input and sequence_lens";
   int64_t r = rank(x);
-  if (r < 2)
-    return err() << "input must have rank >= 2";
-  if (elt(x).isInteger(1))
-    return err() << "does not accept bool inputs";
   if (rank(lens) != 1 || !isa<IntegerType>(elt(lens)))
     return err() << "sequence_lens must be a 1-D integer tensor";
   int64_t ba = aInt("batch_axis", 1), ta = aInt("time_axis", 0);
@@ -206,27 +178,20 @@ LogicalResult Importer::checkIndices(Value idx) {
   return success();
 }
 
-LogicalResult Importer::importGatherElements() {
+LogicalResult Importer::importGatherElements(StringRef) {
   Value data = in(0), idx = in(1);
-  if (!data || !idx)
-    return err() << "expects two inputs";
   if (::mlir::failed(checkIndices(idx)))
     return failure();
   int64_t r = rank(data);
-  if (r == 0 || rank(idx) != r)
-    return err() << "data and indices must have the same rank >= 1";
-  FailureOr<int64_t> axis = normAxis(aInt("axis", 0), r);
-  if (::mlir::failed(axis))
-    return failure();
-  out(0,
-      mk<GatherElementsOp>(dims(idx), elt(data), data, idx, (uint64_t)*axis));
+  if (rank(idx) != r)
+    return err() << "data and indices must have the same rank";
+  int64_t axis = nodeAxis;
+  out(0, mk<GatherElementsOp>(dims(idx), elt(data), data, idx, (uint64_t)axis));
   return success();
 }
 
-LogicalResult Importer::importGatherNd() {
+LogicalResult Importer::importGatherNd(StringRef) {
   Value data = in(0), idx = in(1);
-  if (!data || !idx)
-    return err() << "expects two inputs";
   if (::mlir::failed(checkIndices(idx)))
     return failure();
   int64_t r = rank(data), q = rank(idx);
@@ -265,28 +230,23 @@ FailureOr<std::string> Importer::scatterReduction() {
   return red;
 }
 
-LogicalResult Importer::importScatterElements() {
+LogicalResult Importer::importScatterElements(StringRef) {
   Value data = in(0), idx = in(1), upd = in(2);
-  if (!data || !idx || !upd)
-    return err() << "expects three inputs";
   if (::mlir::failed(checkIndices(idx)) || ::mlir::failed(sameElt(data, upd)))
     return failure();
   int64_t r = rank(data);
-  if (r == 0 || rank(idx) != r || rank(upd) != r)
-    return err() << "data, indices and updates must have the same rank >= 1";
-  FailureOr<int64_t> axis = normAxis(aInt("axis", 0), r);
+  if (rank(idx) != r || rank(upd) != r)
+    return err() << "data, indices and updates must have the same rank";
   FailureOr<std::string> red = scatterReduction();
-  if (::mlir::failed(axis) || ::mlir::failed(red))
+  if (::mlir::failed(red))
     return failure();
   out(0, mk<ScatterElementsOp>(dims(data), elt(data), data, idx, upd,
-                               (uint64_t)*axis, *red));
+                               (uint64_t)nodeAxis, *red));
   return success();
 }
 
-LogicalResult Importer::importScatterNd() {
+LogicalResult Importer::importScatterNd(StringRef) {
   Value data = in(0), idx = in(1), upd = in(2);
-  if (!data || !idx || !upd)
-    return err() << "expects three inputs";
   if (::mlir::failed(checkIndices(idx)) || ::mlir::failed(sameElt(data, upd)))
     return failure();
   int64_t r = rank(data), q = rank(idx);

@@ -20,10 +20,8 @@
 
 namespace mlir::disc::onnx_import {
 
-LogicalResult Importer::importConstantOfShape() {
+LogicalResult Importer::importConstantOfShape(StringRef) {
   Value s = in(0);
-  if (!s)
-    return err() << "expects an input";
   if (rank(s) != 1 || ShapedType::isDynamic(tt(s).getDimSize(0)))
     return err() << "the shape input must be 1-D with a static length";
   s = toI64(s);
@@ -65,10 +63,8 @@ LogicalResult Importer::importConstantOfShape() {
   return success();
 }
 
-LogicalResult Importer::importRange() {
+LogicalResult Importer::importRange(StringRef) {
   Value s = in(0), l = in(1), d = in(2);
-  if (!s || !l || !d)
-    return err() << "expects three inputs";
   if (::mlir::failed(sameElt(s, l)) || ::mlir::failed(sameElt(s, d)))
     return failure();
   for (Value *v : {&s, &l, &d}) {
@@ -101,8 +97,6 @@ LogicalResult Importer::importRange() {
 /// or size - 1 (symmetric).
 LogicalResult Importer::importWindow(StringRef op) {
   Value size = in(0);
-  if (!size)
-    return err() << "expects a size input";
   if (!maybeScalar(size) || !isa<IntegerType>(elt(size)) ||
       elt(size).isInteger(1))
     return err() << "size must be an integer scalar";
@@ -150,7 +144,7 @@ LogicalResult Importer::importWindow(StringRef op) {
   return success();
 }
 
-LogicalResult Importer::importConstant() {
+LogicalResult Importer::importConstant(StringRef) {
   if (const onnx::AttributeProto *a = attr("value")) {
     if (a->type() != onnx::AttributeProto_AttributeType_TENSOR)
       return err() << "attribute 'value' must be a tensor";
@@ -203,8 +197,6 @@ static bool dyadic(double s, int64_t &num, int64_t &den) {
 /// that maps them to themselves are copied, not interpolated.
 LogicalResult Importer::importResize(StringRef op) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
   int64_t r = rank(x);
   bool legacy = op == "Upsample" || opset < 11;
   std::string mode = aStr("mode", "nearest");
@@ -369,11 +361,9 @@ LogicalResult Importer::importResize(StringRef op) {
 }
 
 /// GridSample (opset 16, 4-d input) as `disc.grid_sample`.
-LogicalResult Importer::importGridSample() {
+LogicalResult Importer::importGridSample(StringRef) {
   Value x = in(0), grid = in(1);
-  if (!x || !grid)
-    return err() << "expects two inputs";
-  if (::mlir::failed(requireFloat(x)) || ::mlir::failed(sameElt(x, grid)))
+  if (::mlir::failed(sameElt(x, grid)))
     return failure();
   if (rank(x) != 4 || rank(grid) != 4)
     return err() << "input and grid must be 4-D (opset " << opset << ")";

@@ -20,12 +20,8 @@
 
 namespace mlir::disc::onnx_import {
 
-LogicalResult Importer::importBatchNorm() {
+LogicalResult Importer::importBatchNorm(StringRef) {
   Value x = in(0), scale = in(1), bias = in(2), mean = in(3), var = in(4);
-  if (!x || !scale || !bias || !mean || !var)
-    return err() << "expects five inputs";
-  if (::mlir::failed(requireFloat(x)))
-    return failure();
   if (aInt("training_mode", 0) != 0 || wantOut(1) || wantOut(2) ||
       wantOut(3) || wantOut(4))
     return err() << "training mode is not supported (inference only)";
@@ -55,21 +51,12 @@ LogicalResult Importer::importBatchNorm() {
     shift = bcast(shift);
   }
   Value y = binary<AddOp>(binary<MulOp>(x, inv), shift);
-  if (!y)
-    return failure();
-  out(0, y);
-  return success();
+  return finish(y);
 }
 
-LogicalResult Importer::importInstanceNorm() {
+LogicalResult Importer::importInstanceNorm(StringRef) {
   Value x = in(0), scale = in(1), bias = in(2);
-  if (!x || !scale || !bias)
-    return err() << "expects three inputs";
-  if (::mlir::failed(requireFloat(x)))
-    return failure();
   int64_t r = rank(x);
-  if (r < 3)
-    return err() << "input must have rank >= 3";
   float eps = aFloat("epsilon", 1e-5f);
   SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(2, r));
   Value mean = reduce(ReduceKind::Mean, x, axes, true);
@@ -85,29 +72,20 @@ LogicalResult Importer::importInstanceNorm() {
   if (rank(scale) != 1 || rank(bias) != 1)
     return err() << "scale and B must be 1-D";
   Value y = binary<AddOp>(binary<MulOp>(norm, bcast(scale)), bcast(bias));
-  if (!y)
-    return failure();
-  out(0, y);
-  return success();
+  return finish(y);
 }
 
-LogicalResult Importer::importLayerNorm() {
+LogicalResult Importer::importLayerNorm(StringRef) {
   Value x = in(0), scale = in(1), bias = in(2);
-  if (!x || !scale)
-    return err() << "expects at least two inputs";
-  if (::mlir::failed(requireFloat(x)))
-    return failure();
   int64_t r = rank(x);
-  FailureOr<int64_t> axis = normAxis(aInt("axis", -1), r);
-  if (::mlir::failed(axis))
-    return failure();
+  int64_t axis = nodeAxis;
   float eps = aFloat("epsilon", 1e-5f);
   Type e = elt(x);
   Type stash = e;
   if (aInt("stash_type", 1) == 1 && !e.isF32() && !e.isF64())
     stash = b.getF32Type();
   Value xs = convert(x, stash, false, false);
-  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(*axis, r));
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(axis, r));
   Value mean = reduce(ReduceKind::Mean, xs, axes, true);
   Value d = binary<SubOp>(xs, mean);
   Value var = reduce(ReduceKind::Mean, binary<MulOp>(d, d), axes, true);
@@ -126,10 +104,6 @@ LogicalResult Importer::importLayerNorm() {
 
 LogicalResult Importer::importSoftmax(StringRef op) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
-  if (::mlir::failed(requireFloat(x)))
-    return failure();
   int64_t r = rank(x);
   FailureOr<int64_t> axis =
       r == 0 ? FailureOr<int64_t>(0)
@@ -149,26 +123,14 @@ LogicalResult Importer::importSoftmax(StringRef op) {
   Value s = reduce(ReduceKind::Sum, e, axes, true);
   Value y = op == "Softmax" ? binary<DivOp>(e, s)
                             : binary<SubOp>(shifted, unary<LogOp>(s));
-  if (!y)
-    return failure();
-  out(0, y);
-  return success();
+  return finish(y);
 }
 
-LogicalResult Importer::importHardmax() {
+LogicalResult Importer::importHardmax(StringRef) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
-  if (::mlir::failed(rejectUnsigned(x)) || elt(x).isInteger(1))
-    return err() << "expects a signed numeric input";
   int64_t r = rank(x);
-  if (r == 0)
-    return err() << "input must have rank >= 1";
-  FailureOr<int64_t> axis = normAxis(aInt("axis", opset < 13 ? 1 : -1), r);
-  if (::mlir::failed(axis))
-    return failure();
   Value v = x;
-  int64_t ax = *axis;
+  int64_t ax = nodeAxis;
   if (opset < 13) { // coerced to 2-D [prod(:axis), prod(axis:)]
     TDim a = tdimConst(1), c = tdimConst(1);
     for (int64_t i = 0; i < r; ++i)
@@ -254,12 +216,8 @@ FailureOr<Value> Importer::nllLoss(Value x, Value target, Value weight) {
   return binary<DivOp>(s, reduce(ReduceKind::Sum, w, all, false));
 }
 
-LogicalResult Importer::importNllLoss() {
+LogicalResult Importer::importNllLoss(StringRef) {
   Value x = in(0), target = in(1);
-  if (!x || !target)
-    return err() << "expects input and target";
-  if (::mlir::failed(requireFloat(x)))
-    return failure();
   FailureOr<Value> l = nllLoss(x, target, in(2));
   if (::mlir::failed(l) || !*l)
     return failure();
@@ -267,14 +225,8 @@ LogicalResult Importer::importNllLoss() {
   return success();
 }
 
-LogicalResult Importer::importSoftmaxCrossEntropy() {
+LogicalResult Importer::importSoftmaxCrossEntropy(StringRef) {
   Value x = in(0), target = in(1);
-  if (!x || !target)
-    return err() << "expects scores and labels";
-  if (::mlir::failed(requireFloat(x)))
-    return failure();
-  if (rank(x) < 2)
-    return err() << "scores must have rank >= 2";
   Value m = reduce(ReduceKind::Max, x, {1}, true);
   Value shifted = binary<SubOp>(x, m);
   Value logp = binary<SubOp>(
@@ -292,15 +244,9 @@ LogicalResult Importer::importSoftmaxCrossEntropy() {
 
 /// LRN: the channel-window sum of squares is an average pool (padding
 /// counted) over [N, 1, C, prod(spatial)] times the window size.
-LogicalResult Importer::importLrn() {
+LogicalResult Importer::importLrn(StringRef) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
-  if (::mlir::failed(requireFloat(x)))
-    return failure();
   int64_t r = rank(x);
-  if (r < 3)
-    return err() << "input must have rank >= 3";
   int64_t size = aInt("size", 0);
   if (size <= 0)
     return err() << "attribute 'size' must be positive";
@@ -327,19 +273,12 @@ LogicalResult Importer::importLrn() {
                                   scalarLike(x, bias)),
                     scalarLike(x, beta));
   Value y = binary<DivOp>(x, den);
-  if (!y)
-    return failure();
-  out(0, y);
-  return success();
+  return finish(y);
 }
 
 /// As the ONNX function body: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9).
-LogicalResult Importer::importMvn() {
+LogicalResult Importer::importMvn(StringRef) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
-  if (::mlir::failed(requireFloat(x)))
-    return failure();
   SmallVector<int64_t> axes =
       aInts("axes").value_or(SmallVector<int64_t>{0, 2, 3});
   FailureOr<SmallVector<int64_t>> n = normAxes(axes, rank(x), true);
@@ -351,10 +290,7 @@ LogicalResult Importer::importMvn() {
   Value y =
       binary<DivOp>(binary<SubOp>(x, mean),
                     binary<AddOp>(unary<SqrtOp>(var), scalarLike(x, 1e-9)));
-  if (!y)
-    return failure();
-  out(0, y);
-  return success();
+  return finish(y);
 }
 
 } // namespace mlir::disc::onnx_import

@@ -29,41 +29,6 @@
 
 namespace mlir::disc::onnx_import {
 
-/// Per-op-type description of supported ops (see isSupported).
-static const llvm::StringSet<> &supportedOps() {
-  static const llvm::StringSet<> ops = {
-      "Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean",
-      "Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Tanh", "Sigmoid",
-      "Erf", "Floor", "Ceil", "Round", "Sin", "Cos", "Tan", "Asin", "Acos",
-      "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Sign", "Not", "And",
-      "Or", "Xor", "IsNaN", "IsInf", "Relu", "LeakyRelu", "Elu", "Selu",
-      "Celu", "Softplus", "Softsign", "HardSigmoid", "HardSwish", "Mish",
-      "ThresholdedRelu", "PRelu", "Clip", "Equal", "Less", "LessOrEqual",
-      "Greater", "GreaterOrEqual", "Where", "Cast", "CastLike", "Identity",
-      "Dropout", "MatMul", "Gemm", "Conv", "MaxPool", "AveragePool",
-      "GlobalAveragePool", "GlobalMaxPool", "BatchNormalization",
-      "InstanceNormalization", "LayerNormalization", "Softmax", "LogSoftmax",
-      "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
-      "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
-      "ReduceSumSquare", "ArgMax", "ArgMin", "Shape", "Size", "Reshape",
-      "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split",
-      "Slice", "Gather", "Expand", "Tile", "Pad", "ConstantOfShape", "Range",
-      "Constant", "Trilu", "Shrink", "EyeLike", "Hardmax", "OneHot",
-      "DepthToSpace", "SpaceToDepth", "NegativeLogLikelihoodLoss",
-      "SoftmaxCrossEntropyLoss", "SequenceEmpty", "SequenceConstruct",
-      "SequenceInsert", "SequenceErase", "SequenceAt", "SequenceLength",
-      "ConcatFromSequence", "SplitToSequence", "Resize", "Upsample",
-      "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND",
-      "TopK", "GridSample",
-      "ConvTranspose", "CumSum", "BitShift",
-      "Einsum", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear",
-      "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv", "LRN",
-      "MeanVarianceNormalization", "HannWindow", "HammingWindow",
-      "BlackmanWindow", "ReverseSequence", "RNN", "GRU",
-      "LSTM"};
-  return ops;
-}
-
 bool isDefaultDomain(const std::string &d) {
   return d.empty() || d == "ai.onnx";
 }
@@ -126,9 +91,7 @@ LogicalResult Importer::scanUnsupported() {
       if ((isDefaultDomain(o.domain()) && domain.empty()) ||
           o.domain() == n.domain())
         version = o.version();
-    bool ok = domain.empty() && supportedOps().contains(n.op_type()) &&
-              version >= kMinOpset && version <= kMaxOpset &&
-              !(n.op_type() == "Tile" && version < 6);
+    bool ok = domain.empty() && findOp(n.op_type(), version);
     if (!ok) {
       std::string opName = domain.empty() ? n.op_type() : domain + "." + n.op_type();
       bad.push_back(opName + " (node '" + name + "', opset " +
@@ -527,159 +490,57 @@ LogicalResult Importer::importNode(const onnx::NodeProto &n, int index) {
 }
 
 LogicalResult Importer::dispatch(StringRef op) {
-  if (op.starts_with("Sequence") || op == "ConcatFromSequence" ||
-      op == "SplitToSequence")
-    return importSequence(op);
-  if (llvm::is_contained({"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor"},
-                         op))
-    return importElementwiseBinary(op);
-  if (llvm::is_contained({"Max", "Min", "Sum", "Mean"}, op))
-    return importVariadic(op);
-  if (op == "Mod")
-    return importMod();
-  if (llvm::is_contained(
-          {"Abs",  "Neg",   "Exp",   "Log",   "Sqrt",  "Reciprocal", "Tanh",
-           "Sigmoid", "Erf", "Floor", "Ceil",  "Round", "Sin",   "Cos",
-           "Tan",  "Asin",  "Acos",  "Atan",  "Sinh",  "Cosh",  "Asinh",
-           "Acosh", "Atanh", "Sign", "Not",   "IsNaN", "IsInf"},
-          op))
-    return importUnary(op);
-  if (llvm::is_contained({"Relu", "LeakyRelu", "Elu", "Selu", "Celu",
-                          "Softplus", "Softsign", "HardSigmoid", "HardSwish",
-                          "Mish", "ThresholdedRelu", "PRelu"},
-                         op))
-    return importActivation(op);
-  if (op == "Clip")
-    return importClip();
-  if (llvm::is_contained(
-          {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"}, op))
-    return importCompare(op);
-  if (op == "Where")
-    return importWhere();
-  if (op == "Cast" || op == "CastLike")
-    return importCast(op);
-  if (op == "Identity") {
-    out(0, in(0));
+  const OpDef *d = findOp(op, opset);
+  if (!d)
+    return err() << "unsupported op";
+  if (::mlir::failed(checkOp(*d)))
+    return failure();
+  return (this->*d->fn)(op);
+}
+
+LogicalResult Importer::checkOp(const OpDef &d) {
+  for (unsigned i = 0; i < d.minInputs; ++i)
+    if (!has(i))
+      return err() << "expects " << d.inputsText;
+  if (d.minInputs == 0)
     return success();
+  Value x = in(0);
+  switch (d.inputType) {
+  case InputType::Any:
+    break;
+  case InputType::Float:
+    if (::mlir::failed(requireFloat(x)))
+      return failure();
+    break;
+  case InputType::SignedNumeric:
+    if (isUns(x) || elt(x).isInteger(1))
+      return err() << "expects a signed numeric input";
+    break;
+  case InputType::NoBool:
+    if (elt(x).isInteger(1))
+      return err() << "does not accept bool inputs";
+    break;
+  case InputType::Bool:
+    if (!elt(x).isInteger(1))
+      return err() << "expects a bool input";
+    break;
   }
-  if (op == "Dropout")
-    return importDropout();
-  if (op == "MatMul")
-    return importMatMul();
-  if (op == "Gemm")
-    return importGemm();
-  if (op == "Conv")
-    return importConv();
-  if (llvm::is_contained(
-          {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}, op))
-    return importPool(op);
-  if (op == "BatchNormalization")
-    return importBatchNorm();
-  if (op == "InstanceNormalization")
-    return importInstanceNorm();
-  if (op == "LayerNormalization")
-    return importLayerNorm();
-  if (op == "Softmax" || op == "LogSoftmax")
-    return importSoftmax(op);
-  if (op.starts_with("Reduce"))
-    return importReduce(op);
-  if (op == "ArgMax" || op == "ArgMin")
-    return importArgReduce(op);
-  if (op == "Shape")
-    return importShape();
-  if (op == "Size")
-    return importSize();
-  if (op == "Reshape")
-    return importReshape();
-  if (op == "Flatten")
-    return importFlatten();
-  if (op == "Squeeze" || op == "Unsqueeze")
-    return importSqueeze(op == "Unsqueeze");
-  if (op == "Transpose")
-    return importTranspose();
-  if (op == "Concat")
-    return importConcat();
-  if (op == "Split")
-    return importSplit();
-  if (op == "Slice")
-    return importSlice();
-  if (op == "Gather")
-    return importGather();
-  if (op == "Expand")
-    return importExpand();
-  if (op == "Tile")
-    return importTile();
-  if (op == "Pad")
-    return importPad();
-  if (op == "ConstantOfShape")
-    return importConstantOfShape();
-  if (op == "Range")
-    return importRange();
-  if (op == "Constant")
-    return importConstant();
-  if (op == "Trilu")
-    return importTrilu();
-  if (op == "Shrink")
-    return importShrink();
-  if (op == "EyeLike")
-    return importEyeLike();
-  if (op == "Hardmax")
-    return importHardmax();
-  if (op == "OneHot")
-    return importOneHot();
-  if (op == "DepthToSpace" || op == "SpaceToDepth")
-    return importDepthSpace(op == "DepthToSpace");
-  if (op == "NegativeLogLikelihoodLoss")
-    return importNllLoss();
-  if (op == "SoftmaxCrossEntropyLoss")
-    return importSoftmaxCrossEntropy();
-  if (op == "Resize" || op == "Upsample")
-    return importResize(op);
-  if (op == "GatherElements")
-    return importGatherElements();
-  if (op == "GatherND")
-    return importGatherNd();
-  if (op == "ScatterElements" || op == "Scatter")
-    return importScatterElements();
-  if (op == "ScatterND")
-    return importScatterNd();
-  if (op == "TopK")
-    return importTopK();
-  if (op == "GridSample")
-    return importGridSample();
-  if (op == "ConvTranspose")
-    return importConvTranspose();
-  if (op == "CumSum")
-    return importCumSum();
-  if (op == "BitShift")
-    return importBitShift();
-  if (op == "Einsum")
-    return importEinsum();
-  if (op == "QuantizeLinear")
-    return importQuantizeLinear();
-  if (op == "DequantizeLinear")
-    return importDequantizeLinear();
-  if (op == "DynamicQuantizeLinear")
-    return importDynamicQuantizeLinear();
-  if (op == "MatMulInteger")
-    return importMatMulInteger();
-  if (op == "ConvInteger")
-    return importConvInteger();
-  if (op == "QLinearMatMul")
-    return importQLinearMatMul();
-  if (op == "QLinearConv")
-    return importQLinearConv();
-  if (op == "LRN")
-    return importLrn();
-  if (op == "MeanVarianceNormalization")
-    return importMvn();
-  if (op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow")
-    return importWindow(op);
-  if (op == "ReverseSequence")
-    return importReverseSequence();
-  if (op == "RNN" || op == "GRU" || op == "LSTM")
-    return importRnn(op);
-  return err() << "unsupported op";
+  int64_t r = rank(x);
+  if (d.rank >= 0 && (d.exactRank ? r != d.rank : r < d.rank))
+    return err() << "input must have rank " << (d.exactRank ? "" : ">= ")
+                 << d.rank;
+  if (d.axisDefault != kNoAxis) {
+    FailureOr<int64_t> axis = normAxis(aInt("axis", d.axisDefault), r);
+    if (::mlir::failed(axis))
+      return failure();
+    nodeAxis = *axis;
+  }
+  return success();
+}
+
+LogicalResult Importer::importIdentity(StringRef) {
+  out(0, in(0));
+  return success();
 }
 
 /// The rank declared for graph value `name` (graph outputs, value_info).

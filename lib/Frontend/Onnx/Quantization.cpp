@@ -60,20 +60,24 @@ FailureOr<Value> Importer::toI32Centered(Value x, Value zp, int64_t axis) {
   return r;
 }
 
-LogicalResult Importer::importQuantizeLinear() {
+/// The axis of the per-axis (1-D) `scale` of QuantizeLinear and
+/// DequantizeLinear on `x` (attribute `axis`, default 1); 0 when the scale is
+/// a scalar or `x` has rank <= 1, where the axis does not matter.
+FailureOr<int64_t> Importer::quantAxis(Value x, Value scale) {
+  int64_t r = rank(x);
+  if (r <= 1 || rank(scale) != 1)
+    return 0;
+  return normAxis(aInt("axis", 1), r);
+}
+
+LogicalResult Importer::importQuantizeLinear(StringRef) {
   Value x = in(0), scale = in(1), zp = in(2);
-  if (!x || !scale)
-    return err() << "expects x and y_scale";
   if (!isFloat(scale) || rank(scale) > 1)
     return err() << "y_scale must be a floating-point scalar or 1-D tensor";
-  // The axis only matters for a per-axis (1-D) parameter.
-  int64_t r = rank(x), axis = 0;
-  if (r > 1 && rank(scale) == 1) {
-    FailureOr<int64_t> a = normAxis(aInt("axis", 1), r);
-    if (::mlir::failed(a))
-      return failure();
-    axis = *a;
-  }
+  int64_t r = rank(x);
+  FailureOr<int64_t> axis = quantAxis(x, scale);
+  if (::mlir::failed(axis))
+    return failure();
   Type qt = zp ? elt(zp) : b.getIntegerType(8);
   bool qUns = zp ? isUns(zp) : true;
   if (!qt.isInteger(8))
@@ -81,55 +85,40 @@ LogicalResult Importer::importQuantizeLinear() {
                  << ")";
   Value xf = convert(x, elt(scale), isUns(x), false);
   // As the reference: round(x / scale) (half to even), then + zero point.
-  Value y = binary<DivOp>(xf, perAxis(scale, r, axis));
+  Value y = binary<DivOp>(xf, perAxis(scale, r, *axis));
   y = y ? unary<RoundOp>(y) : Value();
   if (zp && y)
     y = binary<AddOp>(y,
-                      perAxis(convert(zp, elt(scale), qUns, false), r, axis));
+                      perAxis(convert(zp, elt(scale), qUns, false), r, *axis));
   if (!y)
     return failure();
   y = quantizeFloat(y, qt, qUns);
-  if (!y)
-    return failure();
-  out(0, y);
-  return success();
+  return finish(y);
 }
 
-LogicalResult Importer::importDequantizeLinear() {
+LogicalResult Importer::importDequantizeLinear(StringRef) {
   Value x = in(0), scale = in(1), zp = in(2);
-  if (!x || !scale)
-    return err() << "expects x and x_scale";
   if (!isFloat(scale) || rank(scale) > 1)
     return err() << "x_scale must be a floating-point scalar or 1-D tensor";
   if (!isa<IntegerType>(elt(x)) || elt(x).isInteger(1))
     return err() << "expects an integer input";
-  // The axis only matters for a per-axis (1-D) parameter.
-  int64_t r = rank(x), axis = 0;
-  if (r > 1 && rank(scale) == 1) {
-    FailureOr<int64_t> a = normAxis(aInt("axis", 1), r);
-    if (::mlir::failed(a))
-      return failure();
-    axis = *a;
-  }
+  int64_t r = rank(x);
+  FailureOr<int64_t> axis = quantAxis(x, scale);
+  if (::mlir::failed(axis))
+    return failure();
   Type ft = elt(scale);
   Value xf = convert(x, ft, isUns(x), false);
   if (zp)
-    xf = binary<SubOp>(xf, perAxis(convert(zp, ft, isUns(zp), false), r, axis));
-  Value y = xf ? binary<MulOp>(xf, perAxis(scale, r, axis)) : Value();
-  if (!y)
-    return failure();
-  out(0, y);
-  return success();
+    xf =
+        binary<SubOp>(xf, perAxis(convert(zp, ft, isUns(zp), false), r, *axis));
+  Value y = xf ? binary<MulOp>(xf, perAxis(scale, r, *axis)) : Value();
+  return finish(y);
 }
 
 /// As the ONNX function body: scale = (max(x, 0) - min(x, 0)) / 255,
 /// zero point = round(clip(0 - min / scale, 0, 255)), uint8 outputs.
-LogicalResult Importer::importDynamicQuantizeLinear() {
+LogicalResult Importer::importDynamicQuantizeLinear(StringRef) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
-  if (::mlir::failed(requireFloat(x)))
-    return failure();
   SmallVector<int64_t> all = llvm::to_vector(llvm::seq<int64_t>(0, rank(x)));
   Value zero = scalarLike(x, 0);
   Value lo = binary<MinOp>(reduce(ReduceKind::Min, x, all, false), zero);
@@ -150,10 +139,8 @@ LogicalResult Importer::importDynamicQuantizeLinear() {
   return success();
 }
 
-LogicalResult Importer::importMatMulInteger() {
+LogicalResult Importer::importMatMulInteger(StringRef) {
   Value a = in(0), c = in(1);
-  if (!a || !c)
-    return err() << "expects A and B";
   int64_t ra = rank(a), rc = rank(c);
   FailureOr<Value> a32 = toI32Centered(a, in(2), ra >= 2 ? ra - 2 : -1);
   if (::mlir::failed(a32))
@@ -162,18 +149,11 @@ LogicalResult Importer::importMatMulInteger() {
   if (::mlir::failed(c32))
     return failure();
   FailureOr<Value> y = matmul(*a32, *c32);
-  if (::mlir::failed(y))
-    return failure();
-  out(0, *y);
-  return success();
+  return finish(y);
 }
 
-LogicalResult Importer::importConvInteger() {
+LogicalResult Importer::importConvInteger(StringRef) {
   Value x = in(0), w = in(1);
-  if (!x || !w)
-    return err() << "expects x and w";
-  if (rank(x) < 3)
-    return err() << "input must have rank >= 3";
   if (has(2) && rank(in(2)) != 0 && !maybeScalar(in(2)))
     return err() << "x_zero_point must be a scalar";
   FailureOr<Value> x32 = toI32Centered(x, in(2), -1);
@@ -183,16 +163,10 @@ LogicalResult Importer::importConvInteger() {
   if (::mlir::failed(w32))
     return failure();
   FailureOr<Value> y = conv(*x32, *w32);
-  if (::mlir::failed(y))
-    return failure();
-  out(0, *y);
-  return success();
+  return finish(y);
 }
 
-LogicalResult Importer::importQLinearMatMul() {
-  for (unsigned i = 0; i < 8; ++i)
-    if (!has(i))
-      return err() << "expects eight inputs";
+LogicalResult Importer::importQLinearMatMul(StringRef) {
   Value a = in(0), as = in(1), c = in(3), cs = in(4), ys = in(6), yzp = in(7);
   int64_t ra = rank(a), rc = rank(c);
   if (!isFloat(as) || !isFloat(cs) || !isFloat(ys))
@@ -213,20 +187,12 @@ LogicalResult Importer::importQLinearMatMul() {
   Value y = binary<MulOp>(convert(*acc, ft, false, false), mult);
   y = binary<AddOp>(unary<RoundOp>(y), convert(yzp, ft, isUns(yzp), false));
   y = y ? quantizeFloat(y, elt(yzp), isUns(yzp)) : Value();
-  if (!y)
-    return failure();
-  out(0, y);
-  return success();
+  return finish(y);
 }
 
-LogicalResult Importer::importQLinearConv() {
-  for (unsigned i = 0; i < 8; ++i)
-    if (!has(i))
-      return err() << "expects at least eight inputs";
+LogicalResult Importer::importQLinearConv(StringRef) {
   Value x = in(0), xs = in(1), w = in(3), ws = in(4), ys = in(6), yzp = in(7);
   int64_t r = rank(x);
-  if (r < 3)
-    return err() << "input must have rank >= 3";
   if (!isFloat(xs) || !isFloat(ws) || !isFloat(ys))
     return err() << "scales must be floating-point";
   FailureOr<Value> x32 = toI32Centered(x, in(2), -1);
@@ -250,10 +216,7 @@ LogicalResult Importer::importQLinearConv() {
   y = y ? binary<AddOp>(unary<RoundOp>(y), convert(yzp, ft, isUns(yzp), false))
         : Value();
   y = y ? quantizeFloat(y, elt(yzp), isUns(yzp)) : Value();
-  if (!y)
-    return failure();
-  out(0, y);
-  return success();
+  return finish(y);
 }
 
 } // namespace mlir::disc::onnx_import

@@ -111,8 +111,6 @@ LogicalResult Importer::importRnn(StringRef op) {
                          : Lstm;
   int64_t numGates = kind == Rnn ? 1 : kind == Gru ? 3 : 4;
   Value x = in(0), w = in(1), r = in(2);
-  if (!x || !w || !r)
-    return err() << "expects inputs X, W and R";
   if (::mlir::failed(requireFloat(x)) || ::mlir::failed(sameElt(x, w)) ||
       ::mlir::failed(sameElt(x, r)))
     return failure();

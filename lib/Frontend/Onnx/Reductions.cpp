@@ -94,17 +94,6 @@ FailureOr<Value> Importer::reduceSumRuntimeAxes(Value x, Value axesV,
 
 LogicalResult Importer::importReduce(StringRef op) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
-  static const llvm::StringSet<> floatOnly = {"ReduceL2", "ReduceLogSum",
-                                              "ReduceLogSumExp", "ReduceMean"};
-  if (floatOnly.contains(op) && ::mlir::failed(requireFloat(x)))
-    return failure();
-  if (elt(x).isInteger(1))
-    return err() << "does not accept bool inputs";
-  if ((op == "ReduceMax" || op == "ReduceMin" || op == "ReduceL1") &&
-      ::mlir::failed(rejectUnsigned(x)))
-    return failure();
   bool axesAsInput = opset >= 18 || (op == "ReduceSum" && opset >= 13);
   SmallVector<int64_t> axes;
   if (axesAsInput) {
@@ -168,46 +157,29 @@ LogicalResult Importer::importReduce(StringRef op) {
     y = binary<AddOp>(unary<LogOp>(s), m);
   } else
     return err() << "unsupported op";
-  if (!y)
-    return failure();
-  out(0, y);
-  return success();
+  return finish(y);
 }
 
 LogicalResult Importer::importArgReduce(StringRef op) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
-  if (::mlir::failed(rejectUnsigned(x)) || elt(x).isInteger(1))
-    return err() << "expects a signed numeric input";
   int64_t r = rank(x);
-  if (r == 0)
-    return err() << "input must have rank >= 1";
-  FailureOr<int64_t> axis = normAxis(aInt("axis", 0), r);
-  if (::mlir::failed(axis))
-    return failure();
+  int64_t axis = nodeAxis;
   bool keep = aInt("keepdims", 1) != 0;
   bool last = aInt("select_last_index", 0) != 0;
   Dims in = dims(x), o;
   for (int64_t i = 0; i < r; ++i)
-    if (i != *axis)
+    if (i != axis)
       o.push_back(in[i]);
     else if (keep)
       o.push_back(Dim(1));
-  out(0, mk<ArgReduceOp>(o, b.getI64Type(), x, (uint64_t)*axis,
-                         op == "ArgMax", keep, last));
+  out(0, mk<ArgReduceOp>(o, b.getI64Type(), x, (uint64_t)axis, op == "ArgMax",
+                         keep, last));
   return success();
 }
 
-LogicalResult Importer::importCumSum() {
+LogicalResult Importer::importCumSum(StringRef) {
   Value x = in(0), axis = in(1);
-  if (!x || !axis)
-    return err() << "expects x and axis";
-  if (elt(x).isInteger(1))
-    return err() << "does not accept bool inputs";
   int64_t r = rank(x);
-  if (r == 0)
-    return err() << "input must have rank >= 1";
   if (!maybeScalar(axis) || isFloat(axis))
     return err() << "axis must be an integer scalar";
   bool exclusive = aInt("exclusive", 0) != 0;
@@ -237,10 +209,7 @@ LogicalResult Importer::importCumSum() {
   for (int64_t d = r - 2; d >= 0 && res; --d)
     res = select(compare(CompareDirection::EQ, a, constI64Scalar(d)), scan(d),
                  res);
-  if (!res)
-    return failure();
-  out(0, res);
-  return success();
+  return finish(res);
 }
 
 /// Einsum: per operand, repeated labels take the diagonal (mask and sum) and
@@ -248,7 +217,7 @@ LogicalResult Importer::importCumSum() {
 /// pairwise with disc.dot_general (shared labels still needed are batch
 /// dims, the others are contracted) and transposed to the output order.
 /// Ellipsis dims get labels of their own, aligned from the right.
-LogicalResult Importer::importEinsum() {
+LogicalResult Importer::importEinsum(StringRef) {
   std::string eq;
   for (char ch : aStr("equation", ""))
     if (ch != ' ')
@@ -491,20 +460,9 @@ LogicalResult Importer::importEinsum() {
 /// TopK: `disc.arg_sort`, the first k indices along the axis
 /// (`disc.slice`, k may be run-time), values by `disc.gather_elements`.
 /// The sorted order is also a valid answer for `sorted = 0`.
-LogicalResult Importer::importTopK() {
+LogicalResult Importer::importTopK(StringRef) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
-  if (::mlir::failed(rejectUnsigned(x)))
-    return failure();
-  if (elt(x).isInteger(1))
-    return err() << "expects a numeric input";
-  int64_t r = rank(x);
-  if (r == 0)
-    return err() << "input must have rank >= 1";
-  FailureOr<int64_t> axis = normAxis(aInt("axis", -1), r);
-  if (::mlir::failed(axis))
-    return failure();
+  int64_t axis = nodeAxis;
   bool largest = opset < 11 || aInt("largest", 1) != 0;
   Value kv;
   if (opset < 10) {
@@ -526,17 +484,17 @@ LogicalResult Importer::importTopK() {
     return failure();
   Dims o = dims(x);
   if (std::optional<SmallVector<int64_t>> kc = knownInts(kv)) {
-    if ((*kc)[0] < 0 || (o[*axis].isStatic() && (*kc)[0] > o[*axis].size))
+    if ((*kc)[0] < 0 || (o[axis].isStatic() && (*kc)[0] > o[axis].size))
       return err() << "k = " << (*kc)[0] << " out of range for the axis";
-    o[*axis] = Dim((*kc)[0]);
+    o[axis] = Dim((*kc)[0]);
   } else {
-    o[*axis] = Dim();
+    o[axis] = Dim();
   }
   Value perm =
-      mk<ArgSortOp>(dims(x), b.getI64Type(), x, (uint64_t)*axis, largest);
+      mk<ArgSortOp>(dims(x), b.getI64Type(), x, (uint64_t)axis, largest);
   Value idx = mk<SliceOp>(o, b.getI64Type(), perm, constI64({0}), kv,
-                          constI64({1}), ArrayRef<int64_t>{*axis});
-  out(0, mk<GatherElementsOp>(o, elt(x), x, idx, (uint64_t)*axis));
+                          constI64({1}), ArrayRef<int64_t>{axis});
+  out(0, mk<GatherElementsOp>(o, elt(x), x, idx, (uint64_t)axis));
   out(1, idx);
   return success();
 }

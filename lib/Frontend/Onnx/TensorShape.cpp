@@ -20,10 +20,8 @@
 
 namespace mlir::disc::onnx_import {
 
-LogicalResult Importer::importShape() {
+LogicalResult Importer::importShape(StringRef) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
   int64_t r = rank(x);
   int64_t start = 0, end = r;
   if (opset >= 15) {
@@ -48,10 +46,8 @@ LogicalResult Importer::importShape() {
   return success();
 }
 
-LogicalResult Importer::importSize() {
+LogicalResult Importer::importSize(StringRef) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
   if (tt(x).hasStaticShape()) {
     out(0, constI64Scalar(tt(x).getNumElements()));
     return success();
@@ -111,12 +107,12 @@ static Dim inferReshapeDim(ArrayRef<Dim> in, ArrayRef<Dim> outDims,
   return Dim();
 }
 
-LogicalResult Importer::importReshape() {
+LogicalResult Importer::importReshape(StringRef) {
   Value x = in(0), s = in(1);
-  if (opset < 5 && x && !s)
+  if (opset < 5 && !s)
     if (std::optional<SmallVector<int64_t>> shape = aInts("shape"))
       s = constI64(*shape);
-  if (!x || !s)
+  if (!s)
     return err() << "expects two inputs";
   if (rank(s) != 1 || !elt(s).isInteger(64) ||
       ShapedType::isDynamic(tt(s).getDimSize(0)))
@@ -166,10 +162,8 @@ LogicalResult Importer::importReshape() {
   return success();
 }
 
-LogicalResult Importer::importFlatten() {
+LogicalResult Importer::importFlatten(StringRef) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
   int64_t r = rank(x);
   int64_t axis = aInt("axis", 1);
   if (axis < 0)
@@ -187,10 +181,9 @@ LogicalResult Importer::importFlatten() {
   return success();
 }
 
-LogicalResult Importer::importSqueeze(bool unsqueeze) {
+LogicalResult Importer::importSqueeze(StringRef op) {
+  bool unsqueeze = op == "Unsqueeze";
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
   std::optional<SmallVector<int64_t>> axes;
   if (opset < 13) {
     axes = aInts("axes");
@@ -318,10 +311,8 @@ LogicalResult Importer::importSqueezeRuntimeAxes(bool unsqueeze) {
   return success();
 }
 
-LogicalResult Importer::importTranspose() {
+LogicalResult Importer::importTranspose(StringRef) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
   int64_t r = rank(x);
   SmallVector<int64_t> perm;
   if (std::optional<SmallVector<int64_t>> p = aInts("perm"))
@@ -338,16 +329,12 @@ LogicalResult Importer::importTranspose() {
   return success();
 }
 
-LogicalResult Importer::importConcat() {
+LogicalResult Importer::importConcat(StringRef) {
   SmallVector<Value> ins;
   for (unsigned i = 0; i < numIn(); ++i)
     if (Value v = in(i))
       ins.push_back(v);
-  if (ins.empty())
-    return err() << "expects at least one input";
   int64_t r = rank(ins[0]);
-  if (r == 0)
-    return err() << "inputs must have rank >= 1";
   const onnx::AttributeProto *axisAttr = attr("axis");
   if (!axisAttr && opset >= 4)
     return err() << "missing attribute 'axis'";
@@ -412,14 +399,10 @@ static int64_t sliceBounds(int64_t dim, int64_t &start, int64_t &end,
   return std::max<int64_t>(0, ceilDiv(start - end, -step));
 }
 
-LogicalResult Importer::importSplit() {
+LogicalResult Importer::importSplit(StringRef) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
   int64_t r = rank(x);
-  FailureOr<int64_t> axis = normAxis(aInt("axis", 0), r);
-  if (::mlir::failed(axis))
-    return failure();
+  int64_t axis = nodeAxis;
   int64_t n = node->output_size();
   SmallVector<int64_t> sizes;
   if (opset < 13) {
@@ -439,15 +422,15 @@ LogicalResult Importer::importSplit() {
         Value size = slice1D(splitV, i, i + 1);
         Value end = AddOp::create(b, loc, i64x1, start, size).getResult();
         Dims o = dims(x);
-        o[*axis] = ks ? (*ks)[i] : Dim();
+        o[axis] = ks ? (*ks)[i] : Dim();
         out(i, mk<SliceOp>(o, elt(x), x, start, end, one,
-                           ArrayRef<int64_t>{*axis}));
+                           ArrayRef<int64_t>{axis}));
         start = end;
       }
       return success();
     }
   }
-  Dim d = dims(x)[*axis];
+  Dim d = dims(x)[axis];
   if (sizes.empty() && d.isStatic()) {
     int64_t chunk = ceilDiv(d.size, n);
     for (int64_t i = 0; i < n; ++i)
@@ -471,10 +454,10 @@ LogicalResult Importer::importSplit() {
     int64_t start = 0;
     for (int64_t i = 0; i < n; ++i) {
       Dims o = dims(x);
-      o[*axis] = Dim(sizes[i]);
+      o[axis] = Dim(sizes[i]);
       Value res = mk<SliceOp>(o, elt(x), x, constI64({start}),
                               constI64({start + sizes[i]}), one,
-                              ArrayRef<int64_t>{*axis});
+                              ArrayRef<int64_t>{axis});
       if (kx && r == 1)
         res = setKnown(res, Dims(kx->begin() + start,
                                  kx->begin() + start + sizes[i]));
@@ -484,7 +467,7 @@ LogicalResult Importer::importSplit() {
     return success();
   }
   // Equal split of a dynamic dim: chunk = ceil(dim / n) at run time.
-  Value dimV = dimOf(x, *axis);
+  Value dimV = dimOf(x, axis);
   auto i64x1 = RankedTensorType::get({1}, b.getI64Type());
   Value chunk = DivOp::create(
                     b, loc, i64x1,
@@ -498,9 +481,8 @@ LogicalResult Importer::importSplit() {
                                            constI64({i + 1}))
                                  .getResult();
     Dims o = dims(x);
-    o[*axis] = Dim();
-    out(i, mk<SliceOp>(o, elt(x), x, start, end, one,
-                       ArrayRef<int64_t>{*axis}));
+    o[axis] = Dim();
+    out(i, mk<SliceOp>(o, elt(x), x, start, end, one, ArrayRef<int64_t>{axis}));
   }
   return success();
 }
@@ -549,10 +531,8 @@ FailureOr<Value> Importer::sliceRuntimeAxes(Value x, Value axesV,
   return res;
 }
 
-LogicalResult Importer::importSlice() {
+LogicalResult Importer::importSlice(StringRef) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
   int64_t r = rank(x);
   Value startsV, endsV, stepsV;
   SmallVector<int64_t> axes;
@@ -645,10 +625,8 @@ LogicalResult Importer::importSlice() {
   return success();
 }
 
-LogicalResult Importer::importExpand() {
+LogicalResult Importer::importExpand(StringRef) {
   Value x = in(0), s = in(1);
-  if (!x || !s)
-    return err() << "expects two inputs";
   if (rank(s) != 1 || !elt(s).isInteger(64) ||
       ShapedType::isDynamic(tt(s).getDimSize(0)))
     return err() << "the shape input must be a 1-D int64 tensor of static "
@@ -657,13 +635,10 @@ LogicalResult Importer::importExpand() {
   if (!k)
     k = Dims(tt(s).getDimSize(0), Dim());
   Value r = expandTo(x, s, *k);
-  if (!r)
-    return failure();
-  out(0, r);
-  return success();
+  return finish(r);
 }
 
-LogicalResult Importer::importTile() {
+LogicalResult Importer::importTile(StringRef) {
   Value x = in(0);
   if (!x || !in(1))
     return err() << "expects two inputs";
@@ -721,10 +696,8 @@ LogicalResult Importer::importTile() {
   return success();
 }
 
-LogicalResult Importer::importPad() {
+LogicalResult Importer::importPad(StringRef) {
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
   std::string modeStr = aStr("mode", "constant");
   PadMode mode;
   if (modeStr == "constant")
@@ -804,12 +777,9 @@ LogicalResult Importer::importPad() {
 }
 
 /// Depth/space rearrangements: reshape, transpose, reshape.
-LogicalResult Importer::importDepthSpace(bool toSpace) {
+LogicalResult Importer::importDepthSpace(StringRef op) {
+  bool toSpace = op == "DepthToSpace";
   Value x = in(0);
-  if (!x)
-    return err() << "expects an input";
-  if (rank(x) != 4)
-    return err() << "input must have rank 4";
   int64_t bs = aInt("blocksize", 0);
   if (bs <= 0)
     return err() << "blocksize must be positive";
@@ -837,10 +807,7 @@ LogicalResult Importer::importDepthSpace(bool toSpace) {
         transpose(reshapeT(x, {n, c, hq, bt, wq, bt}), {0, 3, 5, 1, 2, 4});
     y = reshapeT(t, {n, tdimMul(c, tdimConst(bs * bs)), hq, wq});
   }
-  if (!y)
-    return failure();
-  out(0, y);
-  return success();
+  return finish(y);
 }
 
 } // namespace mlir::disc::onnx_import
