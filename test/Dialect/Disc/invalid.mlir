@@ -128,10 +128,10 @@ func.func @bad_gather_elements_axis(%x: tensor<2x3xf32>, %i: tensor<2x3xi64>) ->
 
 // -----
 
-func.func @bad_gather_nd_tuple(%x: tensor<2x3xf32>, %i: tensor<4x3xi64>) -> tensor<4xf32> {
+func.func @bad_gather_nd_tuple(%x: tensor<2x3xf32>, %i: tensor<4x3xi64>) -> tensor<f32> {
   // expected-error @+1 {{result rank implies an index tuple of 3 entries, outside [1, 2]}}
-  %0 = disc.gather_nd %x, %i {batch_dims = 0 : i64} : (tensor<2x3xf32>, tensor<4x3xi64>) -> tensor<4xf32>
-  return %0 : tensor<4xf32>
+  %0 = disc.gather_nd %x, %i {batch_dims = 0 : i64} : (tensor<2x3xf32>, tensor<4x3xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
 }
 
 // -----
