@@ -207,6 +207,12 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
       continue;
     }
     unsigned r = g.regenerateBefore;
+    // A next use fused into a library call (disc-mark-library-calls) reads
+    // its operands where the call runs, before the regenerate point.
+    if (p.order[r]->hasAttr("disc.fused_into_call")) {
+      reject(g, "its next use is fused into a library call");
+      continue;
+    }
     auto available = [&](Value w) {
       if (isa<BlockArgument>(w))
         return true;
@@ -240,6 +246,16 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
         continue;
       if (!isPure(op) || op->getNumRegions() != 0) {
         why = ("'" + op->getName().getStringRef() + "' cannot be recomputed")
+                  .str();
+        break;
+      }
+      // Library calls (disc-mark-library-calls) stay out of recomputes: a
+      // call with fused post-ops lowers as one unit with the ops fused into
+      // it, and a call's oneDNN temporaries are predicted only at its own
+      // program point.
+      if (op->hasAttr("disc.library_call") || op->hasAttr("disc.post_ops") ||
+          op->hasAttr("disc.fused_into_call")) {
+        why = ("'" + op->getName().getStringRef() + "' runs as a library call")
                   .str();
         break;
       }
