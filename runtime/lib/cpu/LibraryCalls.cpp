@@ -9,7 +9,6 @@
 
 #include "disc/runtime/abi.h"
 
-#include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstring>
@@ -18,6 +17,14 @@
 #include <new>
 #include <unordered_map>
 #include <vector>
+
+// The OpenMP API of libgomp, the runtime the Debian oneDNN runs on (OpenMP
+// 5.1, section 3.2). Declared here rather than through <omp.h>, which is
+// compiler-specific: a clang build must still set libgomp's thread count.
+extern "C" {
+int omp_get_max_threads(void);
+void omp_set_num_threads(int numThreads);
+}
 
 using namespace disc::runtime::cpu;
 using dnnl::memory;
