@@ -11,7 +11,15 @@
 //               (`--schedule=memory`, the default);
 //   - "oracle": disc-memory-schedule on the model with every input dim
 //               specialized to the case (`--dim N=2 --dim H=160 ...`): the
-//               exact-shape schedule.
+//               exact-shape schedule;
+//   - "oracle_none": the specialized model in program order. Where it
+//               equals "oracle" but not "none", the gap between the
+//               symbolic and the exact-shape compile comes from
+//               specialization itself (static buffers of at most
+//               kMaxStackBufferBytes live on the stack), not from the order;
+//   - "lower_bound": a peak no order of the symbolic model can go below
+//               (peakLowerBound below); "memory" equal to it proves the
+//               symbolic schedule optimal for the program compiled once.
 // Cases bind graph inputs by name (`--case input=2x3x160x192`); the dims
 // named in the model (ONNX dim_param) take the values at their positions.
 // benchmarks/schedule_table.py runs it on the demo models and writes the
@@ -31,6 +39,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
@@ -130,6 +139,51 @@ static std::optional<int64_t> peakAt(ModuleOp module,
   return mm.evaluatePeak(p, byName);
 }
 
+/// A lower bound on the peak bytes of every topological order of the
+/// symbolic model's scheduling graph at `byName`: an allocation is live when
+/// node v runs in *every* order when its producer is v or an ancestor of v
+/// and it is returned or read by v or a descendant of v (its live range,
+/// ScheduleGraph::Alloc, spans v's step). The bound is the largest sum of
+/// such allocations over the nodes. O(nodes^2 / 64 + allocs * nodes * users)
+/// time, O(nodes^2 / 8) bytes.
+static std::optional<int64_t>
+peakLowerBound(ModuleOp module, const llvm::StringMap<int64_t> &byName) {
+  auto f = module.lookupSymbol<func::FuncOp>(kEntry);
+  disc::ShapeAnalysis sa(f, disc::collectDimRanges(module));
+  sa.run();
+  sa.mergeEqualSymbols();
+  disc::MemoryModel mm(f, sa);
+  disc::OpScheduleGraph sg = disc::buildOpScheduleGraph(f, mm);
+  const disc::ScheduleGraph &g = sg.graph;
+  unsigned n = g.numNodes;
+  // anc[v]: strict ancestors of v (preds come first in program order).
+  SmallVector<llvm::BitVector> anc(n, llvm::BitVector(n));
+  for (unsigned v = 0; v < n; ++v)
+    for (unsigned p : g.preds[v]) {
+      anc[v] |= anc[p];
+      anc[v].set(p);
+    }
+  SmallVector<int64_t> live(n, 0);
+  for (const disc::ScheduleGraph::Alloc &a : g.allocs) {
+    std::optional<int64_t> bytes = mm.evaluate(a.bytes, byName);
+    if (!bytes)
+      return std::nullopt;
+    for (unsigned v = 0; v < n; ++v) {
+      if (a.producer != v && !anc[v].test(a.producer))
+        continue;
+      bool spans = a.liveOut || llvm::any_of(a.users, [&](unsigned u) {
+                     return u == v || anc[u].test(v);
+                   });
+      if (spans)
+        live[v] += *bytes;
+    }
+  }
+  int64_t bound = 0;
+  for (int64_t b : live)
+    bound = std::max(bound, b);
+  return bound;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "DISC schedule peak table\n");
@@ -200,14 +254,19 @@ int main(int argc, char **argv) {
       exact.push_back(
           {kv.getKey().str(), kv.getValue(), kv.getValue(), std::nullopt});
     llvm::sort(exact);
-    double msOracle;
+    double msOracle, msOracleNone;
     OwningOpRef<ModuleOp> oracle = prepare(ctx, exact, true, msOracle);
-    if (!oracle)
+    OwningOpRef<ModuleOp> oracleNone =
+        prepare(ctx, exact, false, msOracleNone);
+    if (!oracle || !oracleNone)
       return fail("could not compile the specialized model for '" + c + "'");
-    std::optional<int64_t> gNone, gMem, gOracle;
+    std::optional<int64_t> gNone, gMem, gOracle, gOracleNone;
     std::optional<int64_t> pNone = peakAt(*none, byName, gNone);
     std::optional<int64_t> pMem = peakAt(*memory, byName, gMem);
     std::optional<int64_t> pOracle = peakAt(*oracle, byName, gOracle);
+    std::optional<int64_t> pOracleNone =
+        peakAt(*oracleNone, byName, gOracleNone);
+    std::optional<int64_t> pBound = peakLowerBound(*none, byName);
     auto js = [](std::optional<int64_t> v) -> llvm::json::Value {
       if (v)
         return *v;
@@ -217,6 +276,8 @@ int main(int argc, char **argv) {
                            {"none", js(pNone)},
                            {"memory", js(pMem)},
                            {"oracle", js(pOracle)},
+                           {"oracle_none", js(pOracleNone)},
+                           {"lower_bound", js(pBound)},
                            {"graph_none", js(gNone)},
                            {"graph_memory", js(gMem)},
                            {"graph_oracle", js(gOracle)},

@@ -10,10 +10,13 @@ with `--library-calls=onednn` (oneDNN MatMul/Gemm/Conv) and
 (installed by `npm install --ignore-scripts` into --ort-dir when missing).
 Cases are interleaved (DISC, ORT, DISC, ...) for --rounds rounds; each
 number is the median over all timed runs (warm-up runs left out). Threads:
-OMP_NUM_THREADS for DISC's oneDNN, intraOpNumThreads for ORT.
+`disc-run --threads` (oneDNN's OpenMP threads; DISC's generated loops run
+on one thread), intraOpNumThreads for ORT. With several --threads values,
+one table per value and the speed-up of each DISC mode over its run with
+the first value.
 
     /usr/bin/python3 benchmarks/compare_ort.py --bin-dir build/bin \\
-        --work-dir /tmp/disc-bench --threads 1
+        --work-dir /tmp/disc-bench --threads 1 2
 
 Exit status 0, or 1 when a command fails.
 """
@@ -86,25 +89,27 @@ def prepare(args):
             "onnxruntime-node"])
 
 
-def disc_times(args, model, mode, disc_input):
+def disc_times(args, model, mode, disc_input, threads):
     w = args.work_dir
     report = os.path.join(w, f"{model}.{mode}.report.json")
     if disc_input is None:  # the exported token file
         disc_input = "#0=" + os.path.join(w, "transformer", "inputs", "1x384",
                                           "tokens.npy")
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
-    sh([os.path.join(args.bin_dir, "disc-run"), os.path.join(w, f"{model}.{mode}.so"),
-        "--input", disc_input, "--repeat", str(args.repeat + 1), "--report",
-        report], env=env)
+    run = os.path.join(args.bin_dir, "disc-run")
+    # OMP_NUM_THREADS too, for a disc-run without --threads (older builds).
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    flags = ["--threads", str(threads)] if "--threads" in sh([run, "--help"]) else []
+    sh([run, os.path.join(w, f"{model}.{mode}.so"), "--input", disc_input,
+        "--repeat", str(args.repeat + 1), "--report", report] + flags, env=env)
     with open(report) as f:
         return json.load(f)["latencies_ms"][1:]  # first run: warm-up
 
 
-def ort_times(args, model, spec):
+def ort_times(args, model, spec, threads):
     env = dict(os.environ, NODE_PATH=os.path.join(args.ort_dir, "node_modules"))
     out = sh(["node", os.path.join(HERE, "ort_run.js"),
               os.path.join(args.work_dir, model + ".onnx"), spec,
-              str(args.repeat), str(args.threads)], env=env)
+              str(args.repeat), str(threads)], env=env)
     return json.loads(out.strip().splitlines()[-1])["latencies_ms"]
 
 
@@ -114,7 +119,8 @@ def main():
     p.add_argument("--work-dir", default="/tmp/disc-bench")
     p.add_argument("--ort-dir", default="/tmp/disc-bench-ort",
                    help="where onnxruntime-node is (or gets) installed")
-    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--threads", type=int, nargs="+", default=[1],
+                   help="thread counts (one table each)")
     p.add_argument("--repeat", type=int, default=5, help="timed runs per round")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--modes", nargs="+", default=["onednn", "none"],
@@ -127,21 +133,32 @@ def main():
     times = {}
     for _ in range(args.rounds):
         for name, model, spec, disc_input in cases:
-            for mode in args.modes:
-                times.setdefault((name, mode), []).extend(
-                    disc_times(args, model, mode, disc_input))
-            times.setdefault((name, "ort"), []).extend(
-                ort_times(args, model, spec))
-    cols = [f"DISC {m} (ms)" for m in args.modes] + ["ORT (ms)"] + \
-           [f"{m}/ORT" for m in args.modes]
-    print(f"threads {args.threads}, median of {args.repeat * args.rounds} runs")
-    print("| case | " + " | ".join(cols) + " |")
-    print("|---|" + "---|" * len(cols))
-    for name, _, _, _ in cases:
-        med = {k: statistics.median(times[(name, k)]) for k in args.modes + ["ort"]}
-        row = [f"{med[m]:.1f}" for m in args.modes] + [f"{med['ort']:.1f}"] + \
-              [f"{med[m] / med['ort']:.2f}" for m in args.modes]
-        print(f"| {name} | " + " | ".join(row) + " |")
+            for t in args.threads:
+                for mode in args.modes:
+                    times.setdefault((name, mode, t), []).extend(
+                        disc_times(args, model, mode, disc_input, t))
+                times.setdefault((name, "ort", t), []).extend(
+                    ort_times(args, model, spec, t))
+    base = args.threads[0]
+    for t in args.threads:
+        cols = [f"DISC {m} (ms)" for m in args.modes] + ["ORT (ms)"] + \
+               [f"{m}/ORT" for m in args.modes]
+        if t != base:
+            cols += [f"{m} speed-up vs {base} thread(s)" for m in args.modes]
+        print(f"threads {t}, median of {args.repeat * args.rounds} runs")
+        print("| case | " + " | ".join(cols) + " |")
+        print("|---|" + "---|" * len(cols))
+        for name, _, _, _ in cases:
+            med = {k: statistics.median(times[(name, k, t)])
+                   for k in args.modes + ["ort"]}
+            row = [f"{med[m]:.1f}" for m in args.modes] + \
+                  [f"{med['ort']:.1f}"] + \
+                  [f"{med[m] / med['ort']:.2f}" for m in args.modes]
+            if t != base:
+                row += [f"{statistics.median(times[(name, m, base)]) / med[m]:.2f}"
+                        for m in args.modes]
+            print(f"| {name} | " + " | ".join(row) + " |")
+        print()
     return 0
 
 

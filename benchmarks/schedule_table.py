@@ -15,6 +15,14 @@ model). Prints a Markdown table (the one in docs/memory.md, "Op
 scheduling") and fails (exit 1) when the symbolic schedule is above program
 order or more than 2% above the oracle at any shape, or when the
 scheduler's graph and the memory model disagree on a peak.
+
+Two more columns explain a gap to the oracle: the specialized model in
+program order ("oracle, program order"), and a lower bound on the peak of
+every order of the model compiled once (allocations whose producer comes
+before an op and whose reader comes after it are live at that op in any
+order). A schedule at the bound is optimal for the program compiled once;
+an oracle equal to its own program order gains from specialization (small
+static buffers on the stack), not from its order.
 """
 import argparse
 import json
@@ -35,6 +43,7 @@ EXTRA = {
     "transformer": ["8x512"],
     "gpt_decoder": ["4x256"],
     "inception": ["8x3x224x224"],
+    "gpt_train_step": ["8x64"],
 }
 
 
@@ -70,23 +79,33 @@ def main(argv=None):
         for line, shape in zip(out.stdout.splitlines(), shapes):
             r = json.loads(line)
             none, mem, orc = r["none"], r["memory"], r["oracle"]
-            rows.append((model, shape, none, mem, orc, r["schedule_ms"],
+            orc_none, bound = r["oracle_none"], r["lower_bound"]
+            rows.append((model, shape, none, mem, orc, orc_none, bound, r["schedule_ms"],
                          measured.get((shape, "none")), measured.get((shape, "memory"))))
             for k in ("none", "memory", "oracle"):
                 if r[k] != r["graph_" + k]:
                     bad.append(f"{model} {shape}: scheduling graph peak {r['graph_' + k]} "
                                f"!= memory model peak {r[k]} ({k})")
+            if bound is None or bound > min(none, mem):
+                bad.append(f"{model} {shape}: lower bound {bound} above an order's "
+                           f"peak (program {none}, schedule {mem})")
             if mem > none:
                 bad.append(f"{model} {shape}: schedule {mem} > program order {none}")
             if mem > 1.02 * orc:
-                bad.append(f"{model} {shape}: schedule {mem} > 1.02 x oracle {orc}")
+                why = ""
+                if mem == bound and orc == orc_none:
+                    why = (f" (no order of the model compiled once goes below {bound}; "
+                           f"the specialized model reaches {orc} in its own program "
+                           "order: the gap comes from specialization, not from the order)")
+                bad.append(f"{model} {shape}: schedule {mem} > 1.02 x oracle {orc}{why}")
     print("| model | shape | program order (B) | schedule (B) | reduction "
-          "| exact-shape oracle (B) | schedule / oracle | schedule time (ms)"
+          "| exact-shape oracle (B) | schedule / oracle | oracle, program order (B) "
+          "| lower bound (B) | schedule time (ms)"
           + (" | measured none / memory (B)" if args.measure else "") + " |")
-    print("|---|---|---|---|---|---|---|---" + ("|---" if args.measure else "") + "|")
-    for model, shape, none, mem, orc, ms, mn, mm in rows:
+    print("|---|---|---|---|---|---|---|---|---|---" + ("|---" if args.measure else "") + "|")
+    for model, shape, none, mem, orc, orc_none, bound, ms, mn, mm in rows:
         line = (f"| {model} | {shape} | {none} | {mem} | {1 - mem / none:.1%} "
-                f"| {orc} | {mem / orc:.3f} | {ms:.0f}")
+                f"| {orc} | {mem / orc:.3f} | {orc_none} | {bound} | {ms:.0f}")
         if args.measure:
             line += f" | {mn} / {mm}"
         print(line + " |")

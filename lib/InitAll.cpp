@@ -4,16 +4,19 @@
 #include "disc/Conversion/Passes.h"
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
 #include "disc/Dialect/DiscShape/IR/DiscShapeDialect.h"
-#include "disc/Transforms/Passes.h"
 #include "disc/Pipelines/CpuPipeline.h"
+#include "disc/Pipelines/CudaPipeline.h"
+#include "disc/Transforms/Passes.h"
 
 void mlir::disc::registerAllDiscDialects(DialectRegistry &registry) {
   registry.insert<DiscDialect>();
   registry.insert<disc_shape::DiscShapeDialect>();
+  registerDiscCudaExtensions(registry);
 }
 
 void mlir::disc::registerAllDiscPasses() {
   registerDiscConversionPasses();
   registerDiscTransformsPasses();
   registerDiscPipelines();
+  registerDiscCudaPasses();
 }

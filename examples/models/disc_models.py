@@ -247,6 +247,27 @@ def build_inception():
     return model
 
 
+def build_gpt_train_step():
+    import gpt_train_step
+
+    return gpt_train_step.build()
+
+
+def _gpt_train_step_reference(model, args):
+    """Reference of the training step: standard PyTorch layers and
+    torch.autograd (gpt_train_step.autograd_step); asserts on the way that
+    the exported hand-written gradients agree with it (rtol 1e-4)."""
+    import gpt_train_step
+
+    return gpt_train_step.check_against_autograd(model, args[0], args[1], args[2:])
+
+
+def _gpt_train_step_inputs(shape, rng):
+    import gpt_train_step
+
+    return gpt_train_step.make_inputs(shape, rng)
+
+
 def _inception_inputs(shape, rng):
     if len(shape) != 4 or shape[1] != 3 or shape[2] % 4 or shape[3] % 4:
         raise ValueError(f"inception wants N x 3 x H x W, H and W multiples of 4, got {shape}")
@@ -281,6 +302,12 @@ def _unet_inputs(shape, rng):
     if len(shape) != 4 or shape[1] != 3 or shape[2] % 8 or shape[3] % 8:
         raise ValueError(f"unet wants N x 3 x H x W, H and W multiples of 8, got {shape}")
     return {"input": rng.standard_normal(shape).astype(np.float32)}
+
+
+def _gpt_train_step_names():
+    import gpt_train_step
+
+    return gpt_train_step.PARAM_NAMES
 
 
 MODELS = {
@@ -333,6 +360,19 @@ MODELS = {
         export_shape=(1, 3, 64, 64),
         default_shapes=["1x3x64x64", "2x3x48x80", "1x3x96x128"],
     ),
+    # Forward, hand-written backward and SGD update of a small GPT-style
+    # decoder in one graph (gpt_train_step.py); the parameters are inputs.
+    "gpt_train_step": dict(
+        build=build_gpt_train_step,
+        inputs=["tokens", "targets"] + _gpt_train_step_names(),
+        outputs=["loss"] + ["new_" + n for n in _gpt_train_step_names()],
+        dynamic_axes={"tokens": {0: "batch", 1: "seq"},
+                      "targets": {0: "batch", 1: "seq"}},
+        make_inputs=_gpt_train_step_inputs,
+        reference=_gpt_train_step_reference,
+        export_shape=(2, 8),
+        default_shapes=["2x16", "4x7", "3x64"],
+    ),
     "inception": dict(
         build=build_inception,
         inputs=["input"],
@@ -381,6 +421,8 @@ def export_onnx(name, model, path):
     example = spec["make_inputs"](spec["export_shape"], rng)
     args = tuple(torch.from_numpy(example[n]) for n in spec["inputs"])
     tmp = path + ".tmp"
+    if "reference" in spec:
+        spec["reference"](model, args)  # raises if the model is wrong
     with _grad_mode(torch, spec), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(
@@ -441,8 +483,12 @@ def write_references(name, model, shapes, out_dir):
         case = shape_str(shape)
         rng = np.random.default_rng(case_seed(name, shape))
         inputs = spec["make_inputs"](shape, rng)
-        with _grad_mode(torch, spec):
-            out = model(*[torch.from_numpy(inputs[n]) for n in spec["inputs"]])
+        args = [torch.from_numpy(inputs[n]) for n in spec["inputs"]]
+        if "reference" in spec:
+            out = spec["reference"](model, args)
+        else:
+            with _grad_mode(torch, spec):
+                out = model(*args)
         outs = out if isinstance(out, (tuple, list)) else (out,)
         entry = {"name": case, "inputs": {}, "refs": {}, "input_shapes": {}}
         for n in spec["inputs"]:

@@ -273,8 +273,9 @@ struct OutlineKernelsPass
 };
 } // namespace
 
-void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
-                                      const CpuPipelineOptions &options) {
+void mlir::disc::buildDiscBufferizedLinalgPipeline(
+    OpPassManager &pm, const CpuPipelineOptions &options,
+    bool promoteSmallBuffers) {
   // Symbolic shapes: annotate, make provably static dims static. The
   // lowering re-runs the analysis (with the user ranges still in the module)
   // to drop broadcast versions between proven-equal dims; the annotations
@@ -313,7 +314,8 @@ void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
   bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createCanonicalizerPass());
-  pm.addNestedPass<func::FuncOp>(std::make_unique<PromoteSmallBuffersPass>());
+  if (promoteSmallBuffers)
+    pm.addNestedPass<func::FuncOp>(std::make_unique<PromoteSmallBuffersPass>());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
   // Every dynamic allocation: sizes non-negative, byte size within int64.
@@ -324,6 +326,11 @@ void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(
       bufferization::createOptimizeAllocationLivenessPass());
   pm.addNestedPass<func::FuncOp>(std::make_unique<CopyToLinalgPass>());
+}
+
+void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
+                                      const CpuPipelineOptions &options) {
+  buildDiscBufferizedLinalgPipeline(pm, options, /*promoteSmallBuffers=*/true);
   pm.addPass(std::make_unique<OutlineKernelsPass>());
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

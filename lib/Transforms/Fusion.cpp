@@ -36,6 +36,25 @@ Operation *mlir::disc::getFusionRoot(Operation *op) {
   return op;
 }
 
+void mlir::disc::sinkFusedProducers(Block &block) {
+  // Each root in block order; its group is the fused producers whose root
+  // it is, moved in their current relative order.
+  llvm::DenseMap<Operation *, SmallVector<Operation *>> groups;
+  SmallVector<Operation *> roots;
+  for (Operation &op : block) {
+    if (!isFusedProducer(&op))
+      continue;
+    Operation *root = getFusionRoot(&op);
+    auto [it, inserted] = groups.try_emplace(root);
+    if (inserted)
+      roots.push_back(root);
+    it->second.push_back(&op);
+  }
+  for (Operation *root : roots)
+    for (Operation *op : groups[root])
+      op->moveBefore(root);
+}
+
 namespace {
 
 /// Elementwise ops lowered by lowerElementwise with the result shape taken
@@ -157,6 +176,7 @@ struct DiscFusionPass
         if (ok)
           op.setAttr(kFusedAttrName, UnitAttr::get(&getContext()));
       }
+      sinkFusedProducers(block);
     }
   }
 };

@@ -207,6 +207,13 @@ OpMemory MemoryModel::describe(Operation *op) {
       add(r, BufferKind::Fused);
     return m;
   }
+  // A post-op fused into the library call before it (markLibraryCalls in
+  // DiscToLinalg/LibraryCalls.h): the call wrote this value into the
+  // chain operand's buffer.
+  if (auto idx = op->getAttrOfType<IntegerAttr>("disc.fused_into_call")) {
+    add(op->getResult(0), BufferKind::InPlace, idx.getInt());
+    return m;
+  }
   if (auto reshape = dyn_cast<DynamicReshapeOp>(op)) {
     // tensor.reshape of a dense buffer is a view; its index shape operand
     // is a small buffer unless every dim is static (then a constant).
@@ -229,9 +236,10 @@ OpMemory MemoryModel::describe(Operation *op) {
   }
   if (auto conv = dyn_cast<ConvOp>(op)) {
     // lowerConv: a zero-padded copy of the input (when any pad is
-    // non-zero), then the result.
+    // non-zero), then the result. A library call pads inside oneDNN; its
+    // temporaries are added by the runtime (toJson, "library_calls").
     auto [grow, any] = padGrowth(conv.getPadding());
-    if (any)
+    if (any && !op->hasAttr("disc.library_call"))
       addPreScratch(grownBytes(shapes, conv.getInput(), grow, missingDims), 0);
     add(conv.getResult(), BufferKind::Alloc);
     return m;
@@ -281,6 +289,12 @@ OpMemory MemoryModel::describe(Operation *op) {
         m.numAllocs += 2;
       }
     }
+    return m;
+  }
+  if (isa<ConvTransposeOp>(op) && op->hasAttr("disc.library_call")) {
+    // oneDNN's deconvolution: only the result; its temporaries are added by
+    // the runtime (toJson, "library_calls").
+    add(op->getResult(0), BufferKind::Alloc);
     return m;
   }
   if (auto ct = dyn_cast<ConvTransposeOp>(op)) {
@@ -511,8 +525,20 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
   Operation *term = func.getBody().front().getTerminator();
   // (A reshape's result is a view even when the reshape copied a strided
   // source: the copy is the buffer, the returned value a view of it.)
+  // (A post-op fused into a library call is in-place: its value is the
+  // call's own buffer.)
   auto returnsOwned = [&](Value v) {
     Value root = getBufferRoot(v);
+    while (Operation *def = v.getDefiningOp()) {
+      if (def->getParentOp() != func.getOperation() ||
+          !def->hasAttr("disc.fused_into_call"))
+        break;
+      const OpMemory &m = getOpMemory(def);
+      const ResultMemory &rm = m.results[cast<OpResult>(v).getResultNumber()];
+      if (rm.kind != BufferKind::InPlace)
+        break;
+      v = def->getOperand(rm.operand);
+    }
     return root && root == v && !v.getDefiningOp<DynamicReshapeOp>();
   };
   for (Value v : term->getOperands())
@@ -845,15 +871,198 @@ llvm::json::Object MemoryModel::toJson(const MemoryProfile &p) {
   std::string reason;
   if (!isPredictable(p, &reason))
     return llvm::json::Object{{"predictable", false}, {"reason", reason}};
-  llvm::json::Array exprs, texts;
+  llvm::json::Array exprs, texts, calls;
   for (AffineExpr e : p.peakCandidates) {
     exprs.push_back(exprToJson(e, shapes));
     texts.push_back(render(e));
   }
-  return llvm::json::Object{{"predictable", true},
-                            {"num_allocs", p.numAllocs},
-                            {"peak_bytes", std::move(exprs)},
-                            {"peak_bytes_text", std::move(texts)}};
+  for (auto [i, op] : llvm::enumerate(p.order))
+    if (op->hasAttr("disc.library_call") &&
+        !libraryCallJson(op, p.liveAt[i], calls, reason))
+      return llvm::json::Object{{"predictable", false}, {"reason", reason}};
+  llvm::json::Object o{{"predictable", true},
+                       {"num_allocs", p.numAllocs},
+                       {"peak_bytes", std::move(exprs)},
+                       {"peak_bytes_text", std::move(texts)}};
+  if (!calls.empty())
+    o["library_calls"] = std::move(calls);
+  return o;
+}
+
+bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
+                                  llvm::json::Array &out, std::string &reason) {
+  ShapeConstraintSolver &solver = shapes.getSolver();
+  auto dimsOf = [&](Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    SmallVector<AffineExpr> d = shapes.getDims(v);
+    SmallVector<AffineExpr> r;
+    for (int64_t i = 0; i < t.getRank(); ++i)
+      r.push_back(!t.isDynamicDim(i)              ? cst(t.getDimSize(i))
+                  : i < (int64_t)d.size() && d[i] ? d[i]
+                                                  : AffineExpr());
+    return r;
+  };
+  auto product = [&](ArrayRef<AffineExpr> d) {
+    AffineExpr p = cst(1);
+    for (AffineExpr x : d)
+      p = p * x;
+    return solver.simplify(shapes.normalize(p));
+  };
+  // A dense operand of `sizes` (the lowering's views of dense buffers).
+  llvm::json::Array operands;
+  bool missing = false;
+  auto operand = [&](ArrayRef<AffineExpr> sizes) {
+    llvm::json::Array sz, st;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      if (!sizes[i]) {
+        missing = true;
+        return;
+      }
+      sz.push_back(exprToJson(sizes[i], shapes));
+      st.push_back(exprToJson(product(sizes.drop_front(i + 1)), shapes));
+    }
+    operands.push_back(llvm::json::Object{{"sizes", std::move(sz)},
+                                          {"strides", std::move(st)}});
+  };
+  auto name = op->getName().getStringRef().str();
+  SmallVector<Value> dense;
+  int64_t flags = 0;
+  if (auto list = op->getAttrOfType<ArrayAttr>("disc.post_ops"))
+    for (Attribute a : list) {
+      StringRef k = cast<StringAttr>(a).getValue();
+      flags |= k == "bias" ? 1 : k == "add" ? 2 : 4;
+    }
+  // The residual: the other operand of the fused add.
+  Value residual;
+  if (flags & 2) {
+    Value cur = op->getResult(0);
+    while (cur.hasOneUse()) {
+      Operation *user = *cur.getUsers().begin();
+      auto idx = user->getAttrOfType<IntegerAttr>("disc.fused_into_call");
+      if (!idx)
+        break;
+      if (isa<AddOp>(user) &&
+          !matchPattern(user->getOperand(1 - idx.getInt()), m_Constant()))
+        residual = user->getOperand(1 - idx.getInt());
+      cur = user->getResult(0);
+    }
+  }
+  llvm::json::Array attrs;
+  int64_t call = 0;
+  SmallVector<AffineExpr> outDims;
+  if (auto conv = dyn_cast<ConvOp>(op)) {
+    call = 2;
+    dense = {conv.getInput(), conv.getFilter()};
+    operand(dimsOf(conv.getInput()));
+    operand(dimsOf(conv.getFilter()));
+    outDims = dimsOf(conv.getResult());
+    operand(outDims);
+    Value filter = conv.getFilter();
+    bool constW = matchPattern(filter, m_Constant()) ||
+                  isa_and_nonnull<ConstantOp>(filter.getDefiningOp());
+    attrs.push_back(conv.getFeatureGroupCount());
+    attrs.push_back(constW ? 1 : 0);
+    for (ArrayRef<int64_t> v :
+         {conv.getStrides(), conv.getDilations(), conv.getPadding()})
+      for (int64_t x : v)
+        attrs.push_back(x);
+    if (flags & 1)
+      operand({outDims[1]});
+  } else if (auto ct = dyn_cast<ConvTransposeOp>(op)) {
+    call = 3;
+    dense = {ct.getInput(), ct.getFilter()};
+    operand(dimsOf(ct.getInput()));
+    operand(dimsOf(ct.getFilter()));
+    outDims = dimsOf(ct.getResult());
+    operand(outDims);
+    Value filter = ct.getFilter();
+    bool constW = matchPattern(filter, m_Constant()) ||
+                  isa_and_nonnull<ConstantOp>(filter.getDefiningOp());
+    attrs.push_back(ct.getFeatureGroupCount());
+    attrs.push_back(constW ? 1 : 0);
+    int64_t k = ct.getStrides().size();
+    ArrayRef<int64_t> pad = ct.getPadding(), outPad = ct.getOutputPadding();
+    for (ArrayRef<int64_t> v : {ct.getStrides(), ct.getDilations()})
+      for (int64_t x : v)
+        attrs.push_back(x);
+    for (int64_t i = 0; i < k; ++i)
+      attrs.push_back(pad[i]);
+    for (int64_t i = 0; i < k; ++i)
+      attrs.push_back(pad[k + i] -
+                      (i < (int64_t)outPad.size() ? outPad[i] : 0));
+  } else if (auto dot = dyn_cast<DotGeneralOp>(op)) {
+    call = 1;
+    dense = {dot.getLhs(), dot.getRhs()};
+    ArrayRef<int64_t> lc = dot.getLhsContractingDimensions(),
+                      rc = dot.getRhsContractingDimensions();
+    int64_t nb = dot.getLhsBatchingDimensions().size();
+    SmallVector<AffineExpr> l = dimsOf(dot.getLhs()), r = dimsOf(dot.getRhs()),
+                            c = dimsOf(dot.getResult());
+    if (llvm::any_of(l, [](AffineExpr e) { return !e; }) ||
+        llvm::any_of(r, [](AffineExpr e) { return !e; }) ||
+        llvm::any_of(c, [](AffineExpr e) { return !e; })) {
+      reason = "no symbolic size for an operand of '" + name + "'";
+      return false;
+    }
+    // As lowerDotGeneralToLibraryCall views them: [B, M, K] x [B, K, N].
+    auto to3 = [&](ArrayRef<AffineExpr> d) {
+      int64_t lead = nb == 0 ? (int64_t)d.size() - 1 : nb;
+      SmallVector<AffineExpr> v = {nb == 0 ? product(d.take_front(lead))
+                                           : product(d.take_front(nb))};
+      if (nb == 0)
+        v = {cst(1), product(d.take_front(lead))};
+      for (AffineExpr x : d.drop_front(lead))
+        v.push_back(x);
+      return v;
+    };
+    int64_t lr = l.size();
+    bool transA, transB;
+    if (nb == 0) {
+      transB = rc[0] == 1;
+      transA = lr == 2 && lc[0] == 0;
+      operand(lr == 2 ? SmallVector<AffineExpr>{cst(1), l[0], l[1]} : to3(l));
+      operand({cst(1), r[0], r[1]});
+    } else {
+      transA = lc[0] == nb;
+      transB = rc[0] == nb + 1;
+      operand(to3(l));
+      operand(to3(r));
+    }
+    outDims = to3(c);
+    operand(outDims);
+    attrs.push_back(transA ? 1 : 0);
+    attrs.push_back(transB ? 1 : 0);
+    if (flags & 1)
+      operand({outDims.back()});
+  } else {
+    reason = "unknown library call '" + name + "'";
+    return false;
+  }
+  if (flags & 2) {
+    if (!residual) {
+      reason = "no residual operand for the post-op of '" + name + "'";
+      return false;
+    }
+    dense.push_back(residual);
+    operand(outDims);
+  }
+  if (flags)
+    attrs.push_back(flags);
+  if (missing) {
+    reason = "no symbolic size for an operand of '" + name + "'";
+    return false;
+  }
+  for (Value v : dense)
+    if (!isIdentityLayout(v)) {
+      reason =
+          "an operand of the library call '" + name + "' is a strided view";
+      return false;
+    }
+  out.push_back(llvm::json::Object{{"call", call},
+                                   {"at", exprToJson(at, shapes)},
+                                   {"operands", std::move(operands)},
+                                   {"attrs", std::move(attrs)}});
+  return true;
 }
 
 /// Value of a symbol for printing: its LIKELY value, else its minimum.

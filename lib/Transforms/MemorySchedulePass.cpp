@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "disc/Analysis/MemorySchedule.h"
+#include "disc/Transforms/Fusion.h"
 #include "disc/Transforms/MemoryScheduleGraph.h"
 #include "disc/Transforms/Passes.h"
 #include "disc/Transforms/ShapeAnalysis.h"
@@ -49,6 +50,7 @@ struct MemorySchedulePass
       for (unsigned id : r.order)
         if (Operation *op = sg.ops[id]) // null: an op's first step
           op->moveBefore(terminator);
+      sinkFusedProducers(block);
       if (remarks) {
         std::string msg;
         llvm::raw_string_ostream os(msg);

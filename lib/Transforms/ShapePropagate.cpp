@@ -19,6 +19,7 @@
 #include "disc/Transforms/Passes.h"
 #include "disc/Transforms/ShapeAnalysis.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineExprVisitor.h"
@@ -1171,6 +1172,41 @@ void ShapeAnalysis::visit(Operation *op) {
       })
       .Case([&](tensor::CastOp c) {
         setDims(res(), dimsOrFresh(c.getSource()), op);
+      })
+      // disc-remat's regenerate point (Remat.cpp): the buffer of the value,
+      // sized by `tensor.dim`s of it at the evict point, then an scf.if
+      // that yields that buffer or the recomputed value written into it.
+      // All three have the evicted value's dims, so ops after a regenerate
+      // point keep their proven shapes (no versioned lowering, fusion).
+      .Case([&](bufferization::AllocTensorOp a) {
+        auto t = cast<RankedTensorType>(a.getType());
+        SmallVector<AffineExpr> d;
+        unsigned next = 0;
+        for (int64_t i = 0; i < t.getRank(); ++i) {
+          if (!t.isDynamicDim(i)) {
+            d.push_back(cst(t.getDimSize(i)));
+            continue;
+          }
+          auto dim = a.getDynamicSizes()[next++].getDefiningOp<tensor::DimOp>();
+          std::optional<int64_t> j = dim ? dim.getConstantIndex() : std::nullopt;
+          SmallVector<AffineExpr> src;
+          if (j)
+            src = dimsOrFresh(dim.getSource());
+          d.push_back(j && *j < (int64_t)src.size() ? src[*j]
+                                                    : fresh(op, false));
+        }
+        setDims(res(), d, op);
+      })
+      .Case([&](bufferization::MaterializeInDestinationOp m) {
+        setDims(res(), dimsOrFresh(m.getDest()), op);
+      })
+      .Case([&](scf::IfOp ifOp) {
+        if (!ifOp->hasAttr("disc.remat_regenerate")) {
+          for (Value r : ifOp.getResults())
+            setDims(r, {}, op);
+          return;
+        }
+        setDims(res(), dimsOrFresh(ifOp.thenYield().getOperand(0)), op);
       })
       .Default([&](Operation *other) {
         // Ops with one same-shaped operand (unary elementwise and friends).

@@ -27,10 +27,18 @@ DTYPES = {"float32": np.float32, "float64": np.float64, "float16": np.float16,
 ALLOC = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
                          ctypes.c_int64)
 FREE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+# Rematerialization entries (ABI v3): this tracer keeps every candidate, as
+# the runtime does without a memory limit.
+EVICT = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32,
+                         ctypes.c_void_p)
+REGENERATE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32)
 
 
 class Context(ctypes.Structure):
-    _fields_ = [("self", ctypes.c_void_p), ("alloc", ALLOC), ("free", FREE)]
+    _fields_ = [("self", ctypes.c_void_p), ("alloc", ALLOC), ("free", FREE),
+                ("error", ctypes.c_void_p), ("library_call", ctypes.c_void_p),
+                ("remat_evict", EVICT), ("remat_regenerate", REGENERATE),
+                ("remat_regenerated", ctypes.c_void_p)]
 
 
 def evaluate(expr, dims):
@@ -89,7 +97,14 @@ def trace(so_path, shapes, seed=0):
     state = {"cur": 0, "peak": 0}
     blocks = {}
 
+    kept = {}  # candidate id -> block kept at its evict point
+    handback = []
+
     def do_alloc(_self, n, align):
+        if handback:
+            addr = handback.pop()
+            assert live[addr] == n, "regenerated buffer size differs"
+            return addr
         buf = ctypes.create_string_buffer(int(n) + int(align))
         addr = ctypes.addressof(buf)
         addr = (addr + align - 1) // align * align
@@ -101,15 +116,30 @@ def trace(so_path, shapes, seed=0):
         return addr
 
     def do_free(_self, p):
-        if p is None or p not in live:
+        if p is None or p not in live or p in kept.values():
             return
         n = live.pop(p)
         state["cur"] -= n
         blocks.pop(p, None)
         events.append(("free", int(n), state["cur"]))
 
+    def do_evict(_self, cid, p):
+        if p in live:
+            kept[cid] = p
+            events.append(("keep", int(live[p]), state["cur"]))
+        return 0
+
+    def do_regenerate(_self, cid):
+        if cid not in kept:
+            return 0
+        handback.append(kept.pop(cid))
+        events.append(("reuse", int(live[handback[-1]]), state["cur"]))
+        return 1
+
     alloc_cb, free_cb = ALLOC(do_alloc), FREE(do_free)
-    ctx = Context(None, alloc_cb, free_cb)
+    evict_cb, regen_cb = EVICT(do_evict), REGENERATE(do_regenerate)
+    ctx = Context(None, alloc_cb, free_cb, None, None, evict_cb, regen_cb,
+                  None)
     ins = (ctypes.c_void_p * max(1, len(in_descs)))(
         *[ctypes.cast(d, ctypes.c_void_p) for d in in_descs])
     outs = (ctypes.c_void_p * max(1, len(out_descs)))(

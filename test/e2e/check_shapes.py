@@ -7,7 +7,10 @@ left unknown and that the expected symbolic shapes appear:
                batch dim by PyTorch's MHA) and the head-averaged weights
                [batch, seq, seq] (from the [batch, 4, seq, seq] view);
   resnet18:    the last feature map as conv arithmetic over H and W;
-  gpt_decoder: causal attention [batch, 4, seq, seq] through Range/Where.
+  gpt_decoder: causal attention [batch, 4, seq, seq] through Range/Where;
+  gpt_train_step: attention [batch, 2, seq, seq], one-hot embedding
+               gradients ([batch*seq, 64], [seq, 64]) and static updated
+               weights.
 Exit 0 ok, 1 check failed, 2 export/usage failure.
 """
 import argparse
@@ -29,6 +32,15 @@ EXPECT = {
         r"disc\.dot_general.*\[batch, 4, seq, seq\]",
         r"disc\.compare.*\[seq, seq\]",
         r"disc\.select.*\[batch, 4, seq, seq\]",
+    ],
+    # The training step: one-hot embedding gradients over batch*seq and
+    # seq rows reduce to the static [64, 32] tables.
+    "gpt_train_step": [
+        r"disc\.dot_general.*\[batch, 2, seq, seq\]",
+        r"disc\.compare.*\[batch\*seq, 64\]",
+        r"disc\.compare.*\[seq, 64\]",
+        r"disc\.dot_general.*\[64, 32\]",
+        r"disc\.sub.*\[128, 32\]",
     ],
     "resnet18": [
         r"\[N, 512, \(\(\(\(\(H - 1\) floordiv 2\) floordiv 2\) floordiv 2\) "

@@ -848,6 +848,73 @@ def einsum_ellipsis_broadcast():
     return m, runs, ref
 
 
+def ref_topk(x, k):
+    """Largest k along axis 1, sorted; ties keep the lower index."""
+    idx = np.argsort(-x, axis=1, kind="stable")[:, :k].astype(np.int64)
+    return np.take_along_axis(x, idx, axis=1), idx
+
+
+@case
+def topk_k_out_of_range():
+    """TopK on axis 1 of x [a, b] with a run-time K and with a constant K
+    = 3: K above the axis size or negative is rejected, never clamped."""
+    m = model([
+        helper.make_node("TopK", ["x", "k"], ["v", "i"], name="topk", axis=1),
+        helper.make_node("TopK", ["x", "k3"], ["v3", "i3"], name="topk_c", axis=1),
+    ], [vi("x", F, ["a", "b"]), vi("k", I64, [1])],
+        [vi("v", F, 2), vi("i", I64, 2), vi("v3", F, 2), vi("i3", I64, 2)],
+        [const("k3", np.array([3], np.int64))])
+    a = lambda *v: np.array(v, np.int64)
+    x = randn(3, 5)
+    runs = [{"x": x, "k": a(2)}, {"x": randn(2, 4), "k": a(4)}, {"x": x, "k": a(0)},
+            Fails({"x": x, "k": a(6)},
+                  "TopK node 'topk': k is 6, out of range [0, 5] for axis 1"),
+            Fails({"x": x, "k": a(-1)},
+                  "TopK node 'topk': k is -1, out of range [0, 5] for axis 1"),
+            Fails({"x": randn(3, 2), "k": a(1)},
+                  "TopK node 'topk_c': k is 3, out of range [0, 2] for axis 1")]
+
+    def ref(x, k):
+        v, i = ref_topk(x, int(k[0]))
+        v3, i3 = ref_topk(x, 3)
+        return {"v": v, "i": i, "v3": v3, "i3": i3}
+    return m, runs, ref
+
+
+@case
+def split_sizes_mismatch():
+    """Split on axis 1 of x [a, b] with run-time sizes and of y [c, d]
+    with constant sizes [2, 3]: sizes that do not sum to the axis size, or
+    a negative size, are rejected, never clamped."""
+    m = model([
+        helper.make_node("Split", ["x", "sp"], ["s0", "s1", "s2"], name="split", axis=1),
+        helper.make_node("Split", ["y", "sc"], ["t0", "t1"], name="split_c", axis=1),
+    ], [vi("x", F, ["a", "b"]), vi("sp", I64, [3]), vi("y", F, ["c", "d"])],
+        [vi(n, F, 2) for n in ("s0", "s1", "s2", "t0", "t1")],
+        [const("sc", np.array([2, 3], np.int64))])
+    a = lambda *v: np.array(v, np.int64)
+    x, y = randn(2, 5), randn(3, 5)
+    runs = [{"x": x, "sp": a(1, 2, 2), "y": y}, {"x": randn(3, 4), "sp": a(0, 3, 1), "y": y},
+            Fails({"x": x, "sp": a(2, 2, 2), "y": y},
+                  "Split node 'split': split[2] is 2 at offset 4: the sizes must be >= 0 "
+                  "and sum to 5 (axis 1)"),
+            Fails({"x": x, "sp": a(1, 1, 1), "y": y},
+                  "Split node 'split': split sizes sum to 3, not 5 (axis 1)"),
+            Fails({"x": x, "sp": a(3, -1, 3), "y": y},
+                  "Split node 'split': split[1] is -1 at offset 3"),
+            Fails({"x": x, "sp": a(1, 2, 2), "y": randn(3, 4)},
+                  "Split node 'split_c': split[1] is 3 at offset 2"),
+            Fails({"x": x, "sp": a(1, 2, 2), "y": randn(3, 6)},
+                  "Split node 'split_c': split sizes sum to 5, not 6 (axis 1)")]
+
+    def ref(x, sp, y):
+        c = np.cumsum(sp)[:-1]
+        s0, s1, s2 = np.split(x, c, axis=1)
+        t0, t1 = np.split(y, [2], axis=1)
+        return {"s0": s0, "s1": s1, "s2": s2, "t0": t0, "t1": t1}
+    return m, runs, ref
+
+
 @case
 def concat_empty_operand():
     """Reshape(x, Concat(Shape(x), e)) with e an empty int64 tensor (an

@@ -48,6 +48,7 @@ EXPORT_SCRIPTS = {
     "mobilenet_v2": "export_mobilenet_v2.py",
     "unet": "export_unet.py",
     "inception": "export_inception.py",
+    "gpt_train_step": "export_gpt_train_step.py",
 }
 
 
@@ -114,7 +115,8 @@ def _manifest_ok(path, work, shapes):
 def ensure_exported(model, work, shapes, timeout):
     """Returns the manifest; exports or regenerates references if needed."""
     script = os.path.join(MODELS_DIR, EXPORT_SCRIPTS[model])
-    sources = [script, os.path.join(MODELS_DIR, "disc_models.py")]
+    sources = [script] + [os.path.join(MODELS_DIR, f)
+                          for f in ("disc_models.py", "gpt_train_step.py")]
     newest_src = max(os.path.getmtime(s) for s in sources)
     onnx_path = os.path.join(work, model + ".onnx")
     man_path = os.path.join(work, model + ".json")
@@ -185,8 +187,10 @@ def run_model(model, args):
     cases = {c["name"]: c for c in man["cases"]}
     for shape in shapes:
         case = cases[shape]
-        desc = ", ".join(f"{n}[{'x'.join(map(str, s))}]"
-                         for n, s in case["input_shapes"].items())
+        shown = list(case["input_shapes"].items())
+        desc = ", ".join(f"{n}[{'x'.join(map(str, s))}]" for n, s in shown[:3])
+        if len(shown) > 3:  # the training step's parameters
+            desc += f", +{len(shown) - 3} more"
         row = Row(model, desc)
         rows.append(row)
         if compile_status:

@@ -1,9 +1,9 @@
 //===- disc-compile.cpp - compile an ONNX model once into a model.so ------===//
 //
-// disc-compile MODEL.onnx -o MODEL.so [--target=cpu]
-//              [--emit=mlir|shapes|memory|linalg|llvm-dialect|llvm|obj|lib]
+// disc-compile MODEL.onnx -o MODEL.so [--target=cpu|cuda] [--gpu-arch=sm_80]
+//              [--emit=mlir|shapes|memory|linalg|gpu|llvm-dialect|llvm|obj|lib]
 //              [--dim NAME=MIN:MAX[:LIKELY]] [--dim NAME=VALUE] ...
-//              [--schedule=memory|none]
+//              [--schedule=memory|none] [--remat=on|off]
 //
 // Also accepts a disc-dialect `.mlir` file as input (used by lit tests).
 // Exit codes: 0 ok, 1 compiler failure, 2 bad usage or bad input (malformed
@@ -15,9 +15,11 @@
 #include "disc/Frontend/Onnx/OnnxImporter.h"
 #include "disc/InitAll.h"
 #include "disc/Pipelines/CpuPipeline.h"
+#include "disc/Pipelines/CudaPipeline.h"
 #include "disc/Transforms/Fusion.h"
 #include "disc/Transforms/MemoryModel.h"
 #include "disc/Transforms/Passes.h"
+#include "disc/Transforms/Remat.h"
 #include "disc/Transforms/ShapeAnalysis.h"
 
 #include "mlir/IR/AsmState.h"
@@ -52,9 +54,25 @@ static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"),
 static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::value_desc("path"), cl::init("-"),
                                        cl::cat(discCategory));
-static cl::opt<std::string> target("target", cl::desc("Target: cpu"),
-                                   cl::init("cpu"), cl::cat(discCategory));
-enum class Emit { Mlir, Shapes, Memory, Linalg, LlvmDialect, Llvm, Obj, Lib };
+static cl::opt<std::string>
+    target("target", cl::desc("Target: cpu, or cuda (docs/cuda.md)"),
+           cl::init("cpu"), cl::cat(discCategory));
+static cl::opt<std::string>
+    gpuArch("gpu-arch",
+            cl::desc("GPU architecture of the CUDA kernels (--target=cuda): "
+                     "sm_80, sm_90, ..."),
+            cl::value_desc("sm_NN"), cl::init("sm_80"), cl::cat(discCategory));
+enum class Emit {
+  Mlir,
+  Shapes,
+  Memory,
+  Linalg,
+  Gpu,
+  LlvmDialect,
+  Llvm,
+  Obj,
+  Lib
+};
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Lib),
     cl::values(clEnumValN(Emit::Mlir, "mlir", "disc dialect after import"),
@@ -65,6 +83,9 @@ static cl::opt<Emit> emit(
                           "live bytes of every op in the final order and "
                           "the peak (docs/memory.md)"),
                clEnumValN(Emit::Linalg, "linalg", "after disc-lower-to-linalg"),
+               clEnumValN(Emit::Gpu, "gpu",
+                          "--target=cuda: after the mapping to gpu.launch "
+                          "(blocks and threads), before NVVM"),
                clEnumValN(Emit::LlvmDialect, "llvm-dialect",
                           "MLIR LLVM dialect after lowering"),
                clEnumValN(Emit::Llvm, "llvm", "LLVM IR"),
@@ -86,6 +107,21 @@ static cl::opt<Schedule> schedule(
                           "(disc-memory-schedule, default)"),
                clEnumValN(Schedule::None, "none", "keep program order")),
     cl::cat(discCategory));
+
+enum class Remat { On, Off };
+static cl::opt<Remat> rematMode(
+    "remat", cl::desc("Rematerialization candidates (docs/memory.md)"),
+    cl::init(Remat::On),
+    cl::values(clEnumValN(Remat::On, "on",
+                          "evict/regenerate points the runtime uses under "
+                          "a memory limit (disc-remat, default)"),
+               clEnumValN(Remat::Off, "off", "none")),
+    cl::cat(discCategory));
+
+static cl::opt<unsigned> rematMaxOps(
+    "remat-max-ops",
+    cl::desc("Most ops recomputed for one rematerialization candidate"),
+    cl::init(disc::RematOptions().maxOps), cl::cat(discCategory));
 
 static cl::opt<bool> forceDynamic(
     "force-dynamic",
@@ -139,6 +175,12 @@ static cl::opt<unsigned> compileJobs(
              "parts (default 0: one per hardware thread)"),
     cl::init(0), cl::cat(discCategory));
 
+static disc::RematOptions rematOptions() {
+  disc::RematOptions options;
+  options.maxOps = rematMaxOps;
+  return options;
+}
+
 static int fail(int code, const llvm::Twine &msg) {
   llvm::errs() << "disc-compile: error: " << msg << "\n";
   return code;
@@ -173,8 +215,18 @@ int main(int argc, char **argv) {
       opt->setHiddenFlag(cl::Hidden);
   }
   cl::ParseCommandLineOptions(argc, argv, "DISC model compiler\n");
-  if (target != "cpu")
-    return fail(2, "unsupported --target '" + target + "' (supported: cpu)");
+  if (target != "cpu" && target != "cuda")
+    return fail(2,
+                "unsupported --target '" + target + "' (supported: cpu, cuda)");
+  {
+    llvm::StringRef arch(gpuArch);
+    unsigned sm = 0;
+    if (!arch.consume_front("sm_") || arch.getAsInteger(10, sm) || sm < 50)
+      return fail(2, "unsupported --gpu-arch '" + gpuArch +
+                         "' (expected sm_NN with NN >= 50, e.g. sm_80, sm_90)");
+  }
+  if (emit == Emit::Gpu && target != "cuda")
+    return fail(2, "--emit=gpu needs --target=cuda");
   if (libraryCalls != "onednn" && libraryCalls != "none")
     return fail(2, "unsupported --library-calls '" + libraryCalls +
                        "' (supported: onednn, none)");
@@ -366,6 +418,15 @@ int main(int argc, char **argv) {
       return fail(1, "memory scheduling failed");
   }
 
+  // Library calls and their post-ops are marked on the final order, so the
+  // memory model sees them (docs/memory.md).
+  if (libraryCalls == "onednn") {
+    PassManager lpm(&context);
+    lpm.addNestedPass<func::FuncOp>(disc::createDiscMarkLibraryCalls());
+    if (failed(lpm.run(*module)))
+      return fail(1, "marking library calls failed");
+  }
+
   if (emit == Emit::Memory) {
     std::string err;
     auto out = openOutputFile(outputPath, &err);
@@ -373,6 +434,8 @@ int main(int argc, char **argv) {
       return fail(1, err);
     if (failed(disc::printMemory(*module, entry, out->os())))
       return fail(1, "could not print the memory model");
+    if (rematMode == Remat::On && target != "cuda")
+      disc::printRematCandidates(*module, entry, rematOptions(), out->os());
     out->keep();
     return 0;
   }
@@ -394,6 +457,20 @@ int main(int argc, char **argv) {
       return fail(1, "could not build the memory model");
     }
     sig->getAsObject()->try_emplace("memory", std::move(*memory));
+    // Rematerialization candidates of the final order (after the memory
+    // model above, which describes the run with nothing evicted). CPU only
+    // for now: device remat (recompute or host offload) is not built yet.
+    if (rematMode == Remat::On && target != "cuda") {
+      FailureOr<llvm::json::Object> rematJson =
+          disc::applyRematToEntry(*module, entry, rematOptions());
+      if (failed(rematJson))
+        return fail(1, "rematerialization failed");
+      sig->getAsObject()->try_emplace("remat", std::move(*rematJson));
+    }
+    if (target == "cuda") {
+      sig->getAsObject()->try_emplace("target", "cuda");
+      sig->getAsObject()->try_emplace("gpu_arch", gpuArch.getValue());
+    }
     std::string text;
     llvm::raw_string_ostream os(text);
     os << *sig;
@@ -401,9 +478,15 @@ int main(int argc, char **argv) {
   }
 
   if (auto f = module->lookupSymbol<func::FuncOp>(entry)) {
-    // The signature now lives in the JSON; drop the frontend's attributes.
-    for (unsigned i = 0, e = f.getNumArguments(); i < e; ++i)
+    // The signature now lives in the JSON; drop the frontend's attributes
+    // but the dim names: they match the --dim ranges to the input dims in
+    // the lowering's shape analysis.
+    for (unsigned i = 0, e = f.getNumArguments(); i < e; ++i) {
+      Attribute dims = f.getArgAttr(i, "disc.dims");
       f.setArgAttrs(i, DictionaryAttr::get(&context));
+      if (dims)
+        f.setArgAttr(i, "disc.dims", dims);
+    }
     for (unsigned i = 0, e = f.getNumResults(); i < e; ++i)
       f.setResultAttrs(i, DictionaryAttr::get(&context));
     f->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
@@ -419,6 +502,13 @@ int main(int argc, char **argv) {
     disc::DiscLowerToLinalgOptions lowering;
     lowering.libraryCallsOption = libraryCalls;
     pm.addPass(disc::createDiscLowerToLinalg(lowering));
+  } else if (target == "cuda") {
+    disc::CudaPipelineOptions cudaOptions;
+    cudaOptions.memorySchedule = false; // scheduled above
+    cudaOptions.gpuArch = gpuArch;
+    if (emit == Emit::Gpu)
+      cudaOptions.stop = disc::CudaPipelineOptions::Stop::AfterMapping;
+    disc::buildDiscCudaPipeline(pm, cudaOptions);
   } else {
     disc::CpuPipelineOptions pipelineOptions;
     pipelineOptions.memorySchedule = false; // scheduled above
@@ -427,9 +517,12 @@ int main(int argc, char **argv) {
     disc::buildDiscCpuPipeline(pm, pipelineOptions);
   }
   if (failed(pm.run(*module)))
-    return fail(1, "lowering failed");
+    // An op the CUDA target cannot run yet is bad input (exit 2); the
+    // error above names the ONNX node.
+    return fail((*module)->hasAttr("disc.cuda_unsupported") ? 2 : 1,
+                "lowering failed");
   loweringTimer.stop();
-  if (emit == Emit::Linalg || emit == Emit::LlvmDialect)
+  if (emit == Emit::Linalg || emit == Emit::Gpu || emit == Emit::LlvmDialect)
     return failed(printModule(*module)) ? 1 : 0;
 
   disc::EmitKind kind = emit == Emit::Llvm  ? disc::EmitKind::LLVM

@@ -32,6 +32,20 @@ def DiscLowerToLinalg : Pass<"disc-lower-to-linalg", "ModuleOp"> {
   ];
 }
 
+def DiscMarkLibraryCalls
+    : Pass<"disc-mark-library-calls", "::mlir::func::FuncOp"> {
+  let summary = "Mark the oneDNN library calls and the post-ops fused into them";
+  let description = [{
+    For `--library-calls=onednn`: marks each op that `disc-lower-to-linalg`
+    turns into a library call (`disc.library_call`) and the bias add,
+    residual add and Relu right after it that the call runs as oneDNN
+    post-ops (`disc.post_ops` on the call, `disc.fused_into_call` on the
+    fused ops; DiscToLinalg/LibraryCalls.h). Runs on the scheduled function
+    before the memory model is taken, so the model sees the fused ops as
+    in-place and knows where the library calls run.
+  }];
+}
+
 def DiscCheckAllocations : Pass<"disc-check-allocations", "ModuleOp"> {
   let summary = "Check the byte size of every dynamic allocation at run time";
   let description = [{

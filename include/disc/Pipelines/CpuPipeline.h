@@ -31,6 +31,14 @@ struct CpuPipelineOptions {
 void buildDiscCpuPipeline(OpPassManager &pm,
                           const CpuPipelineOptions &options = {});
 
+/// The part shared with the CUDA pipeline: disc → linalg on tensors →
+/// bufferization and deallocation → linalg on buffers (memref.copy as
+/// linalg.copy). `promoteSmallBuffers` moves small static buffers to the
+/// stack (CPU only: a device kernel cannot read the host stack).
+void buildDiscBufferizedLinalgPipeline(OpPassManager &pm,
+                                       const CpuPipelineOptions &options,
+                                       bool promoteSmallBuffers);
+
 /// Registers DISC pass pipelines (`disc-cpu-pipeline`).
 void registerDiscPipelines();
 
@@ -38,9 +46,10 @@ void registerDiscPipelines();
 enum class EmitKind { LLVM, Object, Library };
 
 /// Writes the artifact of a module already lowered to the LLVM dialect:
-/// LLVM IR text, an object file, or `model.so` (object + generated C
-/// wrapper with the ABI entry points and signature JSON, linked with the
-/// system `cc -shared`). `signatureJson` is embedded as
+/// LLVM IR text, `model.so` (object + generated C wrapper with the ABI
+/// entry points and signature JSON, linked with the system `cc -shared`),
+/// or the same two as one relocatable object (`cc -r`) that needs only libc
+/// and libm. `signatureJson` is embedded as
 /// `disc_model_signature()`. `sanitize` is a comma-separated list of
 /// sanitizers ("address", "undefined"; empty = none, docs/reliability.md):
 /// "address" instruments the compiled code with LLVM's AddressSanitizer

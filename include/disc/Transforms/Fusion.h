@@ -32,6 +32,15 @@ inline bool isFusedProducer(Operation *op) {
 /// the (transitive) consumer it is fused into, in the same block.
 Operation *getFusionRoot(Operation *op);
 
+/// Moves every fused producer of `block` to just before its fusion root,
+/// keeping the relative order of each group, so that a group is a
+/// contiguous run of ops ending at its root. Nothing else moves, and the
+/// allocations (made by roots only) keep their order. Passes that place
+/// code at an op's reads (disc-remat's regenerate points) rely on it: the
+/// memory model counts a fused producer's reads at its root. Run by
+/// disc-fusion and again by disc-memory-schedule after it reorders.
+void sinkFusedProducers(Block &block);
+
 /// disc-fusion (module pass): recomputes the marks of every function.
 std::unique_ptr<Pass> createDiscFusionPass();
 /// Registers disc-fusion.

@@ -215,7 +215,12 @@ public:
   /// or {"predictable": false, "reason": "..."}. EXPR is an integer, a
   /// symbol name (a string) or [OP, EXPR, EXPR] with OP one of "+", "*",
   /// "floordiv", "ceildiv", "mod"; the predicted peak is the max of the
-  /// list (docs/runtime-abi.md).
+  /// list (docs/runtime-abi.md). Ops marked `disc.library_call` (oneDNN
+  /// calls, markLibraryCalls) add "library_calls": [{"call": ID, "at":
+  /// EXPR, "operands": [{"sizes": [EXPR..], "strides": [EXPR..]}..],
+  /// "attrs": [INT..]}]: the runtime asks oneDNN for the temporaries of
+  /// each call at the actual shapes and adds them to the live bytes `at`
+  /// its program point.
   llvm::json::Object toJson(const MemoryProfile &p);
 
   ShapeAnalysis &getShapeAnalysis() { return shapes; }
@@ -239,6 +244,11 @@ public:
 
 private:
   OpMemory describe(Operation *op);
+  /// The "library_calls" entry of `op` (marked `disc.library_call`) whose
+  /// live bytes are `at`; false with `reason` set when an operand's layout
+  /// is not known at compile time.
+  bool libraryCallJson(Operation *op, AffineExpr at, llvm::json::Array &out,
+                       std::string &reason);
   AffineExpr cst(int64_t c);
   AffineExpr allocBytes(Value v);
 

@@ -57,4 +57,36 @@ def DiscMemorySchedule : Pass<"disc-memory-schedule", "ModuleOp"> {
   let dependentDialects = ["::mlir::disc_shape::DiscShapeDialect"];
 }
 
+def DiscRemat : Pass<"disc-remat", "ModuleOp"> {
+  let summary = "Insert rematerialization evict/regenerate points";
+  let description = [{
+    Runs after disc-memory-schedule on the final op order. A tensor whose
+    next use is far away (at least `min-gap` ops) and whose producer
+    subgraph can be recomputed from values live at that use anyway (inputs,
+    constants, buffers used later that are not candidates themselves),
+    within `max-ops` ops and `max-flops-per-byte` FLOPs per payload byte
+    (a symbolic bound proven with the solver), becomes a candidate: a call
+    `disc_remat_evict_<id>` after its last use before the gap, and before
+    the next use a call `disc_remat_regenerate`, a fresh buffer and an
+    `scf.if` that recomputes the value into it when the runtime evicted it.
+    The runtime decides (docs/memory.md, "Rematerialization").
+  }];
+  let options = [
+    Option<"maxOps", "max-ops", "unsigned", /*default=*/"12",
+           "Most ops recomputed for one candidate">,
+    Option<"maxFlopsPerByte", "max-flops-per-byte", "int64_t",
+           /*default=*/"512",
+           "Bound on the recompute FLOPs per payload byte of the candidate">,
+    Option<"minGap", "min-gap", "unsigned", /*default=*/"3",
+           "Fewest ops between the last use before the gap and the next use">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark per candidate and per rejected long-gap tensor">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // DISC_TRANSFORMS_PASSES_TD

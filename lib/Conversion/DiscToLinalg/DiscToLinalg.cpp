@@ -1722,6 +1722,34 @@ FailureOr<Value> lowerSlice(OpBuilder &b, SliceOp op, RuntimeChecks &checks) {
                                                step, cstIndex(b, loc, 0)),
                  "Slice", "steps[" + std::to_string(k) + "] is 0");
   }
+  // Bounds given by the op's contract (TopK `k`, Split sizes): no clamping
+  // is allowed, 0 <= start <= end <= dim (and end == dim) must hold.
+  auto boundsMsg = op->getAttrOfType<StringAttr>(kSliceBoundsMessageAttr);
+  auto endMsg = op->getAttrOfType<StringAttr>(kSliceEndMessageAttr);
+  if (boundsMsg || endMsg) {
+    IMath m{b, loc};
+    for (auto [k, axis] : llvm::enumerate(op.getAxes())) {
+      Value d =
+          toValue(b, loc, tensor::getMixedSize(b, loc, op.getOperand(), axis));
+      Value start = foldedElementAsIndex(b, loc, op.getStarts(), k);
+      Value end = foldedElementAsIndex(b, loc, op.getEnds(), k);
+      SmallVector<Value> vals = {start, end, d, m.sub(end, start)};
+      auto le = [&](Value x, Value y) {
+        return m.cmp(arith::CmpIPredicate::sle, x, y);
+      };
+      if (boundsMsg) {
+        Value ok = b.createOrFold<arith::AndIOp>(
+            loc,
+            b.createOrFold<arith::AndIOp>(loc, le(m.c(0), start),
+                                          le(start, end)),
+            le(end, d));
+        checks.check(b, loc, ok, "Slice", boundsMsg.getValue(), vals);
+      }
+      if (endMsg)
+        checks.check(b, loc, m.cmp(arith::CmpIPredicate::eq, end, d), "Slice",
+                     endMsg.getValue(), vals);
+    }
+  }
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
     return failure();
@@ -2724,6 +2752,44 @@ bool isBroadcasting(Operation *op) {
              SelectOp, ConvertOp, ExpandOp>(op);
 }
 
+/// Records the range of each input dim of `func` (kInputDimRangesAttr) for
+/// disc-check-allocations, when some dynamic input dim has a maximum.
+void recordInputDimRanges(func::FuncOp func, ShapeAnalysis &sa) {
+  SmallVector<Attribute> args;
+  bool anyMax = false;
+  for (BlockArgument arg : func.getArguments()) {
+    SmallVector<int64_t> r;
+    auto t = dyn_cast<RankedTensorType>(arg.getType());
+    SmallVector<AffineExpr> dims =
+        t ? sa.getDims(arg) : SmallVector<AffineExpr>{};
+    for (int64_t i = 0; t && i < t.getRank(); ++i) {
+      int64_t lo = 0, hi = -1;
+      if (!t.isDynamicDim(i)) {
+        lo = hi = t.getDimSize(i);
+      } else if (i < (int64_t)dims.size()) {
+        if (auto c = dyn_cast<AffineConstantExpr>(dims[i])) {
+          lo = hi = c.getValue();
+        } else if (auto s = dyn_cast<AffineSymbolExpr>(dims[i])) {
+          const SymbolInfo &info = sa.getSolver().getSymbol(s.getPosition());
+          lo = info.min;
+          hi = info.max.value_or(-1);
+          anyMax |= info.max.has_value();
+        }
+      }
+      r.append({lo, hi});
+    }
+    args.push_back(DenseI64ArrayAttr::get(func.getContext(), r));
+  }
+  if (!anyMax)
+    return;
+  auto module = func->getParentOfType<ModuleOp>();
+  NamedAttrList all;
+  if (auto d = module->getAttrOfType<DictionaryAttr>(kInputDimRangesAttr))
+    all.append(d.getValue());
+  all.set(func.getSymName(), ArrayAttr::get(func.getContext(), args));
+  module->setAttr(kInputDimRangesAttr, all.getDictionary(func.getContext()));
+}
+
 /// Runs the symbolic shape analysis on every function of `module` and
 /// records, for each broadcasting op, which dynamic operand dims are proven
 /// equal to their result dim (so they need no run-time version).
@@ -2737,6 +2803,7 @@ BroadcastFacts collectBroadcastFacts(ModuleOp module,
     ShapeAnalysis sa(func, ranges);
     sa.run();
     sa.mergeEqualSymbols();
+    recordInputDimRanges(func, sa);
     func.walk([&](Operation *op) {
       if (isa<DynamicReshapeOp>(op) && sa.isReshapeProven(op))
         provenReshapes.insert(op);
@@ -2797,6 +2864,11 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
         },
         facts, checks);
   };
+  // A post-op of a library call (markLibraryCalls): the call already wrote
+  // its value into the chain operand's buffer.
+  if (libraryCalls)
+    if (auto idx = op->getAttrOfType<IntegerAttr>(kFusedIntoCallAttr))
+      return op->getOperand(idx.getInt());
   return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
       .Case([&](ConstantOp c) -> FailureOr<Value> {
         return arith::ConstantOp::create(b, c.getLoc(),
@@ -2850,7 +2922,17 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op,
         return lowerDotGeneral(b, o, checks, libraryCalls);
       })
       .Case([&](ConvOp o) { return lowerConv(b, o, checks, libraryCalls); })
-      .Case([&](ConvTransposeOp o) { return lowerConvTranspose(b, o); })
+      .Case([&](ConvTransposeOp o) -> FailureOr<Value> {
+        if (libraryCalls) {
+          FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, o);
+          if (failed(dims))
+            return failure();
+          if (std::optional<Value> call =
+                  lowerConvTransposeToLibraryCall(b, o, *dims))
+            return *call;
+        }
+        return lowerConvTranspose(b, o);
+      })
       .Case([&](CumSumOp o) { return lowerCumSum(b, o); })
       .Case([&](PoolOp o) { return lowerPool(b, o); })
       .Case([&](ReduceOp o) { return lowerReduce(b, o); })
@@ -2892,6 +2974,15 @@ struct DiscLowerToLinalgPass
                                "got '")
           << libraryCallsOption << "'";
       return signalPassFailure();
+    }
+    // Library calls and their post-ops, unless the driver marked them
+    // already (disc-compile does, before taking the memory model).
+    if (libraryCalls) {
+      bool marked = false;
+      getOperation()->walk(
+          [&](Operation *op) { marked |= op->hasAttr(kLibraryCallAttr); });
+      if (!marked)
+        getOperation()->walk([](func::FuncOp f) { markLibraryCalls(f); });
     }
     ProvenReshapes provenReshapes;
     BroadcastFacts facts =

@@ -8,6 +8,9 @@
 //===----------------------------------------------------------------------===//
 #include "LibraryCalls.h"
 
+#include "disc/Conversion/Passes.h"
+#include "disc/Transforms/Fusion.h"
+#include "disc/Transforms/ShapeAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -17,6 +20,11 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
+
+namespace mlir::disc {
+#define GEN_PASS_DEF_DISCMARKLIBRARYCALLS
+#include "disc/Conversion/Passes.h.inc"
+} // namespace mlir::disc
 
 using namespace mlir;
 using namespace mlir::disc;
@@ -151,46 +159,268 @@ Value i64(OpBuilder &b, Location loc, int64_t v) {
 
 } // namespace
 
-std::optional<Value>
-mlir::disc::lowerDotGeneralToLibraryCall(OpBuilder &b, DotGeneralOp op,
-                                         ArrayRef<OpFoldResult> dims) {
-  RankedTensorType rt = op.getType();
-  Type elt = rt.getElementType();
-  Value lhs = op.getLhs(), rhs = op.getRhs();
-  if (!elt.isF32() ||
-      !cast<RankedTensorType>(lhs.getType()).getElementType().isF32() ||
-      !cast<RankedTensorType>(rhs.getType()).getElementType().isF32())
-    return std::nullopt;
+static bool isF32(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType().isF32();
+}
+
+/// The dot_general forms of lowerDotGeneralToLibraryCall.
+static bool dotGeneralFits(DotGeneralOp op) {
+  if (!isF32(op.getResult()) || !isF32(op.getLhs()) || !isF32(op.getRhs()))
+    return false;
   ArrayRef<int64_t> lb = op.getLhsBatchingDimensions(),
                     rb = op.getRhsBatchingDimensions(),
                     lc = op.getLhsContractingDimensions(),
                     rc = op.getRhsContractingDimensions();
-  int64_t lr = cast<RankedTensorType>(lhs.getType()).getRank();
-  int64_t rr = cast<RankedTensorType>(rhs.getType()).getRank();
+  int64_t lr = op.getLhs().getType().getRank();
+  int64_t rr = op.getRhs().getType().getRank();
   int64_t nb = lb.size();
   if (lc.size() != 1 || rc.size() != 1 || lb != rb)
-    return std::nullopt;
+    return false;
   for (int64_t i = 0; i < nb; ++i)
     if (lb[i] != i)
-      return std::nullopt;
+      return false;
+  if (nb == 0)
+    return rr == 2 && lr >= 2 && (lr == 2 || lc[0] == lr - 1);
+  return lr == nb + 2 && rr == nb + 2;
+}
+
+static bool convFits(ConvOp op) {
+  int64_t k = op.getType().getRank() - 2;
+  auto ft = cast<RankedTensorType>(op.getFilter().getType());
+  if (op.getFeatureGroupCount() > 1 &&
+      (ft.isDynamicDim(0) || ft.isDynamicDim(1)))
+    return false; // the linalg lowering reports it
+  return isF32(op.getResult()) && isF32(op.getInput()) &&
+         isF32(op.getFilter()) && k >= 1 && k <= 3;
+}
+
+/// ConvTranspose forms oneDNN's deconvolution takes: no negative begin pad
+/// and output_padding within the end pad.
+static bool convTransposeFits(ConvTransposeOp op) {
+  int64_t k = op.getType().getRank() - 2;
+  if (!isF32(op.getResult()) || !isF32(op.getInput()) ||
+      !isF32(op.getFilter()) || k < 1 || k > 3)
+    return false;
+  ArrayRef<int64_t> pad = op.getPadding(), outPad = op.getOutputPadding();
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t op_ = i < (int64_t)outPad.size() ? outPad[i] : 0;
+    if (pad[i] < 0 || pad[k + i] - op_ < 0)
+      return false;
+  }
+  return true;
+}
+
+bool mlir::disc::fitsLibraryCall(Operation *op) {
+  if (auto t = dyn_cast<ConvTransposeOp>(op))
+    return convTransposeFits(t);
+  if (auto d = dyn_cast<DotGeneralOp>(op))
+    return dotGeneralFits(d);
+  if (auto c = dyn_cast<ConvOp>(op))
+    return convFits(c);
+  return false;
+}
+
+/// True when `v` is a constant whose elements are all `x`.
+static bool isSplat(Value v, double x) {
+  DenseElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)) || !attr.isSplat() ||
+      !isa<FloatType>(attr.getElementType()))
+    return false;
+  return attr.getSplatValue<APFloat>().convertToDouble() == x;
+}
+
+/// The dim of a right-aligned bias `bias` that carries the channels of a
+/// result of rank `rank` whose channel dim is `channelDim` with static size
+/// `channels`: true when `bias` is a constant with that many elements along
+/// that dim and size 1 elsewhere.
+static bool isChannelBias(Value bias, int64_t rank, int64_t channelDim,
+                          int64_t channels) {
+  auto t = cast<RankedTensorType>(bias.getType());
+  if (!matchPattern(bias, m_Constant()) || !t.hasStaticShape() ||
+      t.getRank() < 1 || t.getRank() > rank ||
+      channels == ShapedType::kDynamic)
+    return false;
+  for (int64_t i = 0; i < t.getRank(); ++i) {
+    int64_t at = rank - t.getRank() + i;
+    if (t.getDimSize(i) != (at == channelDim ? channels : 1))
+      return false;
+  }
+  return t.getNumElements() == channels;
+}
+
+void mlir::disc::markLibraryCalls(func::FuncOp func) {
+  if (func.isExternal())
+    return;
+  Block &body = func.getBody().front();
+  for (Operation &op : body) {
+    op.removeAttr(kLibraryCallAttr);
+    op.removeAttr(kPostOpsAttr);
+    op.removeAttr(kFusedIntoCallAttr);
+  }
+  auto module = func->getParentOfType<ModuleOp>();
+  llvm::StringMap<DimRange> ranges = collectDimRanges(module);
+  ShapeAnalysis sa(func, ranges); // keeps a reference to `ranges`
+  sa.run();
+  sa.mergeEqualSymbols();
+  Builder b(func.getContext());
+  // Same dims (proven) as `ref`, so the op does not broadcast.
+  auto sameShape = [&](Value v, Value ref) {
+    auto vt = cast<RankedTensorType>(v.getType());
+    auto rt = cast<RankedTensorType>(ref.getType());
+    if (vt != rt)
+      return false;
+    for (int64_t j = 0; j < rt.getRank(); ++j)
+      if (rt.isDynamicDim(j) && !sa.isProvenEqual(v, j, ref, j))
+        return false;
+    return true;
+  };
+  // The next op after `op` in the block that is not a constant.
+  auto nextNonConstant = [](Operation *op) -> Operation * {
+    for (Operation *n = op->getNextNode(); n; n = n->getNextNode())
+      if (!n->hasTrait<OpTrait::ConstantLike>())
+        return n;
+    return nullptr;
+  };
+  for (Operation &op : body) {
+    if (!fitsLibraryCall(&op))
+      continue;
+    op.setAttr(kLibraryCallAttr, b.getUnitAttr());
+    if (isa<ConvTransposeOp>(op))
+      continue; // no post-ops
+    auto rt = cast<RankedTensorType>(op.getResult(0).getType());
+    bool isConv = isa<ConvOp>(op);
+    int64_t channelDim = isConv ? 1 : rt.getRank() - 1;
+    int64_t channels = rt.getDimSize(channelDim);
+    bool bias = false, residual = false, relu = false;
+    SmallVector<Attribute> post;
+    Value cur = op.getResult(0);
+    Operation *last = &op;
+    while (!relu && cur.hasOneUse()) {
+      Operation *user = *cur.getUsers().begin();
+      if (user != nextNonConstant(last) || user->getNumOperands() != 2 ||
+          user->getOperand(0) == user->getOperand(1) ||
+          !sameShape(user->getResult(0), cur))
+        break;
+      unsigned idx = user->getOperand(0) == cur ? 0 : 1;
+      Value other = user->getOperand(1 - idx);
+      StringRef kind;
+      if (isa<AddOp>(user) && !bias &&
+          isChannelBias(other, rt.getRank(), channelDim, channels)) {
+        kind = "bias";
+        bias = true;
+      } else if (isa<AddOp>(user) && !residual && sameShape(other, cur) &&
+                 !matchPattern(other, m_Constant())) {
+        // Defined before the call, in a buffer of its own (dense).
+        Operation *def = other.getDefiningOp();
+        if (def && (def->getBlock() != &body || !def->isBeforeInBlock(&op) ||
+                    isa<SliceOp, DynamicReshapeOp, ExpandOp>(def)))
+          break;
+        kind = "add";
+        residual = true;
+      } else if (isa<MaxOp>(user) && isSplat(other, 0.0)) {
+        kind = "relu";
+        relu = true;
+      } else {
+        break;
+      }
+      post.push_back(b.getStringAttr(kind));
+      user->setAttr(kFusedIntoCallAttr, b.getI64IntegerAttr(idx));
+      // A post-op is computed by the call, not by a fused loop nest: it
+      // and the producer of its other operand (read from memory by the
+      // call) leave disc-fusion's chains.
+      user->removeAttr(kFusedAttrName);
+      if (Operation *def = other.getDefiningOp())
+        def->removeAttr(kFusedAttrName);
+      cur = user->getResult(0);
+      last = user;
+    }
+    if (!post.empty())
+      op.setAttr(kPostOpsAttr, b.getArrayAttr(post));
+  }
+}
+
+namespace {
+struct DiscMarkLibraryCallsPass
+    : public disc::impl::DiscMarkLibraryCallsBase<DiscMarkLibraryCallsPass> {
+  void runOnOperation() override { markLibraryCalls(getOperation()); }
+};
+} // namespace
+
+/// Post-op operands and flags of a marked call (kPostOpsAttr): bias (a
+/// 1-D constant), residual (the lowered tensor), flags bit 0 bias, bit 1
+/// residual add, bit 2 Relu (docs/runtime-abi.md).
+struct PostOps {
+  Value bias, residual;
+  int64_t flags = 0;
+  bool any = false;
+};
+
+static PostOps collectPostOps(OpBuilder &b, Operation *op) {
+  PostOps p;
+  auto list = op->getAttrOfType<ArrayAttr>(kPostOpsAttr);
+  if (!list)
+    return p;
+  p.any = true;
+  Value cur = op->getResult(0);
+  for (Attribute a : list) {
+    Operation *user = *cur.getUsers().begin();
+    auto idx = user->getAttrOfType<IntegerAttr>(kFusedIntoCallAttr).getInt();
+    Value other = user->getOperand(1 - idx);
+    StringRef kind = cast<StringAttr>(a).getValue();
+    if (kind == "bias") {
+      // Materialized at the call (the constant may come later in the
+      // block), viewed as 1-D. Large initializers are resource attributes,
+      // so the attribute is kept as is and the tensor collapsed.
+      Attribute attr;
+      bool ok = matchPattern(other, m_Constant(&attr));
+      assert(ok && "a bias post-op is a constant");
+      (void)ok;
+      auto t = cast<RankedTensorType>(other.getType());
+      Value c = arith::ConstantOp::create(b, op->getLoc(), t,
+                                          cast<TypedAttr>(attr));
+      if (t.getRank() != 1) {
+        SmallVector<ReassociationIndices> all(1);
+        for (int64_t i = 0; i < t.getRank(); ++i)
+          all[0].push_back(i);
+        c = tensor::CollapseShapeOp::create(b, op->getLoc(), c, all);
+      }
+      p.bias = c;
+      p.flags |= 1;
+    } else if (kind == "add") {
+      p.residual = other;
+      p.flags |= 2;
+    } else {
+      p.flags |= 4;
+    }
+    cur = user->getResult(0);
+  }
+  return p;
+}
+
+std::optional<Value>
+mlir::disc::lowerDotGeneralToLibraryCall(OpBuilder &b, DotGeneralOp op,
+                                         ArrayRef<OpFoldResult> dims) {
+  if (!dotGeneralFits(op))
+    return std::nullopt;
+  RankedTensorType rt = op.getType();
+  Type elt = rt.getElementType();
+  Value lhs = op.getLhs(), rhs = op.getRhs();
+  ArrayRef<int64_t> lc = op.getLhsContractingDimensions(),
+                    rc = op.getRhsContractingDimensions();
+  int64_t lr = cast<RankedTensorType>(lhs.getType()).getRank();
+  int64_t nb = op.getLhsBatchingDimensions().size();
   Location loc = op.getLoc();
   bool transA = false, transB = false;
   Value a3, b3;
   if (nb == 0) {
     // [.., M, K] x [K, N] (or transposed 2-D operands, Gemm).
-    if (rr != 2 || lr < 2)
-      return std::nullopt;
     transB = rc[0] == 1;
     transA = lr == 2 && lc[0] == 0;
-    if (lr > 2 && lc[0] != lr - 1)
-      return std::nullopt;
     Value l2 = lr > 2 ? collapseLeading(b, loc, lhs, lr - 1) : lhs;
     a3 = prependUnitDim(b, loc, l2);
     b3 = prependUnitDim(b, loc, rhs);
   } else {
     // [B.., M, K] x [B.., K, N], either operand transposed.
-    if (lr != nb + 2 || rr != nb + 2)
-      return std::nullopt;
     transA = lc[0] == nb;
     transB = rc[0] == nb + 1;
     a3 = nb > 1 ? collapseLeading(b, loc, lhs, nb) : lhs;
@@ -219,9 +449,27 @@ mlir::disc::lowerDotGeneralToLibraryCall(OpBuilder &b, DotGeneralOp op,
   }
   Value cBuf = castStrided(b, loc, c3);
   Value tA = i64(b, loc, transA), tB = i64(b, loc, transB);
-  SmallVector<Value> args = {aBuf, bBuf, cBuf, tA, tB};
-  func::FuncOp f =
-      declare(b, op, "disc_lib_matmul", ValueRange(args).getTypes());
+  SmallVector<Value> args = {aBuf, bBuf, cBuf};
+  PostOps post = collectPostOps(b, op);
+  if (post.bias)
+    args.push_back(asStridedBuffer(b, loc, post.bias));
+  if (post.residual) {
+    // Viewed as [B, M, N] like the output.
+    Value r = post.residual;
+    if (nb == 0)
+      r = prependUnitDim(b, loc,
+                         lr > 2 ? collapseLeading(b, loc, r, lr - 1) : r);
+    else if (nb > 1)
+      r = collapseLeading(b, loc, r, nb);
+    args.push_back(asStridedBuffer(b, loc, r));
+  }
+  args.append({tA, tB});
+  std::string name = "disc_lib_matmul";
+  if (post.any) {
+    args.push_back(i64(b, loc, post.flags));
+    name += "_post" + std::to_string(post.flags & 3);
+  }
+  func::FuncOp f = declare(b, op, name, ValueRange(args).getTypes());
   func::CallOp::create(b, loc, f, args);
   return cTensor;
 }
@@ -229,15 +477,12 @@ mlir::disc::lowerDotGeneralToLibraryCall(OpBuilder &b, DotGeneralOp op,
 std::optional<Value>
 mlir::disc::lowerConvToLibraryCall(OpBuilder &b, ConvOp op,
                                    ArrayRef<OpFoldResult> dims) {
+  if (!convFits(op))
+    return std::nullopt;
   RankedTensorType rt = op.getType();
   Type elt = rt.getElementType();
   Value input = op.getInput(), filter = op.getFilter();
   int64_t k = rt.getRank() - 2;
-  if (!elt.isF32() ||
-      !cast<RankedTensorType>(input.getType()).getElementType().isF32() ||
-      !cast<RankedTensorType>(filter.getType()).getElementType().isF32() ||
-      k < 1 || k > 3)
-    return std::nullopt;
   Location loc = op.getLoc();
   bool constW = matchPattern(filter, m_Constant()) ||
                 isa_and_nonnull<ConstantOp>(filter.getDefiningOp());
@@ -245,14 +490,56 @@ mlir::disc::lowerConvToLibraryCall(OpBuilder &b, ConvOp op,
   Value w = asStridedBuffer(b, loc, filter);
   auto [yAlloc, yTensor] = allocOutput(b, loc, elt, dims);
   Value y = castStrided(b, loc, yAlloc);
-  SmallVector<Value> args = {x, w, y, i64(b, loc, op.getFeatureGroupCount()),
-                             i64(b, loc, constW)};
+  SmallVector<Value> args = {x, w, y};
+  PostOps post = collectPostOps(b, op);
+  if (post.bias)
+    args.push_back(asStridedBuffer(b, loc, post.bias));
+  if (post.residual)
+    args.push_back(asStridedBuffer(b, loc, post.residual));
+  args.append({i64(b, loc, op.getFeatureGroupCount()), i64(b, loc, constW)});
   for (ArrayRef<int64_t> v :
        {op.getStrides(), op.getDilations(), op.getPadding()})
     for (int64_t s : v)
       args.push_back(i64(b, loc, s));
-  func::FuncOp f = declare(b, op, ("disc_lib_conv" + Twine(k) + "d").str(),
-                           ValueRange(args).getTypes());
+  std::string name = ("disc_lib_conv" + Twine(k) + "d").str();
+  if (post.any) {
+    args.push_back(i64(b, loc, post.flags));
+    name += "_post" + std::to_string(post.flags & 3);
+  }
+  func::FuncOp f = declare(b, op, name, ValueRange(args).getTypes());
+  func::CallOp::create(b, loc, f, args);
+  return yTensor;
+}
+
+std::optional<Value>
+mlir::disc::lowerConvTransposeToLibraryCall(OpBuilder &b, ConvTransposeOp op,
+                                            ArrayRef<OpFoldResult> dims) {
+  if (!convTransposeFits(op))
+    return std::nullopt;
+  Type elt = op.getType().getElementType();
+  int64_t k = op.getType().getRank() - 2;
+  Location loc = op.getLoc();
+  Value filter = op.getFilter();
+  bool constW = matchPattern(filter, m_Constant()) ||
+                isa_and_nonnull<ConstantOp>(filter.getDefiningOp());
+  Value x = asStridedBuffer(b, loc, op.getInput());
+  Value w = asStridedBuffer(b, loc, filter);
+  auto [yAlloc, yTensor] = allocOutput(b, loc, elt, dims);
+  Value y = castStrided(b, loc, yAlloc);
+  SmallVector<Value> args = {x, w, y, i64(b, loc, op.getFeatureGroupCount()),
+                             i64(b, loc, constW)};
+  for (ArrayRef<int64_t> v : {op.getStrides(), op.getDilations()})
+    for (int64_t s : v)
+      args.push_back(i64(b, loc, s));
+  ArrayRef<int64_t> pad = op.getPadding(), outPad = op.getOutputPadding();
+  for (int64_t i = 0; i < k; ++i)
+    args.push_back(i64(b, loc, pad[i]));
+  for (int64_t i = 0; i < k; ++i)
+    args.push_back(
+        i64(b, loc, pad[k + i] - (i < (int64_t)outPad.size() ? outPad[i] : 0)));
+  func::FuncOp f =
+      declare(b, op, ("disc_lib_conv_transpose" + Twine(k) + "d").str(),
+              ValueRange(args).getTypes());
   func::CallOp::create(b, loc, f, args);
   return yTensor;
 }

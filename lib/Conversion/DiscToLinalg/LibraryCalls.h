@@ -5,10 +5,21 @@
 // are not lowered to linalg loops: the output is allocated (`memref.alloc`,
 // so it stays a buffer of the runtime's tracked allocator after
 // bufferization), and a `func.call` of a private function
-// (`disc_lib_matmul`, `disc_lib_conv{1,2,3}d`, C interface) receives the
+// (`disc_lib_matmul`, `disc_lib_conv{1,2,3}d`,
+// `disc_lib_conv_transpose{1,2,3}d`, C interface) receives the
 // operands as strided memrefs; the generated model wrapper forwards it to
 // `disc_ral_context.library_call` (docs/runtime-abi.md). Other element
 // types (integers, f64, f16) keep the linalg lowering.
+//
+// Post-ops: `markLibraryCalls` (run on the scheduled function, before the
+// memory model is taken) marks each op that becomes a library call with
+// `disc.library_call` and, where the ops right after it in the order form
+// a chain bias add -> residual add -> Relu on its result, marks the call
+// with `disc.post_ops` (["bias", "add", "relu"], a subset in that order)
+// and each fused op with `disc.fused_into_call` (the index of its operand
+// that carries the chain). The call then writes the final value (oneDNN
+// bias and post-op chain) and the fused ops lower to that buffer
+// (MemoryModel: in-place).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DISC_LIB_CONVERSION_LIBRARYCALLS_H
@@ -20,7 +31,29 @@
 
 #include <optional>
 
+namespace mlir {
+namespace func {
+class FuncOp;
+}
+} // namespace mlir
+
 namespace mlir::disc {
+
+inline constexpr llvm::StringLiteral kLibraryCallAttr = "disc.library_call";
+inline constexpr llvm::StringLiteral kPostOpsAttr = "disc.post_ops";
+inline constexpr llvm::StringLiteral kFusedIntoCallAttr =
+    "disc.fused_into_call";
+
+/// True when `op` (dot_general, conv or conv_transpose) is lowered to a library
+/// call with
+/// `--library-calls=onednn`.
+bool fitsLibraryCall(Operation *op);
+
+/// Marks the library calls of `func` and their post-ops (see above),
+/// replacing earlier marks. Bias and residual operands must be defined
+/// before the call (constants anywhere); fused ops must follow the call in
+/// block order with only constants in between, so liveness is unchanged.
+void markLibraryCalls(func::FuncOp func);
 
 /// Name prefix of the functions compiled code calls for library calls.
 inline constexpr llvm::StringLiteral kLibraryCallPrefix = "disc_lib_";
@@ -37,6 +70,13 @@ std::optional<Value> lowerDotGeneralToLibraryCall(OpBuilder &b, DotGeneralOp op,
 /// std::nullopt.
 std::optional<Value> lowerConvToLibraryCall(OpBuilder &b, ConvOp op,
                                             ArrayRef<OpFoldResult> dims);
+
+/// A library call (oneDNN deconvolution) for the f32 transposed
+/// convolution `op`, or std::nullopt (a negative begin pad, or an
+/// output_padding larger than the end pad: the linalg lowering).
+std::optional<Value>
+lowerConvTransposeToLibraryCall(OpBuilder &b, ConvTransposeOp op,
+                                ArrayRef<OpFoldResult> dims);
 
 } // namespace mlir::disc
 

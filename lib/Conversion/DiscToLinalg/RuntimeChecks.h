@@ -26,6 +26,13 @@ inline constexpr llvm::StringLiteral kCheckFailedFn = "disc_check_failed";
 /// by check id) and the number of checks proven true at compile time.
 inline constexpr llvm::StringLiteral kCheckMessagesAttr = "disc.check_messages";
 inline constexpr llvm::StringLiteral kChecksDroppedAttr = "disc.checks_dropped";
+/// Module attribute from `disc-lower-to-linalg` for
+/// `disc-check-allocations` (the shape annotations are gone by then): the
+/// valid range of every input dim, `{func name: [per argument: array<i64:
+/// min0, max0, min1, max1, ...>]}`, max -1 when unbounded. Written only when
+/// some input dim has a maximum; removed by `disc-check-allocations`.
+inline constexpr llvm::StringLiteral kInputDimRangesAttr =
+    "disc.input_dim_ranges";
 /// At most this many run-time values are printed in a message.
 inline constexpr unsigned kMaxCheckValues = 4;
 

@@ -150,6 +150,15 @@ disc_status_code disc_session_create(const disc_executable_t *exe,
       return fail(DISC_STATUS_INVALID_ARGUMENT,
                   "memory_limit_bytes must be >= 0");
     opts.memory_limit_bytes = options->memory_limit_bytes;
+    if (options->remat_policy != DISC_REMAT_POLICY_LARGEST_FIRST &&
+        options->remat_policy != DISC_REMAT_POLICY_DTR_SCORE)
+      return fail(DISC_STATUS_INVALID_ARGUMENT,
+                  "remat_policy must be DISC_REMAT_POLICY_LARGEST_FIRST (0) "
+                  "or DISC_REMAT_POLICY_DTR_SCORE (1)");
+    opts.remat_policy = static_cast<disc::RematPolicy>(options->remat_policy);
+    if (options->num_threads < 0)
+      return fail(DISC_STATUS_INVALID_ARGUMENT, "num_threads must be >= 0");
+    opts.num_threads = options->num_threads;
   }
   try {
     *out = new disc_session{exe->exe, disc::Session(exe->exe, opts)};
@@ -204,6 +213,11 @@ disc_status_code disc_session_get_stats(const disc_session_t *session,
   out->current_bytes = s.current_bytes;
   out->num_allocs = s.num_allocs;
   out->leaked_allocs = s.leaked_allocs;
+  out->remat_evictions = s.remat_evictions;
+  out->remat_regenerations = s.remat_regenerations;
+  out->remat_bytes_recomputed = s.remat_bytes_recomputed;
+  out->remat_recompute_ms = s.remat_recompute_ms;
+  out->remat_minimum_peak_bytes = s.remat_minimum_peak_bytes;
   return DISC_STATUS_OK;
 }
 

@@ -1,7 +1,12 @@
 //===- Executable.cpp - Loading model.so and parsing its signature --------===//
 
 #include "disc/runtime/Runtime.h"
+
+#include "../cpu/LibraryCalls.h"
 #include "disc/runtime/abi.h"
+
+#include "RematPlanner.h"
+#include "../cuda/Device.h"
 
 #include <dlfcn.h>
 #include <nlohmann/json.hpp>
@@ -164,6 +169,119 @@ Status parseMemorySpec(const json &j, MemorySpec *out) {
     for (const json &x : *t)
       if (x.is_string())
         out->peakBytesText.push_back(x.get<std::string>());
+  if (auto calls = j.find("library_calls"); calls != j.end()) {
+    auto bad = [](size_t i, const std::string &what) {
+      return Status::loadFailed("signature: memory: library_calls[" +
+                                std::to_string(i) + "]: " + what);
+    };
+    if (!calls->is_array())
+      return Status::loadFailed(
+          "signature: memory: 'library_calls' must be an array");
+    for (size_t i = 0; i < calls->size(); ++i) {
+      const json &c = (*calls)[i];
+      LibraryCallSpec spec;
+      if (!c.is_object() || !c.contains("call") ||
+          !c["call"].is_number_integer())
+        return bad(i, "needs an integer 'call'");
+      spec.call = c["call"].get<int32_t>();
+      if (!c.contains("at") || !parseSizeExpr(c["at"], &spec.at))
+        return bad(i, "'at' is not an expression");
+      if (!c.contains("operands") || !c["operands"].is_array())
+        return bad(i, "needs an 'operands' array");
+      for (const json &o : c["operands"]) {
+        if (!o.is_object() || !o.contains("sizes") || !o.contains("strides") ||
+            !o["sizes"].is_array() || !o["strides"].is_array() ||
+            o["sizes"].size() != o["strides"].size())
+          return bad(i, "operands need 'sizes' and 'strides' of one rank");
+        std::vector<SizeExpr> sz(o["sizes"].size()), st(sz.size());
+        for (size_t d = 0; d < sz.size(); ++d)
+          if (!parseSizeExpr(o["sizes"][d], &sz[d]) ||
+              !parseSizeExpr(o["strides"][d], &st[d]))
+            return bad(i, "an operand dim is not an expression");
+        spec.sizes.push_back(std::move(sz));
+        spec.strides.push_back(std::move(st));
+      }
+      if (!c.contains("attrs") || !c["attrs"].is_array())
+        return bad(i, "needs an 'attrs' array");
+      for (const json &a : c["attrs"]) {
+        if (!a.is_number_integer())
+          return bad(i, "attrs must be integers");
+        spec.attrs.push_back(a.get<int64_t>());
+      }
+      out->libraryCalls.push_back(std::move(spec));
+    }
+  }
+  return Status::ok();
+}
+
+Status parseRematSpec(const json &j, RematSpec *out) {
+  auto bad = [](const std::string &what) {
+    return Status::loadFailed("signature: remat: " + what);
+  };
+  if (!j.is_object())
+    return bad("must be an object");
+  auto cands = j.find("candidates");
+  if (cands == j.end() || !cands->is_array())
+    return bad("'candidates' must be an array");
+  if (cands->empty())
+    return Status::ok();
+  auto exprList = [&](const json &a, const std::string &name,
+                      std::vector<SizeExpr> *list) -> Status {
+    if (!a.is_array())
+      return bad("'" + name + "' must be an array");
+    for (size_t i = 0; i < a.size(); ++i) {
+      SizeExpr e;
+      if (!parseSizeExpr(a[i], &e))
+        return bad(name + "[" + std::to_string(i) + "] is not an expression");
+      list->push_back(std::move(e));
+    }
+    return Status::ok();
+  };
+  if (!j.contains("live_before") || !j.contains("points") ||
+      !j["points"].is_array() || !j.contains("exit_points"))
+    return bad("'live_before', 'points' and 'exit_points' are required");
+  if (Status s = exprList(j["live_before"], "live_before", &out->liveBefore);
+      !s)
+    return s;
+  for (const json &pts : j["points"]) {
+    out->points.emplace_back();
+    if (Status s = exprList(pts, "points", &out->points.back()); !s)
+      return s;
+  }
+  if (Status s = exprList(j["exit_points"], "exit_points", &out->exitPoints);
+      !s)
+    return s;
+  if (out->points.size() != out->liveBefore.size())
+    return bad("'points' and 'live_before' differ in length");
+  int64_t n = static_cast<int64_t>(out->points.size());
+  for (const json &c : *cands) {
+    RematCandidateSpec spec;
+    if (!c.is_object() || !c.contains("evict_after") ||
+        !c["evict_after"].is_number_integer() ||
+        !c.contains("regenerate_before") ||
+        !c["regenerate_before"].is_number_integer() || !c.contains("bytes") ||
+        !parseSizeExpr(c["bytes"], &spec.bytes) ||
+        !c.contains("recompute_peak_bytes") ||
+        !parseSizeExpr(c["recompute_peak_bytes"], &spec.recomputePeakBytes) ||
+        !c.contains("flops") || !parseSizeExpr(c["flops"], &spec.flops))
+      return bad("candidate " + std::to_string(out->candidates.size()) +
+                 " needs evict_after, regenerate_before, bytes, "
+                 "recompute_peak_bytes and flops");
+    spec.evictAfter = c["evict_after"].get<int64_t>();
+    spec.regenerateBefore = c["regenerate_before"].get<int64_t>();
+    if (spec.evictAfter < 0 || spec.regenerateBefore <= spec.evictAfter ||
+        spec.regenerateBefore >= n)
+      return bad("candidate " + std::to_string(out->candidates.size()) +
+                 " has points outside the op range");
+    if (auto t = c.find("producer"); t != c.end() && t->is_string())
+      spec.producer = t->get<std::string>();
+    if (auto t = c.find("bytes_text"); t != c.end() && t->is_string())
+      spec.bytesText = t->get<std::string>();
+    if (auto t = c.find("flops_text"); t != c.end() && t->is_string())
+      spec.flopsText = t->get<std::string>();
+    out->candidates.push_back(std::move(spec));
+  }
+  out->present = true;
   return Status::ok();
 }
 
@@ -282,6 +400,12 @@ Status Signature::bindDims(const std::vector<std::vector<int64_t>> &inputShapes,
 Status Executable::predictPeakBytes(
     const std::vector<std::vector<int64_t>> &inputShapes,
     int64_t *bytes) const {
+  return predictPeakBytes(inputShapes, bytes, 0);
+}
+
+Status Executable::predictPeakBytes(
+    const std::vector<std::vector<int64_t>> &inputShapes, int64_t *bytes,
+    int32_t numThreads) const {
   if (!bytes)
     return Status::invalidArgument("predictPeakBytes: bytes must not be null");
   std::map<std::string, int64_t> dims;
@@ -300,7 +424,68 @@ Status Executable::predictPeakBytes(
                               "] cannot be evaluated at these shapes");
     best = std::max(best, *v);
   }
+  // Library calls: the live bytes at the call plus what oneDNN takes for
+  // these shapes (its primitives are created, not run).
+  if (!mem.libraryCalls.empty()) {
+    runtime::cpu::LibraryCalls library(/*maxPrimitives=*/64, numThreads);
+    for (size_t i = 0; i < mem.libraryCalls.size(); ++i) {
+      const LibraryCallSpec &c = mem.libraryCalls[i];
+      std::string where =
+          "memory model: library_calls[" + std::to_string(i) + "]";
+      std::optional<int64_t> at = c.at.evaluate(dims);
+      if (!at)
+        return Status::internal(where + " cannot be evaluated at these shapes");
+      std::vector<std::vector<int64_t>> words(c.sizes.size());
+      std::vector<void *> operands;
+      std::vector<int32_t> ranks;
+      for (size_t o = 0; o < c.sizes.size(); ++o) {
+        std::vector<int64_t> &w = words[o];
+        w = {0, 0, 0};
+        for (const std::vector<SizeExpr> *part : {&c.sizes[o], &c.strides[o]})
+          for (const SizeExpr &e : *part) {
+            std::optional<int64_t> v = e.evaluate(dims);
+            if (!v)
+              return Status::internal(where +
+                                      ": an operand dim cannot be evaluated");
+            w.push_back(*v);
+          }
+        operands.push_back(w.data());
+        ranks.push_back(static_cast<int32_t>(c.sizes[o].size()));
+      }
+      int64_t temps = 0;
+      std::string error;
+      int32_t st = library.temporaryBytes(
+          c.call, static_cast<int32_t>(operands.size()), operands.data(),
+          ranks.data(), static_cast<int32_t>(c.attrs.size()), c.attrs.data(),
+          &temps, error);
+      if (st == 1)
+        return Status::invalidArgument(error);
+      if (st != 0)
+        return Status::internal(where + ": " + error);
+      best = std::max(best, *at + temps);
+    }
+  }
   *bytes = best;
+  return Status::ok();
+}
+
+Status Executable::predictMinimumPeakBytes(
+    const std::vector<std::vector<int64_t>> &inputShapes,
+    int64_t *bytes) const {
+  if (Status s = predictPeakBytes(inputShapes, bytes); !s || *bytes < 0)
+    return s;
+  if (!signature_.remat.present)
+    return Status::ok();
+  std::map<std::string, int64_t> dims;
+  if (Status s = signature_.bindDims(inputShapes, &dims); !s)
+    return s;
+  runtime::RematProfile profile;
+  std::string error;
+  if (!runtime::evaluateRematProfile(signature_.remat, dims, &profile, &error))
+    return Status::internal("remat: " + error);
+  runtime::RematPlanner planner(std::move(profile), 0,
+                                runtime::RematPolicyKind::LargestFirst);
+  *bytes = std::min(*bytes, planner.minimumPeak());
   return Status::ok();
 }
 
@@ -321,6 +506,15 @@ Status Signature::parse(std::string_view text, Signature *out) {
   auto model = root.find("model");
   if (model != root.end() && model->is_string())
     sig.model = model->get<std::string>();
+  if (auto target = root.find("target"); target != root.end()) {
+    if (!target->is_string() || (*target != "cpu" && *target != "cuda"))
+      return Status::loadFailed(
+          "signature: 'target' must be \"cpu\" or \"cuda\"");
+    sig.target = target->get<std::string>();
+  }
+  if (auto arch = root.find("gpu_arch");
+      arch != root.end() && arch->is_string())
+    sig.gpuArch = arch->get<std::string>();
   if (Status s = parseTensorSpecs(root, "inputs", true, &sig.inputs); !s)
     return s;
   if (Status s = parseTensorSpecs(root, "outputs", false, &sig.outputs); !s)
@@ -355,6 +549,9 @@ Status Signature::parse(std::string_view text, Signature *out) {
   if (auto memory = root.find("memory");
       memory != root.end() && !memory->is_null())
     if (Status s = parseMemorySpec(*memory, &sig.memory); !s)
+      return s;
+  if (auto remat = root.find("remat"); remat != root.end() && !remat->is_null())
+    if (Status s = parseRematSpec(*remat, &sig.remat); !s)
       return s;
   *out = std::move(sig);
   return Status::ok();
@@ -401,7 +598,8 @@ Status Executable::loadImpl(const std::string &path,
                               "'; is it a DISC model?");
   }
   int32_t version = versionFn();
-  if (version != DISC_MODEL_ABI_VERSION)
+  // Version 2 models use a prefix of the version 3 context.
+  if (version != DISC_MODEL_ABI_VERSION && version != 2)
     return Status::loadFailed("'" + path + "' has model ABI version " +
                               std::to_string(version) + ", runtime expects " +
                               std::to_string(DISC_MODEL_ABI_VERSION));
@@ -411,6 +609,14 @@ Status Executable::loadImpl(const std::string &path,
   exe->signatureJson_ = sigText;
   if (Status s = Signature::parse(exe->signatureJson_, &exe->signature_); !s)
     return Status::loadFailed("'" + path + "': " + s.message());
+  if (exe->signature_.target == "cuda") {
+    // A CUDA model needs the driver and a device; say so now rather than
+    // at the first run (docs/cuda.md).
+    std::string why;
+    if (!runtime::cuda::probeDevice(&why))
+      return Status::loadFailed("'" + path + "' is a CUDA model (" +
+                                exe->signature_.gpuArch + "): " + why);
+  }
   exe->runFn_ = runFn;
   *out = std::move(exe);
   return Status::ok();

@@ -4,14 +4,18 @@
 #include "disc/runtime/abi.h"
 
 #include "../cpu/LibraryCalls.h"
+#include "RematPlanner.h"
+#include "../cuda/Device.h"
 
 #include <chrono>
 #include <csetjmp>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace disc {
 
@@ -23,6 +27,9 @@ struct AbortInfo {
   int64_t liveBytes = 0;
   int64_t limitBytes = 0;
   bool outOfHostMemory = false;
+  /// Set when the CUDA driver refused the allocation.
+  bool outOfDeviceMemory = false;
+  std::string deviceError;
 };
 
 } // namespace
@@ -61,7 +68,40 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
                                  int32_t numOperands, void *const *operands,
                                  const int32_t *ranks, int32_t numAttrs,
                                  const int64_t *attrs);
+  static int32_t deviceLaunchCallback(void *self, const void *image,
+                                      const char *kernel, const int64_t *grid,
+                                      const int64_t *block, int32_t sharedBytes,
+                                      void **params);
+  static int32_t deviceCopyCallback(void *self, void *dst, const void *src,
+                                    int64_t bytes);
+  static int32_t deviceSyncCallback(void *self);
   void *tryAllocate(int64_t bytes, int64_t alignment, bool *refused);
+  /// Frees a buffer of the tracked allocator (host or device memory).
+  void releaseBuffer(void *ptr);
+
+  // CUDA models (docs/cuda.md): the device, opened on the first run; the
+  // device copies of the current run's inputs (not tracked: like host
+  // inputs they belong to the caller's side of the ledger).
+  bool onDevice = false;
+  std::unique_ptr<runtime::cuda::Device> device;
+  std::vector<void *> deviceInputs;
+  void releaseDeviceInputs();
+
+  // Rematerialization (docs/memory.md): the planner of the current run,
+  // the blocks kept at evict points (by candidate id; `retainedPtrs` makes
+  // the model's free of a kept block a no-op), the block to hand back at
+  // the next allocation after a regenerate point, and the recompute timer.
+  std::optional<runtime::RematPlanner> remat;
+  std::unordered_map<int32_t, std::pair<void *, int64_t>> retained;
+  std::unordered_set<void *> retainedPtrs;
+  void *handback = nullptr;
+  int64_t handbackBytes = 0;
+  std::chrono::steady_clock::time_point recomputeStart;
+  static int32_t rematEvictCallback(void *self, int32_t id, void *ptr);
+  static int32_t rematRegenerateCallback(void *self, int32_t id);
+  static void rematRegeneratedCallback(void *self, int32_t id);
+  /// Plans the run: the feasibility check against the memory limit.
+  Status planRemat(const std::vector<Tensor> &inputs);
 
   // oneDNN primitives of this session, created on the first library call.
   std::unique_ptr<runtime::cpu::LibraryCalls> library;
@@ -109,8 +149,21 @@ void *Session::Impl::tryAllocate(int64_t bytes, int64_t alignment,
   void *p = nullptr;
   std::lock_guard<std::mutex> lock(mutex);
   int64_t limit = options.memory_limit_bytes;
+  bool deviceOom = false;
+  std::string deviceError;
   if (limit > 0 && bytes > limit - currentBytes) {
     overLimit = true;
+  } else if (device) {
+    p = device->allocate(bytes, &deviceOom, &deviceError);
+    if (p) {
+      live.emplace(p, bytes);
+      currentBytes += bytes;
+      if (currentBytes > peakBytes)
+        peakBytes = currentBytes;
+      ++numAllocs;
+    } else {
+      hostOom = true;
+    }
   } else if (posix_memalign(&p, static_cast<size_t>(align),
                             bytes > 0 ? static_cast<size_t>(bytes) : 1) != 0) {
     p = nullptr;
@@ -126,7 +179,9 @@ void *Session::Impl::tryAllocate(int64_t bytes, int64_t alignment,
     abort.requestedBytes = bytes;
     abort.liveBytes = currentBytes;
     abort.limitBytes = limit;
-    abort.outOfHostMemory = hostOom;
+    abort.outOfHostMemory = hostOom && !device;
+    abort.outOfDeviceMemory = hostOom && device;
+    abort.deviceError = deviceError;
     *refused = true;
   }
   return p;
@@ -138,6 +193,20 @@ void *Session::Impl::allocCallback(void *self, int64_t bytes,
   Impl *impl = static_cast<Impl *>(self);
   if (!impl)
     return nullptr;
+  if (impl->handback && std::this_thread::get_id() == impl->runThread) {
+    // The regenerated buffer of a kept candidate: the same block, still
+    // counted as live, with its data.
+    void *p = impl->handback;
+    impl->handback = nullptr;
+    if (bytes == impl->handbackBytes)
+      return p;
+    errorCallback(self, 4,
+                  ("rematerialization: regenerated buffer of " +
+                   std::to_string(bytes) + " bytes, kept block has " +
+                   std::to_string(impl->handbackBytes))
+                      .c_str());
+    return nullptr;
+  }
   bool refused = false;
   void *p = impl->tryAllocate(bytes, alignment, &refused);
   if (!refused)
@@ -158,7 +227,8 @@ int32_t Session::Impl::libraryCallback(void *self, int32_t callId,
   if (!impl)
     return 4;
   if (!impl->library)
-    impl->library = std::make_unique<runtime::cpu::LibraryCalls>();
+    impl->library = std::make_unique<runtime::cpu::LibraryCalls>(
+        /*maxPrimitives=*/512, impl->options.num_threads);
   // Temporaries go through the tracked allocator without unwinding: the
   // library reports a refusal as status 2.
   runtime::cpu::ScratchAllocator scratch;
@@ -176,17 +246,70 @@ int32_t Session::Impl::libraryCallback(void *self, int32_t callId,
   return status;
 }
 
+void Session::Impl::releaseBuffer(void *ptr) {
+  if (device)
+    device->release(ptr);
+  else
+    std::free(ptr);
+}
+
 void Session::Impl::freeCallback(void *self, void *ptr) {
   Impl *impl = static_cast<Impl *>(self);
   if (!impl || !ptr)
     return;
   std::lock_guard<std::mutex> lock(impl->mutex);
+  if (impl->retainedPtrs.count(ptr))
+    return; // Kept at an evict point: lives on until its regenerate point.
   auto it = impl->live.find(ptr);
   if (it == impl->live.end())
     return; // Not ours (or already freed): ignore rather than crash.
   impl->currentBytes -= it->second;
   impl->live.erase(it);
-  std::free(ptr);
+  impl->releaseBuffer(ptr);
+}
+
+int32_t Session::Impl::deviceLaunchCallback(
+    void *self, const void *image, const char *kernel, const int64_t *grid,
+    const int64_t *block, int32_t sharedBytes, void **params) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl || !impl->device || !grid || !block)
+    return 4;
+  std::string message;
+  int32_t status = impl->device->launch(image, kernel, grid, block, sharedBytes,
+                                        params, &message);
+  if (status != 0)
+    errorCallback(self, status, message.c_str());
+  return status;
+}
+
+int32_t Session::Impl::deviceCopyCallback(void *self, void *dst,
+                                          const void *src, int64_t bytes) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl || !impl->device)
+    return 4;
+  std::string message;
+  int32_t status = impl->device->copy(dst, src, bytes, &message);
+  if (status != 0)
+    errorCallback(self, status, message.c_str());
+  return status;
+}
+
+int32_t Session::Impl::deviceSyncCallback(void *self) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl || !impl->device)
+    return 4;
+  std::string message;
+  int32_t status = impl->device->synchronize(&message);
+  if (status != 0)
+    errorCallback(self, status, message.c_str());
+  return status;
+}
+
+void Session::Impl::releaseDeviceInputs() {
+  if (device)
+    for (void *p : deviceInputs)
+      device->release(p);
+  deviceInputs.clear();
 }
 
 void Session::Impl::errorCallback(void *self, int32_t status,
@@ -202,12 +325,104 @@ void Session::Impl::errorCallback(void *self, int32_t status,
   impl->errorMessage = message ? message : "model reported an error";
 }
 
+int32_t Session::Impl::rematEvictCallback(void *self, int32_t id, void *ptr) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl || !impl->remat)
+    return 0; // No plan: keep nothing; the model frees the block.
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  bool evict = impl->remat->decideEvict(id, impl->currentBytes);
+  auto it = impl->live.find(ptr);
+  if (evict || it == impl->live.end()) {
+    ++impl->stats.remat_evictions;
+    return 0;
+  }
+  impl->retained[id] = {ptr, it->second};
+  impl->retainedPtrs.insert(ptr);
+  return 0;
+}
+
+int32_t Session::Impl::rematRegenerateCallback(void *self, int32_t id) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl)
+    return -4;
+  {
+    std::lock_guard<std::mutex> lock(impl->mutex);
+    auto it = impl->retained.find(id);
+    if (it != impl->retained.end()) {
+      impl->handback = it->second.first;
+      impl->handbackBytes = it->second.second;
+      impl->retainedPtrs.erase(it->second.first);
+      impl->retained.erase(it);
+      return 1;
+    }
+    ++impl->stats.remat_regenerations;
+    if (impl->remat && id >= 0 &&
+        id < static_cast<int32_t>(impl->remat->profile().candidates.size()))
+      impl->stats.remat_bytes_recomputed +=
+          impl->remat->profile().candidates[id].bytes;
+  }
+  impl->recomputeStart = std::chrono::steady_clock::now();
+  return 0;
+}
+
+void Session::Impl::rematRegeneratedCallback(void *self, int32_t) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl)
+    return;
+  std::chrono::duration<double, std::milli> elapsed =
+      std::chrono::steady_clock::now() - impl->recomputeStart;
+  impl->stats.remat_recompute_ms += elapsed.count();
+}
+
+Status Session::Impl::planRemat(const std::vector<Tensor> &inputs) {
+  remat.reset();
+  retained.clear();
+  retainedPtrs.clear();
+  handback = nullptr;
+  const Signature &sig = exe->signature();
+  std::vector<std::vector<int64_t>> shapes;
+  for (const Tensor &t : inputs)
+    shapes.push_back(t.shape());
+  int64_t predicted = -1;
+  if (Status s = exe->predictPeakBytes(shapes, &predicted); !s)
+    return s;
+  stats.predicted_peak_bytes = predicted;
+  int64_t minimum = predicted;
+  if (sig.remat.present && predicted >= 0) {
+    std::map<std::string, int64_t> dims;
+    if (Status s = sig.bindDims(shapes, &dims); !s)
+      return s;
+    runtime::RematProfile profile;
+    std::string error;
+    if (!runtime::evaluateRematProfile(sig.remat, dims, &profile, &error))
+      return Status::internal("remat: " + error);
+    remat.emplace(std::move(profile), options.memory_limit_bytes,
+                  options.remat_policy == RematPolicy::LargestFirst
+                      ? runtime::RematPolicyKind::LargestFirst
+                      : runtime::RematPolicyKind::DtrScore);
+    minimum = std::min(predicted, remat->minimumPeak());
+  }
+  stats.remat_minimum_peak_bytes = minimum;
+  int64_t limit = options.memory_limit_bytes;
+  if (limit > 0 && minimum >= 0 && limit < minimum)
+    return Status::resourceExhausted(
+        "memory limit " + std::to_string(limit) +
+        " bytes is below the minimum peak " + std::to_string(minimum) +
+        " bytes these input shapes can reach by rematerialization (" +
+        std::to_string(predicted) + " bytes with nothing evicted); nothing ran");
+  return Status::ok();
+}
+
 int64_t Session::Impl::releaseAll() {
   std::lock_guard<std::mutex> lock(mutex);
   int64_t n = static_cast<int64_t>(live.size());
   for (auto &entry : live)
-    std::free(entry.first);
+    releaseBuffer(entry.first);
   live.clear();
+  retained.clear();
+  retainedPtrs.clear();
+  handback = nullptr;
+  releaseDeviceInputs();
   currentBytes = 0;
   return n;
 }
@@ -353,6 +568,15 @@ Session::Session(std::shared_ptr<const Executable> executable,
   impl_->ctx.free = &Impl::freeCallback;
   impl_->ctx.error = &Impl::errorCallback;
   impl_->ctx.library_call = &Impl::libraryCallback;
+  impl_->ctx.remat_evict = &Impl::rematEvictCallback;
+  impl_->ctx.remat_regenerate = &Impl::rematRegenerateCallback;
+  impl_->ctx.remat_regenerated = &Impl::rematRegeneratedCallback;
+  if (impl_->exe && impl_->exe->signature().target == "cuda") {
+    impl_->onDevice = true;
+    impl_->ctx.device_launch = &Impl::deviceLaunchCallback;
+    impl_->ctx.device_copy = &Impl::deviceCopyCallback;
+    impl_->ctx.device_sync = &Impl::deviceSyncCallback;
+  }
 }
 
 Session::~Session() {
@@ -438,8 +662,26 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
   stats = SessionStats();
   if (Status s = validate(sig, inputs); !s)
     return s;
+  // Feasibility first: a limit below the lowest reachable peak fails here,
+  // before anything is allocated or run.
+  if (Status s = planRemat(inputs); !s)
+    return s;
 
-  // Input descriptors: contiguous row-major, allocated = aligned = data.
+  if (onDevice && !device) {
+    std::string why;
+    device = runtime::cuda::Device::open(/*ordinal=*/0, &why);
+    if (!device)
+      return Status::loadFailed(why);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto &entry : live)
+      releaseBuffer(entry.first);
+    live.clear();
+    releaseDeviceInputs();
+  }
+  // Input descriptors: contiguous row-major, allocated = aligned = data (a
+  // device copy of the data for a CUDA model).
   std::vector<std::vector<int64_t>> inDescs(inputs.size());
   std::vector<void *> inPtrs(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -448,6 +690,21 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
     int64_t r = t.rank();
     d.assign(3 + 2 * r, 0);
     auto data = reinterpret_cast<intptr_t>(t.data());
+    if (device) {
+      bool oom = false;
+      std::string why;
+      void *p = device->allocate(t.byteSize(), &oom, &why);
+      if (!p)
+        return oom ? Status::resourceExhausted(
+                         "input '" + sig.inputs[i].name +
+                         "': device out of memory: " + why)
+                   : Status::internal("input '" + sig.inputs[i].name +
+                                      "': " + why);
+      deviceInputs.push_back(p);
+      if (device->copy(p, t.data(), t.byteSize(), &why) != 0)
+        return Status::internal("input '" + sig.inputs[i].name + "': " + why);
+      data = reinterpret_cast<intptr_t>(p);
+    }
     d[0] = data;
     d[1] = data;
     d[2] = 0;
@@ -468,9 +725,6 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
 
   {
     std::lock_guard<std::mutex> lock(mutex);
-    for (auto &entry : live)
-      std::free(entry.first);
-    live.clear();
     currentBytes = 0;
     peakBytes = 0;
     numAllocs = 0;
@@ -494,6 +748,12 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
     AbortInfo info = abort;
     releaseAll();
     finishStats(0);
+    if (info.outOfDeviceMemory)
+      return Status::resourceExhausted(
+          "device out of memory: requested " +
+          std::to_string(info.requestedBytes) + " bytes with " +
+          std::to_string(info.liveBytes) + " bytes live (" + info.deviceError +
+          ")");
     if (info.outOfHostMemory)
       return Status::resourceExhausted(
           "host out of memory: requested " +
@@ -565,6 +825,38 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
 
     // Adopt when the data is a dense run inside a live tracked allocation.
     bool adopted = false;
+    if (device) {
+      // Device memory: copy the view's span to the host, then gather.
+      Tensor copy = Tensor::zeros(spec.dtype, sizes);
+      if (!copy.isValid()) {
+        status = Status::resourceExhausted(who + ": cannot allocate " +
+                                           std::to_string(bytes) + " bytes");
+        break;
+      }
+      if (n > 0) {
+        int64_t span = 1;
+        for (int64_t k = 0; k < r; ++k)
+          span += (sizes[k] - 1) * strides[k];
+        bool dense = isContiguous(sizes, strides);
+        std::vector<char> staging;
+        char *dst = static_cast<char *>(copy.data());
+        if (!dense) {
+          staging.resize(static_cast<size_t>(span * elem));
+          dst = staging.data();
+        }
+        std::string why;
+        if (device->copy(dst, start, dense ? bytes : span * elem, &why) != 0 ||
+            device->synchronize(&why) != 0) {
+          status = Status::internal(who + ": " + why);
+          break;
+        }
+        if (!dense)
+          copyStrided(staging.data(), sizes, strides, elem,
+                      static_cast<char *>(copy.data()));
+      }
+      results.push_back(std::move(copy));
+      continue;
+    }
     if (allocated && isContiguous(sizes, strides)) {
       std::lock_guard<std::mutex> lock(mutex);
       auto it = live.find(allocated);

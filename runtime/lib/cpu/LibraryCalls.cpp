@@ -18,6 +18,14 @@
 #include <unordered_map>
 #include <vector>
 
+// The OpenMP API of libgomp, the runtime the Debian oneDNN runs on (OpenMP
+// 5.1, section 3.2). Declared here rather than through <omp.h>, which is
+// compiler-specific: a clang build must still set libgomp's thread count.
+extern "C" {
+int omp_get_max_threads(void);
+void omp_set_num_threads(int numThreads);
+}
+
 using namespace disc::runtime::cpu;
 using dnnl::memory;
 
@@ -120,6 +128,78 @@ struct CallError {
   throw CallError{status, std::move(message)};
 }
 
+/// Runs the enclosing scope on `n` OpenMP threads (n > 0), then restores
+/// the calling thread's setting. oneDNN reads it when it creates a
+/// primitive (kernel blocking) and when it runs one.
+struct ThreadScope {
+  int saved = 0;
+  explicit ThreadScope(int n) {
+    if (n <= 0)
+      return;
+    saved = omp_get_max_threads();
+    if (saved == n)
+      saved = 0;
+    else
+      omp_set_num_threads(n);
+  }
+  ~ThreadScope() {
+    if (saved > 0)
+      omp_set_num_threads(saved);
+  }
+};
+
+/// Post-ops of a call (docs/runtime-abi.md): flags bit 0 bias, bit 1
+/// residual add, bit 2 Relu; applied in that order.
+struct PostOps {
+  int64_t flags = 0;
+  View bias, res; // bias: [channels]; res: the output's shape
+  bool bias_() const { return flags & 1; }
+  bool res_() const { return flags & 2; }
+  bool relu() const { return flags & 4; }
+};
+
+/// Calls `f(offset)` for the element offset of every element of `sizes` /
+/// `strides`.
+template <typename F>
+void forEach(const memory::dims &sizes, const memory::dims &strides, F f) {
+  int64_t n = volume(sizes);
+  std::vector<int64_t> idx(sizes.size(), 0);
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t off = 0;
+    for (size_t i = 0; i < idx.size(); ++i)
+      off += idx[i] * strides[i];
+    f(off, idx);
+    for (int64_t i = static_cast<int64_t>(idx.size()) - 1; i >= 0; --i) {
+      if (++idx[i] < sizes[i])
+        break;
+      idx[i] = 0;
+    }
+  }
+}
+
+/// Applies the post-ops of `p` not done by oneDNN to `y` (bias along dim
+/// `channelDim` when `withBias`).
+void applyPostOps(const View &y, const PostOps &p, bool withBias, bool withRes,
+                  bool withRelu, size_t channelDim) {
+  if (!(withBias && p.bias_()) && !(withRes && p.res_()) &&
+      !(withRelu && p.relu()))
+    return;
+  forEach(y.sizes, y.strides, [&](int64_t off, const std::vector<int64_t> &i) {
+    float v = y.data[off];
+    if (withBias && p.bias_())
+      v += p.bias.data[i[channelDim] * p.bias.strides[0]];
+    if (withRes && p.res_()) {
+      int64_t r = 0;
+      for (size_t d = 0; d < i.size(); ++d)
+        r += i[d] * p.res.strides[d];
+      v += p.res.data[r];
+    }
+    if (withRelu && p.relu())
+      v = v > 0.0f ? v : 0.0f;
+    y.data[off] = v;
+  });
+}
+
 /// One cached primitive with the reorders around it.
 struct Entry {
   dnnl::primitive prim;
@@ -129,15 +209,49 @@ struct Entry {
   memory::desc user[3], prim_[3];
   bool reorder[3] = {false, false, false};
   dnnl::reorder reorders[3];
+  // Post-ops: the bias and residual layouts; `manual` when oneDNN took no
+  // post-op chain for this primitive (they run as a loop afterwards).
+  memory::desc biasMd, resMd;
+  bool manual = false;
+  bool constWeights = false;
   // Reordered constant weights by the caller's weights address.
-  std::unordered_map<const void *, memory> constWeights;
+  std::unordered_map<const void *, memory> constWeightsMem;
   std::list<std::string>::iterator lru;
+
+  /// Bytes of the temporaries one run takes from the allocator: reordered
+  /// operands (constant weights excluded: kept by the entry) and the
+  /// scratchpad.
+  int64_t temporaryBytes() const {
+    int64_t n = static_cast<int64_t>(scratchMd.get_size());
+    for (int i = 0; i < 3; ++i)
+      if (reorder[i] && !(i == 1 && constWeights))
+        n += static_cast<int64_t>(prim_[i].get_size());
+    return n;
+  }
 };
+
+/// The post-op chain oneDNN runs after the primitive (bias excluded: the
+/// primitive takes it).
+dnnl::primitive_attr makeAttr(const PostOps &p, const memory::desc &resMd,
+                              bool withPostOps) {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (withPostOps && (p.res_() || p.relu())) {
+    dnnl::post_ops po;
+    if (p.res_())
+      po.append_binary(dnnl::algorithm::binary_add, resMd);
+    if (p.relu())
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(po);
+  }
+  return attr;
+}
 
 } // namespace
 
 struct LibraryCalls::Impl {
   size_t capacity;
+  int32_t threads = 0;
   std::mutex mutex;
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
@@ -175,8 +289,9 @@ struct LibraryCalls::Impl {
                                  engine, e.prim_[i], engine, e.user[i]));
   }
 
-  /// Runs `e` on the caller's buffers `data[0..2]` (inputs, then output).
-  void execute(Entry &e, float *const data[3], bool constWeights,
+  /// Runs `e` on the caller's buffers `data[0..2]` (inputs, then output)
+  /// with the post-op operands of `p`.
+  void execute(Entry &e, float *const data[3], const PostOps &p,
                const ScratchAllocator &alloc, int weightsArg) {
     Temp t0(alloc), t1(alloc), t2(alloc), scratch(alloc);
     Temp *temps[3] = {&t0, &t1, &t2};
@@ -188,12 +303,12 @@ struct LibraryCalls::Impl {
     for (int i = 0; i < 3; ++i) {
       if (!e.reorder[i])
         continue;
-      if (i == 1 && constWeights) {
-        auto it = e.constWeights.find(data[1]);
-        if (it == e.constWeights.end()) {
+      if (i == 1 && e.constWeights) {
+        auto it = e.constWeightsMem.find(data[1]);
+        if (it == e.constWeightsMem.end()) {
           memory w(e.prim_[1], engine);
           e.reorders[1].execute(stream, user[1], w);
-          it = e.constWeights.emplace(data[1], w).first;
+          it = e.constWeightsMem.emplace(data[1], w).first;
         }
         prim[1] = it->second;
         continue;
@@ -215,16 +330,33 @@ struct LibraryCalls::Impl {
                                             {DNNL_ARG_DST, prim[2]}};
     if (sbytes)
       args[DNNL_ARG_SCRATCHPAD] = memory(e.scratchMd, engine, scratch.p);
+    if (p.bias_())
+      args[DNNL_ARG_BIAS] = memory(e.biasMd, engine, p.bias.data);
+    if (p.res_() && !e.manual)
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
+          memory(e.resMd, engine, p.res.data);
     e.prim.execute(stream, args);
     if (e.reorder[2])
       e.reorders[2].execute(stream, prim[2], user[2]);
     stream.wait();
   }
 
-  void matmul(void *const *operands, const int32_t *ranks, const int64_t *attrs,
-              const ScratchAllocator &alloc);
-  void conv(void *const *operands, const int32_t *ranks, int32_t numAttrs,
-            const int64_t *attrs, const ScratchAllocator &alloc);
+  /// Reads the post-op operands (after the output) of a call.
+  PostOps readPostOps(int64_t flags, int32_t numOperands, void *const *operands,
+                      const int32_t *ranks, const View &y, int64_t channels,
+                      const char *name);
+
+  Entry *matmulEntry(View &a, View &b, View &c, const int64_t *attrs,
+                     const PostOps &p);
+  void matmul(int32_t numOperands, void *const *operands, const int32_t *ranks,
+              int32_t numAttrs, const int64_t *attrs,
+              const ScratchAllocator &alloc, int64_t *tempBytes);
+  void deconv(int32_t numOperands, void *const *operands, const int32_t *ranks,
+              int32_t numAttrs, const int64_t *attrs,
+              const ScratchAllocator &alloc, int64_t *tempBytes);
+  void conv(int32_t numOperands, void *const *operands, const int32_t *ranks,
+            int32_t numAttrs, const int64_t *attrs,
+            const ScratchAllocator &alloc, int64_t *tempBytes);
 };
 
 /// Appends `v` to the cache key.
@@ -235,9 +367,109 @@ static void keyAdd(std::string &key, const memory::dims &v) {
              v.size() * sizeof(int64_t));
 }
 
-void LibraryCalls::Impl::matmul(void *const *operands, const int32_t *ranks,
+PostOps LibraryCalls::Impl::readPostOps(int64_t flags, int32_t numOperands,
+                                        void *const *operands,
+                                        const int32_t *ranks, const View &y,
+                                        int64_t channels, const char *name) {
+  PostOps p;
+  p.flags = flags;
+  std::string who = std::string(name) + " library call: ";
+  if (flags < 0 || flags > 7)
+    fail(1, who + "bad post-op flags " + std::to_string(flags));
+  int32_t want = 3 + (flags & 1) + ((flags >> 1) & 1);
+  if (numOperands != want)
+    fail(1, who + "expects " + std::to_string(want) + " operands");
+  int32_t next = 3;
+  if (p.bias_()) {
+    if (ranks[next] != 1)
+      fail(1, who + "the bias must have rank 1");
+    p.bias = readView(operands[next++], 1);
+    if (p.bias.sizes[0] != channels)
+      fail(1, who + "bias of " + std::to_string(p.bias.sizes[0]) +
+                  " elements for " + std::to_string(channels) + " channels");
+  }
+  if (p.res_()) {
+    int32_t r = static_cast<int32_t>(y.sizes.size());
+    if (ranks[next] != r)
+      fail(1, who + "the residual must have the output's rank");
+    p.res = readView(operands[next++], r);
+    if (p.res.sizes != y.sizes)
+      fail(1, who + "residual " + dimsText(p.res.sizes) + " and output " +
+                  dimsText(y.sizes) + " differ");
+  }
+  return p;
+}
+
+Entry *LibraryCalls::Impl::matmulEntry(View &a, View &b, View &c,
+                                       const int64_t *attrs, const PostOps &p) {
+  std::string key = "mm";
+  for (const View *v : {&a, &b, &c}) {
+    keyAdd(key, v->sizes);
+    keyAdd(key, v->strides);
+  }
+  keyAdd(key, {p.flags, attrs[0], attrs[1]});
+  if (p.bias_())
+    keyAdd(key, p.bias.strides);
+  if (p.res_())
+    keyAdd(key, p.res.strides);
+  if (Entry *e = lookup(key))
+    return e;
+  auto ne = std::make_unique<Entry>();
+  ne->user[0] = stridedDesc(a.sizes, a.strides);
+  ne->user[1] = stridedDesc(b.sizes, b.strides);
+  ne->user[2] = stridedDesc(c.sizes, c.strides);
+  if (p.bias_())
+    ne->biasMd =
+        stridedDesc({1, 1, p.bias.sizes[0]},
+                    {p.bias.sizes[0], p.bias.sizes[0], p.bias.strides[0]});
+  if (p.res_())
+    ne->resMd = stridedDesc(p.res.sizes, p.res.strides);
+  auto make = [&](const memory::desc *md, bool post) {
+    dnnl::primitive_attr attr = makeAttr(p, ne->resMd, post);
+    auto d = p.bias_() ? dnnl::matmul::desc(md[0], md[1], ne->biasMd, md[2])
+                       : dnnl::matmul::desc(md[0], md[1], md[2]);
+    return dnnl::matmul::primitive_desc(d, attr, engine);
+  };
+  memory::desc dense[3] = {denseDesc(a.sizes), denseDesc(b.sizes),
+                           denseDesc(c.sizes)};
+  dnnl::matmul::primitive_desc pd;
+  bool done = false;
+  // The caller's strides with the post-op chain, then on dense copies;
+  // then the same without the chain (it runs as a loop afterwards).
+  for (bool post : {true, false}) {
+    const memory::desc *layouts[2] = {ne->user, dense};
+    for (const memory::desc *md : layouts) {
+      try {
+        pd = make(md, post);
+        for (int i = 0; i < 3; ++i)
+          ne->prim_[i] = md[i];
+        done = true;
+      } catch (const dnnl::error &) {
+      }
+      if (done)
+        break;
+    }
+    if (done) {
+      ne->manual = !post;
+      break;
+    }
+  }
+  if (!done)
+    pd = make(dense, false); // throws the reason
+  for (int i = 0; i < 3; ++i)
+    setReorder(*ne, i, i < 2);
+  ne->scratchMd = pd.scratchpad_desc();
+  ne->prim = dnnl::matmul(pd);
+  return insert(key, std::move(ne));
+}
+
+void LibraryCalls::Impl::matmul(int32_t numOperands, void *const *operands,
+                                const int32_t *ranks, int32_t numAttrs,
                                 const int64_t *attrs,
-                                const ScratchAllocator &alloc) {
+                                const ScratchAllocator &alloc,
+                                int64_t *tempBytes) {
+  if (numAttrs != 2 && numAttrs != 3)
+    fail(1, "MatMul library call: expects 2 or 3 attributes");
   if (ranks[0] != 3 || ranks[1] != 3 || ranks[2] != 3)
     fail(1, "MatMul library call: operands must have rank 3");
   View a = readView(operands[0], 3), b = readView(operands[1], 3),
@@ -257,58 +489,43 @@ void LibraryCalls::Impl::matmul(void *const *operands, const int32_t *ranks,
     fail(1, "MatMul library call: shapes " + dimsText(a.sizes) + " x " +
                 dimsText(b.sizes) + " -> " + dimsText(c.sizes) +
                 " do not match");
+  PostOps p;
+  if (numAttrs == 3)
+    p = readPostOps(attrs[2], numOperands, operands, ranks, c, n, "MatMul");
+  else if (numOperands != 3)
+    fail(1, "MatMul library call: expects 3 operands");
   if (batch == 0 || m == 0 || n == 0)
     return;
   if (k == 0 || a.sizes[0] == 0 || b.sizes[0] == 0) {
+    if (tempBytes)
+      return;
     zeroFill(c);
+    applyPostOps(c, p, true, true, true, 2);
     return;
   }
-  std::string key = "mm";
-  for (const View *v : {&a, &b, &c}) {
-    keyAdd(key, v->sizes);
-    keyAdd(key, v->strides);
-  }
-  Entry *e = lookup(key);
-  if (!e) {
-    auto ne = std::make_unique<Entry>();
-    ne->user[0] = stridedDesc(a.sizes, a.strides);
-    ne->user[1] = stridedDesc(b.sizes, b.strides);
-    ne->user[2] = stridedDesc(c.sizes, c.strides);
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    dnnl::matmul::primitive_desc pd;
-    try {
-      pd = dnnl::matmul::primitive_desc(
-          dnnl::matmul::desc(ne->user[0], ne->user[1], ne->user[2]), attr,
-          engine);
-      for (int i = 0; i < 3; ++i)
-        ne->prim_[i] = ne->user[i];
-    } catch (const dnnl::error &) {
-      // Strides the kernels do not take: run on dense copies.
-      for (int i = 0; i < 3; ++i)
-        ne->prim_[i] = denseDesc(i == 0 ? a.sizes : i == 1 ? b.sizes : c.sizes);
-      pd = dnnl::matmul::primitive_desc(
-          dnnl::matmul::desc(ne->prim_[0], ne->prim_[1], ne->prim_[2]), attr,
-          engine);
-    }
-    for (int i = 0; i < 3; ++i)
-      setReorder(*ne, i, i < 2);
-    ne->scratchMd = pd.scratchpad_desc();
-    ne->prim = dnnl::matmul(pd);
-    e = insert(key, std::move(ne));
+  Entry *e = matmulEntry(a, b, c, attrs, p);
+  if (tempBytes) {
+    *tempBytes = e->temporaryBytes();
+    return;
   }
   float *data[3] = {a.data, b.data, c.data};
-  execute(*e, data, /*constWeights=*/false, alloc, DNNL_ARG_WEIGHTS);
+  execute(*e, data, p, alloc, DNNL_ARG_WEIGHTS);
+  if (e->manual)
+    applyPostOps(c, p, false, true, true, 2);
 }
 
-void LibraryCalls::Impl::conv(void *const *operands, const int32_t *ranks,
-                              int32_t numAttrs, const int64_t *attrs,
-                              const ScratchAllocator &alloc) {
+void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
+                              const int32_t *ranks, int32_t numAttrs,
+                              const int64_t *attrs,
+                              const ScratchAllocator &alloc,
+                              int64_t *tempBytes) {
   int32_t r = ranks[0];
   int64_t k = r - 2;
-  if (k < 1 || k > 3 || ranks[1] != r || ranks[2] != r || numAttrs != 2 + 4 * k)
+  if (k < 1 || k > 3 || ranks[1] != r || ranks[2] != r ||
+      (numAttrs != 2 + 4 * k && numAttrs != 3 + 4 * k))
     fail(1, "Conv library call: operands must have equal rank 3..5 and " +
-                std::to_string(2 + 4 * k) + " attributes");
+                std::to_string(2 + 4 * k) + " or " + std::to_string(3 + 4 * k) +
+                " attributes");
   View x = readView(operands[0], r), w = readView(operands[1], r),
        y = readView(operands[2], r);
   int64_t groups = attrs[0];
@@ -331,10 +548,19 @@ void LibraryCalls::Impl::conv(void *const *operands, const int32_t *ranks,
   if (!ok)
     fail(1, "Conv library call (group " + std::to_string(groups) +
                 "): shapes " + shapes + " do not match");
+  PostOps p;
+  if (numAttrs == 3 + 4 * k)
+    p = readPostOps(attrs[2 + 4 * k], numOperands, operands, ranks, y, oc,
+                    "Conv");
+  else if (numOperands != 3)
+    fail(1, "Conv library call: expects 3 operands");
   if (volume(y.sizes) == 0)
     return;
   if (cg == 0 || volume(w.sizes) == 0) {
+    if (tempBytes)
+      return;
     zeroFill(y);
+    applyPostOps(y, p, true, true, true, 1);
     return;
   }
   std::string key = "conv";
@@ -343,9 +569,14 @@ void LibraryCalls::Impl::conv(void *const *operands, const int32_t *ranks,
     keyAdd(key, v->strides);
   }
   keyAdd(key, memory::dims(attrs, attrs + numAttrs));
+  if (p.bias_())
+    keyAdd(key, p.bias.strides);
+  if (p.res_())
+    keyAdd(key, p.res.strides);
   Entry *e = lookup(key);
   if (!e) {
     auto ne = std::make_unique<Entry>();
+    ne->constWeights = constW;
     ne->user[0] = stridedDesc(x.sizes, x.strides);
     ne->user[2] = stridedDesc(y.sizes, y.strides);
     memory::dims wSizes = w.sizes, wStrides = w.strides;
@@ -358,26 +589,162 @@ void LibraryCalls::Impl::conv(void *const *operands, const int32_t *ranks,
       }
     }
     ne->user[1] = stridedDesc(wSizes, wStrides);
+    if (p.bias_())
+      ne->biasMd = stridedDesc({oc}, p.bias.strides);
+    if (p.res_())
+      ne->resMd = stridedDesc(p.res.sizes, p.res.strides);
     auto any = [](const memory::dims &d) {
       return memory::desc(d, memory::data_type::f32, memory::format_tag::any);
     };
     memory::dims dilates = dil;
     for (int64_t &d : dilates)
       d -= 1; // oneDNN counts the skipped elements
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    auto make = [&](const memory::desc &src, const memory::desc &dst) {
-      return dnnl::convolution_forward::primitive_desc(
-          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                          dnnl::algorithm::convolution_direct,
-                                          src, any(wSizes), dst, strides,
-                                          dilates, padL, padR),
-          attr, engine);
+    auto make = [&](const memory::desc &src, const memory::desc &dst,
+                    bool post) {
+      dnnl::primitive_attr attr = makeAttr(p, ne->resMd, post);
+      auto d = p.bias_()
+                   ? dnnl::convolution_forward::desc(
+                         dnnl::prop_kind::forward_inference,
+                         dnnl::algorithm::convolution_direct, src, any(wSizes),
+                         ne->biasMd, dst, strides, dilates, padL, padR)
+                   : dnnl::convolution_forward::desc(
+                         dnnl::prop_kind::forward_inference,
+                         dnnl::algorithm::convolution_direct, src, any(wSizes),
+                         dst, strides, dilates, padL, padR);
+      return dnnl::convolution_forward::primitive_desc(d, attr, engine);
     };
     // The caller's plain layouts first: no per-call reorders of the input
     // and output. When only the reference kernel takes them, let oneDNN pick
-    // its blocked layouts and reorder around the primitive.
+    // its blocked layouts and reorder around the primitive. The post-op
+    // chain runs inside the primitive where a kernel takes it, else as a
+    // loop afterwards.
     dnnl::convolution_forward::primitive_desc pd;
+    bool done = false;
+    for (bool post : {true, false}) {
+      bool plain = false;
+      try {
+        pd = make(ne->user[0], ne->user[2], post);
+        plain =
+            std::string(pd.impl_info_str()).find("ref") == std::string::npos;
+      } catch (const dnnl::error &) {
+      }
+      if (!plain) {
+        try {
+          pd = make(any(x.sizes), any(y.sizes), post);
+          plain = true;
+        } catch (const dnnl::error &) {
+        }
+      }
+      if (plain) {
+        ne->manual = !post;
+        done = true;
+        break;
+      }
+    }
+    if (!done)
+      pd = make(any(x.sizes), any(y.sizes), false); // throws the reason
+    ne->prim_[0] = pd.src_desc();
+    ne->prim_[1] = pd.weights_desc();
+    ne->prim_[2] = pd.dst_desc();
+    for (int i = 0; i < 3; ++i)
+      setReorder(*ne, i, i < 2);
+    ne->scratchMd = pd.scratchpad_desc();
+    ne->prim = dnnl::convolution_forward(pd);
+    e = insert(key, std::move(ne));
+  }
+  if (tempBytes) {
+    *tempBytes = e->temporaryBytes();
+    return;
+  }
+  float *data[3] = {x.data, w.data, y.data};
+  execute(*e, data, p, alloc, DNNL_ARG_WEIGHTS);
+  if (e->manual)
+    applyPostOps(y, p, false, true, true, 1);
+}
+
+void LibraryCalls::Impl::deconv(int32_t numOperands, void *const *operands,
+                                const int32_t *ranks, int32_t numAttrs,
+                                const int64_t *attrs,
+                                const ScratchAllocator &alloc,
+                                int64_t *tempBytes) {
+  int32_t r = ranks[0];
+  int64_t k = r - 2;
+  if (numOperands != 3 || k < 1 || k > 3 || ranks[1] != r || ranks[2] != r ||
+      numAttrs != 2 + 4 * k)
+    fail(1, "ConvTranspose library call: 3 operands of equal rank 3..5 and " +
+                std::to_string(2 + 4 * k) + " attributes");
+  View x = readView(operands[0], r), w = readView(operands[1], r),
+       y = readView(operands[2], r);
+  int64_t groups = attrs[0];
+  bool constW = attrs[1] != 0;
+  memory::dims strides(attrs + 2, attrs + 2 + k),
+      dil(attrs + 2 + k, attrs + 2 + 2 * k),
+      padL(attrs + 2 + 2 * k, attrs + 2 + 3 * k),
+      padR(attrs + 2 + 3 * k, attrs + 2 + 4 * k);
+  int64_t ic = w.sizes[0], ocg = w.sizes[1];
+  bool ok = groups >= 1 && x.sizes[1] == ic && ic % groups == 0 &&
+            y.sizes[0] == x.sizes[0] && y.sizes[1] == groups * ocg;
+  for (int64_t i = 0; ok && i < k; ++i)
+    ok = strides[i] >= 1 && dil[i] >= 1 && padL[i] >= 0 && padR[i] >= 0 &&
+         y.sizes[2 + i] == (x.sizes[2 + i] - 1) * strides[i] +
+                               (w.sizes[2 + i] - 1) * dil[i] + 1 - padL[i] -
+                               padR[i];
+  if (!ok)
+    fail(1, "ConvTranspose library call (group " + std::to_string(groups) +
+                "): shapes " + dimsText(x.sizes) + " * " + dimsText(w.sizes) +
+                " -> " + dimsText(y.sizes) + " do not match");
+  if (volume(y.sizes) == 0)
+    return;
+  if (volume(x.sizes) == 0 || volume(w.sizes) == 0) {
+    if (!tempBytes)
+      zeroFill(y);
+    return;
+  }
+  std::string key = "deconv";
+  for (const View *v : {&x, &w, &y}) {
+    keyAdd(key, v->sizes);
+    keyAdd(key, v->strides);
+  }
+  keyAdd(key, memory::dims(attrs, attrs + numAttrs));
+  Entry *e = lookup(key);
+  if (!e) {
+    auto ne = std::make_unique<Entry>();
+    ne->constWeights = constW;
+    ne->user[0] = stridedDesc(x.sizes, x.strides);
+    ne->user[2] = stridedDesc(y.sizes, y.strides);
+    // ONNX W [IC, OC/G, K...] is oneDNN's [OC, IC, K...] (or [G, OC/G,
+    // IC/G, K...]) read with swapped strides.
+    int64_t icg = ic / groups;
+    memory::dims wSizes, wStrides;
+    if (groups > 1) {
+      wSizes = {groups, ocg, icg};
+      wStrides = {icg * w.strides[0], w.strides[1], w.strides[0]};
+    } else {
+      wSizes = {ocg, ic};
+      wStrides = {w.strides[1], w.strides[0]};
+    }
+    for (int32_t i = 2; i < r; ++i) {
+      wSizes.push_back(w.sizes[i]);
+      wStrides.push_back(w.strides[i]);
+    }
+    ne->user[1] = stridedDesc(wSizes, wStrides);
+    auto any = [](const memory::dims &d) {
+      return memory::desc(d, memory::data_type::f32, memory::format_tag::any);
+    };
+    memory::dims dilates = dil;
+    for (int64_t &d : dilates)
+      d -= 1;
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    auto make = [&](const memory::desc &src, const memory::desc &dst) {
+      return dnnl::deconvolution_forward::primitive_desc(
+          dnnl::deconvolution_forward::desc(
+              dnnl::prop_kind::forward_inference,
+              dnnl::algorithm::deconvolution_direct, src, any(wSizes), dst,
+              strides, dilates, padL, padR),
+          attr, engine);
+    };
+    dnnl::deconvolution_forward::primitive_desc pd;
     bool plain = false;
     try {
       pd = make(ne->user[0], ne->user[2]);
@@ -392,16 +759,21 @@ void LibraryCalls::Impl::conv(void *const *operands, const int32_t *ranks,
     for (int i = 0; i < 3; ++i)
       setReorder(*ne, i, i < 2);
     ne->scratchMd = pd.scratchpad_desc();
-    ne->prim = dnnl::convolution_forward(pd);
+    ne->prim = dnnl::deconvolution_forward(pd);
     e = insert(key, std::move(ne));
   }
+  if (tempBytes) {
+    *tempBytes = e->temporaryBytes();
+    return;
+  }
   float *data[3] = {x.data, w.data, y.data};
-  execute(*e, data, constW, alloc, DNNL_ARG_WEIGHTS);
+  execute(*e, data, PostOps(), alloc, DNNL_ARG_WEIGHTS);
 }
 
-LibraryCalls::LibraryCalls(size_t maxPrimitives)
+LibraryCalls::LibraryCalls(size_t maxPrimitives, int32_t numThreads)
     : impl_(std::make_unique<Impl>()) {
   impl_->capacity = maxPrimitives ? maxPrimitives : 1;
+  impl_->threads = numThreads > 0 ? numThreads : 0;
 }
 
 LibraryCalls::~LibraryCalls() = default;
@@ -411,21 +783,47 @@ int32_t LibraryCalls::call(int32_t callId, int32_t numOperands,
                            int32_t numAttrs, const int64_t *attrs,
                            const ScratchAllocator &allocator,
                            std::string &error) {
+  return dispatch(callId, numOperands, operands, ranks, numAttrs, attrs,
+                  allocator, nullptr, error);
+}
+
+int32_t LibraryCalls::temporaryBytes(int32_t callId, int32_t numOperands,
+                                     void *const *operands,
+                                     const int32_t *ranks, int32_t numAttrs,
+                                     const int64_t *attrs, int64_t *bytes,
+                                     std::string &error) {
+  *bytes = 0;
+  return dispatch(callId, numOperands, operands, ranks, numAttrs, attrs,
+                  ScratchAllocator(), bytes, error);
+}
+
+int32_t LibraryCalls::dispatch(int32_t callId, int32_t numOperands,
+                               void *const *operands, const int32_t *ranks,
+                               int32_t numAttrs, const int64_t *attrs,
+                               const ScratchAllocator &allocator,
+                               int64_t *tempBytes, std::string &error) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  const char *name = callId == DISC_LIB_MATMUL ? "MatMul"
-                     : callId == DISC_LIB_CONV ? "Conv"
-                                               : "unknown";
+  ThreadScope threads(impl_->threads);
+  const char *name = callId == DISC_LIB_MATMUL           ? "MatMul"
+                     : callId == DISC_LIB_CONV           ? "Conv"
+                     : callId == DISC_LIB_CONV_TRANSPOSE ? "ConvTranspose"
+                                                         : "unknown";
   try {
-    if (numOperands != 3 || !operands || !ranks || (numAttrs > 0 && !attrs))
-      fail(1, std::string(name) + " library call: expects 3 operands");
+    if (numOperands < 3 || numOperands > 5 || !operands || !ranks ||
+        (numAttrs > 0 && !attrs))
+      fail(1, std::string(name) + " library call: expects 3 to 5 operands");
     switch (callId) {
     case DISC_LIB_MATMUL:
-      if (numAttrs != 2)
-        fail(1, "MatMul library call: expects 2 attributes");
-      impl_->matmul(operands, ranks, attrs, allocator);
+      impl_->matmul(numOperands, operands, ranks, numAttrs, attrs, allocator,
+                    tempBytes);
+      return 0;
+    case DISC_LIB_CONV_TRANSPOSE:
+      impl_->deconv(numOperands, operands, ranks, numAttrs, attrs, allocator,
+                    tempBytes);
       return 0;
     case DISC_LIB_CONV:
-      impl_->conv(operands, ranks, numAttrs, attrs, allocator);
+      impl_->conv(numOperands, operands, ranks, numAttrs, attrs, allocator,
+                  tempBytes);
       return 0;
     default:
       fail(1, "unknown library call id " + std::to_string(callId));

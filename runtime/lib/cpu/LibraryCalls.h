@@ -8,6 +8,14 @@
 // wants) comes from the caller's allocator, so the session's tracked peak
 // counts them. Convolution weights marked constant are reordered once and
 // kept by the cache entry (session-owned, like the model's constants).
+// Post-ops (bias, residual add, Relu: docs/runtime-abi.md) run in the
+// primitive's post-op chain, or as a loop on the output where no kernel
+// takes the chain.
+//
+// Threads: oneDNN of the Debian package runs on OpenMP. With `numThreads`
+// > 0 each call runs on that many OpenMP threads (the calling thread's
+// setting is restored afterwards); 0 keeps the OpenMP default
+// (OMP_NUM_THREADS, else one per core).
 //
 // Thread safety: one LibraryCalls object serves one session; `call` takes an
 // internal mutex, so concurrent calls are safe but serialized.
@@ -38,8 +46,9 @@ struct ScratchAllocator {
 class LibraryCalls {
 public:
   /// `maxPrimitives`: cache capacity (entries, each one primitive plus its
-  /// reorders and reordered constant weights).
-  explicit LibraryCalls(size_t maxPrimitives = 512);
+  /// reorders and reordered constant weights). `numThreads`: OpenMP
+  /// threads of every call, 0 = the OpenMP default.
+  explicit LibraryCalls(size_t maxPrimitives = 512, int32_t numThreads = 0);
   ~LibraryCalls();
   LibraryCalls(const LibraryCalls &) = delete;
   LibraryCalls &operator=(const LibraryCalls &) = delete;
@@ -52,11 +61,26 @@ public:
                const int32_t *ranks, int32_t numAttrs, const int64_t *attrs,
                const ScratchAllocator &allocator, std::string &error);
 
+  /// Bytes of the temporaries `call` would take from the allocator for
+  /// these operands (only their sizes and strides are read; data pointers
+  /// may be null): the scratchpad plus the operands reordered into the
+  /// primitive's layout, constant weights excluded (kept by the cache).
+  /// Creates (and caches) the primitive without running it. Status and
+  /// `error` as `call`.
+  int32_t temporaryBytes(int32_t callId, int32_t numOperands,
+                         void *const *operands, const int32_t *ranks,
+                         int32_t numAttrs, const int64_t *attrs, int64_t *bytes,
+                         std::string &error);
+
   /// Primitives created so far / currently cached (for tests).
   int64_t numCreated() const;
   int64_t numCached() const;
 
 private:
+  int32_t dispatch(int32_t callId, int32_t numOperands, void *const *operands,
+                   const int32_t *ranks, int32_t numAttrs, const int64_t *attrs,
+                   const ScratchAllocator &allocator, int64_t *tempBytes,
+                   std::string &error);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

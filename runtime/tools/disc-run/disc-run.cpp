@@ -2,7 +2,8 @@
 //
 // disc-run MODEL.so [--input NAME=FILE]... [--compare NAME=FILE]...
 //   [--rtol R] [--atol A] [--repeat N] [--report FILE.json]
-//   [--output-dir DIR] [--memory-limit BYTES] [--seed S]
+//   [--output-dir DIR] [--memory-limit BYTES|N%] [--seed S]
+//   [--remat-policy largest|dtr] [--threads N]
 //
 // Exit codes: 0 ok, 1 comparison failed, 2 bad usage / input / load failure,
 // 3 memory limit exceeded, 4 internal or model error. See
@@ -43,7 +44,11 @@ enum ExitCode {
 const char *kUsage =
     "usage: disc-run MODEL.so [--input NAME=FILE]... [--compare NAME=FILE]...\n"
     "                [--rtol R] [--atol A] [--repeat N] [--report FILE.json]\n"
-    "                [--output-dir DIR] [--memory-limit BYTES] [--seed S]\n"
+    "                [--output-dir DIR] [--memory-limit BYTES|N%] [--seed S]\n"
+    "                [--remat-policy largest|dtr] [--threads N]\n"
+    "  --memory-limit N%: N percent of the predicted peak for these inputs\n"
+    "        (nothing evicted); a limit below the lowest peak reachable with\n"
+    "        every rematerialization candidate evicted exits 3 before running\n"
     "  FILE: ONNX TensorProto .pb or NumPy .npy; inputs may also be\n"
     "        DIMS:random | DIMS:zeros | DIMS:ones with DIMS like 2x3x224 or\n"
     "        'scalar'. NAME may be '#i' for the i-th input/output.\n"
@@ -60,7 +65,11 @@ struct Options {
   std::string reportPath;
   std::string outputDir;
   int64_t memoryLimit = 0;
+  /// --memory-limit N%: percent of the predicted peak; < 0 when unset.
+  double memoryLimitPercent = -1;
+  RematPolicy rematPolicy = RematPolicy::LargestFirst;
   uint64_t seed = 0;
+  int64_t threads = 0; // library-call threads, 0 = OpenMP default
 };
 
 /// An error with the exit code it maps to.
@@ -182,8 +191,29 @@ Failure parseArgs(int argc, char **argv, Options *opts) {
     } else if (key == "--output-dir") {
       opts->outputDir = value;
     } else if (key == "--memory-limit") {
-      if (!parseBytes(value, &opts->memoryLimit))
+      if (!value.empty() && value.back() == '%') {
+        char *end = nullptr;
+        std::string num = value.substr(0, value.size() - 1);
+        double pct = std::strtod(num.c_str(), &end);
+        if (num.empty() || *end != 0 || !(pct > 0) || pct > 1e6)
+          return usageError("bad --memory-limit '" + value +
+                            "' (expected BYTES or N% with N > 0)");
+        opts->memoryLimitPercent = pct;
+      } else if (!parseBytes(value, &opts->memoryLimit)) {
         return usageError("bad --memory-limit '" + value + "'");
+      }
+    } else if (key == "--remat-policy") {
+      if (value == "largest")
+        opts->rematPolicy = RematPolicy::LargestFirst;
+      else if (value == "dtr")
+        opts->rematPolicy = RematPolicy::DtrScore;
+      else
+        return usageError("bad --remat-policy '" + value +
+                          "' (expected largest or dtr)");
+    } else if (key == "--threads") {
+      if (!parseInt(value, &opts->threads) || opts->threads < 1 ||
+          opts->threads > 4096)
+        return usageError("bad --threads '" + value + "' (need 1..4096)");
     } else if (key == "--seed") {
       int64_t s;
       if (!parseInt(value, &s))
@@ -472,6 +502,24 @@ int runMain(int argc, char **argv) {
   // Run.
   SessionOptions sessionOptions;
   sessionOptions.memory_limit_bytes = opts.memoryLimit;
+  sessionOptions.remat_policy = opts.rematPolicy;
+  if (opts.memoryLimitPercent > 0) {
+    std::vector<std::vector<int64_t>> shapes;
+    for (const Tensor &t : inputs)
+      shapes.push_back(t.shape());
+    int64_t peak = -1;
+    if (Status s = exe->predictPeakBytes(shapes, &peak, static_cast<int32_t>(opts.threads)); !s)
+      return fail({exitCodeFor(s), s.message()});
+    if (peak < 0)
+      return fail(usageError(
+          "--memory-limit N%: the model cannot predict its peak for these "
+          "inputs (" +
+          exe->signature().memory.reason + "); give BYTES"));
+    sessionOptions.memory_limit_bytes = std::max<int64_t>(
+        1, static_cast<int64_t>(static_cast<double>(peak) *
+                                opts.memoryLimitPercent / 100.0));
+  }
+  sessionOptions.num_threads = static_cast<int32_t>(opts.threads);
   Session session(exe, sessionOptions);
   std::vector<Tensor> outputs;
   std::vector<double> latencies;
@@ -549,7 +597,9 @@ int runMain(int argc, char **argv) {
   for (const Tensor &t : inputs)
     inputShapes.push_back(t.shape());
   int64_t predicted = -1;
-  if (Status s = exe->predictPeakBytes(inputShapes, &predicted); !s)
+  if (Status s = exe->predictPeakBytes(inputShapes, &predicted,
+                                       static_cast<int32_t>(opts.threads));
+      !s)
     return fail(Failure{exitCodeFor(s), s.message()});
   json predictedJson = predicted >= 0 ? json(predicted) : json(nullptr);
   double med = median(latencies);
@@ -561,6 +611,10 @@ int runMain(int argc, char **argv) {
             << "  allocs: " << stats.num_allocs;
   if (stats.leaked_allocs)
     std::cout << "  leaked_allocs: " << stats.leaked_allocs;
+  if (sessionOptions.memory_limit_bytes > 0)
+    std::cout << "  limit: " << sessionOptions.memory_limit_bytes
+              << "  evictions: " << stats.remat_evictions
+              << "  regenerations: " << stats.remat_regenerations;
   std::cout << "\n";
   if (!refs.empty())
     std::cout << (allPassed ? "PASSED" : "FAILED") << "\n";
@@ -571,6 +625,18 @@ int runMain(int argc, char **argv) {
             {"peak_bytes", stats.peak_bytes},
             {"predicted_peak_bytes", predictedJson},
             {"num_allocs", stats.num_allocs},
+            {"memory_limit_bytes", sessionOptions.memory_limit_bytes},
+            {"remat_policy",
+             opts.rematPolicy == RematPolicy::LargestFirst ? "largest" : "dtr"},
+            {"minimum_peak_bytes", stats.remat_minimum_peak_bytes >= 0
+                                       ? json(stats.remat_minimum_peak_bytes)
+                                       : json(nullptr)},
+            {"remat_candidates",
+             static_cast<int64_t>(exe->signature().remat.candidates.size())},
+            {"evictions", stats.remat_evictions},
+            {"regenerations", stats.remat_regenerations},
+            {"bytes_recomputed", stats.remat_bytes_recomputed},
+            {"recompute_ms", stats.remat_recompute_ms},
             {"leaked_allocs", stats.leaked_allocs},
             {"outputs", outputsJson},
             {"passed", allPassed}};

@@ -112,6 +112,46 @@ func.func @bad_scatter_nd(%x: tensor<2x3xf32>, %i: tensor<4x2xi64>, %u: tensor<4
 
 // -----
 
+func.func @bad_gather_index_type(%x: tensor<2x3xf32>, %i: tensor<2xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{indices must be i32 or i64}}
+  %0 = disc.gather %x, %i {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @bad_gather_elements_axis(%x: tensor<2x3xf32>, %i: tensor<2x3xi64>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{axis 2 out of range}}
+  %0 = disc.gather_elements %x, %i {axis = 2 : i64} : (tensor<2x3xf32>, tensor<2x3xi64>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @bad_gather_nd_tuple(%x: tensor<2x3xf32>, %i: tensor<4x3xi64>) -> tensor<f32> {
+  // expected-error @+1 {{result rank implies an index tuple of 3 entries, outside [1, 2]}}
+  %0 = disc.gather_nd %x, %i {batch_dims = 0 : i64} : (tensor<2x3xf32>, tensor<4x3xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @bad_scatter_elements_updates(%x: tensor<2x3xf32>, %i: tensor<2x3xi64>, %u: tensor<2x3xi32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{element types must match, got 'f32' and 'i32'}}
+  %0 = disc.scatter_elements %x, %i, %u {axis = 0 : i64, reduction = "none"} : (tensor<2x3xf32>, tensor<2x3xi64>, tensor<2x3xi32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @bad_scatter_nd_scalar_indices(%x: tensor<2x3xf32>, %i: tensor<i64>, %u: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{indices must have rank >= 1}}
+  %0 = disc.scatter_nd %x, %i, %u : (tensor<2x3xf32>, tensor<i64>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
 func.func @bad_arg_sort(%x: tensor<2x3xf32>) -> tensor<2x3xi64> {
   // expected-error @+1 {{dimension 2 out of range}}
   %0 = disc.arg_sort %x {dimension = 2 : i64, descending = true} : (tensor<2x3xf32>) -> tensor<2x3xi64>

@@ -88,8 +88,16 @@ TEST(CApi, Errors) {
             DISC_STATUS_INVALID_ARGUMENT);
 
   ASSERT_EQ(disc_executable_load(DISC_FIXTURE_HOG, &exe), DISC_STATUS_OK);
-  disc_session_options_t options = {1 << 20};
   disc_session_t *session = nullptr;
+  disc_session_options_t badThreads = {};
+  badThreads.num_threads = -1;
+  EXPECT_EQ(disc_session_create(exe, &badThreads, &session),
+            DISC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(disc_last_error_message()).find("num_threads"),
+            std::string::npos);
+  disc_session_options_t options = {};
+  options.memory_limit_bytes = 1 << 20;
+  options.num_threads = 1;
   ASSERT_EQ(disc_session_create(exe, &options, &session), DISC_STATUS_OK);
   int64_t shape[1] = {2};
   disc_tensor_t *x = nullptr;

@@ -57,6 +57,10 @@ TEST(DiscRun, UsageErrors) {
             std::string::npos);
   r = runDiscRun(kAdd + " --bogus 1");
   EXPECT_EQ(r.exitCode, 2);
+  r = runDiscRun(kAdd + " --threads 0");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.output.find("bad --threads '0' (need 1..4096)"),
+            std::string::npos);
   r = runDiscRun("/nonexistent/model.so");
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.output.find("disc-run: error: cannot load"), std::string::npos);

@@ -65,6 +65,55 @@ static LogicalResult verifyDimList(Operation *op, StringRef name,
   return success();
 }
 
+/// Checks that `axis` (the attribute `name`) lies in [0, rank).
+static LogicalResult verifyAxis(Operation *op, StringRef name, int64_t axis,
+                                int64_t rank) {
+  if (axis < 0 || axis >= rank)
+    return op->emitOpError(name) << " " << axis << " out of range";
+  return success();
+}
+
+/// Checks the operands shared by the gather and scatter ops: `data`,
+/// `updates` (null for gathers) and the result have one element type, and
+/// the `indices` elements are i32 or i64.
+static LogicalResult verifyIndexedOperands(Operation *op, RankedTensorType data,
+                                           RankedTensorType idx,
+                                           RankedTensorType upd) {
+  SmallVector<Type> types = {data, op->getResult(0).getType()};
+  if (upd)
+    types.insert(types.begin() + 1, upd);
+  if (failed(verifySameElementType(op, types)))
+    return failure();
+  Type e = idx.getElementType();
+  if (!e.isInteger(32) && !e.isInteger(64))
+    return op->emitOpError("indices must be i32 or i64");
+  return success();
+}
+
+/// The `reduction` of a scatter op: none, add or mul.
+static LogicalResult verifyScatterReduction(Operation *op,
+                                            StringRef reduction) {
+  if (!llvm::is_contained({"none", "add", "mul"}, reduction))
+    return op->emitOpError("unknown reduction '") << reduction << "'";
+  return success();
+}
+
+/// GatherND / ScatterND: the index tuple length `k` that the rank of `what`
+/// ("result" or "updates") implies lies in [1, maxK] and matches the last
+/// dim of `idx` [..., k] when that dim is static.
+static LogicalResult verifyIndexTuple(Operation *op, StringRef what, int64_t k,
+                                      int64_t maxK, RankedTensorType idx) {
+  if (k < 1 || k > maxK)
+    return op->emitOpError(what) << " rank implies an index tuple of " << k
+                                 << " entries, outside [1, " << maxK << "]";
+  int64_t last = idx.getDimSize(idx.getRank() - 1);
+  if (!ShapedType::isDynamic(last) && last != k)
+    return op->emitOpError("indices last dim ")
+           << last << " does not match the " << what << " rank (expects " << k
+           << ")";
+  return success();
+}
+
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
 //===----------------------------------------------------------------------===//
@@ -286,8 +335,8 @@ LogicalResult ReduceOp::verify() {
 
 LogicalResult ArgReduceOp::verify() {
   int64_t rank = getInput().getType().getRank();
-  if (getDimension() < 0 || getDimension() >= rank)
-    return emitOpError("dimension ") << getDimension() << " out of range";
+  if (failed(verifyAxis(*this, "dimension", getDimension(), rank)))
+    return failure();
   int64_t expected = getKeepDims() ? rank : rank - 1;
   if (getType().getRank() != expected)
     return emitOpError("result rank ")
@@ -366,9 +415,9 @@ LogicalResult ConcatenateOp::verify() {
   types.push_back(getType());
   if (failed(verifySameElementType(*this, types)))
     return failure();
-  int64_t rank = getType().getRank(), dim = getDimension();
-  if (dim < 0 || dim >= rank)
-    return emitOpError("dimension ") << dim << " out of range";
+  int64_t rank = getType().getRank();
+  if (failed(verifyAxis(*this, "dimension", getDimension(), rank)))
+    return failure();
   for (Value v : getInputs())
     if (rankedType(v).getRank() != rank)
       return emitOpError("all inputs must have rank ") << rank;
@@ -394,13 +443,9 @@ LogicalResult SliceOp::verify() {
 
 LogicalResult GatherOp::verify() {
   RankedTensorType data = getData().getType(), idx = getIndices().getType();
-  if (failed(verifySameElementType(*this, {data, getType()})))
+  if (failed(verifyIndexedOperands(*this, data, idx, {})) ||
+      failed(verifyAxis(*this, "axis", getAxis(), data.getRank())))
     return failure();
-  if (!idx.getElementType().isInteger(32) &&
-      !idx.getElementType().isInteger(64))
-    return emitOpError("indices must be i32 or i64");
-  if (getAxis() < 0 || getAxis() >= data.getRank())
-    return emitOpError("axis ") << getAxis() << " out of range";
   if (getType().getRank() != data.getRank() + idx.getRank() - 1)
     return emitOpError("result rank must be data rank + indices rank - 1");
   return success();
@@ -425,10 +470,6 @@ LogicalResult RangeOp::verify() {
   return verifySameElementType(*this, {getStart().getType(),
                                        getLimit().getType(),
                                        getDelta().getType(), getType()});
-}
-
-static bool isIndexElementType(Type t) {
-  return t.isInteger(32) || t.isInteger(64);
 }
 
 LogicalResult ResizeOp::verify() {
@@ -481,13 +522,10 @@ LogicalResult ResizeOp::verify() {
 
 LogicalResult GatherElementsOp::verify() {
   RankedTensorType data = getData().getType(), idx = getIndices().getType();
-  if (failed(verifySameElementType(*this, {data, getType()})))
+  if (failed(verifyIndexedOperands(*this, data, idx, {})) ||
+      failed(verifyAxis(*this, "axis", static_cast<int64_t>(getAxis()),
+                        data.getRank())))
     return failure();
-  if (!isIndexElementType(idx.getElementType()))
-    return emitOpError("indices must be i32 or i64");
-  int64_t axis = static_cast<int64_t>(getAxis());
-  if (axis < 0 || axis >= data.getRank())
-    return emitOpError("axis ") << axis << " out of range";
   if (idx.getRank() != data.getRank())
     return emitOpError("indices rank must equal data rank");
   if (failed(verifyCompatibleShape(getType(), idx)))
@@ -497,75 +535,54 @@ LogicalResult GatherElementsOp::verify() {
 
 LogicalResult GatherNdOp::verify() {
   RankedTensorType data = getData().getType(), idx = getIndices().getType();
-  if (failed(verifySameElementType(*this, {data, getType()})))
+  if (failed(verifyIndexedOperands(*this, data, idx, {})))
     return failure();
-  if (!isIndexElementType(idx.getElementType()))
-    return emitOpError("indices must be i32 or i64");
   int64_t b = static_cast<int64_t>(getBatchDims());
   int64_t r = data.getRank(), q = idx.getRank();
   if (q < 1 || b < 0 || b >= std::min(r, q))
     return emitOpError("batch_dims ")
            << b << " must be below the ranks of data and indices";
-  int64_t k = q - 1 + r - b - getType().getRank();
-  if (k < 1 || k > r - b)
-    return emitOpError("result rank implies an index tuple of ")
-           << k << " entries, outside [1, " << r - b << "]";
-  int64_t last = idx.getDimSize(q - 1);
-  if (!ShapedType::isDynamic(last) && last != k)
-    return emitOpError("indices last dim ")
-           << last << " does not match the result rank (expects " << k << ")";
-  return success();
+  return verifyIndexTuple(*this, "result", q - 1 + r - b - getType().getRank(),
+                          r - b, idx);
 }
 
 LogicalResult ScatterElementsOp::verify() {
   RankedTensorType data = getData().getType(), idx = getIndices().getType(),
                    upd = getUpdates().getType();
-  if (failed(verifySameElementType(*this, {data, upd, getType()})))
+  if (failed(verifyIndexedOperands(*this, data, idx, upd)) ||
+      failed(verifyAxis(*this, "axis", static_cast<int64_t>(getAxis()),
+                        data.getRank())))
     return failure();
-  if (!isIndexElementType(idx.getElementType()))
-    return emitOpError("indices must be i32 or i64");
-  int64_t axis = static_cast<int64_t>(getAxis());
-  if (axis < 0 || axis >= data.getRank())
-    return emitOpError("axis ") << axis << " out of range";
   if (idx.getRank() != data.getRank() || upd.getRank() != data.getRank() ||
       getType().getRank() != data.getRank())
     return emitOpError("data, indices, updates and result must have the "
                        "same rank");
   if (failed(verifyCompatibleShape(idx, upd)))
     return emitOpError("indices and updates must have the same shape");
-  if (!llvm::is_contained({"none", "add", "mul"}, getReduction()))
-    return emitOpError("unknown reduction '") << getReduction() << "'";
-  return success();
+  return verifyScatterReduction(*this, getReduction());
 }
 
 LogicalResult ScatterNdOp::verify() {
   RankedTensorType data = getData().getType(), idx = getIndices().getType(),
                    upd = getUpdates().getType();
-  if (failed(verifySameElementType(*this, {data, upd, getType()})))
+  if (failed(verifyIndexedOperands(*this, data, idx, upd)))
     return failure();
-  if (!isIndexElementType(idx.getElementType()))
-    return emitOpError("indices must be i32 or i64");
   if (getType().getRank() != data.getRank())
     return emitOpError("result rank must equal data rank");
   int64_t r = data.getRank(), q = idx.getRank();
-  int64_t k = r - upd.getRank() + q - 1;
-  if (q < 1 || k < 1 || k > r)
-    return emitOpError("updates rank implies an index tuple of ")
-           << k << " entries, outside [1, " << r << "]";
-  int64_t last = idx.getDimSize(q - 1);
-  if (!ShapedType::isDynamic(last) && last != k)
-    return emitOpError("indices last dim ")
-           << last << " does not match the updates rank (expects " << k << ")";
-  if (!llvm::is_contained({"none", "add", "mul"}, getReduction()))
-    return emitOpError("unknown reduction '") << getReduction() << "'";
-  return success();
+  if (q < 1)
+    return emitOpError("indices must have rank >= 1");
+  if (failed(verifyIndexTuple(*this, "updates", r - upd.getRank() + q - 1, r,
+                              idx)))
+    return failure();
+  return verifyScatterReduction(*this, getReduction());
 }
 
 LogicalResult ArgSortOp::verify() {
   RankedTensorType in = getOperand().getType();
-  int64_t dim = static_cast<int64_t>(getDimension());
-  if (dim < 0 || dim >= in.getRank())
-    return emitOpError("dimension ") << dim << " out of range";
+  if (failed(verifyAxis(*this, "dimension",
+                        static_cast<int64_t>(getDimension()), in.getRank())))
+    return failure();
   if (failed(verifyCompatibleShape(in.getShape(), getType().getShape())))
     return emitOpError("result shape must be the operand shape");
   return success();

@@ -252,6 +252,17 @@ struct SizeExpr {
   evaluate(const std::map<std::string, int64_t> &dims) const;
 };
 
+/// A library call site of the memory model (docs/memory.md): the live
+/// bytes at its program point and the operands it passes (sizes and
+/// strides in elements), so the prediction can add the temporaries oneDNN
+/// takes for the actual shapes.
+struct LibraryCallSpec {
+  int32_t call = 0; ///< DISC_LIB_* (abi.h)
+  SizeExpr at;
+  std::vector<std::vector<SizeExpr>> sizes, strides; ///< per operand
+  std::vector<int64_t> attrs;
+};
+
 /// The "memory" entry of the signature: the compiler's prediction of the
 /// peak bytes live through the context allocator during one run.
 struct MemorySpec {
@@ -267,16 +278,55 @@ struct MemorySpec {
   std::vector<std::string> peakBytesText;
   /// Allocator calls of one run, as counted by the compiler.
   int64_t numAllocs = -1;
+  /// Library calls (oneDNN) and where they run; their temporaries add to
+  /// the live bytes at that point.
+  std::vector<LibraryCallSpec> libraryCalls;
+};
+
+/// One rematerialization candidate (the signature's "remat" list): a
+/// buffer the model can give up after its last use before a long gap and
+/// recompute before its next use (docs/memory.md, "Rematerialization").
+struct RematCandidateSpec {
+  /// The op that produces it (name and ONNX node, for reports).
+  std::string producer;
+  /// Op index of its last use before the gap, and of its next use.
+  int64_t evictAfter = 0;
+  int64_t regenerateBefore = 0;
+  /// Allocator bytes of its buffer.
+  SizeExpr bytes;
+  std::string bytesText;
+  /// Bytes on top of the live bytes before its next use while the model
+  /// recomputes it.
+  SizeExpr recomputePeakBytes;
+  /// Estimated FLOPs of the recompute.
+  SizeExpr flops;
+  std::string flopsText;
+};
+
+/// The "remat" entry of the signature: the live bytes of every program
+/// point of a run with nothing evicted (op by op) and the candidates.
+struct RematSpec {
+  bool present = false;
+  std::vector<SizeExpr> liveBefore;
+  std::vector<std::vector<SizeExpr>> points;
+  std::vector<SizeExpr> exitPoints;
+  std::vector<RematCandidateSpec> candidates;
 };
 
 /// The parsed `disc_model_signature()` JSON (docs/runtime-abi.md).
 struct Signature {
   int32_t abiVersion = 1;
   std::string model;
+  /// Where the model runs: "cpu" or "cuda" (docs/cuda.md); a "cuda" model
+  /// loads only where the CUDA driver reports a device.
+  std::string target = "cpu";
+  /// GPU architecture a "cuda" model was compiled for ("sm_80"); else empty.
+  std::string gpuArch;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   std::vector<SymbolSpec> symbols;
   MemorySpec memory;
+  RematSpec remat;
 
   /// Null when `name` is not listed in `symbols`.
   const SymbolSpec *findSymbol(std::string_view name) const;
@@ -307,8 +357,10 @@ struct Signature {
 class Executable {
 public:
   /// dlopen(path, RTLD_LOCAL | RTLD_NOW), checks `disc_model_abi_version()
-  /// == 1` and parses `disc_model_signature()`. Errors: LoadFailed with the
-  /// dlerror text, the missing symbol, the bad version or the JSON error.
+  /// == DISC_MODEL_ABI_VERSION` and parses `disc_model_signature()`. A CUDA
+  /// model also needs the CUDA driver and a device. Errors: LoadFailed with
+  /// the dlerror text, the missing symbol, the bad version, the JSON error
+  /// or "no CUDA device: <reason>".
   static Status load(const std::string &path,
                      std::shared_ptr<const Executable> *out);
 
@@ -329,7 +381,23 @@ public:
   /// (`signature().memory.reason` says why, e.g. a data-dependent size).
   /// Errors: InvalidArgument for shapes the model rejects (same messages
   /// as Session::run); Internal when an expression cannot be evaluated.
+  /// Library calls (oneDNN) add their temporaries (scratchpad, reordered
+  /// operands) at their program points: their primitives are created (not
+  /// run) for these shapes on `numThreads` threads (0 = the OpenMP
+  /// default), which must match the session's SessionOptions::num_threads.
   Status predictPeakBytes(const std::vector<std::vector<int64_t>> &inputShapes,
+                          int64_t *bytes) const;
+  Status predictPeakBytes(const std::vector<std::vector<int64_t>> &inputShapes,
+                          int64_t *bytes, int32_t numThreads) const;
+
+  /// The lowest peak a run on these shapes can reach by evicting
+  /// rematerialization candidates (the lowest of evicting none, all, and a
+  /// greedy descent; docs/memory.md). Equals the predicted peak for a model
+  /// without candidates; -1 when the peak cannot
+  /// be predicted. A memory limit below it cannot be met. Errors as
+  /// predictPeakBytes.
+  Status
+  predictMinimumPeakBytes(const std::vector<std::vector<int64_t>> &inputShapes,
                           int64_t *bytes) const;
 
   /// The model entry point (`disc_model_run_fn` from abi.h).
@@ -350,11 +418,34 @@ private:
 // Session
 //===----------------------------------------------------------------------===//
 
+/// How the runtime picks the rematerialization candidates to evict under a
+/// memory limit (docs/memory.md, "Rematerialization").
+enum class RematPolicy {
+  /// The candidate that frees the most bytes first.
+  LargestFirst = 0,
+  /// DTR-style: bytes freed times the length of the gap (staleness), per
+  /// unit of recompute cost (FLOPs).
+  DtrScore = 1,
+};
+
 struct SessionOptions {
   /// Upper bound, in bytes, on the bytes live at once through the context
   /// allocator during a run (intermediates and outputs). 0 = no limit.
-  /// Exceeding it aborts the run with ResourceExhausted.
+  /// Before running, the runtime computes from the input shapes the lowest
+  /// peak reachable by evicting rematerialization candidates; a limit
+  /// below it fails with ResourceExhausted (both numbers in the message)
+  /// before any op runs. Otherwise the runtime evicts candidates at their
+  /// evict points as needed to stay within the limit and recomputes them
+  /// before their next use. Exceeding it anyway (memory the model does not
+  /// predict, such as library temporaries) aborts the run with
+  /// ResourceExhausted.
   int64_t memory_limit_bytes = 0;
+  /// Which candidates go first under a limit.
+  RematPolicy remat_policy = RematPolicy::LargestFirst;
+  /// Threads of the library calls (oneDNN Conv/MatMul/Gemm, its OpenMP
+  /// runtime). 0 = the OpenMP default (OMP_NUM_THREADS, else one per core).
+  /// The generated loops run on the calling thread.
+  int32_t num_threads = 0;
 };
 
 /// Statistics of the last `Session::run` (reset at the start of each run).
@@ -374,6 +465,17 @@ struct SessionStats {
   /// Allocations the model neither freed nor returned as an output; the
   /// runtime freed them after the run.
   int64_t leaked_allocs = 0;
+  /// Rematerialization: candidates evicted, regenerated (recomputed), the
+  /// bytes recomputed and the milliseconds spent recomputing.
+  int64_t remat_evictions = 0;
+  int64_t remat_regenerations = 0;
+  int64_t remat_bytes_recomputed = 0;
+  double remat_recompute_ms = 0;
+  /// The lowest peak reachable by evicting candidates, and the peak
+  /// predicted with none evicted, for the last run's shapes (-1: not
+  /// predictable).
+  int64_t remat_minimum_peak_bytes = -1;
+  int64_t predicted_peak_bytes = -1;
 };
 
 /// Runs one Executable. Sessions are independent: each has its own

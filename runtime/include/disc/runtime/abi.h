@@ -13,7 +13,9 @@
 extern "C" {
 #endif
 
-#define DISC_MODEL_ABI_VERSION 2
+/// Version 3 added the rematerialization and device entries at the end of
+/// `disc_ral_context`; the runtime still loads version 2 models.
+#define DISC_MODEL_ABI_VERSION 3
 
 /// Runtime services handed to every `disc_model_run` call. `alloc` returns a
 /// buffer of `bytes` bytes aligned to `alignment` (power of two, >= 16) or
@@ -39,6 +41,38 @@ typedef struct disc_ral_context {
   int32_t (*library_call)(void *self, int32_t call_id, int32_t num_operands,
                           void *const *operands, const int32_t *ranks,
                           int32_t num_attrs, const int64_t *attrs);
+  /// Rematerialization (ABI v3; docs/memory.md, "Rematerialization").
+  /// Evict point of candidate `id` (the signature's "remat" list): `ptr` is
+  /// the block `alloc` returned for the candidate's buffer, which the model
+  /// frees right after this call. The runtime either lets that free happen
+  /// (evicted) or keeps the block, still counted as live, for the
+  /// regenerate point. Returns 0, or a status code after recording the
+  /// reason as through `error`.
+  int32_t (*remat_evict)(void *self, int32_t id, void *ptr);
+  /// Regenerate point of candidate `id`: returns 1 when the block was kept;
+  /// the model's next `alloc` (the regenerated buffer, same size) then
+  /// returns that block with its data. Returns 0 when it was evicted: the
+  /// model recomputes the value into a fresh buffer and then calls
+  /// `remat_regenerated`. Negative: a status code, negated, after `error`.
+  int32_t (*remat_regenerate)(void *self, int32_t id);
+  /// End of the recompute of candidate `id` (statistics).
+  void (*remat_regenerated)(void *self, int32_t id);
+  /* Device entries (ABI v3, docs/cuda.md). NULL in a session of a CPU
+     model. In a session of a CUDA model `alloc`/`free` manage device
+     memory (same tracked peak and memory limit) and the model's memref
+     descriptors hold device pointers. Each returns 0, or a status code after
+     the runtime recorded the reason as through `error`. */
+  /// Launches `kernel` of the cubin `image` on the session's stream, with
+  /// `grid`/`block` extents {x, y, z}, `shared_bytes` of dynamic shared
+  /// memory and cuLaunchKernel-style `params` (pointers to each argument).
+  int32_t (*device_launch)(void *self, const void *image, const char *kernel,
+                           const int64_t *grid, const int64_t *block,
+                           int32_t shared_bytes, void **params);
+  /// Copies `bytes` bytes on the session's stream; `dst` and `src` may be
+  /// host or device pointers.
+  int32_t (*device_copy)(void *self, void *dst, const void *src, int64_t bytes);
+  /// Waits until the session's stream has finished.
+  int32_t (*device_sync)(void *self);
 } disc_ral_context;
 
 /// Library call ids (`disc_ral_context.library_call`).
@@ -52,6 +86,17 @@ typedef struct disc_ral_context {
 /// dilation 1 is dense). `weights_constant` != 0 promises that W's data at
 /// that address never changes, so the runtime may keep it reordered.
 #define DISC_LIB_CONV 2
+/// ONNX ConvTranspose without bias: operands X [N, C, D...], W [C, OC/G,
+/// K...], Y [N, OC, O...]; attrs {G, weights_constant, strides[k],
+/// dilations[k], pads_begin[k], pads_end[k]} with pads_end = the ONNX end
+/// pad minus output_padding (>= 0), so O = (D-1)*s + (K-1)*d + 1 - begin -
+/// end.
+#define DISC_LIB_CONV_TRANSPOSE 3
+/// Post-ops (MatMul and Conv): one more attribute after the ones above,
+/// `flags` (bit 0: bias, bit 1: residual add, bit 2: Relu, applied in
+/// that order), and one more operand after the output per bit 0/1: the
+/// bias B [channels] (N for MatMul, OC for Conv), then the residual R
+/// (the output's shape).
 
 typedef int32_t (*disc_model_abi_version_fn)(void);
 typedef const char *(*disc_model_signature_fn)(void);

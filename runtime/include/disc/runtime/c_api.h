@@ -48,8 +48,23 @@ typedef struct disc_executable disc_executable_t;
 typedef struct disc_session disc_session_t;
 typedef struct disc_tensor disc_tensor_t;
 
+/* Which rematerialization candidates go first under a memory limit
+ * (docs/memory.md, "Rematerialization"). */
+typedef enum disc_remat_policy {
+  DISC_REMAT_POLICY_LARGEST_FIRST = 0, /* the most bytes freed first */
+  DISC_REMAT_POLICY_DTR_SCORE = 1,     /* bytes * gap length / FLOPs */
+} disc_remat_policy;
+
+/* Zero-initialize, then set fields: {0} is no limit, largest-first. */
 typedef struct disc_session_options {
-  int64_t memory_limit_bytes; /* 0 = no limit */
+  /* 0 = no limit. A limit below the lowest peak reachable with every
+   * rematerialization candidate evicted fails the run with
+   * RESOURCE_EXHAUSTED before anything runs. */
+  int64_t memory_limit_bytes;
+  int32_t remat_policy; /* disc_remat_policy */
+  /* Threads of the library calls (oneDNN); 0 = the OpenMP default
+   * (OMP_NUM_THREADS, else one per core). Must be >= 0. */
+  int32_t num_threads;
 } disc_session_options_t;
 
 typedef struct disc_session_stats {
@@ -58,6 +73,11 @@ typedef struct disc_session_stats {
   int64_t current_bytes;  /* live bytes now (0 between runs) */
   int64_t num_allocs;     /* alloc calls during the last run */
   int64_t leaked_allocs;  /* allocations the model leaked (freed by us) */
+  int64_t remat_evictions;          /* candidates evicted in the last run */
+  int64_t remat_regenerations;      /* candidates recomputed */
+  int64_t remat_bytes_recomputed;   /* bytes of the recomputed buffers */
+  double remat_recompute_ms;        /* milliseconds spent recomputing */
+  int64_t remat_minimum_peak_bytes; /* lowest reachable peak, -1 unknown */
 } disc_session_stats_t;
 
 /* Message of the last failing call on this thread ("" if none). Valid until

@@ -16,4 +16,14 @@
 #define GET_OP_CLASSES
 #include "disc/Dialect/Disc/IR/DiscOps.h.inc"
 
+namespace mlir::disc {
+/// Discardable attributes of `disc.slice` for bounds that an op's contract
+/// fixes (TopK `k`, Split sizes; see the op's description): message
+/// templates of the run-time checks, `{0}` start, `{1}` end, `{2}` dim,
+/// `{3}` end - start.
+inline constexpr llvm::StringLiteral kSliceBoundsMessageAttr =
+    "disc.bounds_message";
+inline constexpr llvm::StringLiteral kSliceEndMessageAttr = "disc.end_message";
+} // namespace mlir::disc
+
 #endif // DISC_DIALECT_DISC_IR_DISCDIALECT_H

@@ -473,6 +473,13 @@ def Disc_SliceOp : Disc_Op<"slice"> {
     bounds are clamped as the ONNX spec says (to [0, dim] for positive
     steps, [-1, dim-1] for negative steps). Steps must be non-zero.
 
+    Bounds fixed by another op's contract (TopK `k`, Split sizes) must not
+    be clamped: the discardable string attribute `disc.bounds_message`
+    requires `0 <= start <= end <= dim` on every axis, `disc.end_message`
+    requires `end == dim`; the lowering checks them at run time and stops
+    the run with the template's message (`{0}` start, `{1}` end, `{2}` dim,
+    `{3}` end - start).
+
     ```mlir
     %1 = disc.slice %x, %st, %en, %sp {axes = array<i64: 1>}
         : (tensor<?x?xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>)

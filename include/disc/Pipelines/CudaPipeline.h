@@ -1,0 +1,49 @@
+//===- CudaPipeline.h - disc dialect to a model.so with CUDA kernels -*- C++
+//-*-===//
+#ifndef DISC_PIPELINES_CUDAPIPELINE_H
+#define DISC_PIPELINES_CUDAPIPELINE_H
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace mlir::disc {
+
+/// Choices of the CUDA pipeline (`disc-compile --target=cuda`).
+struct CudaPipelineOptions {
+  /// Run disc-memory-schedule (see CpuPipelineOptions).
+  bool memorySchedule = true;
+  /// GPU architecture of the cubins (`--gpu-arch`): "sm_80", "sm_90", ...
+  std::string gpuArch = "sm_80";
+  /// CUDA toolkit (ptxas, libdevice); empty: $CUDA_PATH, else
+  /// /usr/local/cuda when it has ptxas, else ptxas from PATH.
+  std::string cudaPath;
+  /// Threads per block of the generated kernels.
+  int64_t blockSize = 256;
+  /// Where to stop: after the GPU mapping (gpu.launch ops in the host
+  /// function, the IR `--emit=gpu` prints), or the whole way to the LLVM
+  /// dialect with the cubins embedded.
+  enum class Stop { AfterMapping, LLVM } stop = Stop::LLVM;
+};
+
+/// disc → linalg on buffers (shared with the CPU pipeline) → parallel loops
+/// → every loop nest collapsed to one dimension, tiled by `blockSize`, and
+/// mapped to blocks × threads with run-time bounds (one launch serves every
+/// shape) → gpu.launch → kernels outlined → NVVM → cubin (ptxas from the
+/// CUDA toolkit, through gpu-module-to-binary) → host code calling the
+/// runtime's device entries (docs/cuda.md). Ops that would need the host to
+/// read device memory fail with an error naming the ONNX node.
+void buildDiscCudaPipeline(OpPassManager &pm,
+                           const CudaPipelineOptions &options = {});
+
+/// Registers the CUDA passes (disc-gpu-*) and `disc-cuda-pipeline`.
+void registerDiscCudaPasses();
+
+/// Registers what the CUDA pipeline needs in a context: the NVVM target
+/// attribute's serialization and the GPU dialects' translation to LLVM IR.
+void registerDiscCudaExtensions(DialectRegistry &registry);
+
+} // namespace mlir::disc
+
+#endif // DISC_PIPELINES_CUDAPIPELINE_H

@@ -1,0 +1,296 @@
+//===- Normalization.cpp - ONNX normalization, softmax and losses -----------===//
+//
+//===----------------------------------------------------------------------===//
+#include "Importer.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <map>
+
+namespace mlir::disc::onnx_import {
+
+LogicalResult Importer::importBatchNorm(StringRef) {
+  Value x = in(0), scale = in(1), bias = in(2), mean = in(3), var = in(4);
+  if (aInt("training_mode", 0) != 0 || wantOut(1) || wantOut(2) ||
+      wantOut(3) || wantOut(4))
+    return err() << "training mode is not supported (inference only)";
+  if (opset < 9 && aInt("spatial", 1) != 1)
+    return err() << "spatial=0 is not supported";
+  float eps = aFloat("epsilon", 1e-5f);
+  Type e = elt(x);
+  for (Value *p : {&scale, &bias, &mean, &var}) {
+    if (rank(*p) != 1)
+      return err() << "scale, B, mean and var must be 1-D";
+    *p = convert(*p, e, false, false);
+  }
+  // y = x * inv + (B - mean * inv), inv = scale / sqrt(var + eps).
+  Value inv = binary<MulOp>(
+      scale, unary<RsqrtOp>(binary<AddOp>(var, constScalar(e, eps))));
+  Value shift = binary<SubOp>(bias, binary<MulOp>(mean, inv));
+  if (!inv || !shift)
+    return failure();
+  int64_t r = rank(x);
+  if (r > 2) {
+    auto bcast = [&](Value v) {
+      SmallVector<TDim> t = {tdimOf(v, 0)};
+      t.append(r - 2, tdimConst(1));
+      return reshapeT(v, t);
+    };
+    inv = bcast(inv);
+    shift = bcast(shift);
+  }
+  Value y = binary<AddOp>(binary<MulOp>(x, inv), shift);
+  return finish(y);
+}
+
+LogicalResult Importer::importInstanceNorm(StringRef) {
+  Value x = in(0), scale = in(1), bias = in(2);
+  int64_t r = rank(x);
+  float eps = aFloat("epsilon", 1e-5f);
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(2, r));
+  Value mean = reduce(ReduceKind::Mean, x, axes, true);
+  Value d = binary<SubOp>(x, mean);
+  Value var = reduce(ReduceKind::Mean, binary<MulOp>(d, d), axes, true);
+  Value norm = binary<MulOp>(
+      d, unary<RsqrtOp>(binary<AddOp>(var, scalarLike(x, eps))));
+  auto bcast = [&](Value v) {
+    SmallVector<TDim> t = {tdimOf(v, 0)};
+    t.append(r - 2, tdimConst(1));
+    return reshapeT(convert(v, elt(x), false, false), t);
+  };
+  if (rank(scale) != 1 || rank(bias) != 1)
+    return err() << "scale and B must be 1-D";
+  Value y = binary<AddOp>(binary<MulOp>(norm, bcast(scale)), bcast(bias));
+  return finish(y);
+}
+
+LogicalResult Importer::importLayerNorm(StringRef) {
+  Value x = in(0), scale = in(1), bias = in(2);
+  int64_t r = rank(x);
+  int64_t axis = nodeAxis;
+  float eps = aFloat("epsilon", 1e-5f);
+  Type e = elt(x);
+  Type stash = e;
+  if (aInt("stash_type", 1) == 1 && !e.isF32() && !e.isF64())
+    stash = b.getF32Type();
+  Value xs = convert(x, stash, false, false);
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(axis, r));
+  Value mean = reduce(ReduceKind::Mean, xs, axes, true);
+  Value d = binary<SubOp>(xs, mean);
+  Value var = reduce(ReduceKind::Mean, binary<MulOp>(d, d), axes, true);
+  Value inv = unary<RsqrtOp>(binary<AddOp>(var, constScalar(stash, eps)));
+  Value y = convert(binary<MulOp>(d, inv), e, false, false);
+  y = binary<MulOp>(y, convert(scale, e, false, false));
+  if (bias && y)
+    y = binary<AddOp>(y, convert(bias, e, false, false));
+  if (!y)
+    return failure();
+  out(0, y);
+  out(1, mean);
+  out(2, inv);
+  return success();
+}
+
+LogicalResult Importer::importSoftmax(StringRef op) {
+  Value x = in(0);
+  int64_t r = rank(x);
+  FailureOr<int64_t> axis =
+      r == 0 ? FailureOr<int64_t>(0)
+             : normAxis(aInt("axis", opset < 13 ? 1 : -1), r);
+  if (::mlir::failed(axis))
+    return failure();
+  SmallVector<int64_t> axes;
+  if (r > 0) {
+    if (opset < 13) // coerced to 2-D: reduce over all dims from axis on
+      axes = llvm::to_vector(llvm::seq<int64_t>(*axis, r));
+    else
+      axes = {*axis};
+  }
+  Value m = reduce(ReduceKind::Max, x, axes, true);
+  Value shifted = binary<SubOp>(x, m);
+  Value e = unary<ExpOp>(shifted);
+  Value s = reduce(ReduceKind::Sum, e, axes, true);
+  Value y = op == "Softmax" ? binary<DivOp>(e, s)
+                            : binary<SubOp>(shifted, unary<LogOp>(s));
+  return finish(y);
+}
+
+LogicalResult Importer::importHardmax(StringRef) {
+  Value x = in(0);
+  int64_t r = rank(x);
+  Value v = x;
+  int64_t ax = nodeAxis;
+  if (opset < 13) { // coerced to 2-D [prod(:axis), prod(axis:)]
+    TDim a = tdimConst(1), c = tdimConst(1);
+    for (int64_t i = 0; i < r; ++i)
+      (i < ax ? a : c) = tdimMul(i < ax ? a : c, tdimOf(x, i));
+    v = reshapeT(x, {a, c});
+    ax = 1;
+  }
+  int64_t vr = rank(v);
+  Dims vd = dims(v), o;
+  for (int64_t i = 0; i < vr; ++i)
+    o.push_back(i == ax ? Dim(1) : vd[i]);
+  Value am = mk<ArgReduceOp>(o, b.getI64Type(), v, (uint64_t)ax, true,
+                             /*keep_dims=*/true, /*select_last_index=*/false);
+  Value mask = compare(CompareDirection::EQ, iotaAlong(v, ax, vr, ax), am);
+  Value y = select(mask, scalarLike(v, 1), scalarLike(v, 0));
+  if (!y)
+    return failure();
+  if (opset < 13)
+    y = mk<DynamicReshapeOp>(dims(x), elt(x), y, shapeOf(x), true);
+  out(0, y);
+  return success();
+}
+
+/// NegativeLogLikelihoodLoss on `x` [N, C, d...] (log-probabilities) with
+/// `target` [N, d...]: the picked entry is selected with a one-hot mask
+/// (target == iota over C), so an ignored target outside [0, C) is harmless.
+FailureOr<Value> Importer::nllLoss(Value x, Value target, Value weight) {
+  int64_t r = rank(x);
+  if (r < 2) {
+    err() << "input must have rank >= 2";
+    return failure();
+  }
+  if (rank(target) != r - 1) {
+    err() << "target must have rank " << r - 1;
+    return failure();
+  }
+  if (!isa<IntegerType>(elt(target)) || elt(target).isInteger(1)) {
+    err() << "target must be an integer tensor";
+    return failure();
+  }
+  std::string red = aStr("reduction", "mean");
+  if (red != "none" && red != "sum" && red != "mean") {
+    err() << "unsupported reduction '" << red << "'";
+    return failure();
+  }
+  FailureOr<Value> tw = widen(target);
+  if (::mlir::failed(tw))
+    return failure();
+  Value ti = toI64(*tw);
+  Value t = unsqueezeAt(ti, 1); // [N, 1, d...]
+  Value onehot = compare(CompareDirection::EQ, t, iotaAlong(x, 1, r, 1));
+  Value zero = scalarLike(x, 0);
+  Value picked = reduce(ReduceKind::Sum, select(onehot, x, zero), {1}, false);
+  Value w;
+  if (weight) {
+    if (rank(weight) != 1 || elt(weight) != elt(x))
+      return err() << "weight must be a 1-D tensor of the input type",
+             failure();
+    SmallVector<TDim> ws(r, tdimConst(1));
+    ws[1] = tdimOf(weight, 0);
+    w = reduce(ReduceKind::Sum, select(onehot, reshapeT(weight, ws), zero), {1},
+               false);
+  } else {
+    w = reduce(ReduceKind::Sum, select(onehot, scalarLike(x, 1), zero), {1},
+               false);
+  }
+  if (attr("ignore_index")) {
+    Value keep = compare(CompareDirection::NE, ti,
+                         constI64Scalar(aInt("ignore_index", 0)));
+    w = select(keep, w, zero);
+  }
+  if (!picked || !w)
+    return failure();
+  Value loss = unary<NegOp>(binary<MulOp>(picked, w));
+  if (!loss)
+    return failure();
+  if (red == "none")
+    return loss;
+  SmallVector<int64_t> all = llvm::to_vector(llvm::seq<int64_t>(0, r - 1));
+  Value s = reduce(ReduceKind::Sum, loss, all, false);
+  if (red == "sum")
+    return s;
+  return binary<DivOp>(s, reduce(ReduceKind::Sum, w, all, false));
+}
+
+LogicalResult Importer::importNllLoss(StringRef) {
+  Value x = in(0), target = in(1);
+  FailureOr<Value> l = nllLoss(x, target, in(2));
+  if (::mlir::failed(l) || !*l)
+    return failure();
+  out(0, *l);
+  return success();
+}
+
+LogicalResult Importer::importSoftmaxCrossEntropy(StringRef) {
+  Value x = in(0), target = in(1);
+  Value m = reduce(ReduceKind::Max, x, {1}, true);
+  Value shifted = binary<SubOp>(x, m);
+  Value logp = binary<SubOp>(
+      shifted,
+      unary<LogOp>(reduce(ReduceKind::Sum, unary<ExpOp>(shifted), {1}, true)));
+  if (!logp)
+    return failure();
+  FailureOr<Value> l = nllLoss(logp, target, in(2));
+  if (::mlir::failed(l) || !*l)
+    return failure();
+  out(0, *l);
+  out(1, logp);
+  return success();
+}
+
+/// LRN: the channel-window sum of squares is an average pool (padding
+/// counted) over [N, 1, C, prod(spatial)] times the window size.
+LogicalResult Importer::importLrn(StringRef) {
+  Value x = in(0);
+  int64_t r = rank(x);
+  int64_t size = aInt("size", 0);
+  if (size <= 0)
+    return err() << "attribute 'size' must be positive";
+  double alpha = aFloat("alpha", 1e-4f), beta = aFloat("beta", 0.75f),
+         bias = aFloat("bias", 1.0f);
+  TDim spatial = tdimConst(1);
+  for (int64_t i = 2; i < r; ++i)
+    spatial = tdimMul(spatial, tdimOf(x, i));
+  Value sq = binary<MulOp>(x, x);
+  Value v = reshapeT(sq, {tdimOf(x, 0), tdimConst(1), tdimOf(x, 1), spatial});
+  Dims vd = dims(v);
+  int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+  Value avg =
+      mk<PoolOp>(vd, elt(x), PoolKind::Avg, v, ArrayRef<int64_t>{size, 1},
+                 ArrayRef<int64_t>{1, 1}, ArrayRef<int64_t>{1, 1},
+                 ArrayRef<int64_t>{lo, 0, hi, 0}, false, true);
+  SmallVector<TDim> back;
+  for (int64_t i = 0; i < r; ++i)
+    back.push_back(tdimOf(x, i));
+  avg = reshapeT(avg, back);
+  // alpha / size * sum == alpha * average.
+  Value den =
+      binary<PowOp>(binary<AddOp>(binary<MulOp>(avg, scalarLike(x, alpha)),
+                                  scalarLike(x, bias)),
+                    scalarLike(x, beta));
+  Value y = binary<DivOp>(x, den);
+  return finish(y);
+}
+
+/// As the ONNX function body: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9).
+LogicalResult Importer::importMvn(StringRef) {
+  Value x = in(0);
+  SmallVector<int64_t> axes =
+      aInts("axes").value_or(SmallVector<int64_t>{0, 2, 3});
+  FailureOr<SmallVector<int64_t>> n = normAxes(axes, rank(x), true);
+  if (::mlir::failed(n))
+    return failure();
+  Value mean = reduce(ReduceKind::Mean, x, *n, true);
+  Value sqMean = reduce(ReduceKind::Mean, binary<MulOp>(x, x), *n, true);
+  Value var = binary<SubOp>(sqMean, binary<MulOp>(mean, mean));
+  Value y =
+      binary<DivOp>(binary<SubOp>(x, mean),
+                    binary<AddOp>(unary<SqrtOp>(var), scalarLike(x, 1e-9)));
+  return finish(y);
+}
+
+} // namespace mlir::disc::onnx_import

@@ -1,0 +1,736 @@
+//===- Remat.cpp - rematerialization candidates, evict/regenerate points --===//
+//
+// See include/disc/Transforms/Remat.h and docs/memory.md,
+// "Rematerialization".
+//
+//===----------------------------------------------------------------------===//
+#include "disc/Transforms/Remat.h"
+
+#include "disc/Dialect/Disc/IR/DiscDialect.h"
+#include "disc/Transforms/Fusion.h"
+#include "disc/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::disc {
+#define GEN_PASS_DEF_DISCREMAT
+#include "disc/Transforms/Passes.h.inc"
+} // namespace mlir::disc
+
+using namespace mlir;
+using namespace mlir::disc;
+
+namespace {
+
+/// Element count of a ranked tensor value as a symbolic expression.
+std::optional<AffineExpr> numElements(ShapeAnalysis &sa, Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type)
+    return std::nullopt;
+  SmallVector<AffineExpr> dims = sa.getDims(v);
+  if (dims.size() != static_cast<size_t>(type.getRank()))
+    return std::nullopt;
+  AffineExpr n = getAffineConstantExpr(1, v.getContext());
+  for (AffineExpr d : dims) {
+    if (!d)
+      return std::nullopt;
+    n = n * d;
+  }
+  return sa.normalize(n);
+}
+
+/// Estimated FLOPs of one op (see RematCandidate::flops).
+std::optional<AffineExpr> opFlops(ShapeAnalysis &sa, Operation *op) {
+  if (op->getNumResults() == 0)
+    return getAffineConstantExpr(0, op->getContext());
+  std::optional<AffineExpr> out = numElements(sa, op->getResult(0));
+  if (!out)
+    return std::nullopt;
+  auto product = [&](Value v, ArrayRef<int64_t> which,
+                     unsigned from) -> std::optional<AffineExpr> {
+    SmallVector<AffineExpr> dims = sa.getDims(v);
+    AffineExpr p = getAffineConstantExpr(1, op->getContext());
+    if (which.empty()) {
+      for (unsigned i = from; i < dims.size(); ++i) {
+        if (!dims[i])
+          return std::nullopt;
+        p = p * dims[i];
+      }
+      return p;
+    }
+    for (int64_t i : which) {
+      if (i < 0 || static_cast<size_t>(i) >= dims.size() || !dims[i])
+        return std::nullopt;
+      p = p * dims[i];
+    }
+    return p;
+  };
+  AffineExpr flops = *out;
+  if (auto conv = dyn_cast<ConvOp>(op)) {
+    // Filter [OC, C/G, K...]: each output is a dot of C/G * prod(K).
+    std::optional<AffineExpr> k = product(conv.getFilter(), {}, 1);
+    if (!k)
+      return std::nullopt;
+    flops = *out * *k * 2;
+  } else if (auto dot = dyn_cast<DotGeneralOp>(op)) {
+    std::optional<AffineExpr> k =
+        product(dot.getLhs(), dot.getLhsContractingDimensions(), 0);
+    if (!k)
+      return std::nullopt;
+    flops = *out * *k * 2;
+  } else if (auto pool = dyn_cast<PoolOp>(op)) {
+    int64_t w = 1;
+    for (int64_t k : pool.getWindow())
+      w *= k;
+    flops = *out * w;
+  } else if (isa<ReduceOp>(op)) {
+    std::optional<AffineExpr> in = numElements(sa, op->getOperand(0));
+    if (!in)
+      return std::nullopt;
+    flops = *in;
+  }
+  return sa.normalize(flops);
+}
+
+bool isZero(AffineExpr e) {
+  auto c = dyn_cast_or_null<AffineConstantExpr>(e);
+  return !e || (c && c.getValue() == 0);
+}
+
+/// Value of a symbol for ranking: its LIKELY value, else its minimum (at
+/// least 1, so sizes do not all collapse to 0).
+llvm::StringMap<int64_t> rankingBindings(ShapeAnalysis &sa) {
+  llvm::StringMap<int64_t> b;
+  ShapeConstraintSolver &solver = sa.getSolver();
+  for (unsigned i = 0, e = sa.getNumSymbols(); i < e; ++i) {
+    const SymbolInfo &info = solver.getSymbol(i);
+    b[sa.getSymbolName(i)] =
+        info.likely ? *info.likely : std::max<int64_t>(info.min, 1);
+  }
+  return b;
+}
+
+struct LongGap {
+  Value value;
+  unsigned def = 0, evictAfter = 0, regenerateBefore = 0;
+  AffineExpr bytes;
+  int64_t rank = 0; // bytes at the ranking bindings
+};
+
+} // namespace
+
+SmallVector<RematCandidate>
+mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
+                                const RematOptions &options,
+                                SmallVectorImpl<RematRejection> *rejected) {
+  SmallVector<RematCandidate> result;
+  ShapeAnalysis &sa = mm.getShapeAnalysis();
+  if (p.order.empty())
+    return result;
+  Block *body = p.order.front()->getBlock();
+  llvm::DenseMap<Operation *, unsigned> index;
+  for (auto [i, op] : llvm::enumerate(p.order))
+    index[op] = i;
+  llvm::DenseMap<Value, const BufferLiveRange *> range;
+  for (const BufferLiveRange &b : p.buffers)
+    range[b.root] = &b;
+  auto topLevel = [&](Operation *op) {
+    return body->findAncestorOpInBlock(*op);
+  };
+  // The op whose program point reads a top-level op's operands: a fused
+  // producer's reads happen at its fusion root (disc-fusion).
+  auto readAt = [&](Operation *top) { return getFusionRoot(top); };
+  auto reject = [&](const LongGap &g, const Twine &why) {
+    if (rejected)
+      rejected->push_back(
+          {g.value, g.evictAfter, g.regenerateBefore, why.str()});
+  };
+
+  // Long gaps: Alloc results used only directly by top-level ops (no views,
+  // no uses in nested regions), not returned.
+  llvm::StringMap<int64_t> likely = rankingBindings(sa);
+  SmallVector<LongGap> gaps;
+  for (auto [i, op] : llvm::enumerate(p.order)) {
+    const OpMemory &m = mm.getOpMemory(op);
+    for (const ResultMemory &rm : m.results) {
+      if (rm.kind != BufferKind::Alloc || mm.escapes(rm.value))
+        continue;
+      bool ok = true;
+      SmallVector<unsigned> uses;
+      for (OpOperand &use : rm.value.getUses()) {
+        Operation *top = topLevel(use.getOwner());
+        if (!top || top != use.getOwner() || !index.count(top)) {
+          ok = false;
+          break;
+        }
+        const OpMemory &um = mm.getOpMemory(top);
+        for (const ResultMemory &ur : um.results)
+          if ((ur.kind == BufferKind::View || ur.kind == BufferKind::InPlace) &&
+              ur.operand == static_cast<int>(use.getOperandNumber()))
+            ok = false;
+        uses.push_back(index[readAt(top)]);
+      }
+      if (!ok || uses.empty())
+        continue;
+      llvm::sort(uses);
+      uses.erase(llvm::unique(uses), uses.end());
+      unsigned bestE = 0, bestR = 0;
+      for (size_t k = 0; k + 1 < uses.size(); ++k)
+        if (uses[k + 1] - uses[k] > bestR - bestE) {
+          bestE = uses[k];
+          bestR = uses[k + 1];
+        }
+      if (bestR <= bestE || bestR - bestE - 1 < options.minGapOps)
+        continue;
+      LongGap g;
+      g.value = rm.value;
+      g.def = i;
+      g.evictAfter = bestE;
+      g.regenerateBefore = bestR;
+      g.bytes = rm.bytes;
+      g.rank = mm.evaluate(rm.bytes, likely).value_or(0);
+      gaps.push_back(g);
+    }
+  }
+  llvm::stable_sort(
+      gaps, [](const LongGap &a, const LongGap &b) { return a.rank > b.rank; });
+
+  llvm::DenseSet<Value> chosen; // candidate values
+  llvm::DenseSet<Value> pinned; // buffers a recompute reads
+  for (const LongGap &g : gaps) {
+    if (pinned.contains(g.value)) {
+      reject(g, "read by the recompute of a larger candidate");
+      continue;
+    }
+    unsigned r = g.regenerateBefore;
+    // A next use fused into a library call (disc-mark-library-calls) reads
+    // its operands where the call runs, before the regenerate point.
+    if (p.order[r]->hasAttr("disc.fused_into_call")) {
+      reject(g, "its next use is fused into a library call");
+      continue;
+    }
+    auto available = [&](Value w) {
+      if (isa<BlockArgument>(w))
+        return true;
+      Operation *def = w.getDefiningOp();
+      if (!index.count(def))
+        return false;
+      BufferKind kind = BufferKind::External;
+      for (const ResultMemory &rm : mm.getOpMemory(def).results)
+        if (rm.value == w)
+          kind = rm.kind;
+      if (kind == BufferKind::External || kind == BufferKind::Stack)
+        return true;
+      if (kind == BufferKind::Fused)
+        return false; // no buffer: computed inside its consumer's loops
+      Value root = mm.getBufferRoot(w);
+      if (!root)
+        return true;
+      if (chosen.contains(root) || chosen.contains(w))
+        return false;
+      auto it = range.find(root);
+      return it != range.end() && it->second->def < r &&
+             it->second->lastUse >= r;
+    };
+    // Backward closure from the producer over values that are not live at
+    // the regenerate point.
+    llvm::SetVector<Operation *> sub;
+    llvm::SetVector<Value> inputs;
+    SmallVector<Operation *> work{p.order[g.def]};
+    std::string why;
+    while (!work.empty() && why.empty()) {
+      Operation *op = work.pop_back_val();
+      if (!sub.insert(op))
+        continue;
+      if (!isPure(op) || op->getNumRegions() != 0) {
+        why = ("'" + op->getName().getStringRef() + "' cannot be recomputed")
+                  .str();
+        break;
+      }
+      // Library calls (disc-mark-library-calls) stay out of recomputes: a
+      // call with fused post-ops lowers as one unit with the ops fused into
+      // it, and a call's oneDNN temporaries are predicted only at its own
+      // program point.
+      if (op->hasAttr("disc.library_call") || op->hasAttr("disc.post_ops") ||
+          op->hasAttr("disc.fused_into_call")) {
+        why = ("'" + op->getName().getStringRef() + "' runs as a library call")
+                  .str();
+        break;
+      }
+      if (sub.size() > options.maxOps) {
+        why = "recompute needs more than " + std::to_string(options.maxOps) +
+              " ops";
+        break;
+      }
+      for (Value w : op->getOperands()) {
+        if (available(w)) {
+          inputs.insert(w);
+          continue;
+        }
+        Operation *def = w.getDefiningOp();
+        if (!def || !index.count(def)) {
+          why = "an operand is not available at the regenerate point";
+          break;
+        }
+        work.push_back(def);
+      }
+    }
+    if (!why.empty()) {
+      reject(g, why);
+      continue;
+    }
+    SmallVector<Operation *> ops(sub.begin(), sub.end());
+    llvm::sort(ops,
+               [&](Operation *a, Operation *b) { return index[a] < index[b]; });
+
+    // Cost bound: FLOPs <= maxFlopsPerByte * payload bytes, proven.
+    AffineExpr flops = getAffineConstantExpr(0, g.value.getContext());
+    bool known = true;
+    for (Operation *op : ops) {
+      std::optional<AffineExpr> f = opFlops(sa, op);
+      if (!f) {
+        known = false;
+        break;
+      }
+      flops = flops + *f;
+    }
+    flops = sa.normalize(flops);
+    AffineExpr bound =
+        sa.normalize(mm.payloadBytes(g.value) * options.maxFlopsPerByte);
+    CompareResult cmp =
+        known ? sa.getSolver().compare(flops, bound) : CompareResult::UNKNOWN;
+    if (cmp != CompareResult::LT && cmp != CompareResult::LE &&
+        cmp != CompareResult::EQ) {
+      reject(g, "recompute FLOPs " + mm.render(flops) +
+                    " not proven <= " + mm.render(bound));
+      continue;
+    }
+
+    // Live bytes of the recompute on top of the regenerated buffer.
+    llvm::DenseMap<Value, unsigned> lastInternalUse;
+    llvm::DenseMap<Value, AffineExpr> internalBytes;
+    for (auto [j, op] : llvm::enumerate(ops))
+      for (const ResultMemory &rm : mm.getOpMemory(op).results)
+        if (rm.kind == BufferKind::Alloc)
+          internalBytes[rm.value] = rm.bytes;
+    for (auto [j, op] : llvm::enumerate(ops))
+      for (Value w : op->getOperands())
+        if (Value root = mm.getBufferRoot(w); root && internalBytes.count(root))
+          lastInternalUse[root] = j;
+    MLIRContext *ctx = g.value.getContext();
+    AffineExpr live = getAffineConstantExpr(0, ctx);
+    SmallVector<AffineExpr> points;
+    llvm::DenseSet<Value> freed;
+    auto freeAfter = [&](unsigned j, ArrayRef<Value> roots) {
+      for (Value root : roots) {
+        if (root == g.value || freed.contains(root) ||
+            !internalBytes.count(root))
+          continue;
+        auto it = lastInternalUse.find(root);
+        if (it == lastInternalUse.end() || it->second != j)
+          continue;
+        live = live - internalBytes[root];
+        freed.insert(root);
+      }
+    };
+    for (auto [j, op] : llvm::enumerate(ops)) {
+      const OpMemory &m = mm.getOpMemory(op);
+      if (!isZero(m.preScratchBytes)) {
+        points.push_back(sa.normalize(live + m.preScratchBytes));
+        SmallVector<Value> consumed;
+        for (unsigned k : m.consumedByPreScratch)
+          if (Value root = mm.getBufferRoot(op->getOperand(k)))
+            consumed.push_back(root);
+        freeAfter(j, consumed);
+      }
+      for (const ResultMemory &rm : m.results)
+        if (rm.kind == BufferKind::Alloc)
+          live = live + rm.bytes;
+      AffineExpr scratch = isZero(m.scratchBytes)
+                               ? getAffineConstantExpr(0, ctx)
+                               : m.scratchBytes;
+      points.push_back(sa.normalize(live + scratch));
+      for (AffineExpr ph : m.postPhaseBytes)
+        points.push_back(sa.normalize(live + ph));
+      SmallVector<Value> roots;
+      for (Value w : op->getOperands())
+        if (Value root = mm.getBufferRoot(w))
+          roots.push_back(root);
+      freeAfter(j, roots);
+    }
+    // One expression when they are all comparable: the largest.
+    AffineExpr peak = points.front();
+    bool single = true;
+    for (AffineExpr e : ArrayRef(points).drop_front()) {
+      CompareResult c = sa.getSolver().compare(e, peak);
+      if (c == CompareResult::GT || c == CompareResult::GE)
+        peak = e;
+      else if (c != CompareResult::LT && c != CompareResult::LE &&
+               c != CompareResult::EQ)
+        single = false;
+    }
+    if (!single) {
+      // Not comparable: a sum is an upper bound of every point.
+      peak = getAffineConstantExpr(0, ctx);
+      for (AffineExpr e : points)
+        peak = peak + e;
+      peak = sa.normalize(peak);
+    }
+
+    RematCandidate c;
+    c.value = g.value;
+    c.evictAfter = g.evictAfter;
+    c.regenerateBefore = g.regenerateBefore;
+    c.recompute = std::move(ops);
+    c.bytes = g.bytes;
+    c.recomputePeakBytes = peak;
+    c.flops = flops;
+    result.push_back(std::move(c));
+    chosen.insert(g.value);
+    for (Value w : inputs)
+      if (Value root = mm.getBufferRoot(w))
+        pinned.insert(root);
+  }
+  llvm::stable_sort(result,
+                    [](const RematCandidate &a, const RematCandidate &b) {
+                      return a.evictAfter < b.evictAfter ||
+                             (a.evictAfter == b.evictAfter &&
+                              a.regenerateBefore < b.regenerateBefore);
+                    });
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// JSON
+//===----------------------------------------------------------------------===//
+
+static llvm::json::Value exprJson(AffineExpr e, ShapeAnalysis &sa) {
+  switch (e.getKind()) {
+  case AffineExprKind::Constant:
+    return cast<AffineConstantExpr>(e).getValue();
+  case AffineExprKind::SymbolId:
+    return sa.getSymbolName(cast<AffineSymbolExpr>(e).getPosition()).str();
+  case AffineExprKind::DimId:
+    return nullptr;
+  default:
+    break;
+  }
+  auto b = cast<AffineBinaryOpExpr>(e);
+  const char *op = "+";
+  switch (e.getKind()) {
+  case AffineExprKind::Mul:
+    op = "*";
+    break;
+  case AffineExprKind::FloorDiv:
+    op = "floordiv";
+    break;
+  case AffineExprKind::CeilDiv:
+    op = "ceildiv";
+    break;
+  case AffineExprKind::Mod:
+    op = "mod";
+    break;
+  default:
+    break;
+  }
+  return llvm::json::Array{op, exprJson(b.getLHS(), sa),
+                           exprJson(b.getRHS(), sa)};
+}
+
+static std::string opName(Operation *op) {
+  std::string s = op->getName().getStringRef().str();
+  if (auto n = dyn_cast<NameLoc>(op->getLoc()))
+    s += " (" + n.getName().getValue().str() + ")";
+  return s;
+}
+
+llvm::json::Object mlir::disc::rematToJson(MemoryModel &mm,
+                                           const MemoryProfile &p,
+                                           ArrayRef<RematCandidate> cands) {
+  ShapeAnalysis &sa = mm.getShapeAnalysis();
+  llvm::json::Array liveBefore, points, exits, list;
+  for (unsigned i = 0; i < p.order.size(); ++i) {
+    liveBefore.push_back(exprJson(p.liveBefore[i], sa));
+    llvm::json::Array pts;
+    for (AffineExpr e : p.livePoints[i])
+      pts.push_back(exprJson(e, sa));
+    points.push_back(std::move(pts));
+  }
+  for (AffineExpr e : p.exitPoints)
+    exits.push_back(exprJson(e, sa));
+  for (auto [id, c] : llvm::enumerate(cands)) {
+    llvm::json::Array ops;
+    for (Operation *op : c.recompute)
+      ops.push_back(opName(op));
+    list.push_back(llvm::json::Object{
+        {"id", static_cast<int64_t>(id)},
+        {"producer", opName(c.recompute.back())},
+        {"evict_after", c.evictAfter},
+        {"regenerate_before", c.regenerateBefore},
+        {"bytes", exprJson(c.bytes, sa)},
+        {"bytes_text", mm.render(c.bytes)},
+        {"recompute_peak_bytes", exprJson(c.recomputePeakBytes, sa)},
+        {"flops", exprJson(c.flops, sa)},
+        {"flops_text", mm.render(c.flops)},
+        {"recompute_ops", std::move(ops)}});
+  }
+  return llvm::json::Object{{"num_ops", static_cast<int64_t>(p.order.size())},
+                            {"live_before", std::move(liveBefore)},
+                            {"points", std::move(points)},
+                            {"exit_points", std::move(exits)},
+                            {"candidates", std::move(list)}};
+}
+
+//===----------------------------------------------------------------------===//
+// IR rewrite
+//===----------------------------------------------------------------------===//
+
+static func::FuncOp getOrDeclare(ModuleOp module, StringRef name,
+                                 FunctionType type, bool cInterface) {
+  if (auto f = module.lookupSymbol<func::FuncOp>(name))
+    return f;
+  OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToStart(module.getBody());
+  auto f = func::FuncOp::create(b, module.getLoc(), name, type);
+  f.setPrivate();
+  if (cInterface)
+    f->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  return f;
+}
+
+void mlir::disc::applyRemat(func::FuncOp func, const MemoryProfile &p,
+                            ArrayRef<RematCandidate> candidates) {
+  if (candidates.empty())
+    return;
+  auto module = func->getParentOfType<ModuleOp>();
+  MLIRContext *ctx = func.getContext();
+  Block *body = &func.getBody().front();
+  llvm::DenseMap<Operation *, unsigned> index;
+  for (auto [i, op] : llvm::enumerate(p.order))
+    index[op] = i;
+  llvm::DenseMap<Operation *, Operation *> lastAfter;
+  OpBuilder b(ctx);
+  Type i64 = b.getI64Type(), i32 = b.getI32Type();
+  func::FuncOp regen =
+      getOrDeclare(module, "disc_remat_regenerate",
+                   FunctionType::get(ctx, {i64}, {i32}), false);
+  func::FuncOp regenerated =
+      getOrDeclare(module, "disc_remat_regenerated",
+                   FunctionType::get(ctx, {i64}, {}), false);
+  SmallVector<std::tuple<Value, Value, unsigned>> regens;
+  for (auto [id, c] : llvm::enumerate(candidates)) {
+    Value v = c.value;
+    auto type = cast<RankedTensorType>(v.getType());
+    Location loc = v.getLoc();
+    // Evict point: the dynamic dims, then the call (the value's last use
+    // before the gap).
+    Operation *evictOp = p.order[c.evictAfter];
+    Operation *&after = lastAfter[evictOp];
+    b.setInsertionPointAfter(after ? after : evictOp);
+    SmallVector<Value> dynDims;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        dynDims.push_back(tensor::DimOp::create(b, loc, v, d));
+    Value idValue = arith::ConstantIntOp::create(b, loc, id, 64);
+    func::FuncOp evict =
+        getOrDeclare(module, ("disc_remat_evict_" + Twine(id)).str(),
+                     FunctionType::get(ctx, {i64, type}, {}), true);
+    after = func::CallOp::create(b, loc, evict, ValueRange{idValue, v});
+
+    // Regenerate point.
+    // Before the next use, or before the first op of its fusion group
+    // (sinkFusedProducers made the group contiguous): a fused producer
+    // of that root may be what reads the value.
+    Operation *next = p.order[c.regenerateBefore];
+    while (Operation *prev = next->getPrevNode())
+      if (isFusedProducer(prev) &&
+          getFusionRoot(prev) == p.order[c.regenerateBefore])
+        next = prev;
+      else
+        break;
+    b.setInsertionPoint(next);
+    Value rid = arith::ConstantIntOp::create(b, loc, id, 64);
+    Value status =
+        func::CallOp::create(b, loc, regen, ValueRange{rid}).getResult(0);
+    Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+    Value kept =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, status, zero);
+    Value buf =
+        bufferization::AllocTensorOp::create(b, loc, type, dynDims).getResult();
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{type}, kept,
+                                  /*withElseRegion=*/true);
+    // Read by the shape analysis: the result has the value's dims.
+    ifOp->setAttr("disc.remat_regenerate", b.getUnitAttr());
+    {
+      OpBuilder tb = ifOp.getThenBodyBuilder();
+      scf::YieldOp::create(tb, loc, buf);
+      OpBuilder eb = ifOp.getElseBodyBuilder();
+      IRMapping map;
+      for (Operation *op : c.recompute)
+        eb.clone(*op, map);
+      Value r = map.lookup(v);
+      Value m =
+          bufferization::MaterializeInDestinationOp::create(eb, loc, r, buf)
+              .getResult();
+      func::CallOp::create(eb, loc, regenerated, ValueRange{rid});
+      scf::YieldOp::create(eb, loc, m);
+    }
+    regens.push_back({v, ifOp.getResult(0), c.regenerateBefore});
+  }
+  // Later uses read the regenerated values. Only after every recompute has
+  // been cloned: a recompute that goes back through another candidate
+  // clones that candidate's producer too and must read the clone, not the
+  // other candidate's regenerated buffer (which would then stay live until
+  // this regenerate point).
+  for (auto [v, v2, r] : regens)
+    v.replaceUsesWithIf(v2, [&, r = r](OpOperand &use) {
+      Operation *top = body->findAncestorOpInBlock(*use.getOwner());
+      auto it = index.find(top ? getFusionRoot(top) : top);
+      return it != index.end() && it->second >= r;
+    });
+}
+
+FailureOr<llvm::json::Object>
+mlir::disc::applyRematToEntry(ModuleOp module, StringRef entry,
+                              const RematOptions &options) {
+  auto func = module.lookupSymbol<func::FuncOp>(entry);
+  if (!func)
+    return module.emitError("no entry function '") << entry << "'";
+  if (!func.getBody().hasOneBlock())
+    return llvm::json::Object{{"candidates", llvm::json::Array{}}};
+  llvm::StringMap<DimRange> ranges = collectDimRanges(module);
+  ShapeAnalysis sa(func, ranges);
+  sa.run();
+  sa.mergeEqualSymbols();
+  MemoryModel mm(func, sa);
+  MemoryProfile p = mm.profile();
+  if (!mm.isPredictable(p))
+    return llvm::json::Object{{"candidates", llvm::json::Array{}}};
+  SmallVector<RematCandidate> cands = findRematCandidates(mm, p, options);
+  llvm::json::Object json = rematToJson(mm, p, cands);
+  applyRemat(func, p, cands);
+  return json;
+}
+
+void mlir::disc::printRematCandidates(ModuleOp module, StringRef entry,
+                                      const RematOptions &options,
+                                      llvm::raw_ostream &os) {
+  auto func = module.lookupSymbol<func::FuncOp>(entry);
+  if (!func || !func.getBody().hasOneBlock())
+    return;
+  llvm::StringMap<DimRange> ranges = collectDimRanges(module);
+  ShapeAnalysis sa(func, ranges);
+  sa.run();
+  sa.mergeEqualSymbols();
+  MemoryModel mm(func, sa);
+  MemoryProfile p = mm.profile();
+  if (!mm.isPredictable(p)) {
+    os << "remat candidates: none (sizes not predictable)\n";
+    return;
+  }
+  SmallVector<RematRejection> rejected;
+  SmallVector<RematCandidate> cands =
+      findRematCandidates(mm, p, options, &rejected);
+  os << "remat candidates: " << cands.size() << "\n";
+  for (auto [id, c] : llvm::enumerate(cands)) {
+    os << "  candidate " << id << ": " << opName(c.recompute.back())
+       << " bytes=" << mm.render(c.bytes) << " evict after #" << c.evictAfter
+       << ", regenerate before #" << c.regenerateBefore << "; recompute "
+       << c.recompute.size() << " ops, flops=" << mm.render(c.flops)
+       << ", peak +" << mm.render(c.recomputePeakBytes) << "\n";
+  }
+  // The peak with every candidate evicted, at the printing bindings (the
+  // runtime's planner, runtime/lib/core/RematPlanner.cpp, also tries
+  // smaller sets at the actual shapes).
+  llvm::StringMap<int64_t> likely = rankingBindings(sa);
+  auto val = [&](AffineExpr e) { return mm.evaluate(e, likely).value_or(0); };
+  size_t n = p.order.size();
+  std::vector<int64_t> away(n + 1, 0);
+  for (const RematCandidate &c : cands) {
+    away[c.evictAfter + 1] += val(c.bytes);
+    away[c.regenerateBefore] -= val(c.bytes);
+  }
+  int64_t minimum = 0, unconstrained = 0, gone = 0;
+  for (size_t i = 0; i < n; ++i) {
+    gone += away[i];
+    for (AffineExpr e : p.livePoints[i]) {
+      minimum = std::max(minimum, val(e) - gone);
+      unconstrained = std::max(unconstrained, val(e));
+    }
+  }
+  for (AffineExpr e : p.exitPoints) {
+    minimum = std::max(minimum, val(e));
+    unconstrained = std::max(unconstrained, val(e));
+  }
+  for (auto [k, c] : llvm::enumerate(cands)) {
+    int64_t live =
+        val(p.liveBefore[c.regenerateBefore]) + val(c.recomputePeakBytes);
+    for (auto [o, other] : llvm::enumerate(cands))
+      if (o != k && ((other.evictAfter < c.regenerateBefore &&
+                      c.regenerateBefore < other.regenerateBefore) ||
+                     (other.regenerateBefore == c.regenerateBefore && o > k)))
+        live -= val(other.bytes);
+    minimum = std::max(minimum, live);
+  }
+  os << "  peak with every candidate evicted: " << minimum << " bytes ("
+     << unconstrained << " with none) at the bindings above\n";
+  for (const RematRejection &r : rejected)
+    os << "  rejected: " << opName(r.value.getDefiningOp()) << " (gap #"
+       << r.evictAfter << " to #" << r.regenerateBefore << "): " << r.reason
+       << "\n";
+}
+
+//===----------------------------------------------------------------------===//
+// Pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct RematPass : public disc::impl::DiscRematBase<RematPass> {
+  using DiscRematBase::DiscRematBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    llvm::StringMap<DimRange> ranges = collectDimRanges(module);
+    RematOptions options;
+    options.maxOps = maxOps;
+    options.maxFlopsPerByte = maxFlopsPerByte;
+    options.minGapOps = minGap;
+    SmallVector<func::FuncOp> funcs;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() && func.getBody().hasOneBlock())
+        funcs.push_back(func);
+    for (func::FuncOp func : funcs) {
+      ShapeAnalysis sa(func, ranges);
+      sa.run();
+      sa.mergeEqualSymbols();
+      MemoryModel mm(func, sa);
+      MemoryProfile p = mm.profile();
+      if (!mm.isPredictable(p))
+        continue;
+      SmallVector<RematRejection> rejected;
+      SmallVector<RematCandidate> cands =
+          findRematCandidates(mm, p, options, &rejected);
+      if (remarks) {
+        for (auto [id, c] : llvm::enumerate(cands))
+          mlir::emitRemark(c.value.getLoc())
+              << "remat candidate " << id << ": bytes " << mm.render(c.bytes)
+              << ", evict after #" << c.evictAfter << ", regenerate before #"
+              << c.regenerateBefore << ", recompute " << c.recompute.size()
+              << " ops, flops " << mm.render(c.flops) << ", peak +"
+              << mm.render(c.recomputePeakBytes);
+        for (const RematRejection &r : rejected)
+          mlir::emitRemark(r.value.getLoc()) << "remat rejected: " << r.reason;
+      }
+      applyRemat(func, p, cands);
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,114 @@
+//===- RematPlanner.h - run-time rematerialization decisions ---*- C++ -*-===//
+//
+// The runtime half of rematerialization (docs/memory.md,
+// "Rematerialization"): the compiler's live-byte expressions of every
+// program point and its candidates, evaluated at the actual input shapes,
+// give the live bytes of a run for any set of evicted candidates. The
+// planner computes the unconstrained and the minimum peak before the run
+// and decides at each evict point whether the candidate goes. Internal to
+// the runtime library (hidden); the unit tests build their own copy.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_RUNTIME_CORE_REMATPLANNER_H
+#define DISC_RUNTIME_CORE_REMATPLANNER_H
+
+#include "disc/runtime/Runtime.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#pragma GCC visibility push(hidden)
+namespace disc::runtime {
+
+/// The memory profile of one run at actual shapes, in bytes.
+struct RematProfile {
+  /// Live bytes just before op i runs (nothing evicted).
+  std::vector<int64_t> liveBefore;
+  /// Live bytes at each program point inside op i (nothing evicted).
+  std::vector<std::vector<int64_t>> points;
+  /// Live bytes at the points of the return (the clones of its results).
+  std::vector<int64_t> exitPoints;
+  struct Candidate {
+    /// Allocator bytes of the candidate's buffer.
+    int64_t bytes = 0;
+    /// Its last use before the gap and its next use (op indices): evicted,
+    /// it is not live while ops evictAfter+1 .. regenerateBefore-1 run.
+    int64_t evictAfter = 0;
+    int64_t regenerateBefore = 0;
+    /// Bytes on top of liveBefore[regenerateBefore] while recomputing.
+    int64_t recomputePeak = 0;
+    /// Estimated recompute cost (FLOPs).
+    double flops = 0;
+  };
+  /// In evict order (the order of their evict points).
+  std::vector<Candidate> candidates;
+};
+
+/// Evaluates the signature's "remat" entry at the bound input dims. False,
+/// with `error` naming the expression, when one cannot be evaluated.
+bool evaluateRematProfile(const RematSpec &spec,
+                          const std::map<std::string, int64_t> &dims,
+                          RematProfile *out, std::string *error);
+
+enum class RematPolicyKind {
+  /// Evict the candidate that frees the most bytes.
+  LargestFirst,
+  /// DTR-style score: bytes * staleness / cost, where staleness is the
+  /// length of the gap in ops (Kirisame et al., "Dynamic Tensor
+  /// Rematerialization", ICLR 2021, h(t) = cost / (memory * staleness)).
+  DtrScore,
+};
+
+class RematPlanner {
+public:
+  /// `limitBytes` 0: no limit (nothing is ever evicted).
+  RematPlanner(RematProfile profile, int64_t limitBytes,
+               RematPolicyKind policy);
+
+  /// Peak bytes of a run that evicts exactly the candidates marked in
+  /// `evicted` (one flag per candidate).
+  int64_t peak(const std::vector<char> &evicted) const;
+  /// Peak with nothing evicted.
+  int64_t unconstrainedPeak() const;
+  /// The lowest peak the planner can guarantee: the lowest of evicting
+  /// nothing, everything, and a greedy descent (add the eviction that
+  /// lowers the peak most while one does). A limit below it is refused.
+  int64_t minimumPeak() const;
+  /// The eviction set behind minimumPeak() (one flag per candidate).
+  std::vector<char> lowestSet() const;
+
+  /// Decision at the evict point of candidate `id`; candidates are decided
+  /// in id order. Returns true to evict. The policy proposes (a greedy plan
+  /// by its score when the run would not fit otherwise); the proposal is
+  /// taken only when a completion of it still fits, so with a limit no
+  /// lower than minimumPeak() every point of the run stays within it.
+  ///
+  /// `liveBytes`, when >= 0, is what the allocator holds at the evict call;
+  /// more than the profile predicts there (memory the compiler does not
+  /// model) lowers the limit the rest of the run plans against by that much.
+  bool decideEvict(int id, int64_t liveBytes = -1);
+  /// Bytes the allocator held above the prediction at an evict point (the
+  /// largest such excess so far, 0 when the prediction was exact).
+  int64_t drift() const { return drift_; }
+  /// Decisions so far (1 = evicted), one per candidate.
+  const std::vector<char> &decisions() const { return evicted_; }
+  const RematProfile &profile() const { return profile_; }
+
+private:
+  double score(int id) const;
+  RematProfile profile_;
+  int64_t limit_;
+  RematPolicyKind policy_;
+  std::vector<char> evicted_;
+  /// A set that fits the limit and agrees with the decisions so far.
+  std::vector<char> witness_;
+  int next_ = 0;
+  int64_t drift_ = 0;
+};
+
+} // namespace disc::runtime
+#pragma GCC visibility pop
+
+#endif // DISC_RUNTIME_CORE_REMATPLANNER_H

@@ -1,0 +1,213 @@
+//===- Device.cpp - One CUDA device of a session --------------------------===//
+
+#include "Device.h"
+
+namespace disc::runtime::cuda {
+
+bool probeDevice(std::string *error) {
+  std::string why;
+  const DriverApi *api = loadDriver(&why);
+  if (!api) {
+    *error = "no CUDA device: " + why;
+    return false;
+  }
+  int count = 0;
+  if (CUresult rc = api->deviceGetCount(&count); rc != kCudaSuccess) {
+    *error = "no CUDA device: " + errorText(*api, "cuDeviceGetCount", rc);
+    return false;
+  }
+  if (count <= 0) {
+    *error = "no CUDA device: the driver reports none";
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<Device> Device::open(int ordinal, std::string *error) {
+  std::string why;
+  const DriverApi *api = loadDriver(&why);
+  if (!api) {
+    *error = "no CUDA device: " + why;
+    return nullptr;
+  }
+  return open(*api, ordinal, error);
+}
+
+std::unique_ptr<Device> Device::open(const DriverApi &api, int ordinal,
+                                     std::string *error) {
+  int count = 0;
+  if (CUresult rc = api.deviceGetCount(&count); rc != kCudaSuccess) {
+    *error = "no CUDA device: " + errorText(api, "cuDeviceGetCount", rc);
+    return nullptr;
+  }
+  if (count <= ordinal) {
+    *error = "no CUDA device: the driver reports " + std::to_string(count) +
+             " device(s), device " + std::to_string(ordinal) + " was requested";
+    return nullptr;
+  }
+  std::unique_ptr<Device> dev(new Device(api));
+  if (CUresult rc = api.deviceGet(&dev->device_, ordinal); rc != kCudaSuccess) {
+    *error = "no CUDA device: " + errorText(api, "cuDeviceGet", rc);
+    return nullptr;
+  }
+  char name[256] = {0};
+  if (api.deviceGetName(name, sizeof name - 1, dev->device_) == kCudaSuccess)
+    dev->name_ = name;
+  if (CUresult rc = api.primaryCtxRetain(&dev->context_, dev->device_);
+      rc != kCudaSuccess) {
+    *error =
+        "no CUDA device: " + errorText(api, "cuDevicePrimaryCtxRetain", rc);
+    return nullptr;
+  }
+  CUresult rc = api.ctxSetCurrent(dev->context_);
+  if (rc == kCudaSuccess)
+    rc = api.streamCreate(&dev->stream_, /*CU_STREAM_NON_BLOCKING=*/1);
+  if (rc != kCudaSuccess) {
+    *error = "CUDA device " + std::to_string(ordinal) + ": " +
+             errorText(api, "cuStreamCreate", rc);
+    dev->stream_ = nullptr;
+    return nullptr; // The destructor releases the context.
+  }
+  return dev;
+}
+
+Device::~Device() {
+  if (!context_)
+    return;
+  api_.ctxSetCurrent(context_);
+  if (stream_)
+    api_.streamSynchronize(stream_);
+  for (auto &entry : modules_)
+    api_.moduleUnload(entry.second);
+  if (stream_)
+    api_.streamDestroy(stream_);
+  api_.primaryCtxRelease(device_);
+}
+
+void *Device::allocate(int64_t bytes, bool *outOfMemory, std::string *error) {
+  *outOfMemory = false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  api_.ctxSetCurrent(context_);
+  CUdeviceptr ptr = 0;
+  // cuMemAlloc refuses 0 bytes; an empty tensor still gets a distinct,
+  // freeable pointer.
+  CUresult rc = api_.memAlloc(&ptr, bytes > 0 ? static_cast<size_t>(bytes) : 1);
+  if (rc != kCudaSuccess) {
+    *outOfMemory = rc == kCudaErrorOutOfMemory;
+    *error = errorText(api_, "cuMemAlloc", rc) + " for " +
+             std::to_string(bytes) + " bytes";
+    return nullptr;
+  }
+  return reinterpret_cast<void *>(static_cast<uintptr_t>(ptr));
+}
+
+void Device::release(void *ptr) {
+  if (!ptr)
+    return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  api_.ctxSetCurrent(context_);
+  // Kernels reading the buffer may still be queued on the stream.
+  api_.streamSynchronize(stream_);
+  api_.memFree(static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(ptr)));
+}
+
+int32_t Device::copy(void *dst, const void *src, int64_t bytes,
+                     std::string *error) {
+  if (bytes <= 0)
+    return 0;
+  std::lock_guard<std::mutex> lock(mutex_);
+  api_.ctxSetCurrent(context_);
+  CUresult rc = api_.memcpyAsync(
+      static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(dst)),
+      static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(src)),
+      static_cast<size_t>(bytes), stream_);
+  if (rc != kCudaSuccess) {
+    *error = errorText(api_, "cuMemcpyAsync", rc) + " (" +
+             std::to_string(bytes) + " bytes)";
+    return 4;
+  }
+  return 0;
+}
+
+int32_t Device::synchronize(std::string *error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  api_.ctxSetCurrent(context_);
+  if (CUresult rc = api_.streamSynchronize(stream_); rc != kCudaSuccess) {
+    *error = errorText(api_, "cuStreamSynchronize", rc);
+    return 4;
+  }
+  return 0;
+}
+
+CUfunction Device::function(const void *image, const char *kernel,
+                            std::string *error) {
+  auto key = std::make_pair(image, std::string(kernel));
+  if (auto it = functions_.find(key); it != functions_.end())
+    return it->second;
+  CUmodule module = nullptr;
+  if (auto it = modules_.find(image); it != modules_.end()) {
+    module = it->second;
+  } else {
+    if (CUresult rc = api_.moduleLoadData(&module, image); rc != kCudaSuccess) {
+      *error = "kernel '" + std::string(kernel) +
+               "': " + errorText(api_, "cuModuleLoadData", rc);
+      return nullptr;
+    }
+    modules_.emplace(image, module);
+  }
+  CUfunction fn = nullptr;
+  if (CUresult rc = api_.moduleGetFunction(&fn, module, kernel);
+      rc != kCudaSuccess) {
+    *error = "kernel '" + std::string(kernel) +
+             "': " + errorText(api_, "cuModuleGetFunction", rc);
+    return nullptr;
+  }
+  functions_.emplace(std::move(key), fn);
+  return fn;
+}
+
+int32_t Device::launch(const void *image, const char *kernel,
+                       const int64_t grid[3], const int64_t block[3],
+                       int32_t sharedBytes, void **params, std::string *error) {
+  if (!image || !kernel) {
+    *error = "kernel launch without a kernel image";
+    return 4;
+  }
+  for (int i = 0; i < 3; ++i)
+    if (grid[i] <= 0 || block[i] <= 0)
+      return 0; // Nothing to do: an empty tensor.
+  bool tooLarge =
+      grid[0] >= (int64_t(1) << 31) || grid[1] >= (int64_t(1) << 16) ||
+      grid[2] >= (int64_t(1) << 16) || block[0] * block[1] * block[2] > 1024;
+  if (tooLarge) {
+    *error = "kernel '" + std::string(kernel) + "': grid (" +
+             std::to_string(grid[0]) + ", " + std::to_string(grid[1]) + ", " +
+             std::to_string(grid[2]) + ") x block (" +
+             std::to_string(block[0]) + ", " + std::to_string(block[1]) + ", " +
+             std::to_string(block[2]) + ") exceeds the CUDA limits";
+    return 1;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  api_.ctxSetCurrent(context_);
+  CUfunction fn = function(image, kernel, error);
+  if (!fn)
+    return 4;
+  CUresult rc = api_.launchKernel(
+      fn, static_cast<unsigned>(grid[0]), static_cast<unsigned>(grid[1]),
+      static_cast<unsigned>(grid[2]), static_cast<unsigned>(block[0]),
+      static_cast<unsigned>(block[1]), static_cast<unsigned>(block[2]),
+      static_cast<unsigned>(sharedBytes), stream_, params, nullptr);
+  if (rc != kCudaSuccess) {
+    *error = "kernel '" + std::string(kernel) +
+             "': " + errorText(api_, "cuLaunchKernel", rc);
+    return 4;
+  }
+  return 0;
+}
+
+int64_t Device::numModules() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<int64_t>(modules_.size());
+}
+
+} // namespace disc::runtime::cuda

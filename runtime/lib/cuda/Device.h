@@ -1,0 +1,91 @@
+//===- Device.h - One CUDA device of a session: memory, stream, kernels ---===//
+//
+// A session that runs a CUDA model owns one Device: the primary context of
+// device 0, one stream on which every copy and kernel of the session runs
+// in order, and the modules (cubins embedded in model.so) loaded on first
+// launch. Allocation bookkeeping (tracked peak, memory limit) stays in the
+// session, which calls `allocate`/`release` exactly where the CPU path
+// calls posix_memalign/free, so both devices count the same bytes.
+//
+// Thread safety: calls are serialized by an internal mutex.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_RUNTIME_LIB_CUDA_DEVICE_H
+#define DISC_RUNTIME_LIB_CUDA_DEVICE_H
+
+#include "Driver.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#pragma GCC visibility push(hidden)
+namespace disc::runtime::cuda {
+
+/// True when the driver loads and reports at least one device; else false
+/// with `*error` = "no CUDA device: <reason>".
+bool probeDevice(std::string *error);
+
+class Device {
+public:
+  /// Opens device `ordinal` through `api` (primary context, one stream).
+  /// Returns null and sets `*error` when there is none: "no CUDA device:
+  /// <reason>" (no driver, no device, or a driver error while opening it).
+  static std::unique_ptr<Device> open(const DriverApi &api, int ordinal,
+                                      std::string *error);
+  /// Same, loading the driver with `loadDriver` first.
+  static std::unique_ptr<Device> open(int ordinal, std::string *error);
+
+  ~Device();
+  Device(const Device &) = delete;
+  Device &operator=(const Device &) = delete;
+
+  /// Device memory of `bytes` bytes (at least 256-byte aligned, as
+  /// cuMemAlloc); null when the driver refuses, with `*outOfMemory` true for
+  /// CUDA_ERROR_OUT_OF_MEMORY and `*error` set.
+  void *allocate(int64_t bytes, bool *outOfMemory, std::string *error);
+  /// Frees memory from `allocate` (after the stream has drained).
+  void release(void *ptr);
+  /// Copies `bytes` bytes on the session stream; `dst`/`src` may be host or
+  /// device pointers (unified addressing). Returns 0 or 4 with `*error`.
+  int32_t copy(void *dst, const void *src, int64_t bytes, std::string *error);
+  /// Waits for the stream. Returns 0 or 4 with `*error` (a kernel fault
+  /// shows up here).
+  int32_t synchronize(std::string *error);
+  /// Launches `kernel` of the cubin `image` (loaded on first use and kept)
+  /// on the stream with `params` as cuLaunchKernel's kernel parameters.
+  /// A grid or block with a zero extent launches nothing (an empty tensor).
+  /// Returns 0, 1 when the extents exceed the CUDA limits (grid x < 2^31,
+  /// y, z < 2^16; block product <= 1024) or 4 when the driver fails, with
+  /// `*error` naming the kernel.
+  int32_t launch(const void *image, const char *kernel, const int64_t grid[3],
+                 const int64_t block[3], int32_t sharedBytes, void **params,
+                 std::string *error);
+
+  /// Name of the device, e.g. "NVIDIA H100 80GB HBM3".
+  const std::string &name() const { return name_; }
+  /// Modules loaded so far (for tests).
+  int64_t numModules() const;
+
+private:
+  Device(const DriverApi &api) : api_(api) {}
+  /// Loads (or finds) the function; null with `*error` on failure.
+  CUfunction function(const void *image, const char *kernel,
+                      std::string *error);
+
+  const DriverApi &api_;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  CUstream stream_ = nullptr;
+  std::string name_;
+  mutable std::mutex mutex_;
+  std::map<const void *, CUmodule> modules_;
+  std::map<std::pair<const void *, std::string>, CUfunction> functions_;
+};
+
+} // namespace disc::runtime::cuda
+#pragma GCC visibility pop
+
+#endif // DISC_RUNTIME_LIB_CUDA_DEVICE_H

@@ -1,0 +1,96 @@
+//===- Driver.cpp - dlopen of the CUDA driver API -------------------------===//
+
+#include "Driver.h"
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <mutex>
+
+namespace disc::runtime::cuda {
+
+std::string driverLibraryName() {
+  const char *env = std::getenv("DISC_CUDA_DRIVER");
+  return env && *env ? std::string(env) : std::string("libcuda.so.1");
+}
+
+std::string errorText(const DriverApi &api, const char *what, CUresult code) {
+  const char *text = nullptr;
+  if (api.getErrorString && api.getErrorString(code, &text) != kCudaSuccess)
+    text = nullptr;
+  std::string msg = std::string(what) + " failed: ";
+  msg += text ? text : "unknown error";
+  msg += " (CUresult " + std::to_string(code) + ")";
+  return msg;
+}
+
+namespace {
+
+/// Fills `api` from `handle`; returns the first missing symbol or null.
+const char *bindSymbols(void *handle, DriverApi &api) {
+  struct Entry {
+    const char *name;
+    void **slot;
+  };
+  const Entry entries[] = {
+      {"cuInit", reinterpret_cast<void **>(&api.init)},
+      {"cuDeviceGetCount", reinterpret_cast<void **>(&api.deviceGetCount)},
+      {"cuDeviceGet", reinterpret_cast<void **>(&api.deviceGet)},
+      {"cuDeviceGetName", reinterpret_cast<void **>(&api.deviceGetName)},
+      {"cuDevicePrimaryCtxRetain",
+       reinterpret_cast<void **>(&api.primaryCtxRetain)},
+      {"cuDevicePrimaryCtxRelease_v2",
+       reinterpret_cast<void **>(&api.primaryCtxRelease)},
+      {"cuCtxSetCurrent", reinterpret_cast<void **>(&api.ctxSetCurrent)},
+      {"cuStreamCreate", reinterpret_cast<void **>(&api.streamCreate)},
+      {"cuStreamDestroy_v2", reinterpret_cast<void **>(&api.streamDestroy)},
+      {"cuStreamSynchronize",
+       reinterpret_cast<void **>(&api.streamSynchronize)},
+      {"cuMemAlloc_v2", reinterpret_cast<void **>(&api.memAlloc)},
+      {"cuMemFree_v2", reinterpret_cast<void **>(&api.memFree)},
+      {"cuMemcpyAsync", reinterpret_cast<void **>(&api.memcpyAsync)},
+      {"cuModuleLoadData", reinterpret_cast<void **>(&api.moduleLoadData)},
+      {"cuModuleUnload", reinterpret_cast<void **>(&api.moduleUnload)},
+      {"cuModuleGetFunction",
+       reinterpret_cast<void **>(&api.moduleGetFunction)},
+      {"cuLaunchKernel", reinterpret_cast<void **>(&api.launchKernel)},
+      {"cuGetErrorString", reinterpret_cast<void **>(&api.getErrorString)},
+  };
+  for (const Entry &e : entries) {
+    *e.slot = dlsym(handle, e.name);
+    if (!*e.slot)
+      return e.name;
+  }
+  return nullptr;
+}
+
+} // namespace
+
+const DriverApi *loadDriver(std::string *error) {
+  static std::once_flag once;
+  static DriverApi api;
+  static const DriverApi *loaded = nullptr;
+  static std::string loadError;
+  std::call_once(once, [] {
+    std::string name = driverLibraryName();
+    void *handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char *why = dlerror();
+      loadError = why ? why : (name + ": cannot be loaded");
+      return;
+    }
+    if (const char *missing = bindSymbols(handle, api)) {
+      loadError = name + " has no symbol '" + missing + "'";
+      return;
+    }
+    if (CUresult rc = api.init(0); rc != kCudaSuccess) {
+      loadError = errorText(api, "cuInit", rc);
+      return;
+    }
+    loaded = &api;
+  });
+  if (!loaded && error)
+    *error = loadError;
+  return loaded;
+}
+
+} // namespace disc::runtime::cuda

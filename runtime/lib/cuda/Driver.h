@@ -1,0 +1,85 @@
+//===- Driver.h - CUDA driver API loaded at run time (dlopen) -------------===//
+//
+// The CUDA driver functions the runtime uses, as a table of function
+// pointers filled from `libcuda.so.1` with dlopen/dlsym: libdisc_runtime has
+// no link-time dependency on CUDA, and a machine without a GPU (or without
+// the driver) builds and runs every CPU model. The types mirror cuda.h
+// (CUDA 12/13 driver ABI) without including it, so the runtime builds
+// without the toolkit. Tests pass a substitute table (docs/cuda.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_RUNTIME_LIB_CUDA_DRIVER_H
+#define DISC_RUNTIME_LIB_CUDA_DRIVER_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+// Internal to libdisc_runtime (docs/runtime-api.md, "Adding a public
+// function"); the unit tests compile their own copy.
+#pragma GCC visibility push(hidden)
+namespace disc::runtime::cuda {
+
+/// cuda.h's `CUresult` and the codes the runtime names.
+using CUresult = int;
+constexpr CUresult kCudaSuccess = 0;
+constexpr CUresult kCudaErrorOutOfMemory = 2;
+constexpr CUresult kCudaErrorNotInitialized = 3;
+constexpr CUresult kCudaErrorNoDevice = 100;
+using CUdevice = int;
+using CUdeviceptr = uint64_t; // 64-bit builds only, as cuda.h.
+using CUcontext = void *;
+using CUstream = void *;
+using CUmodule = void *;
+using CUfunction = void *;
+
+/// Driver entry points, by their versioned symbol names in libcuda.so.1
+/// (cuda.h maps e.g. cuMemAlloc to cuMemAlloc_v2). Every member is set in
+/// a table returned by `loadDriver`.
+struct DriverApi {
+  CUresult (*init)(unsigned flags);                     // cuInit
+  CUresult (*deviceGetCount)(int *count);               // cuDeviceGetCount
+  CUresult (*deviceGet)(CUdevice *device, int ordinal); // cuDeviceGet
+  CUresult (*deviceGetName)(char *name, int len, CUdevice d); // cuDeviceGetName
+  CUresult (*primaryCtxRetain)(CUcontext *ctx, CUdevice d);
+  CUresult (*primaryCtxRelease)(CUdevice d); // ..._v2
+  CUresult (*ctxSetCurrent)(CUcontext ctx);  // cuCtxSetCurrent
+  CUresult (*streamCreate)(CUstream *stream, unsigned flags);
+  CUresult (*streamDestroy)(CUstream stream); // cuStreamDestroy_v2
+  CUresult (*streamSynchronize)(CUstream stream);
+  CUresult (*memAlloc)(CUdeviceptr *ptr, size_t bytes); // cuMemAlloc_v2
+  CUresult (*memFree)(CUdeviceptr ptr);                 // cuMemFree_v2
+  /// cuMemcpyAsync: direction inferred from unified addressing, so host
+  /// pointers (inputs, outputs, constants) and device pointers both work.
+  CUresult (*memcpyAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                          CUstream stream);
+  CUresult (*moduleLoadData)(CUmodule *module, const void *image);
+  CUresult (*moduleUnload)(CUmodule module);
+  CUresult (*moduleGetFunction)(CUfunction *fn, CUmodule module,
+                                const char *name);
+  CUresult (*launchKernel)(CUfunction fn, unsigned gridX, unsigned gridY,
+                           unsigned gridZ, unsigned blockX, unsigned blockY,
+                           unsigned blockZ, unsigned sharedBytes,
+                           CUstream stream, void **params, void **extra);
+  CUresult (*getErrorString)(CUresult error, const char **text);
+};
+
+/// Name of the library `loadDriver` opens: $DISC_CUDA_DRIVER when set (a
+/// substitute driver for tests, or a driver outside the loader path), else
+/// "libcuda.so.1".
+std::string driverLibraryName();
+
+/// Loads the driver once per process and calls cuInit(0). Returns the
+/// table, or null with `*error` saying why ("libcuda.so.1: cannot open
+/// shared object file", "cuInit failed: CUDA_ERROR_NO_DEVICE ...").
+/// Thread-safe; the library stays loaded until the process exits.
+const DriverApi *loadDriver(std::string *error);
+
+/// "cuMemAlloc failed: out of memory (CUresult 2)" for `what` and `code`,
+/// using the driver's own text when it has one.
+std::string errorText(const DriverApi &api, const char *what, CUresult code);
+
+} // namespace disc::runtime::cuda
+#pragma GCC visibility pop
+
+#endif // DISC_RUNTIME_LIB_CUDA_DRIVER_H

@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""CUDA target without a GPU (docs/cuda.md): models compile for each GPU
+architecture, ptxas accepts every kernel, and a CUDA model.so on a machine
+without a device is a clear error.
+
+For each ONNX model and each --gpu-arch: `disc-compile --target=cuda` must
+either succeed (every kernel went through ptxas into a cubin embedded in
+model.so) or, for models listed with --allow-unsupported, exit 2 with
+"not supported on --target=cuda yet" naming an ONNX node. Anything else
+(a crash, exit 1, a cubin missing) fails. Then `disc-run` on the first
+compiled model must exit 2 with "no CUDA device" when the driver reports
+none (on a machine with a GPU this check is skipped: scripts/gpu-check.sh
+runs the models there).
+
+    /usr/bin/python3 test/cuda/check_cuda_compile.py --bin-dir build/bin \
+        --work-dir build/test/cuda MODEL.onnx ...
+
+Prints one line per model and arch and "N compiled, M unsupported, K failed".
+Exit codes: 0 no failure, 1 some failure, 2 bad usage, 77 no CUDA
+toolkit (ctest reports the test as skipped).
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+
+def has_device():
+    try:
+        r = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                           text=True, timeout=30)
+        return r.returncode == 0 and "GPU" in r.stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin-dir", required=True)
+    ap.add_argument("--work-dir", required=True)
+    ap.add_argument("--arch", action="append", default=None,
+                    help="GPU architecture (repeatable; default sm_80, sm_90)")
+    ap.add_argument("--allow-unsupported", action="append", default=[],
+                    help="model stem that may be rejected as unsupported")
+    ap.add_argument("--force-dynamic", action="store_true",
+                    help="compile with --force-dynamic (every dim dynamic)")
+    ap.add_argument("models", nargs="+")
+    args = ap.parse_args(argv)
+    archs = args.arch or ["sm_80", "sm_90"]
+    toolkit = os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+    if not (os.path.exists(os.path.join(toolkit, "bin", "ptxas")) or
+            shutil.which("ptxas")):
+        print(f"SKIP: no CUDA toolkit (no ptxas in {toolkit}/bin or on PATH)")
+        return 77
+    os.makedirs(args.work_dir, exist_ok=True)
+    compile_bin = os.path.join(args.bin_dir, "disc-compile")
+    run_bin = os.path.join(args.bin_dir, "disc-run")
+    compiled, unsupported, failed = 0, 0, 0
+    first_so = None
+    for model in args.models:
+        stem = os.path.basename(os.path.dirname(model)) \
+            if os.path.basename(model) == "model.onnx" \
+            else os.path.splitext(os.path.basename(model))[0]
+        for arch in archs:
+            out = os.path.join(args.work_dir, f"{stem}.{arch}.so")
+            cmd = [compile_bin, model, "--target=cuda", f"--gpu-arch={arch}",
+                   "-o", out]
+            if args.force_dynamic:
+                cmd.append("--force-dynamic")
+            r = subprocess.run(cmd, capture_output=True, text=True,
+                               timeout=900)
+            msg = (r.stderr or "").strip().splitlines()
+            if r.returncode == 0:
+                # Every kernel is a cubin (ELF) in model.so's read-only data.
+                nm = subprocess.run(["nm", out], capture_output=True,
+                                    text=True)
+                kernels = len(re.findall(r" r \S+_binary$", nm.stdout, re.M))
+                with open(out, "rb") as f:
+                    elves = f.read().count(b"\x7fELF") - 1
+                if kernels == 0 or elves < kernels:
+                    failed += 1
+                    print(f"FAIL {stem} {arch}: {kernels} kernels, "
+                          f"{elves} cubins in {out}")
+                    continue
+                compiled += 1
+                first_so = first_so or out
+                print(f"OK   {stem} {arch}: {kernels} kernels, "
+                      "ptxas accepted all")
+            elif (r.returncode == 2 and stem in args.allow_unsupported and
+                  any("not supported on --target=cuda yet" in m and
+                      "ONNX node '" in m for m in msg)):
+                unsupported += 1
+                first = next(m for m in msg if "not supported" in m)
+                print(f"UNSUPPORTED {stem} {arch}: "
+                      f"{first.split('error: ', 1)[-1]}")
+            else:
+                failed += 1
+                print(f"FAIL {stem} {arch}: exit {r.returncode}: "
+                      f"{' | '.join(msg[:3])}")
+    if first_so and not has_device():
+        r = subprocess.run([run_bin, first_so], capture_output=True,
+                           text=True, timeout=120)
+        text = r.stdout + r.stderr
+        if r.returncode == 2 and "no CUDA device" in text:
+            print(f"OK   disc-run {os.path.basename(first_so)}: exit 2, "
+                  "no CUDA device")
+        else:
+            failed += 1
+            print(f"FAIL disc-run {first_so}: exit {r.returncode}: "
+                  f"{text.strip()[:300]}")
+    print(f"{compiled} compiled, {unsupported} unsupported, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

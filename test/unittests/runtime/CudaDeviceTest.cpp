@@ -1,0 +1,341 @@
+//===- CudaDeviceTest.cpp - CUDA runtime error paths, substitute driver ---===//
+//
+// The CUDA device layer against a substitute driver function table (no GPU
+// needed), and "no CUDA device" through the C++ API, the C API and disc-run
+// when the driver cannot be loaded (docs/cuda.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuda/Device.h"
+#include "disc/runtime/Runtime.h"
+#include "disc/runtime/c_api.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <sys/wait.h>
+#include <vector>
+
+using namespace disc::runtime::cuda;
+
+namespace {
+
+/// What the substitute driver does and what it saw.
+struct FakeState {
+  int deviceCount = 1;
+  CUresult countResult = kCudaSuccess;
+  CUresult allocResult = kCudaSuccess;
+  CUresult loadResult = kCudaSuccess;
+  CUresult launchResult = kCudaSuccess;
+  CUresult syncResult = kCudaSuccess;
+  int liveAllocs = 0;
+  int modulesLoaded = 0;
+  int launches = 0;
+  int streamsLive = 0;
+  int contextsLive = 0;
+  unsigned lastGrid[3] = {0, 0, 0};
+  unsigned lastBlock[3] = {0, 0, 0};
+};
+FakeState state;
+int fakeContext;
+int fakeStream;
+
+DriverApi fakeApi() {
+  DriverApi api{};
+  api.init = [](unsigned) -> CUresult { return kCudaSuccess; };
+  api.deviceGetCount = [](int *count) -> CUresult {
+    *count = state.deviceCount;
+    return state.countResult;
+  };
+  api.deviceGet = [](CUdevice *d, int ordinal) -> CUresult {
+    *d = ordinal;
+    return kCudaSuccess;
+  };
+  api.deviceGetName = [](char *name, int len, CUdevice) -> CUresult {
+    std::strncpy(name, "Substitute GPU", static_cast<size_t>(len));
+    return kCudaSuccess;
+  };
+  api.primaryCtxRetain = [](CUcontext *ctx, CUdevice) -> CUresult {
+    *ctx = &fakeContext;
+    ++state.contextsLive;
+    return kCudaSuccess;
+  };
+  api.primaryCtxRelease = [](CUdevice) -> CUresult {
+    --state.contextsLive;
+    return kCudaSuccess;
+  };
+  api.ctxSetCurrent = [](CUcontext) -> CUresult { return kCudaSuccess; };
+  api.streamCreate = [](CUstream *s, unsigned) -> CUresult {
+    *s = &fakeStream;
+    ++state.streamsLive;
+    return kCudaSuccess;
+  };
+  api.streamDestroy = [](CUstream) -> CUresult {
+    --state.streamsLive;
+    return kCudaSuccess;
+  };
+  api.streamSynchronize = [](CUstream) -> CUresult { return state.syncResult; };
+  api.memAlloc = [](CUdeviceptr *p, size_t bytes) -> CUresult {
+    if (state.allocResult != kCudaSuccess)
+      return state.allocResult;
+    *p = reinterpret_cast<uintptr_t>(std::malloc(bytes));
+    ++state.liveAllocs;
+    return kCudaSuccess;
+  };
+  api.memFree = [](CUdeviceptr p) -> CUresult {
+    std::free(reinterpret_cast<void *>(static_cast<uintptr_t>(p)));
+    --state.liveAllocs;
+    return kCudaSuccess;
+  };
+  api.memcpyAsync = [](CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                       CUstream) -> CUresult {
+    std::memcpy(reinterpret_cast<void *>(static_cast<uintptr_t>(dst)),
+                reinterpret_cast<void *>(static_cast<uintptr_t>(src)), bytes);
+    return kCudaSuccess;
+  };
+  api.moduleLoadData = [](CUmodule *m, const void *image) -> CUresult {
+    if (state.loadResult != kCudaSuccess)
+      return state.loadResult;
+    *m = const_cast<void *>(image);
+    ++state.modulesLoaded;
+    return kCudaSuccess;
+  };
+  api.moduleUnload = [](CUmodule) -> CUresult { return kCudaSuccess; };
+  api.moduleGetFunction = [](CUfunction *fn, CUmodule m,
+                             const char *) -> CUresult {
+    *fn = m;
+    return kCudaSuccess;
+  };
+  api.launchKernel = [](CUfunction, unsigned gx, unsigned gy, unsigned gz,
+                        unsigned bx, unsigned by, unsigned bz, unsigned,
+                        CUstream, void **, void **) -> CUresult {
+    ++state.launches;
+    state.lastGrid[0] = gx;
+    state.lastGrid[1] = gy;
+    state.lastGrid[2] = gz;
+    state.lastBlock[0] = bx;
+    state.lastBlock[1] = by;
+    state.lastBlock[2] = bz;
+    return state.launchResult;
+  };
+  api.getErrorString = [](CUresult code, const char **text) -> CUresult {
+    if (code == kCudaErrorOutOfMemory)
+      *text = "out of memory";
+    else if (code == kCudaErrorNoDevice)
+      *text = "no CUDA-capable device is detected";
+    else if (code == 209)
+      *text = "no kernel image is available for execution on the device";
+    else
+      return 1;
+    return kCudaSuccess;
+  };
+  return api;
+}
+
+class CudaDeviceTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    state = FakeState();
+    api = fakeApi();
+  }
+  std::unique_ptr<Device> openOrDie() {
+    std::string error;
+    std::unique_ptr<Device> dev = Device::open(api, 0, &error);
+    EXPECT_TRUE(dev) << error;
+    return dev;
+  }
+  DriverApi api;
+};
+
+const char kImage[] = "cubin";
+const int64_t kGrid[3] = {4, 1, 1};
+const int64_t kBlock[3] = {256, 1, 1};
+
+TEST_F(CudaDeviceTest, NoDeviceWhenTheDriverCountsNone) {
+  state.deviceCount = 0;
+  std::string error;
+  EXPECT_EQ(Device::open(api, 0, &error), nullptr);
+  EXPECT_NE(error.find("no CUDA device"), std::string::npos) << error;
+  EXPECT_EQ(state.contextsLive, 0);
+}
+
+TEST_F(CudaDeviceTest, NoDeviceWhenCountingFails) {
+  state.countResult = kCudaErrorNoDevice;
+  std::string error;
+  EXPECT_EQ(Device::open(api, 0, &error), nullptr);
+  EXPECT_NE(error.find("no CUDA device: cuDeviceGetCount failed: no "
+                       "CUDA-capable device is detected (CUresult 100)"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(CudaDeviceTest, OneStreamPerDeviceAndEverythingReleased) {
+  {
+    std::unique_ptr<Device> a = openOrDie();
+    std::unique_ptr<Device> b = openOrDie();
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ(a->name(), "Substitute GPU");
+    EXPECT_EQ(state.streamsLive, 2);
+    EXPECT_EQ(state.contextsLive, 2);
+  }
+  EXPECT_EQ(state.streamsLive, 0);
+  EXPECT_EQ(state.contextsLive, 0);
+}
+
+TEST_F(CudaDeviceTest, OutOfMemoryIsReported) {
+  std::unique_ptr<Device> dev = openOrDie();
+  ASSERT_TRUE(dev);
+  state.allocResult = kCudaErrorOutOfMemory;
+  bool oom = false;
+  std::string error;
+  EXPECT_EQ(dev->allocate(1 << 20, &oom, &error), nullptr);
+  EXPECT_TRUE(oom);
+  EXPECT_NE(error.find("cuMemAlloc failed: out of memory (CUresult 2) for "
+                       "1048576 bytes"),
+            std::string::npos)
+      << error;
+  // Any other refusal is not an out-of-memory.
+  state.allocResult = 999;
+  EXPECT_EQ(dev->allocate(16, &oom, &error), nullptr);
+  EXPECT_FALSE(oom);
+  EXPECT_NE(error.find("unknown error (CUresult 999)"), std::string::npos)
+      << error;
+}
+
+TEST_F(CudaDeviceTest, CopiesRoundTripAndZeroBytesAllocate) {
+  std::unique_ptr<Device> dev = openOrDie();
+  ASSERT_TRUE(dev);
+  bool oom = false;
+  std::string error;
+  std::vector<float> host = {1, 2, 3, 4}, back(4, 0);
+  void *d = dev->allocate(16, &oom, &error);
+  ASSERT_NE(d, nullptr) << error;
+  EXPECT_EQ(dev->copy(d, host.data(), 16, &error), 0) << error;
+  EXPECT_EQ(dev->copy(back.data(), d, 16, &error), 0) << error;
+  EXPECT_EQ(dev->synchronize(&error), 0) << error;
+  EXPECT_EQ(back, host);
+  void *empty = dev->allocate(0, &oom, &error);
+  EXPECT_NE(empty, nullptr) << error;
+  dev->release(d);
+  dev->release(empty);
+  EXPECT_EQ(state.liveAllocs, 0);
+}
+
+TEST_F(CudaDeviceTest, LaunchLoadsEachModuleOnce) {
+  std::unique_ptr<Device> dev = openOrDie();
+  ASSERT_TRUE(dev);
+  std::string error;
+  EXPECT_EQ(dev->launch(kImage, "k", kGrid, kBlock, 0, nullptr, &error), 0)
+      << error;
+  EXPECT_EQ(dev->launch(kImage, "k", kGrid, kBlock, 0, nullptr, &error), 0)
+      << error;
+  EXPECT_EQ(state.launches, 2);
+  EXPECT_EQ(state.modulesLoaded, 1);
+  EXPECT_EQ(dev->numModules(), 1);
+  EXPECT_EQ(state.lastGrid[0], 4u);
+  EXPECT_EQ(state.lastBlock[0], 256u);
+}
+
+TEST_F(CudaDeviceTest, EmptyGridLaunchesNothing) {
+  std::unique_ptr<Device> dev = openOrDie();
+  ASSERT_TRUE(dev);
+  std::string error;
+  const int64_t empty[3] = {0, 1, 1};
+  EXPECT_EQ(dev->launch(kImage, "k", empty, kBlock, 0, nullptr, &error), 0);
+  EXPECT_EQ(state.launches, 0);
+}
+
+TEST_F(CudaDeviceTest, GridBeyondTheLimitsIsRejected) {
+  std::unique_ptr<Device> dev = openOrDie();
+  ASSERT_TRUE(dev);
+  std::string error;
+  const int64_t huge[3] = {1, int64_t(1) << 16, 1};
+  EXPECT_EQ(dev->launch(kImage, "k", huge, kBlock, 0, nullptr, &error), 1);
+  EXPECT_NE(error.find("kernel 'k': grid (1, 65536, 1) x block (256, 1, 1) "
+                       "exceeds the CUDA limits"),
+            std::string::npos)
+      << error;
+  const int64_t wide[3] = {2048, 1, 1};
+  EXPECT_EQ(dev->launch(kImage, "k", kGrid, wide, 0, nullptr, &error), 1);
+  EXPECT_EQ(state.launches, 0);
+}
+
+TEST_F(CudaDeviceTest, ModuleLoadFailureNamesTheKernel) {
+  std::unique_ptr<Device> dev = openOrDie();
+  ASSERT_TRUE(dev);
+  state.loadResult = 209;
+  std::string error;
+  EXPECT_EQ(dev->launch(kImage, "f_kernel", kGrid, kBlock, 0, nullptr, &error),
+            4);
+  EXPECT_NE(error.find("kernel 'f_kernel': cuModuleLoadData failed: no kernel "
+                       "image is available for execution on the device"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(state.launches, 0);
+}
+
+TEST_F(CudaDeviceTest, LaunchAndSyncFailuresAreReported) {
+  std::unique_ptr<Device> dev = openOrDie();
+  ASSERT_TRUE(dev);
+  state.launchResult = 719;
+  std::string error;
+  EXPECT_EQ(dev->launch(kImage, "k", kGrid, kBlock, 0, nullptr, &error), 4);
+  EXPECT_NE(error.find("kernel 'k': cuLaunchKernel failed"), std::string::npos)
+      << error;
+  state.syncResult = 700;
+  EXPECT_EQ(dev->synchronize(&error), 4);
+  EXPECT_NE(error.find("cuStreamSynchronize failed: unknown error (CUresult "
+                       "700)"),
+            std::string::npos)
+      << error;
+}
+
+/// With no loadable driver, a CUDA model fails to load with "no CUDA
+/// device" (LoadFailed) in the C++ and C APIs, and disc-run exits 2.
+class NoCudaDriver : public ::testing::Test {
+protected:
+  void SetUp() override {
+    setenv("DISC_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
+  }
+};
+
+TEST_F(NoCudaDriver, CppApiLoadFails) {
+  std::shared_ptr<const disc::Executable> exe;
+  disc::Status s = disc::Executable::load(DISC_FIXTURE_CUDA, &exe);
+  EXPECT_EQ(s.code(), disc::StatusCode::LoadFailed);
+  EXPECT_NE(s.message().find("is a CUDA model (sm_80): no CUDA device: "),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("/nonexistent/libcuda.so.1"), std::string::npos)
+      << s.message();
+  EXPECT_FALSE(exe);
+}
+
+TEST_F(NoCudaDriver, CApiLoadFails) {
+  disc_executable_t *exe = nullptr;
+  EXPECT_EQ(disc_executable_load(DISC_FIXTURE_CUDA, &exe),
+            DISC_STATUS_LOAD_FAILED);
+  EXPECT_EQ(exe, nullptr);
+  EXPECT_NE(std::string(disc_last_error_message()).find("no CUDA device"),
+            std::string::npos);
+}
+
+TEST_F(NoCudaDriver, DiscRunExitsTwo) {
+  std::string cmd = std::string(DISC_RUN_PATH) + " " + DISC_FIXTURE_CUDA +
+                    " --input x=8:random 2>&1";
+  FILE *pipe = popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0)
+    output.append(buf, n);
+  int status = pclose(pipe);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2) << output;
+  EXPECT_NE(output.find("no CUDA device"), std::string::npos) << output;
+}
+
+} // namespace

@@ -1,0 +1,108 @@
+//===- CudaSessionTest.cpp - A CUDA model's session on a substitute driver ===//
+//
+// Runs with $DISC_CUDA_DRIVER set to fixtures/fake_cuda_driver.c (ctest sets
+// it): inputs are copied to device memory, the kernel launches on the
+// session stream, outputs come back to the host, and device memory is
+// tracked with the same peak and limit as on the CPU (docs/cuda.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "disc/runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <dlfcn.h>
+
+using namespace disc;
+
+namespace {
+
+int64_t fakeCounter(const char *name) {
+  void *h = dlopen(std::getenv("DISC_CUDA_DRIVER"), RTLD_NOW | RTLD_NOLOAD);
+  if (!h)
+    return -1;
+  auto fn = reinterpret_cast<int64_t (*)()>(dlsym(h, name));
+  int64_t v = fn ? fn() : -1;
+  dlclose(h);
+  return v;
+}
+
+std::shared_ptr<const Executable> loadOrDie() {
+  std::shared_ptr<const Executable> exe;
+  Status s = Executable::load(DISC_FIXTURE_CUDA, &exe);
+  EXPECT_TRUE(s.isOk()) << s.toString();
+  return exe;
+}
+
+Tensor iota(int64_t n) {
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = static_cast<float>(i) * 0.5f;
+  return Tensor::fromVector<float>({n}, v);
+}
+
+TEST(CudaSession, RunsThroughTheDriver) {
+  ASSERT_NE(std::getenv("DISC_CUDA_DRIVER"), nullptr)
+      << "run through ctest, which sets DISC_CUDA_DRIVER";
+  auto exe = loadOrDie();
+  ASSERT_TRUE(exe);
+  EXPECT_EQ(exe->signature().target, "cuda");
+  EXPECT_EQ(exe->signature().gpuArch, "sm_80");
+  Session session(exe);
+  for (int64_t n : {1, 300, 1000}) {
+    std::vector<Tensor> out;
+    Status s = session.run({iota(n)}, &out);
+    ASSERT_TRUE(s.isOk()) << s.toString();
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_EQ(out[0].shape(), std::vector<int64_t>{n});
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(out[0].data<float>()[i], static_cast<float>(i) * 0.5f + 1.0f);
+    // Device bytes are tracked like host bytes: the output buffer only.
+    EXPECT_EQ(session.stats().peak_bytes, 4 * n);
+    EXPECT_EQ(session.stats().num_allocs, 1);
+    EXPECT_EQ(session.stats().current_bytes, 0);
+    EXPECT_EQ(session.stats().leaked_allocs, 0);
+    // Output and input copies are back to the driver.
+    EXPECT_EQ(fakeCounter("fake_cuda_live_allocations"), 0);
+  }
+  EXPECT_EQ(fakeCounter("fake_cuda_modules_loaded"), 1);
+  EXPECT_EQ(fakeCounter("fake_cuda_streams"), 1); // one per session
+}
+
+TEST(CudaSession, MemoryLimitAppliesToDeviceMemory) {
+  auto exe = loadOrDie();
+  ASSERT_TRUE(exe);
+  SessionOptions options;
+  options.memory_limit_bytes = 1000;
+  Session session(exe, options);
+  std::vector<Tensor> out;
+  EXPECT_TRUE(session.run({iota(250)}, &out).isOk());
+  Status s = session.run({iota(251)}, &out);
+  EXPECT_EQ(s.code(), StatusCode::ResourceExhausted);
+  EXPECT_NE(s.message().find("memory limit exceeded: requested 1004 bytes "
+                             "with 0 bytes live, limit 1000 bytes"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(fakeCounter("fake_cuda_live_allocations"), 0);
+}
+
+TEST(CudaSession, LaunchFailureStopsTheRunAndFreesEverything) {
+  auto exe = loadOrDie();
+  ASSERT_TRUE(exe);
+  Session session(exe);
+  std::vector<Tensor> out;
+  Status s = session.run({iota(13)}, &out); // kernel "missing"
+  EXPECT_EQ(s.code(), StatusCode::Internal);
+  EXPECT_NE(s.message().find("kernel 'missing': cuLaunchKernel failed: "
+                             "unspecified launch failure (CUresult 719)"),
+            std::string::npos)
+      << s.message();
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(session.stats().current_bytes, 0);
+  EXPECT_EQ(fakeCounter("fake_cuda_live_allocations"), 0);
+  // The session stays usable.
+  EXPECT_TRUE(session.run({iota(12)}, &out).isOk());
+}
+
+} // namespace
