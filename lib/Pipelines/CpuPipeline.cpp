@@ -114,8 +114,7 @@ struct PromoteSmallBuffersPass
 /// a tagged generic that cannot be fused is a compiler bug, reported as an
 /// error rather than left to break the predicted peak.
 struct FuseMarkedProducersPass
-    : public PassWrapper<FuseMarkedProducersPass,
-                         OperationPass<func::FuncOp>> {
+    : public PassWrapper<FuseMarkedProducersPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseMarkedProducersPass)
   StringRef getArgument() const final { return "disc-fuse-marked-producers"; }
   StringRef getDescription() const final {
@@ -136,8 +135,7 @@ struct FuseMarkedProducersPass
       for (OpOperand &u : llvm::make_early_inc_range(r.getUses()))
         if (auto dim = dyn_cast<tensor::DimOp>(u.getOwner())) {
           rewriter.setInsertionPoint(dim);
-          rewriter.replaceOpWithNewOp<tensor::DimOp>(dim, init,
-                                                     dim.getIndex());
+          rewriter.replaceOpWithNewOp<tensor::DimOp>(dim, init, dim.getIndex());
         }
       if (!r.hasOneUse()) {
         producer.emitError("disc-fusion: fused producer has ")
@@ -240,9 +238,9 @@ struct OutlineKernelsPass
     SmallVector<Type> types;
     for (Value v : inputs)
       types.push_back(v.getType());
-    auto kernel = func::FuncOp::create(
-        b, op->getLoc(), "disc_kernel_" + std::to_string(n),
-        b.getFunctionType(types, {}));
+    auto kernel = func::FuncOp::create(b, op->getLoc(),
+                                       "disc_kernel_" + std::to_string(n),
+                                       b.getFunctionType(types, {}));
     kernel.setPrivate();
     symbols.insert(kernel);
     Block *body = kernel.addEntryBlock();

@@ -11,8 +11,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -559,9 +559,8 @@ static void flattenConstantGlobals(ModuleOp module) {
     while (auto arr = dyn_cast<LLVM::LLVMArrayType>(elt))
       elt = arr.getElementType();
     // ConstantDataArray holds f16/f32/f64 and i8/i16/i32/i64 only.
-    if (!elt.isF16() && !elt.isF32() && !elt.isF64() &&
-        !elt.isInteger(8) && !elt.isInteger(16) && !elt.isInteger(32) &&
-        !elt.isInteger(64))
+    if (!elt.isF16() && !elt.isF32() && !elt.isF64() && !elt.isInteger(8) &&
+        !elt.isInteger(16) && !elt.isInteger(32) && !elt.isInteger(64))
       return;
     ShapedType type = value.getType();
     int64_t n = type.getNumElements();
@@ -602,14 +601,10 @@ static int runProgram(ArrayRef<StringRef> argv, std::string &error) {
                                    &error);
 }
 
-LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
-                                            StringRef entryName,
-                                            StringRef signatureJson,
-                                            StringRef outputPath, EmitKind kind,
-                                            StringRef sanitize,
-                                            TimingScope *timing,
-                                            unsigned jobs,
-                                            llvm::raw_ostream *codegenReport) {
+LogicalResult mlir::disc::emitModelArtifact(
+    ModuleOp module, StringRef entryName, StringRef signatureJson,
+    StringRef outputPath, EmitKind kind, StringRef sanitize,
+    TimingScope *timing, unsigned jobs, llvm::raw_ostream *codegenReport) {
   // One nested scope per phase; empty (no-op) scopes without `timing`.
   auto phase = [&](StringRef name) {
     return timing ? timing->nest(name) : TimingScope();
@@ -806,18 +801,18 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
         if (codegenReport)
           ctx.setDiagnosticHandler(
               std::make_unique<VectorizeRemarks>(vectorized[i]));
-        llvm::Expected<std::unique_ptr<llvm::Module>> m = llvm::parseBitcodeFile(
-            llvm::MemoryBufferRef(llvm::StringRef(bitcode[i].data(),
-                                                  bitcode[i].size()),
-                                  "part"),
-            ctx);
+        llvm::Expected<std::unique_ptr<llvm::Module>> m =
+            llvm::parseBitcodeFile(
+                llvm::MemoryBufferRef(
+                    llvm::StringRef(bitcode[i].data(), bitcode[i].size()),
+                    "part"),
+                ctx);
         if (!m) {
           err = llvm::toString(m.takeError());
           return;
         }
         llvm::TargetMachine *partTm = tms[i].get();
-        if (llvm::Error e = makeOptimizingTransformer(3, 0, partTm)(
-                m->get())) {
+        if (llvm::Error e = makeOptimizingTransformer(3, 0, partTm)(m->get())) {
           err = "LLVM optimization failed: " + llvm::toString(std::move(e));
           return;
         }
@@ -852,8 +847,7 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
           vec |= it->second;
       numVectorized += vec;
       *codegenReport << "codegen: " << name << " "
-                     << (vec ? "vectorized" : "scalar") << " " << loc
-                     << "\n";
+                     << (vec ? "vectorized" : "scalar") << " " << loc << "\n";
     }
     *codegenReport << "codegen: " << kernels.size() << " loop-nest kernels, "
                    << numVectorized << " vectorized by LLVM, "
@@ -925,8 +919,8 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
   // --emit=obj: one relocatable object (ld -r) holding the compiled code
   // and the wrapper, i.e. the whole model ABI; it needs only libc and libm
   // (docs/cli.md).
-  SmallVector<StringRef> argv = {*cc,    "-shared", "-fPIC",     "-O2",
-                                 "-o",   outStr,    wrapperInput};
+  SmallVector<StringRef> argv = {*cc,  "-shared", "-fPIC",     "-O2",
+                                 "-o", outStr,    wrapperInput};
   if (kind == EmitKind::Object)
     argv = {*cc, "-r", "-nostdlib", "-o", outStr, wrapperInput};
   for (const std::string &obj : objPaths)

@@ -186,4 +186,6 @@ std::unique_ptr<Pass> mlir::disc::createDiscFusionPass() {
   return std::make_unique<DiscFusionPass>();
 }
 
-void mlir::disc::registerDiscFusionPass() { PassRegistration<DiscFusionPass>(); }
+void mlir::disc::registerDiscFusionPass() {
+  PassRegistration<DiscFusionPass>();
+}

@@ -29,8 +29,8 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -1188,7 +1188,8 @@ void ShapeAnalysis::visit(Operation *op) {
             continue;
           }
           auto dim = a.getDynamicSizes()[next++].getDefiningOp<tensor::DimOp>();
-          std::optional<int64_t> j = dim ? dim.getConstantIndex() : std::nullopt;
+          std::optional<int64_t> j =
+              dim ? dim.getConstantIndex() : std::nullopt;
           SmallVector<AffineExpr> src;
           if (j)
             src = dimsOrFresh(dim.getSource());

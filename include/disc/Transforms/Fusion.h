@@ -1,4 +1,4 @@
-//===- Fusion.h - disc-fusion: producers computed inside their consumer -*- C++ -*-===//
+//===- Fusion.h - disc-fusion: producers inside their consumer -*- C++ -*-===//
 //
 // disc-fusion marks each elementwise op whose result is read by exactly
 // one elementwise op or reduction, with loop nests that linalg's
