@@ -166,7 +166,9 @@ OpMemory MemoryModel::describe(Operation *op) {
       ++m.numAllocs;
     m.results.push_back(rm);
   };
-  auto isSmallStatic = [](AffineExpr payload) {
+  auto isSmallStatic = [&](AffineExpr payload) {
+    if (!stackPlacement)
+      return false;
     auto c = dyn_cast<AffineConstantExpr>(payload);
     return c && c.getValue() <= kMaxStackBufferBytes;
   };
@@ -426,7 +428,7 @@ bool MemoryModel::escapes(Value v) {
 
 bool MemoryModel::isStackBuffer(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
-  if (!t || !t.hasStaticShape())
+  if (!stackPlacement || !t || !t.hasStaticShape())
     return false;
   int64_t bytes = t.getNumElements() * elementBytes(t.getElementType());
   return bytes <= kMaxStackBufferBytes && !escapes(v);

@@ -166,6 +166,14 @@ class MemoryModel {
 public:
   MemoryModel(func::FuncOp func, ShapeAnalysis &shapes);
 
+  /// With `false`, small static buffers count as heap allocations (kind
+  /// `Alloc`, padding included) instead of `Stack`: what the program would
+  /// allocate if the CPU pipeline left them on the heap, as it must for a
+  /// dynamic buffer. Used to compare the schedules of a specialized and a
+  /// symbolic compile under one placement rule (benchmarks/). Call before
+  /// the first query.
+  void setStackPlacement(bool enabled) { stackPlacement = enabled; }
+
   /// The op-order-independent facts of a top-level op of the function
   /// (computed on first use and cached).
   const OpMemory &getOpMemory(Operation *op);
@@ -243,6 +251,7 @@ public:
   bool isStackBuffer(Value v);
 
 private:
+  bool stackPlacement = true;
   OpMemory describe(Operation *op);
   /// The "library_calls" entry of `op` (marked `disc.library_call`) whose
   /// live bytes are `at`; false with `reason` set when an operand's layout
