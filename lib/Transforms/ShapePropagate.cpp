@@ -424,8 +424,43 @@ AffineExpr ShapeAnalysis::exactDiv(AffineExpr num, AffineExpr den) {
   den = normalize(den);
   PolyContext pc{ctx, (unsigned)symbols.size()};
   Poly n = pc.toPoly(num), d = pc.toPoly(den);
-  if (d.size() != 1 || d.begin()->second == 0)
+  if (d.empty() || d.begin()->second == 0)
     return {};
+  // m / dm for monomials (as multisets of symbol ids); false when dm does
+  // not divide m.
+  auto divide = [](const Monomial &m, const Monomial &dm, Monomial &rest) {
+    SmallVector<unsigned, 4> need(dm.begin(), dm.end());
+    rest.clear();
+    for (unsigned id : m) {
+      auto pos = llvm::find(need, id);
+      if (pos != need.end())
+        need.erase(pos);
+      else
+        rest.push_back(id);
+    }
+    return need.empty();
+  };
+  if (d.size() != 1) {
+    // A divisor with several terms (a product of dims that are sums, e.g.
+    // `N*(H floordiv 2 + 1)*(W floordiv 2 + 1)` for a reshape's -1): try
+    // each monomial quotient of a dividend term by the divisor's first
+    // term, and keep it when it divides exactly. Without this the
+    // quotient becomes a fresh symbol bound by a non-linear equation,
+    // which only Z3 can use, slowly.
+    const Monomial &dm = d.begin()->first;
+    int64_t dc = d.begin()->second;
+    for (auto &[m, c] : n) {
+      Monomial rest;
+      if (c % dc != 0 || !divide(m, dm, rest))
+        continue;
+      Poly q;
+      q[rest] = c / dc;
+      AffineExpr qe = pc.fromPoly(q);
+      if (normalize(den * qe) == num)
+        return qe;
+    }
+    return {};
+  }
   const Monomial &dm = d.begin()->first;
   int64_t dc = d.begin()->second;
   Poly q;

@@ -47,6 +47,25 @@ func.func @reshape_minus_one(%x: tensor<?x?x128xf32> {disc.dims = ["batch", "seq
   return %r : tensor<?x64xf32>
 }
 
+// Reshape with -1 when the other dims are sums (the channel shuffle of
+// ShuffleNet after pooling): the divisor has several terms and still
+// divides the element count exactly, so the -1 is 116, not a fresh symbol
+// that only Z3 could relate to it (minutes of non-linear queries).
+// CHECK-LABEL: func.func @reshape_minus_one_sum_dims
+// CHECK: disc.dynamic_reshape {{.*}}disc_shape.dims = {{\[\[}}@N, 116, #disc_shape.expr<()[s0, s1] -> (s0 + s1), [@H, @K]>, @W]]
+func.func @reshape_minus_one_sum_dims(%x: tensor<?x2x58x?x?xf32> {disc.dims = ["N", 2, 58, "H", "W"]}, %y: tensor<?x2x58x?x?xf32> {disc.dims = ["N", 2, 58, "K", "W"]}) -> tensor<?x?x?x?xf32> {
+  %t = disc.concatenate %x, %y {dimension = 3 : i64} : (tensor<?x2x58x?x?xf32>, tensor<?x2x58x?x?xf32>) -> tensor<?x2x58x?x?xf32>
+  %s = disc.shape_of %t : tensor<?x2x58x?x?xf32> -> tensor<5xi64>
+  %i0 = disc.constant dense<[0]> : tensor<1xi64>
+  %i3 = disc.constant dense<[3, 4]> : tensor<2xi64>
+  %n = disc.gather %s, %i0 {axis = 0 : i64} : (tensor<5xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %hw = disc.gather %s, %i3 {axis = 0 : i64} : (tensor<5xi64>, tensor<2xi64>) -> tensor<2xi64>
+  %m1 = disc.constant dense<-1> : tensor<1xi64>
+  %shape = disc.concatenate %n, %m1, %hw {dimension = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<2xi64>) -> tensor<4xi64>
+  %r = disc.dynamic_reshape %t, %shape : (tensor<?x2x58x?x?xf32>, tensor<4xi64>) -> tensor<?x?x?x?xf32>
+  return %r : tensor<?x?x?x?xf32>
+}
+
 // Shape -> Slice -> Concat -> Reshape (flatten the trailing dims).
 // CHECK-LABEL: func.func @shape_slice
 // CHECK: disc.slice {{.*}}disc_shape.dims = {{\[\[}}1]]
