@@ -158,6 +158,20 @@ def build_mobilenet_v2():
     return model
 
 
+def build_shufflenet_v2():
+    """torchvision's ShuffleNet V2 (x0.5): channel split (Slice by a size
+    computed from Shape), channel shuffle (Reshape with -1 after pooling),
+    depthwise convolutions."""
+    import torch
+    import torchvision
+
+    torch.manual_seed(SEED)
+    model = torchvision.models.shufflenet_v2_x0_5(weights=None)
+    _calibrate_batchnorm(model, torch, (8, 3, 64, 64), SEED + 1)
+    model.eval()
+    return model
+
+
 def build_unet():
     import torch
     from torch import nn
@@ -294,7 +308,7 @@ def _gpt_inputs(shape, rng):
 
 def _mobilenet_inputs(shape, rng):
     if len(shape) != 4 or shape[1] != 3:
-        raise ValueError(f"mobilenet_v2 wants N x 3 x H x W, got {shape}")
+        raise ValueError(f"the model wants N x 3 x H x W, got {shape}")
     return {"input": rng.standard_normal(shape).astype(np.float32)}
 
 
@@ -349,6 +363,15 @@ MODELS = {
         make_inputs=_mobilenet_inputs,
         export_shape=(1, 3, 224, 224),
         default_shapes=["1x3x96x96", "2x3x128x160", "1x3x224x224"],
+    ),
+    "shufflenet_v2": dict(
+        build=build_shufflenet_v2,
+        inputs=["input"],
+        outputs=["output"],
+        dynamic_axes={"input": {0: "N", 2: "H", 3: "W"}, "output": {0: "N"}},
+        make_inputs=_mobilenet_inputs,
+        export_shape=(1, 3, 224, 224),
+        default_shapes=["1x3x96x96", "2x3x128x112", "1x3x224x224"],
     ),
     "unet": dict(
         build=build_unet,

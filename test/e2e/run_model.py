@@ -49,6 +49,7 @@ EXPORT_SCRIPTS = {
     "unet": "export_unet.py",
     "inception": "export_inception.py",
     "gpt_train_step": "export_gpt_train_step.py",
+    "shufflenet_v2": "export_shufflenet_v2.py",
 }
 
 
