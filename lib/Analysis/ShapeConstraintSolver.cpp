@@ -147,6 +147,9 @@ struct ShapeConstraintSolver::Impl {
 
   Z3Backend z3;
   unsigned timeoutMs = 200;
+  /// Z3 checks that may run out of resources per solver instance; the
+  /// queries after that stay UNKNOWN without calling Z3.
+  static constexpr int64_t kMaxZ3Unknowns = 32;
   SolverStats stats;
   bool overflow = false;
 
@@ -829,9 +832,16 @@ struct ShapeConstraintSolver::Impl {
     cs.push_back({p, rel});
 
     // A zero time limit turns Z3 off: what the cheap steps could not
-    // decide stays UNKNOWN.
+    // decide stays UNKNOWN. So does an exhausted budget: after
+    // kMaxZ3Unknowns checks that ran out of resources, the queries left
+    // are likely of the same hard kind, and each would cost the whole time
+    // limit (a model once spent minutes here). Counted, so deterministic.
     if (timeoutMs == 0)
       return Z3Status::Unknown;
+    if (stats.z3Timeouts >= kMaxZ3Unknowns) {
+      ++stats.z3BudgetSkips;
+      return Z3Status::Unknown;
+    }
     std::string error;
     ++stats.z3Calls;
     auto start = std::chrono::steady_clock::now();
@@ -843,7 +853,9 @@ struct ShapeConstraintSolver::Impl {
       ++stats.z3Timeouts;
     if (status == Z3Status::Error)
       ++stats.z3Errors;
-    if (status == Z3Status::Sat || status == Z3Status::Unsat)
+    // Unknown is cached too: the resource limit is deterministic, so the
+    // same query would run out again.
+    if (status != Z3Status::Error)
       z3Cache[k] = status;
     return status;
   }

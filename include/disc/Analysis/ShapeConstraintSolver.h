@@ -53,6 +53,8 @@ struct SolverStats {
   int64_t z3Timeouts = 0;    ///< Z3 checks that returned unknown
   double z3TimeMs = 0;       ///< wall time inside Z3, milliseconds
   int64_t z3Errors = 0;      ///< Z3 checks that failed with a z3::exception
+  int64_t z3BudgetSkips = 0; ///< UNKNOWN without Z3: 32 checks already ran
+                             ///< out of resources in this solver
 };
 
 /// Constraint store and solver for one function's symbolic dims.

@@ -182,6 +182,33 @@ TEST_F(SolverTest, OnlyZ3CanDecide) {
   EXPECT_GT(after.z3TimeMs, 0.0);
 }
 
+TEST_F(SolverTest, Z3UnknownsAreCachedAndBudgeted) {
+  // A 1 ms limit leaves Z3 too few resources for these non-linear
+  // queries: each is UNKNOWN. The same query again is answered from the
+  // cache, and after 32 unknowns the solver stops calling Z3.
+  solver.setTimeoutMs(1);
+  AffineExpr x = sym(), y = sym();
+  solver.addGreaterOrEqual(x, y);
+  auto query = [&](int k) {
+    return solver.compare((x * x * y + k).floorDiv(7),
+                          (y * y * x).floorDiv(3) + k);
+  };
+  std::vector<CompareResult> first;
+  for (int k = 1; k <= 40; ++k)
+    first.push_back(query(k));
+  const SolverStats &st = solver.getStats();
+  int64_t unknowns = st.z3Timeouts, calls = st.z3Calls;
+  if (unknowns == 0 && calls > 0)
+    GTEST_SKIP() << "this Z3 decided every query within the 1 ms limit";
+  // 40 distinct queries: 32 reach Z3, the other 8 are skipped.
+  EXPECT_EQ(unknowns, 32);
+  EXPECT_EQ(calls, 32);
+  EXPECT_EQ(solver.getStats().z3BudgetSkips, 8);
+  EXPECT_EQ(first[0], CompareResult::UNKNOWN);
+  EXPECT_EQ(query(1), first[0]);
+  EXPECT_EQ(solver.getStats().z3Calls, calls) << "answered from the cache";
+}
+
 TEST_F(SolverTest, FloorDivRelaxation) {
   // h >= (h + 1) floordiv 2 from 2*(h - (h+1)/2) >= 2h - (h + 1) >= 0.
   AffineExpr h = sym(1);
