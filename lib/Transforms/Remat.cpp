@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "disc/Transforms/Remat.h"
 
+#include "disc/Conversion/LibraryCallAttrs.h"
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
 #include "disc/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -264,7 +265,7 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
     unsigned r = g.regenerateBefore;
     // A next use fused into a library call (disc-mark-library-calls) reads
     // its operands where the call runs, before the regenerate point.
-    if (p.order[r]->hasAttr("disc.fused_into_call")) {
+    if (p.order[r]->hasAttr(kFusedIntoCallAttr)) {
       reject(g, "its next use is fused into a library call");
       continue;
     }
@@ -312,8 +313,7 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
       // call with fused post-ops lowers as one unit with the ops fused into
       // it, and a call's oneDNN temporaries are predicted only at its own
       // program point.
-      if (op->hasAttr("disc.library_call") || op->hasAttr("disc.post_ops") ||
-          op->hasAttr("disc.fused_into_call")) {
+      if (isLibraryCallUnit(op)) {
         why = ("'" + op->getName().getStringRef() + "' runs as a library call")
                   .str();
         break;
@@ -420,9 +420,10 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
       freeAfter(j, roots);
     }
     // One expression when they are all comparable: the largest.
+    // (Not reached: every op of a non-empty recompute has a point.)
     if (points.empty()) {
-      reject(g, "its recompute has no program point"); // Not reached: ops
-      continue;                                         // is never empty.
+      reject(g, "its recompute has no program point");
+      continue;
     }
     AffineExpr peak = points.front();
     bool single = true;
@@ -535,71 +536,37 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
 // JSON
 //===----------------------------------------------------------------------===//
 
-static llvm::json::Value exprJson(AffineExpr e, ShapeAnalysis &sa) {
-  switch (e.getKind()) {
-  case AffineExprKind::Constant:
-    return cast<AffineConstantExpr>(e).getValue();
-  case AffineExprKind::SymbolId:
-    return sa.getSymbolName(cast<AffineSymbolExpr>(e).getPosition()).str();
-  case AffineExprKind::DimId:
-    return nullptr;
-  default:
-    break;
-  }
-  auto b = cast<AffineBinaryOpExpr>(e);
-  const char *op = "+";
-  switch (e.getKind()) {
-  case AffineExprKind::Mul:
-    op = "*";
-    break;
-  case AffineExprKind::FloorDiv:
-    op = "floordiv";
-    break;
-  case AffineExprKind::CeilDiv:
-    op = "ceildiv";
-    break;
-  case AffineExprKind::Mod:
-    op = "mod";
-    break;
-  default:
-    break;
-  }
-  return llvm::json::Array{op, exprJson(b.getLHS(), sa),
-                           exprJson(b.getRHS(), sa)};
-}
-
-
 llvm::json::Object mlir::disc::rematToJson(MemoryModel &mm,
                                            const MemoryProfile &p,
                                            ArrayRef<RematCandidate> cands) {
   ShapeAnalysis &sa = mm.getShapeAnalysis();
   llvm::json::Array liveBefore, points, exits, list;
   for (unsigned i = 0; i < p.order.size(); ++i) {
-    liveBefore.push_back(exprJson(p.liveBefore[i], sa));
+    liveBefore.push_back(exprToJson(p.liveBefore[i], sa));
     llvm::json::Array pts;
     for (AffineExpr e : p.livePoints[i])
-      pts.push_back(exprJson(e, sa));
+      pts.push_back(exprToJson(e, sa));
     points.push_back(std::move(pts));
   }
   for (AffineExpr e : p.exitPoints)
-    exits.push_back(exprJson(e, sa));
+    exits.push_back(exprToJson(e, sa));
   for (auto [id, c] : llvm::enumerate(cands)) {
     llvm::json::Array ops, recomputePoints;
     for (Operation *op : c.recompute)
       ops.push_back(opName(op));
     for (AffineExpr e : c.recomputePoints)
-      recomputePoints.push_back(exprJson(e, sa));
+      recomputePoints.push_back(exprToJson(e, sa));
     list.push_back(llvm::json::Object{
         {"id", static_cast<int64_t>(id)},
         {"producer", opName(c.recompute.back())},
         {"evict_after", c.evictAfter},
         {"regenerate_before", c.regenerateBefore},
         {"regenerate_order", c.regenerateOrder},
-        {"bytes", exprJson(c.bytes, sa)},
+        {"bytes", exprToJson(c.bytes, sa)},
         {"bytes_text", mm.render(c.bytes)},
-        {"recompute_peak_bytes", exprJson(c.recomputePeakBytes, sa)},
+        {"recompute_peak_bytes", exprToJson(c.recomputePeakBytes, sa)},
         {"recompute_points", std::move(recomputePoints)},
-        {"flops", exprJson(c.flops, sa)},
+        {"flops", exprToJson(c.flops, sa)},
         {"flops_text", mm.render(c.flops)},
         {"recompute_ops", std::move(ops)}});
   }
@@ -687,8 +654,9 @@ void mlir::disc::applyRemat(func::FuncOp func, const MemoryProfile &p,
     Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
     Value kept =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, status, zero);
-    Value buf = bufferization::AllocTensorOp::create(b, loc, type, dynDimsOf[id])
-                    .getResult();
+    Value buf =
+        bufferization::AllocTensorOp::create(b, loc, type, dynDimsOf[id])
+            .getResult();
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{type}, kept,
                                   /*withElseRegion=*/true);
     {
