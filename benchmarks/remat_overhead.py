@@ -4,7 +4,8 @@ build, evict/regenerate points compiled in) against `--remat=off`, on the
 e2e models (docs/memory.md, "Rematerialization", item "no limit, no cost").
 
     benchmarks/remat_overhead.py --bin-dir build/bin --work-dir build/remat_overhead \\
-        [--rounds 7] [--repeat 5] [--compile-arg=--library-calls=none] [MODEL[:SHAPE] ...]
+        [--rounds 7] [--repeat 5] [--threads 1] [--compile-arg=--library-calls=none]
+        [MODEL[:SHAPE] ...]
 
 Exports the demo models as test/e2e does (cached), compiles each twice (the
 same flags, remat on and off; cached by mtime), then runs both builds with
@@ -52,6 +53,9 @@ def main():
     ap.add_argument("--work-dir", required=True)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="disc-run --threads (1: least noise on a shared "
+                    "machine)")
     ap.add_argument("--compile-arg", action="append", default=[],
                     help="extra disc-compile flag for both builds")
     ap.add_argument("--json", help="also write the rows as JSON")
@@ -71,7 +75,7 @@ def main():
             continue
         onnx = os.path.join(args.work_dir, man["onnx"])
         case = next(c for c in man["cases"] if c["name"] == shape)
-        base = ["--repeat", str(args.repeat)]
+        base = ["--repeat", str(args.repeat), "--threads", str(args.threads)]
         for k, v in case["inputs"].items():
             base += ["--input", f"{k}={os.path.join(args.work_dir, v)}"]
         builds = {}

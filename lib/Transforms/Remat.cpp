@@ -192,6 +192,11 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
     for (const ResultMemory &rm : m.results) {
       if (rm.kind != BufferKind::Alloc || mm.escapes(rm.value))
         continue;
+      // A reshape that copies a strided source returns a view of the copy
+      // (MemoryModel::profile), not the buffer the evict call must hand
+      // over: not a candidate.
+      if (isa<DynamicReshapeOp>(op))
+        continue;
       bool ok = true;
       SmallVector<unsigned> uses{static_cast<unsigned>(i)};
       // (index of the op that makes a view, last use of the view)
@@ -313,6 +318,16 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
       // call with fused post-ops lowers as one unit with the ops fused into
       // it, and a call's oneDNN temporaries are predicted only at its own
       // program point.
+      // A reshape that copies a strided source returns a view of its copy
+      // (MemoryModel::profile); recomputed inside the regenerate point, it
+      // made the deallocation keep buffers longer than the model predicts.
+      if (isa<DynamicReshapeOp>(op) &&
+          llvm::any_of(mm.getOpMemory(op).results, [](const ResultMemory &r) {
+            return r.kind == BufferKind::Alloc;
+          })) {
+        why = "a reshape that copies cannot be recomputed";
+        break;
+      }
       if (isLibraryCallUnit(op)) {
         why = ("'" + op->getName().getStringRef() + "' runs as a library call")
                   .str();
