@@ -484,16 +484,17 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
     };
     SmallVector<SmallVector<Value>> reads = readsOf;
     reads.emplace_back(inputs.begin(), inputs.end());
+    llvm::DenseMap<Value, size_t> position;
+    for (size_t k = 0; k < n; ++k)
+      position[candAt(k).value] = k;
     for (bool changed = true; changed;) {
       changed = false;
       for (size_t k = 0; k < n; ++k)
         for (Value w : reads[k]) {
-          auto it = llvm::find_if(llvm::seq<size_t>(0, n), [&](size_t d) {
-            return candAt(d).value == w;
-          });
-          if (it == llvm::seq<size_t>(0, n).end() || *it == k)
+          auto it = position.find(w);
+          if (it == position.end() || it->second == k)
             continue;
-          size_t d = *it;
+          size_t d = it->second;
           if (candAt(d).evictAfter < regen[k] && regen[k] < regen[d]) {
             regen[d] = regen[k];
             changed = true;
