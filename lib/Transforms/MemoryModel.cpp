@@ -836,7 +836,7 @@ bool MemoryModel::isPredictable(const MemoryProfile &p, std::string *reason) {
 // JSON and printing
 //===----------------------------------------------------------------------===//
 
-static llvm::json::Value exprToJson(AffineExpr e, ShapeAnalysis &sa) {
+llvm::json::Value mlir::disc::exprToJson(AffineExpr e, ShapeAnalysis &sa) {
   switch (e.getKind()) {
   case AffineExprKind::Constant:
     return cast<AffineConstantExpr>(e).getValue();

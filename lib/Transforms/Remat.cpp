@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "disc/Transforms/Remat.h"
 
+#include "disc/Conversion/LibraryCallAttrs.h"
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
 #include "disc/Transforms/Fusion.h"
 #include "disc/Transforms/Passes.h"
@@ -19,6 +20,9 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+
+#include <functional>
+#include <numeric>
 
 namespace mlir::disc {
 #define GEN_PASS_DEF_DISCREMAT
@@ -100,20 +104,45 @@ std::optional<AffineExpr> opFlops(ShapeAnalysis &sa, Operation *op) {
   return sa.normalize(flops);
 }
 
+std::string opName(Operation *op) {
+  std::string s = op->getName().getStringRef().str();
+  if (auto n = dyn_cast<NameLoc>(op->getLoc()))
+    s += " (" + n.getName().getValue().str() + ")";
+  return s;
+}
+
 bool isZero(AffineExpr e) {
   auto c = dyn_cast_or_null<AffineConstantExpr>(e);
   return !e || (c && c.getValue() == 0);
 }
 
-/// Value of a symbol for ranking: its LIKELY value, else its minimum (at
-/// least 1, so sizes do not all collapse to 0).
-llvm::StringMap<int64_t> rankingBindings(ShapeAnalysis &sa) {
+/// Value of a symbol for `--emit=memory`: its LIKELY value, else its
+/// minimum (at least 1, so sizes do not all collapse to 0).
+llvm::StringMap<int64_t> printBindings(ShapeAnalysis &sa) {
   llvm::StringMap<int64_t> b;
   ShapeConstraintSolver &solver = sa.getSolver();
   for (unsigned i = 0, e = sa.getNumSymbols(); i < e; ++i) {
     const SymbolInfo &info = solver.getSymbol(i);
     b[sa.getSymbolName(i)] =
         info.likely ? *info.likely : std::max<int64_t>(info.min, 1);
+  }
+  return b;
+}
+
+/// Value of a symbol for ranking candidates by size: its LIKELY value, else
+/// kNominalDim clamped to its range (at the minimum, a batch x seq x seq
+/// buffer would rank below a batch x seq x width one, the opposite of any
+/// real run).
+constexpr int64_t kNominalDim = 64;
+llvm::StringMap<int64_t> rankingBindings(ShapeAnalysis &sa) {
+  llvm::StringMap<int64_t> b;
+  ShapeConstraintSolver &solver = sa.getSolver();
+  for (unsigned i = 0, e = sa.getNumSymbols(); i < e; ++i) {
+    const SymbolInfo &info = solver.getSymbol(i);
+    int64_t v = std::max<int64_t>(kNominalDim, std::max<int64_t>(info.min, 1));
+    if (info.max)
+      v = std::min(v, *info.max);
+    b[sa.getSymbolName(i)] = info.likely ? *info.likely : v;
   }
   return b;
 }
@@ -154,8 +183,12 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
           {g.value, g.evictAfter, g.regenerateBefore, why.str()});
   };
 
-  // Long gaps: Alloc results used only directly by top-level ops (no views,
-  // no uses in nested regions), not returned.
+  // Long gaps: Alloc results, not returned, used by top-level ops directly
+  // or through views (no uses in nested regions, nothing written in place).
+  // The definition counts as a use: a value computed long before its first
+  // use is evicted right after it is made. A view made before the gap must
+  // be dead before the gap (a view made after it reads the regenerated
+  // buffer).
   llvm::StringMap<int64_t> likely = rankingBindings(sa);
   SmallVector<LongGap> gaps;
   for (auto [i, op] : llvm::enumerate(p.order)) {
@@ -163,31 +196,59 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
     for (const ResultMemory &rm : m.results) {
       if (rm.kind != BufferKind::Alloc || mm.escapes(rm.value))
         continue;
+      // A reshape that copies a strided source returns a view of the copy
+      // (MemoryModel::profile), not the buffer the evict call must hand
+      // over: not a candidate.
+      if (isa<DynamicReshapeOp>(op))
+        continue;
       bool ok = true;
-      SmallVector<unsigned> uses;
-      for (OpOperand &use : rm.value.getUses()) {
-        Operation *top = topLevel(use.getOwner());
-        if (!top || top != use.getOwner() || !index.count(top)) {
-          ok = false;
-          break;
-        }
-        const OpMemory &um = mm.getOpMemory(top);
-        for (const ResultMemory &ur : um.results)
-          if ((ur.kind == BufferKind::View || ur.kind == BufferKind::InPlace) &&
-              ur.operand == static_cast<int>(use.getOperandNumber()))
+      SmallVector<unsigned> uses{static_cast<unsigned>(i)};
+      // (index of the op that makes a view, last use of the view)
+      SmallVector<std::pair<unsigned, unsigned>> views;
+      std::function<unsigned(Value)> collect = [&](Value v) -> unsigned {
+        unsigned last = 0;
+        for (OpOperand &use : v.getUses()) {
+          Operation *top = topLevel(use.getOwner());
+          if (!top || top != use.getOwner() || !index.count(top)) {
             ok = false;
-        uses.push_back(index[readAt(top)]);
-      }
-      if (!ok || uses.empty())
+            return last;
+          }
+          // A fused producer reads at its fusion root (disc-fusion).
+          unsigned at = index[readAt(top)];
+          uses.push_back(at);
+          last = std::max(last, at);
+          const OpMemory &um = mm.getOpMemory(top);
+          for (const ResultMemory &ur : um.results) {
+            if (ur.operand != static_cast<int>(use.getOperandNumber()))
+              continue;
+            if (ur.kind == BufferKind::InPlace)
+              ok = false;
+            if (ur.kind == BufferKind::View) {
+              unsigned viewLast = std::max(at, collect(ur.value));
+              views.push_back({at, viewLast});
+              last = std::max(last, viewLast);
+            }
+          }
+        }
+        return last;
+      };
+      collect(rm.value);
+      if (!ok || uses.size() < 2)
         continue;
       llvm::sort(uses);
       uses.erase(llvm::unique(uses), uses.end());
       unsigned bestE = 0, bestR = 0;
-      for (size_t k = 0; k + 1 < uses.size(); ++k)
-        if (uses[k + 1] - uses[k] > bestR - bestE) {
-          bestE = uses[k];
-          bestR = uses[k + 1];
-        }
+      for (size_t k = 0; k + 1 < uses.size(); ++k) {
+        unsigned e = uses[k], r = uses[k + 1];
+        if (r - e <= bestR - bestE)
+          continue;
+        if (llvm::any_of(views, [&](std::pair<unsigned, unsigned> v) {
+              return v.first <= e && v.second >= r;
+            }))
+          continue;
+        bestE = e;
+        bestR = r;
+      }
       if (bestR <= bestE || bestR - bestE - 1 < options.minGapOps)
         continue;
       LongGap g;
@@ -203,20 +264,25 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
   llvm::stable_sort(
       gaps, [](const LongGap &a, const LongGap &b) { return a.rank > b.rank; });
 
-  llvm::DenseSet<Value> chosen; // candidate values
-  llvm::DenseSet<Value> pinned; // buffers a recompute reads
+  llvm::DenseSet<Value> longGap;
+  for (const LongGap &g : gaps)
+    longGap.insert(g.value);
+  // Values a recompute reads, and the end of the gap as found, per
+  // candidate (by position in `result`).
+  SmallVector<SmallVector<Value>> readsOf;
+  SmallVector<unsigned> fullGapEnd;
   for (const LongGap &g : gaps) {
-    if (pinned.contains(g.value)) {
-      reject(g, "read by the recompute of a larger candidate");
-      continue;
-    }
     unsigned r = g.regenerateBefore;
     // A next use fused into a library call (disc-mark-library-calls) reads
     // its operands where the call runs, before the regenerate point.
-    if (p.order[r]->hasAttr("disc.fused_into_call")) {
+    if (p.order[r]->hasAttr(kFusedIntoCallAttr)) {
       reject(g, "its next use is fused into a library call");
       continue;
     }
+    // Live at the regenerate point with nothing evicted. Another candidate
+    // may be read (nested regeneration: it is then regenerated no later
+    // than this one, see below), but only as its own buffer: a view of a
+    // long-gap tensor is recomputed from the buffer.
     auto available = [&](Value w) {
       if (isa<BlockArgument>(w))
         return true;
@@ -234,7 +300,7 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
       Value root = mm.getBufferRoot(w);
       if (!root)
         return true;
-      if (chosen.contains(root) || chosen.contains(w))
+      if (root != w && longGap.contains(root))
         return false;
       auto it = range.find(root);
       return it != range.end() && it->second->def < r &&
@@ -259,8 +325,17 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
       // call with fused post-ops lowers as one unit with the ops fused into
       // it, and a call's oneDNN temporaries are predicted only at its own
       // program point.
-      if (op->hasAttr("disc.library_call") || op->hasAttr("disc.post_ops") ||
-          op->hasAttr("disc.fused_into_call")) {
+      // A reshape that copies a strided source returns a view of its copy
+      // (MemoryModel::profile); recomputed inside the regenerate point, it
+      // made the deallocation keep buffers longer than the model predicts.
+      if (isa<DynamicReshapeOp>(op) &&
+          llvm::any_of(mm.getOpMemory(op).results, [](const ResultMemory &r) {
+            return r.kind == BufferKind::Alloc;
+          })) {
+        why = "a reshape that copies cannot be recomputed";
+        break;
+      }
+      if (isLibraryCallUnit(op)) {
         why = ("'" + op->getName().getStringRef() + "' runs as a library call")
                   .str();
         break;
@@ -367,6 +442,11 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
       freeAfter(j, roots);
     }
     // One expression when they are all comparable: the largest.
+    // (Not reached: every op of a non-empty recompute has a point.)
+    if (points.empty()) {
+      reject(g, "its recompute has no program point");
+      continue;
+    }
     AffineExpr peak = points.front();
     bool single = true;
     for (AffineExpr e : ArrayRef(points).drop_front()) {
@@ -392,19 +472,86 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
     c.recompute = std::move(ops);
     c.bytes = g.bytes;
     c.recomputePeakBytes = peak;
+    c.recomputePoints = std::move(points);
     c.flops = flops;
+
+    // Nested regeneration: a recompute that reads another candidate needs
+    // it back at its regenerate point, so that candidate's regenerate point
+    // moves up to it when its gap covers it; to a fixed point, as the moved
+    // one may read a third, and this one may be read by an earlier
+    // candidate's recompute. Taken only when every candidate keeps at
+    // least half of its gap (a short gap must not give a large one away).
+    SmallVector<unsigned> regen;
+    for (const RematCandidate &d : result)
+      regen.push_back(d.regenerateBefore);
+    regen.push_back(c.regenerateBefore);
+    size_t n = result.size() + 1;
+    auto candAt = [&](size_t k) -> const RematCandidate & {
+      return k < result.size() ? result[k] : c;
+    };
+    SmallVector<SmallVector<Value>> reads = readsOf;
+    reads.emplace_back(inputs.begin(), inputs.end());
+    llvm::DenseMap<Value, size_t> position;
+    for (size_t k = 0; k < n; ++k)
+      position[candAt(k).value] = k;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t k = 0; k < n; ++k)
+        for (Value w : reads[k]) {
+          auto it = position.find(w);
+          if (it == position.end() || it->second == k)
+            continue;
+          size_t d = it->second;
+          if (candAt(d).evictAfter < regen[k] && regen[k] < regen[d]) {
+            regen[d] = regen[k];
+            changed = true;
+          }
+        }
+    }
+    std::string moved;
+    for (size_t k = 0; k < n && moved.empty(); ++k) {
+      const RematCandidate &d = candAt(k);
+      unsigned full = k < result.size() ? fullGapEnd[k] : g.regenerateBefore;
+      if (2 * (regen[k] - d.evictAfter) < full - d.evictAfter ||
+          regen[k] <= d.evictAfter + 1)
+        moved = "nested regeneration would move the regenerate point of " +
+                opName(d.recompute.back()) + " from #" + std::to_string(full) +
+                " to #" + std::to_string(regen[k]);
+    }
+    if (!moved.empty()) {
+      reject(g, moved);
+      continue;
+    }
+    c.regenerateBefore = regen.back();
+    for (auto [k, d] : llvm::enumerate(result))
+      d.regenerateBefore = regen[k];
     result.push_back(std::move(c));
-    chosen.insert(g.value);
-    for (Value w : inputs)
-      if (Value root = mm.getBufferRoot(w))
-        pinned.insert(root);
+    readsOf = std::move(reads);
+    fullGapEnd.push_back(g.regenerateBefore);
   }
+
   llvm::stable_sort(result,
                     [](const RematCandidate &a, const RematCandidate &b) {
                       return a.evictAfter < b.evictAfter ||
                              (a.evictAfter == b.evictAfter &&
                               a.regenerateBefore < b.regenerateBefore);
                     });
+  // Regenerations run in order of their points, and at one point in
+  // program order of the values (a candidate read by another's recompute
+  // is defined before it, so it is regenerated first).
+  auto defIndex = [&](const RematCandidate &c) {
+    return index[c.recompute.back()];
+  };
+  SmallVector<unsigned> seq(result.size());
+  std::iota(seq.begin(), seq.end(), 0u);
+  llvm::stable_sort(seq, [&](unsigned a, unsigned b) {
+    const RematCandidate &x = result[a], &y = result[b];
+    return x.regenerateBefore < y.regenerateBefore ||
+           (x.regenerateBefore == y.regenerateBefore &&
+            defIndex(x) < defIndex(y));
+  });
+  for (auto [pos, k] : llvm::enumerate(seq))
+    result[k].regenerateOrder = pos;
   return result;
 }
 
@@ -412,73 +559,37 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
 // JSON
 //===----------------------------------------------------------------------===//
 
-static llvm::json::Value exprJson(AffineExpr e, ShapeAnalysis &sa) {
-  switch (e.getKind()) {
-  case AffineExprKind::Constant:
-    return cast<AffineConstantExpr>(e).getValue();
-  case AffineExprKind::SymbolId:
-    return sa.getSymbolName(cast<AffineSymbolExpr>(e).getPosition()).str();
-  case AffineExprKind::DimId:
-    return nullptr;
-  default:
-    break;
-  }
-  auto b = cast<AffineBinaryOpExpr>(e);
-  const char *op = "+";
-  switch (e.getKind()) {
-  case AffineExprKind::Mul:
-    op = "*";
-    break;
-  case AffineExprKind::FloorDiv:
-    op = "floordiv";
-    break;
-  case AffineExprKind::CeilDiv:
-    op = "ceildiv";
-    break;
-  case AffineExprKind::Mod:
-    op = "mod";
-    break;
-  default:
-    break;
-  }
-  return llvm::json::Array{op, exprJson(b.getLHS(), sa),
-                           exprJson(b.getRHS(), sa)};
-}
-
-static std::string opName(Operation *op) {
-  std::string s = op->getName().getStringRef().str();
-  if (auto n = dyn_cast<NameLoc>(op->getLoc()))
-    s += " (" + n.getName().getValue().str() + ")";
-  return s;
-}
-
 llvm::json::Object mlir::disc::rematToJson(MemoryModel &mm,
                                            const MemoryProfile &p,
                                            ArrayRef<RematCandidate> cands) {
   ShapeAnalysis &sa = mm.getShapeAnalysis();
   llvm::json::Array liveBefore, points, exits, list;
   for (unsigned i = 0; i < p.order.size(); ++i) {
-    liveBefore.push_back(exprJson(p.liveBefore[i], sa));
+    liveBefore.push_back(exprToJson(p.liveBefore[i], sa));
     llvm::json::Array pts;
     for (AffineExpr e : p.livePoints[i])
-      pts.push_back(exprJson(e, sa));
+      pts.push_back(exprToJson(e, sa));
     points.push_back(std::move(pts));
   }
   for (AffineExpr e : p.exitPoints)
-    exits.push_back(exprJson(e, sa));
+    exits.push_back(exprToJson(e, sa));
   for (auto [id, c] : llvm::enumerate(cands)) {
-    llvm::json::Array ops;
+    llvm::json::Array ops, recomputePoints;
     for (Operation *op : c.recompute)
       ops.push_back(opName(op));
+    for (AffineExpr e : c.recomputePoints)
+      recomputePoints.push_back(exprToJson(e, sa));
     list.push_back(llvm::json::Object{
         {"id", static_cast<int64_t>(id)},
         {"producer", opName(c.recompute.back())},
         {"evict_after", c.evictAfter},
         {"regenerate_before", c.regenerateBefore},
-        {"bytes", exprJson(c.bytes, sa)},
+        {"regenerate_order", c.regenerateOrder},
+        {"bytes", exprToJson(c.bytes, sa)},
         {"bytes_text", mm.render(c.bytes)},
-        {"recompute_peak_bytes", exprJson(c.recomputePeakBytes, sa)},
-        {"flops", exprJson(c.flops, sa)},
+        {"recompute_peak_bytes", exprToJson(c.recomputePeakBytes, sa)},
+        {"recompute_points", std::move(recomputePoints)},
+        {"flops", exprToJson(c.flops, sa)},
         {"flops_text", mm.render(c.flops)},
         {"recompute_ops", std::move(ops)}});
   }
@@ -525,27 +636,39 @@ void mlir::disc::applyRemat(func::FuncOp func, const MemoryProfile &p,
   func::FuncOp regenerated =
       getOrDeclare(module, "disc_remat_regenerated",
                    FunctionType::get(ctx, {i64}, {}), false);
-  SmallVector<std::tuple<Value, Value, unsigned>> regens;
+  // Evict points, in id order: the dynamic dims, then the call (the
+  // value's last use before the gap).
+  SmallVector<SmallVector<Value>> dynDimsOf(candidates.size());
   for (auto [id, c] : llvm::enumerate(candidates)) {
     Value v = c.value;
     auto type = cast<RankedTensorType>(v.getType());
     Location loc = v.getLoc();
-    // Evict point: the dynamic dims, then the call (the value's last use
-    // before the gap).
     Operation *evictOp = p.order[c.evictAfter];
     Operation *&after = lastAfter[evictOp];
     b.setInsertionPointAfter(after ? after : evictOp);
-    SmallVector<Value> dynDims;
     for (int64_t d = 0; d < type.getRank(); ++d)
       if (type.isDynamicDim(d))
-        dynDims.push_back(tensor::DimOp::create(b, loc, v, d));
+        dynDimsOf[id].push_back(tensor::DimOp::create(b, loc, v, d));
     Value idValue = arith::ConstantIntOp::create(b, loc, id, 64);
     func::FuncOp evict =
         getOrDeclare(module, ("disc_remat_evict_" + Twine(id)).str(),
                      FunctionType::get(ctx, {i64, type}, {}), true);
     after = func::CallOp::create(b, loc, evict, ValueRange{idValue, v});
-
-    // Regenerate point.
+  }
+  // Regenerate points, in regeneration order (at one point, a candidate
+  // read by another's recompute comes first).
+  SmallVector<unsigned> seq(candidates.size());
+  for (auto [id, c] : llvm::enumerate(candidates))
+    seq[c.regenerateOrder] = id;
+  llvm::DenseMap<Value, unsigned> candidateOf;
+  for (auto [id, c] : llvm::enumerate(candidates))
+    candidateOf[c.value] = id;
+  SmallVector<Value> regenValue(candidates.size());
+  for (unsigned id : seq) {
+    const RematCandidate &c = candidates[id];
+    Value v = c.value;
+    auto type = cast<RankedTensorType>(v.getType());
+    Location loc = v.getLoc();
     // Before the next use, or before the first op of its fusion group
     // (sinkFusedProducers made the group contiguous): a fused producer
     // of that root may be what reads the value.
@@ -564,7 +687,8 @@ void mlir::disc::applyRemat(func::FuncOp func, const MemoryProfile &p,
     Value kept =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, status, zero);
     Value buf =
-        bufferization::AllocTensorOp::create(b, loc, type, dynDims).getResult();
+        bufferization::AllocTensorOp::create(b, loc, type, dynDimsOf[id])
+            .getResult();
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{type}, kept,
                                   /*withElseRegion=*/true);
     // Read by the shape analysis: the result has the value's dims.
@@ -574,6 +698,23 @@ void mlir::disc::applyRemat(func::FuncOp func, const MemoryProfile &p,
       scf::YieldOp::create(tb, loc, buf);
       OpBuilder eb = ifOp.getElseBodyBuilder();
       IRMapping map;
+      // Another candidate the recompute reads: its regenerated value when
+      // it was away here (it was regenerated first), else itself.
+      for (Operation *op : c.recompute)
+        for (Value w : op->getOperands()) {
+          auto it = candidateOf.find(w);
+          if (it == candidateOf.end() || it->second == id)
+            continue;
+          const RematCandidate &d = candidates[it->second];
+          if (d.evictAfter < c.regenerateBefore &&
+              d.regenerateBefore <= c.regenerateBefore) {
+            if (llvm::is_contained(c.recompute, w.getDefiningOp()))
+              continue;
+            assert(regenValue[it->second] &&
+                   "a candidate read by a recompute is regenerated first");
+            map.map(w, regenValue[it->second]);
+          }
+        }
       for (Operation *op : c.recompute)
         eb.clone(*op, map);
       Value r = map.lookup(v);
@@ -583,19 +724,21 @@ void mlir::disc::applyRemat(func::FuncOp func, const MemoryProfile &p,
       func::CallOp::create(eb, loc, regenerated, ValueRange{rid});
       scf::YieldOp::create(eb, loc, m);
     }
-    regens.push_back({v, ifOp.getResult(0), c.regenerateBefore});
+    regenValue[id] = ifOp.getResult(0);
   }
   // Later uses read the regenerated values. Only after every recompute has
-  // been cloned: a recompute that goes back through another candidate
-  // clones that candidate's producer too and must read the clone, not the
-  // other candidate's regenerated buffer (which would then stay live until
-  // this regenerate point).
-  for (auto [v, v2, r] : regens)
-    v.replaceUsesWithIf(v2, [&, r = r](OpOperand &use) {
+  // been cloned: a recompute that goes back through another candidate's
+  // producer (one that is not live at its regenerate point) clones it and
+  // reads the clone.
+  for (auto [id, c] : llvm::enumerate(candidates)) {
+    unsigned r = c.regenerateBefore;
+    Value v = c.value;
+    v.replaceUsesWithIf(regenValue[id], [&](OpOperand &use) {
       Operation *top = body->findAncestorOpInBlock(*use.getOwner());
       auto it = index.find(top ? getFusionRoot(top) : top);
       return it != index.end() && it->second >= r;
     });
+  }
 }
 
 FailureOr<llvm::json::Object>
@@ -650,7 +793,7 @@ void mlir::disc::printRematCandidates(ModuleOp module, StringRef entry,
   // The peak with every candidate evicted, at the printing bindings (the
   // runtime's planner, runtime/lib/core/RematPlanner.cpp, also tries
   // smaller sets at the actual shapes).
-  llvm::StringMap<int64_t> likely = rankingBindings(sa);
+  llvm::StringMap<int64_t> likely = printBindings(sa);
   auto val = [&](AffineExpr e) { return mm.evaluate(e, likely).value_or(0); };
   size_t n = p.order.size();
   std::vector<int64_t> away(n + 1, 0);
@@ -671,12 +814,15 @@ void mlir::disc::printRematCandidates(ModuleOp module, StringRef entry,
     unconstrained = std::max(unconstrained, val(e));
   }
   for (auto [k, c] : llvm::enumerate(cands)) {
-    int64_t live =
-        val(p.liveBefore[c.regenerateBefore]) + val(c.recomputePeakBytes);
+    int64_t recomputePeak = 0;
+    for (AffineExpr e : c.recomputePoints)
+      recomputePeak = std::max(recomputePeak, val(e));
+    int64_t live = val(p.liveBefore[c.regenerateBefore]) + recomputePeak;
     for (auto [o, other] : llvm::enumerate(cands))
       if (o != k && ((other.evictAfter < c.regenerateBefore &&
                       c.regenerateBefore < other.regenerateBefore) ||
-                     (other.regenerateBefore == c.regenerateBefore && o > k)))
+                     (other.regenerateBefore == c.regenerateBefore &&
+                      other.regenerateOrder > c.regenerateOrder)))
         live -= val(other.bytes);
     minimum = std::max(minimum, live);
   }

@@ -119,3 +119,86 @@ func.func @chain(%x: tensor<?x?xf32> {disc.dims = ["S0", "S1"]}) -> tensor<?x?xf
   %s = disc.add %a, %f : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
   return %s : tensor<?x?xf32>
 }
+
+// -----
+
+// Nested regeneration: the recompute of %a = neg(%b) reads %b, itself a
+// candidate (gap #1 to #7). %b's regenerate point moves up to %a's (#6),
+// where it is regenerated first, and %a's recompute reads the regenerated
+// %b.
+// REMARK: remark: remat candidate 0: bytes S0*S1*4 + 64, evict after #1, regenerate before #6, recompute 1 ops
+// REMARK: remark: remat candidate 1: bytes S0*S1*4 + 64, evict after #2, regenerate before #6, recompute 1 ops
+// CHECK-LABEL: func.func @nested
+// CHECK: %[[B:.*]] = disc.exp %arg0
+// CHECK: %[[A:.*]] = disc.neg %[[B]]
+// CHECK: call @disc_remat_evict_0(%{{.*}}, %[[B]])
+// CHECK: call @disc_remat_evict_1(%{{.*}}, %[[A]])
+// CHECK: call @disc_remat_regenerate(
+// CHECK: %[[RB:.*]] = scf.if
+// CHECK: } else {
+// CHECK-NEXT: disc.exp %arg0
+// CHECK: call @disc_remat_regenerate(
+// CHECK: %[[RA:.*]] = scf.if
+// CHECK: } else {
+// CHECK-NEXT: disc.neg %[[RB]]
+// CHECK: %[[S:.*]] = disc.add %[[RA]],
+// CHECK: disc.add %[[S]], %[[RB]]
+func.func @nested(%x: tensor<?x?xf32> {disc.dims = ["S0", "S1"]}) -> tensor<?x?xf32> {
+  %b = disc.exp %x : tensor<?x?xf32>
+  %a = disc.neg %b : tensor<?x?xf32>
+  %c = disc.exp %a : tensor<?x?xf32>
+  %d = disc.exp %c : tensor<?x?xf32>
+  %e = disc.exp %d : tensor<?x?xf32>
+  %f = disc.exp %e : tensor<?x?xf32>
+  %s = disc.add %a, %f : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %t = disc.add %s, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %t : tensor<?x?xf32>
+}
+
+// -----
+
+// The same, but %b waits much longer (gap #1 to #12): regenerating it at
+// %a's point (#6) would give most of its gap away, so %a is not a
+// candidate and %b keeps its own gap.
+// REMARK: remark: remat candidate 0: bytes S0*S1*4 + 64, evict after #1, regenerate before #12
+// REMARK-NOT: remat candidate 1
+// REMARK: remark: remat rejected: nested regeneration would move the regenerate point of disc.exp from #12 to #6
+// CHECK-LABEL: func.func @nested_too_early
+// CHECK: call @disc_remat_evict_0
+// CHECK-NOT: call @disc_remat_evict_1
+// CHECK: return
+func.func @nested_too_early(%x: tensor<?x?xf32> {disc.dims = ["S0", "S1"]}) -> tensor<?x?xf32> {
+  %b = disc.exp %x : tensor<?x?xf32>
+  %a = disc.neg %b : tensor<?x?xf32>
+  %c = disc.exp %a : tensor<?x?xf32>
+  %d = disc.exp %c : tensor<?x?xf32>
+  %e = disc.exp %d : tensor<?x?xf32>
+  %f = disc.exp %e : tensor<?x?xf32>
+  %s = disc.add %a, %f : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %s1 = disc.exp %s : tensor<?x?xf32>
+  %s2 = disc.exp %s1 : tensor<?x?xf32>
+  %s3 = disc.exp %s2 : tensor<?x?xf32>
+  %s4 = disc.exp %s3 : tensor<?x?xf32>
+  %s5 = disc.exp %s4 : tensor<?x?xf32>
+  %t = disc.add %s5, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %t : tensor<?x?xf32>
+}
+
+// -----
+
+// A value made long before its only use (the definition counts as a use):
+// evicted right after it is made, regenerated before the use.
+// REMARK: remark: remat candidate 0: bytes S0*S1*4 + 64, evict after #0, regenerate before #5
+// CHECK-LABEL: func.func @def_gap
+// CHECK: %[[A:.*]] = disc.exp %arg0
+// CHECK: call @disc_remat_evict_0(%{{.*}}, %[[A]])
+// CHECK-NEXT: disc.neg %arg0
+func.func @def_gap(%x: tensor<?x?xf32> {disc.dims = ["S0", "S1"]}) -> tensor<?x?xf32> {
+  %a = disc.exp %x : tensor<?x?xf32>
+  %b = disc.neg %x : tensor<?x?xf32>
+  %c = disc.exp %b : tensor<?x?xf32>
+  %d = disc.exp %c : tensor<?x?xf32>
+  %e = disc.exp %d : tensor<?x?xf32>
+  %s = disc.add %a, %e : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %s : tensor<?x?xf32>
+}

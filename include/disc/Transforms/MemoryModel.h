@@ -282,6 +282,11 @@ LogicalResult printMemory(ModuleOp module, StringRef entry,
 /// object (see MemoryModel::toJson).
 FailureOr<llvm::json::Object> buildMemoryJson(ModuleOp module, StringRef entry);
 
+/// A size expression over the input dims in the signature's JSON form
+/// (docs/runtime-abi.md): an integer, a dim name, or [op, lhs, rhs] with op
+/// one of "+", "*", "floordiv", "ceildiv", "mod".
+llvm::json::Value exprToJson(AffineExpr e, ShapeAnalysis &sa);
+
 } // namespace mlir::disc
 
 #endif // DISC_TRANSFORMS_MEMORYMODEL_H

@@ -41,11 +41,18 @@ struct RematCandidate {
   Value value;
   /// Order index of the last use before the gap: the evict point follows it.
   unsigned evictAfter = 0;
-  /// Order index of the next use: the regenerate point precedes it.
+  /// Order index of the op the regenerate point precedes: the next use, or
+  /// an earlier point where another candidate's recompute reads this one
+  /// (nested regeneration).
   unsigned regenerateBefore = 0;
+  /// Position of this candidate's regeneration among all of them: by
+  /// regenerate point, then by program order of the values, so a candidate
+  /// read by another's recompute at the same point comes first.
+  unsigned regenerateOrder = 0;
   /// Ops that recompute `value`, in order; the last one produces it. Their
-  /// other operands are live at the regenerate point (inputs, constants,
-  /// buffers used at or after it that are not candidates).
+  /// other operands are live at the regenerate point with nothing evicted
+  /// (inputs, constants, buffers used at or after it); an operand that is
+  /// itself a candidate is regenerated at or before that point.
   SmallVector<Operation *> recompute;
   /// Allocator bytes of `value` (payload + kAllocPaddingBytes).
   AffineExpr bytes;
@@ -54,6 +61,10 @@ struct RematCandidate {
   /// the recomputed intermediates, scratch and result (which is then copied
   /// into the regenerated buffer).
   AffineExpr recomputePeakBytes;
+  /// The same bytes at every point of the recompute (the largest is the
+  /// exact peak when the points are not comparable symbolically, where
+  /// recomputePeakBytes is their sum, an upper bound).
+  SmallVector<AffineExpr> recomputePoints;
   /// Estimated FLOPs of the recompute: 2*MACs for conv and dot_general,
   /// window*outputs for pooling, elements read for reductions, elements
   /// written for other ops.
@@ -69,9 +80,10 @@ struct RematRejection {
 };
 
 /// Candidates of `p` (a profile of `mm`'s function), ordered by evict point.
-/// Chosen greedily by decreasing bytes at the LIKELY dims; a candidate's
-/// recompute never reads another candidate. `rejected`, when given, gets the
-/// long-gap tensors that were turned down.
+/// Long-gap tensors are taken by decreasing bytes at the LIKELY dims; a
+/// recompute may read another candidate, whose regenerate point then moves
+/// up to the reader's (nested regeneration). `rejected`, when given, gets
+/// the long-gap tensors that were turned down.
 SmallVector<RematCandidate>
 findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
                     const RematOptions &options,

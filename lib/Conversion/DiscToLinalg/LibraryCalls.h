@@ -25,6 +25,7 @@
 #ifndef DISC_LIB_CONVERSION_LIBRARYCALLS_H
 #define DISC_LIB_CONVERSION_LIBRARYCALLS_H
 
+#include "disc/Conversion/LibraryCallAttrs.h"
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpDefinition.h"
@@ -39,10 +40,7 @@ class FuncOp;
 
 namespace mlir::disc {
 
-inline constexpr llvm::StringLiteral kLibraryCallAttr = "disc.library_call";
-inline constexpr llvm::StringLiteral kPostOpsAttr = "disc.post_ops";
-inline constexpr llvm::StringLiteral kFusedIntoCallAttr =
-    "disc.fused_into_call";
+// kLibraryCallAttr, kPostOpsAttr, kFusedIntoCallAttr: LibraryCallAttrs.h.
 
 /// True when `op` (dot_general, conv or conv_transpose) is lowered to a library
 /// call with

@@ -273,6 +273,17 @@ Status parseRematSpec(const json &j, RematSpec *out) {
         spec.regenerateBefore >= n)
       return bad("candidate " + std::to_string(out->candidates.size()) +
                  " has points outside the op range");
+    if (auto t = c.find("recompute_points"); t != c.end() && t->is_array())
+      for (const json &e : *t) {
+        spec.recomputePoints.emplace_back();
+        if (!parseSizeExpr(e, &spec.recomputePoints.back()))
+          return bad("candidate " + std::to_string(out->candidates.size()) +
+                     " has a bad recompute_points entry");
+      }
+    spec.regenerateOrder = static_cast<int64_t>(out->candidates.size());
+    if (auto t = c.find("regenerate_order");
+        t != c.end() && t->is_number_integer())
+      spec.regenerateOrder = t->get<int64_t>();
     if (auto t = c.find("producer"); t != c.end() && t->is_string())
       spec.producer = t->get<std::string>();
     if (auto t = c.find("bytes_text"); t != c.end() && t->is_string())

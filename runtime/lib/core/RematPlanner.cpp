@@ -48,8 +48,20 @@ bool evaluateRematProfile(const RematSpec &spec,
         !eval(c.flops, who + " flops", &flops))
       return false;
     cand.flops = static_cast<double>(flops);
+    if (!c.recomputePoints.empty()) {
+      // The exact recompute peak: the largest of its points.
+      cand.recomputePeak = 0;
+      for (size_t j = 0; j < c.recomputePoints.size(); ++j) {
+        int64_t v;
+        if (!eval(c.recomputePoints[j],
+                  who + " recompute_points[" + std::to_string(j) + "]", &v))
+          return false;
+        cand.recomputePeak = std::max(cand.recomputePeak, v);
+      }
+    }
     cand.evictAfter = c.evictAfter;
     cand.regenerateBefore = c.regenerateBefore;
+    cand.regenerateOrder = c.regenerateOrder;
     p.candidates.push_back(cand);
   }
   *out = std::move(p);
@@ -88,6 +100,10 @@ int64_t RematPlanner::peak(const std::vector<char> &evicted) const {
     best = std::max(best, p);
   // Regenerate points: the buffer is back, the recompute runs on top; the
   // candidates regenerated later at the same op are still away.
+  auto order = [&](size_t k) {
+    return cands[k].regenerateOrder >= 0 ? cands[k].regenerateOrder
+                                         : static_cast<int64_t>(k);
+  };
   for (size_t c = 0; c < cands.size(); ++c) {
     if (!evicted[c])
       continue;
@@ -99,7 +115,7 @@ int64_t RematPlanner::peak(const std::vector<char> &evicted) const {
       if (o == c || !evicted[o])
         continue;
       bool away = (cands[o].evictAfter < r && r < cands[o].regenerateBefore) ||
-                  (cands[o].regenerateBefore == r && o > c);
+                  (cands[o].regenerateBefore == r && order(o) > order(c));
       if (away)
         live -= cands[o].bytes;
     }

@@ -37,6 +37,10 @@ struct RematProfile {
     /// it is not live while ops evictAfter+1 .. regenerateBefore-1 run.
     int64_t evictAfter = 0;
     int64_t regenerateBefore = 0;
+    /// Position among the regenerations: of two at the same op, the lower
+    /// runs first (the other is still away while it recomputes). -1: the
+    /// candidate's id.
+    int64_t regenerateOrder = -1;
     /// Bytes on top of liveBefore[regenerateBefore] while recomputing.
     int64_t recomputePeak = 0;
     /// Estimated recompute cost (FLOPs).

@@ -82,6 +82,45 @@ TEST(RematPlanner, LiveBytesAbovePredictionLowerTheLimit) {
   EXPECT_EQ(drifting.drift(), 20);
 }
 
+/// Nested regeneration: A (100 bytes, away while ops 1..2 run) and B (50
+/// bytes, away while op 2 runs) are both regenerated before op 3. A's
+/// recompute reads B, so B is regenerated first (regenerateOrder 0) and A's
+/// recompute runs with B back: 250 + 40; B's runs with A still away:
+/// 250 + 20 - 100. In id order it would be the other way round.
+RematProfile nested(bool readsB) {
+  RematProfile p;
+  p.liveBefore = {0, 200, 250, 250, 100};
+  p.points = {{200}, {250}, {300}, {260}, {100}};
+  RematProfile::Candidate a;
+  a.bytes = 100, a.evictAfter = 0, a.regenerateBefore = 3;
+  a.recomputePeak = 40, a.flops = 100;
+  RematProfile::Candidate b;
+  b.bytes = 50, b.evictAfter = 1, b.regenerateBefore = 3;
+  b.recomputePeak = 20, b.flops = 100;
+  if (readsB)
+    a.regenerateOrder = 1, b.regenerateOrder = 0;
+  p.candidates = {a, b};
+  return p;
+}
+
+TEST(RematPlanner, NestedRegenerationFollowsTheRegenerateOrder) {
+  RematPlanner inOrder(nested(false), 0, RematPolicyKind::LargestFirst);
+  // A first: 250 + 40 - 50 (B still away); B: 250 + 20; op 3: 260.
+  EXPECT_EQ(inOrder.peak({1, 1}), 270);
+  RematPlanner chained(nested(true), 0, RematPolicyKind::LargestFirst);
+  // B first: 250 + 20 - 100; A: 250 + 40 with B back.
+  EXPECT_EQ(chained.peak({1, 1}), 290);
+  EXPECT_EQ(chained.peak({1, 0}), 290);
+  // B alone: op 2 at 300 - 50, B's recompute at 250 + 20.
+  EXPECT_EQ(chained.peak({0, 1}), 270);
+  EXPECT_EQ(chained.minimumPeak(), 270);
+  // A limit at that minimum is met: B goes and A stays (evicting A too
+  // would put A's recompute at 290).
+  RematPlanner limited(nested(true), 270, RematPolicyKind::DtrScore);
+  EXPECT_EQ(decideAll(limited), (std::vector<char>{0, 1}));
+  EXPECT_LE(limited.peak(limited.decisions()), 270);
+}
+
 /// Two candidates over the same gap, either of which brings the peak under
 /// 260: largest-first takes the big expensive one, the DTR score the small
 /// cheap one.

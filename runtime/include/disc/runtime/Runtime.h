@@ -289,15 +289,23 @@ struct MemorySpec {
 struct RematCandidateSpec {
   /// The op that produces it (name and ONNX node, for reports).
   std::string producer;
-  /// Op index of its last use before the gap, and of its next use.
+  /// Op index of its last use before the gap, and of the op its
+  /// regenerate point precedes (its next use, or earlier when another
+  /// candidate's recompute reads it).
   int64_t evictAfter = 0;
   int64_t regenerateBefore = 0;
+  /// Position among all regenerations (several can precede one op; a
+  /// candidate read by another's recompute comes first). Default: the id.
+  int64_t regenerateOrder = 0;
   /// Allocator bytes of its buffer.
   SizeExpr bytes;
   std::string bytesText;
   /// Bytes on top of the live bytes before its next use while the model
   /// recomputes it.
   SizeExpr recomputePeakBytes;
+  /// The same at every point of the recompute, when given: the largest is
+  /// the exact peak (recomputePeakBytes may be an upper bound).
+  std::vector<SizeExpr> recomputePoints;
   /// Estimated FLOPs of the recompute.
   SizeExpr flops;
   std::string flopsText;
