@@ -106,10 +106,11 @@ def prepare(args, models):
             sh([PYTHON, os.path.join(MODELS_DIR, f"export_{name}.py"),
                 "--out-dir", w] + extra)
     for model in models:
-        for mode in args.modes:
-            so = os.path.join(w, f"{model}.{mode}.so")
+        for label in labels(args):
+            mode = label.removeprefix("base-")
+            so = os.path.join(w, f"{model}.{label}.so")
             if not os.path.exists(so):
-                sh([os.path.join(args.bin_dir, "disc-compile"),
+                sh([os.path.join(bin_dir(args, label), "disc-compile"),
                     os.path.join(w, model + ".onnx"), "-o", so,
                     "--library-calls=" + mode])
     ort_dir = args.ort_dir
@@ -119,10 +120,20 @@ def prepare(args, models):
             "onnxruntime-node"])
 
 
+def labels(args):
+    """The DISC columns: each mode, then each mode built by --base-bin-dir."""
+    base = [f"base-{m}" for m in args.modes] if args.base_bin_dir else []
+    return args.modes + base
+
+
+def bin_dir(args, label):
+    return args.base_bin_dir if label.startswith("base-") else args.bin_dir
+
+
 def disc_times(args, model, mode, shape, threads):
     w = args.work_dir
     report = os.path.join(w, f"{model}.{mode}.report.json")
-    run = os.path.join(args.bin_dir, "disc-run")
+    run = os.path.join(bin_dir(args, mode), "disc-run")
     # OMP_NUM_THREADS too, for a disc-run without --threads (older builds).
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     flags = ["--threads", str(threads)] if "--threads" in sh([run, "--help"]) else []
@@ -154,6 +165,9 @@ def main():
     p.add_argument("--modes", nargs="+", default=["onednn", "none"],
                    choices=["onednn", "none"])
     p.add_argument("--cases", nargs="+", help="only cases whose name starts so")
+    p.add_argument("--base-bin-dir",
+                   help="a second build (e.g. the main branch) run in the "
+                        "same rounds, interleaved: its columns are base-MODE")
     args = p.parse_args()
     cases = [c for c in CASES
              if not args.cases or any(c[0].startswith(x) for x in args.cases)]
@@ -162,36 +176,36 @@ def main():
     for _ in range(args.rounds):
         for name, model, shape in cases:
             for t in args.threads:
-                for mode in args.modes:
+                for mode in labels(args):
                     times.setdefault((name, mode, t), []).extend(
                         disc_times(args, model, mode, shape, t))
                 times.setdefault((name, "ort", t), []).extend(
                     ort_times(args, model, ort_spec(model, shape), t))
     base = args.threads[0]
     for t in args.threads:
-        cols = [f"DISC {m} (ms)" for m in args.modes] + ["ORT (ms)"] + \
-               [f"{m}/ORT" for m in args.modes]
+        cols = [f"DISC {m} (ms)" for m in labels(args)] + ["ORT (ms)"] + \
+               [f"{m}/ORT" for m in labels(args)]
         if t != base:
-            cols += [f"{m} speed-up vs {base} thread(s)" for m in args.modes]
+            cols += [f"{m} speed-up vs {base} thread(s)" for m in labels(args)]
         print(f"threads {t}, median of {args.repeat * args.rounds} runs")
         print("| case | " + " | ".join(cols) + " |")
         print("|---|" + "---|" * len(cols))
-        ratios = {m: [] for m in args.modes}
+        ratios = {m: [] for m in labels(args)}
         for name, _, _ in cases:
             med = {k: statistics.median(times[(name, k, t)])
-                   for k in args.modes + ["ort"]}
-            row = [f"{med[m]:.1f}" for m in args.modes] + \
+                   for k in labels(args) + ["ort"]}
+            row = [f"{med[m]:.1f}" for m in labels(args)] + \
                   [f"{med['ort']:.1f}"] + \
-                  [f"{med[m] / med['ort']:.2f}" for m in args.modes]
-            for m in args.modes:
+                  [f"{med[m] / med['ort']:.2f}" for m in labels(args)]
+            for m in labels(args):
                 ratios[m].append(med[m] / med["ort"])
             if t != base:
                 row += [f"{statistics.median(times[(name, m, base)]) / med[m]:.2f}"
-                        for m in args.modes]
+                        for m in labels(args)]
             print(f"| {name} | " + " | ".join(row) + " |")
         print("geometric mean of DISC/ORT: " + ", ".join(
             f"{m} {statistics.geometric_mean(ratios[m]):.2f}"
-            for m in args.modes))
+            for m in labels(args)))
         print()
     return 0
 
