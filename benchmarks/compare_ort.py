@@ -1,15 +1,18 @@
 #!/usr/bin/python3
 """Latency of DISC against ONNX Runtime on a few models, one table.
 
-Cases: ResNet-18 at 1x3x224x224, the demo Transformer encoder at 1x384
-tokens, and one nn.Linear(768, 3072) on a [1, 197, 768] tensor (a MatMul by a
-large constant weight, a ViT-B/16 MLP layer). Each model is compiled twice,
+Cases: the e2e models (ResNet-18, the Transformer encoder, the GPT decoder,
+U-Net, MobileNetV2) at their e2e shapes, the Transformer also at 1x384
+tokens, and one nn.Linear(768, 3072) on a [1, 197, 768] tensor (a MatMul by
+a large constant weight, a ViT-B/16 MLP layer); `--cases` picks some. Each
+model is compiled twice,
 with `--library-calls=onednn` (oneDNN MatMul/Gemm/Conv) and
 `--library-calls=none` (generated loops only). DISC runs through `disc-run
 --repeat`, ONNX Runtime through its Node.js package `onnxruntime-node`
 (installed by `npm install --ignore-scripts` into --ort-dir when missing).
 Cases are interleaved (DISC, ORT, DISC, ...) for --rounds rounds; each
-number is the median over all timed runs (warm-up runs left out). Threads:
+number is the median over all timed runs (warm-up runs left out), and each
+table ends with the geometric mean of the DISC/ORT ratios. Threads:
 `disc-run --threads` (oneDNN's OpenMP threads; DISC's generated loops run
 on one thread), intraOpNumThreads for ORT. With several --threads values,
 one table per value and the speed-up of each DISC mode over its run with
@@ -54,32 +57,60 @@ def export_linear(path):
                                     "y": {0: "batch", 1: "seq"}})
 
 
-CASES = [
-    # name, model, ORT input spec, disc-run input
-    ("resnet18 1x3x224x224", "resnet18", "input:float32:1x3x224x224",
-     "#0=1x3x224x224:random"),
-    ("transformer 1x384", "transformer", "tokens:int64:1x384", None),
-    ("linear 1x197x768 @ 768x3072", "linear", "x:float32:1x197x768",
-     "#0=1x197x768:random"),
-]
+# The e2e models (examples/models/disc_models.py) at their e2e shapes, the
+# transformer also at 384 tokens, and one nn.Linear(768, 3072).
+# model: (ONNX input name, int64 token range or None for float32, shapes)
+MODELS = {
+    "resnet18": ("input", None, ["1x3x224x224", "2x3x160x192"]),
+    "transformer": ("tokens", 1000, ["1x16", "2x77", "1x384"]),
+    "gpt_decoder": ("tokens", 100, ["1x16", "2x77", "3x1"]),
+    "unet": ("input", None, ["1x3x64x64", "2x3x48x80", "1x3x96x128"]),
+    "mobilenet_v2": ("input", None,
+                     ["1x3x96x96", "2x3x128x160", "1x3x224x224"]),
+    "linear": ("x", None, ["1x197x768"]),
+}
+# name, model, shape
+CASES = [(f"{m} {s}", m, s) for m, (_, _, shapes) in MODELS.items()
+         for s in shapes]
 
 
-def prepare(args):
+def ort_spec(model, shape):
+    name, token_range, _ = MODELS[model]
+    if token_range is None:
+        return f"{name}:float32:{shape}"
+    return f"{name}:int64:{shape}:{token_range}"
+
+
+def disc_input(args, model, shape):
+    name, token_range, _ = MODELS[model]
+    if token_range is None:
+        return f"#0={shape}:random"
+    # The exported token file (export_<model>.py --shapes).
+    return "#0=" + os.path.join(args.work_dir, model, "inputs", shape,
+                                name + ".npy")
+
+
+def prepare(args, models):
     os.makedirs(args.work_dir, exist_ok=True)
     w = args.work_dir
-    for name, script in (("resnet18", "export_resnet18.py"),
-                         ("transformer", "export_transformer.py")):
+    for name in models:
+        if name == "linear":
+            if not os.path.exists(os.path.join(w, "linear.onnx")):
+                export_linear(os.path.join(w, "linear.onnx"))
+            continue
         if not os.path.exists(os.path.join(w, name + ".onnx")):
-            shapes = ["1x3x224x224"] if name == "resnet18" else ["1x384"]
-            sh([PYTHON, os.path.join(MODELS_DIR, script), "--out-dir", w,
-                "--shapes"] + shapes)
-    if not os.path.exists(os.path.join(w, "linear.onnx")):
-        export_linear(os.path.join(w, "linear.onnx"))
-    for model in ("resnet18", "transformer", "linear"):
-        for mode in args.modes:
-            so = os.path.join(w, f"{model}.{mode}.so")
+            _, token_range, shapes = MODELS[name]
+            # Token models need the exported inputs; image models only the
+            # model (disc-run makes random inputs).
+            extra = ["--shapes"] + shapes if token_range else ["--no-refs"]
+            sh([PYTHON, os.path.join(MODELS_DIR, f"export_{name}.py"),
+                "--out-dir", w] + extra)
+    for model in models:
+        for label in labels(args):
+            mode = label.removeprefix("base-")
+            so = os.path.join(w, f"{model}.{label}.so")
             if not os.path.exists(so):
-                sh([os.path.join(args.bin_dir, "disc-compile"),
+                sh([os.path.join(bin_dir(args, label), "disc-compile"),
                     os.path.join(w, model + ".onnx"), "-o", so,
                     "--library-calls=" + mode])
     ort_dir = args.ort_dir
@@ -89,18 +120,26 @@ def prepare(args):
             "onnxruntime-node"])
 
 
-def disc_times(args, model, mode, disc_input, threads):
+def labels(args):
+    """The DISC columns: each mode, then each mode built by --base-bin-dir."""
+    base = [f"base-{m}" for m in args.modes] if args.base_bin_dir else []
+    return args.modes + base
+
+
+def bin_dir(args, label):
+    return args.base_bin_dir if label.startswith("base-") else args.bin_dir
+
+
+def disc_times(args, model, mode, shape, threads):
     w = args.work_dir
     report = os.path.join(w, f"{model}.{mode}.report.json")
-    if disc_input is None:  # the exported token file
-        disc_input = "#0=" + os.path.join(w, "transformer", "inputs", "1x384",
-                                          "tokens.npy")
-    run = os.path.join(args.bin_dir, "disc-run")
+    run = os.path.join(bin_dir(args, mode), "disc-run")
     # OMP_NUM_THREADS too, for a disc-run without --threads (older builds).
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     flags = ["--threads", str(threads)] if "--threads" in sh([run, "--help"]) else []
-    sh([run, os.path.join(w, f"{model}.{mode}.so"), "--input", disc_input,
-        "--repeat", str(args.repeat + 1), "--report", report] + flags, env=env)
+    sh([run, os.path.join(w, f"{model}.{mode}.so"), "--input",
+        disc_input(args, model, shape), "--repeat", str(args.repeat + 1),
+        "--report", report] + flags, env=env)
     with open(report) as f:
         return json.load(f)["latencies_ms"][1:]  # first run: warm-up
 
@@ -126,38 +165,47 @@ def main():
     p.add_argument("--modes", nargs="+", default=["onednn", "none"],
                    choices=["onednn", "none"])
     p.add_argument("--cases", nargs="+", help="only cases whose name starts so")
+    p.add_argument("--base-bin-dir",
+                   help="a second build (e.g. the main branch) run in the "
+                        "same rounds, interleaved: its columns are base-MODE")
     args = p.parse_args()
-    prepare(args)
     cases = [c for c in CASES
              if not args.cases or any(c[0].startswith(x) for x in args.cases)]
+    prepare(args, sorted({c[1] for c in cases}))
     times = {}
     for _ in range(args.rounds):
-        for name, model, spec, disc_input in cases:
+        for name, model, shape in cases:
             for t in args.threads:
-                for mode in args.modes:
+                for mode in labels(args):
                     times.setdefault((name, mode, t), []).extend(
-                        disc_times(args, model, mode, disc_input, t))
+                        disc_times(args, model, mode, shape, t))
                 times.setdefault((name, "ort", t), []).extend(
-                    ort_times(args, model, spec, t))
+                    ort_times(args, model, ort_spec(model, shape), t))
     base = args.threads[0]
     for t in args.threads:
-        cols = [f"DISC {m} (ms)" for m in args.modes] + ["ORT (ms)"] + \
-               [f"{m}/ORT" for m in args.modes]
+        cols = [f"DISC {m} (ms)" for m in labels(args)] + ["ORT (ms)"] + \
+               [f"{m}/ORT" for m in labels(args)]
         if t != base:
-            cols += [f"{m} speed-up vs {base} thread(s)" for m in args.modes]
+            cols += [f"{m} speed-up vs {base} thread(s)" for m in labels(args)]
         print(f"threads {t}, median of {args.repeat * args.rounds} runs")
         print("| case | " + " | ".join(cols) + " |")
         print("|---|" + "---|" * len(cols))
-        for name, _, _, _ in cases:
+        ratios = {m: [] for m in labels(args)}
+        for name, _, _ in cases:
             med = {k: statistics.median(times[(name, k, t)])
-                   for k in args.modes + ["ort"]}
-            row = [f"{med[m]:.1f}" for m in args.modes] + \
+                   for k in labels(args) + ["ort"]}
+            row = [f"{med[m]:.1f}" for m in labels(args)] + \
                   [f"{med['ort']:.1f}"] + \
-                  [f"{med[m] / med['ort']:.2f}" for m in args.modes]
+                  [f"{med[m] / med['ort']:.2f}" for m in labels(args)]
+            for m in labels(args):
+                ratios[m].append(med[m] / med["ort"])
             if t != base:
                 row += [f"{statistics.median(times[(name, m, base)]) / med[m]:.2f}"
-                        for m in args.modes]
+                        for m in labels(args)]
             print(f"| {name} | " + " | ".join(row) + " |")
+        print("geometric mean of DISC/ORT: " + ", ".join(
+            f"{m} {statistics.geometric_mean(ratios[m]):.2f}"
+            for m in labels(args)))
         print()
     return 0
 

@@ -1,6 +1,7 @@
 // ort_run.js - times one ONNX model in ONNX Runtime (onnxruntime-node).
-// Usage: node ort_run.js MODEL.onnx NAME:DTYPE:DIMS[,...] REPEAT THREADS
-// (DTYPE float32 or int64, DIMS like 1x3x224x224). Prints one JSON line
+// Usage: node ort_run.js MODEL.onnx NAME:DTYPE:DIMS[:RANGE][,...] REPEAT THREADS
+// (DTYPE float32 or int64, DIMS like 1x3x224x224; int64 values lie in
+// [0, RANGE), default 1000). Prints one JSON line
 // {"latencies_ms": [...]} (the first run, a warm-up, is left out).
 const ort = require('onnxruntime-node');
 
@@ -15,13 +16,14 @@ async function main() {
   });
   const feeds = {};
   for (const item of spec.split(',')) {
-    const [name, dtype, dimsText] = item.split(':');
+    const [name, dtype, dimsText, rangeText] = item.split(':');
+    const range = rangeText ? parseInt(rangeText, 10) : 1000;
     const dims = dimsText.split('x').map((d) => parseInt(d, 10));
     const n = dims.reduce((a, b) => a * b, 1);
     let data;
     if (dtype === 'int64') {
       data = new BigInt64Array(n);
-      for (let i = 0; i < n; ++i) data[i] = BigInt((i * 7919) % 1000);
+      for (let i = 0; i < n; ++i) data[i] = BigInt((i * 7919) % range);
     } else {
       data = new Float32Array(n);
       for (let i = 0; i < n; ++i) data[i] = Math.sin(i * 0.37);

@@ -21,13 +21,18 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
@@ -213,6 +218,63 @@ struct OutlineKernelsPass
         outline(module, symbols, op, next++);
     }
   }
+  /// The buffer a memref value views: the allocation, global or entry
+  /// block argument, or null when it comes from anything else (a loop
+  /// result, a call).
+  static Value rootBuffer(Value v) {
+    while (true) {
+      if (isa<BlockArgument>(v))
+        return v;
+      Operation *def = v.getDefiningOp();
+      if (isa<memref::AllocOp, memref::AllocaOp, memref::GetGlobalOp>(def))
+        return v;
+      if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
+        v = view.getViewSource();
+        continue;
+      }
+      if (isa<memref::CastOp, memref::ReinterpretCastOp,
+              memref::CollapseShapeOp, memref::ExpandShapeOp>(def)) {
+        v = def->getOperand(0);
+        continue;
+      }
+      return Value();
+    }
+  }
+  /// Writes `disc.noalias_params` on the kernel: the LLVM parameter index
+  /// of the aligned pointer of every memref argument whose buffer no other
+  /// argument views (a memref of rank r becomes 3 + 2r parameters: the
+  /// allocated and aligned pointers, the offset, sizes and strides). The
+  /// emitter turns them into `noalias`, so LLVM may keep a reduction's
+  /// accumulator in a register and vectorize without run-time alias checks.
+  /// Nothing is marked when some buffer's origin is unknown.
+  static void setNoAliasParams(func::FuncOp kernel, ArrayRef<Value> inputs) {
+    SmallVector<Value> roots;
+    for (Value v : inputs) {
+      if (!isa<MemRefType>(v.getType())) {
+        roots.push_back(Value());
+        continue;
+      }
+      Value root = rootBuffer(v);
+      if (!root)
+        return;
+      roots.push_back(root);
+    }
+    SmallVector<int32_t> params;
+    int32_t param = 0;
+    for (auto [i, v] : llvm::enumerate(inputs)) {
+      auto type = dyn_cast<MemRefType>(v.getType());
+      if (!type) {
+        ++param;
+        continue;
+      }
+      if (llvm::count(roots, roots[i]) == 1)
+        params.push_back(param + 1);
+      param += 3 + 2 * type.getRank();
+    }
+    if (!params.empty())
+      kernel->setAttr("disc.noalias_params",
+                      DenseI32ArrayAttr::get(kernel.getContext(), params));
+  }
   void outline(ModuleOp module, SymbolTable &symbols, Operation *op,
                unsigned n) {
     // Values the op reads that are defined outside it.
@@ -264,9 +326,73 @@ struct OutlineKernelsPass
     });
     b.clone(*op, map);
     func::ReturnOp::create(b, op->getLoc());
+    setNoAliasParams(kernel, inputs.getArrayRef());
     OpBuilder caller(op);
     func::CallOp::create(caller, op->getLoc(), kernel, inputs.getArrayRef());
     op->erase();
+  }
+};
+/// Allows reassociation (and contraction) on the combiner of every float
+/// reduction: the op of a reduction generic's body that reads the output
+/// block argument (the accumulator). Without it LLVM keeps a sum or max
+/// over the reduced dim a scalar chain; with it the loop vectorizer splits
+/// it into vector lanes and combines them at the end, which changes the
+/// summation order only (the e2e tolerances hold, docs/performance.md).
+struct ReassociateReductionsPass
+    : public PassWrapper<ReassociateReductionsPass,
+                         OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ReassociateReductionsPass)
+  StringRef getArgument() const final {
+    return "disc-reassociate-reductions";
+  }
+  StringRef getDescription() const final {
+    return "Allow reassociation on the combiners of float reductions";
+  }
+  void runOnOperation() override {
+    getOperation().walk([](linalg::GenericOp g) {
+      if (g.getNumReductionLoops() == 0)
+        return;
+      Block &body = g.getRegion().front();
+      for (BlockArgument acc :
+           body.getArguments().drop_front(g.getNumDpsInputs()))
+        for (Operation *user : acc.getUsers())
+          if (auto fm = dyn_cast<arith::ArithFastMathInterface>(user))
+            if (isa<FloatType>(acc.getType()))
+              user->setAttr(fm.getFastMathAttrName(),
+                            arith::FastMathFlagsAttr::get(
+                                user->getContext(),
+                                fm.getFastMathFlagsAttr().getValue() |
+                                    arith::FastMathFlags::reassoc |
+                                    arith::FastMathFlags::contract));
+    });
+  }
+};
+
+/// Replaces f32 exp, tanh and erf by MLIR's polynomial approximations
+/// (`populateMathPolynomialApproximationPatterns`: Cephes-style range
+/// reduction and minimax polynomials, a few ulp), so they are inline
+/// arithmetic that LLVM vectorizes instead of scalar libm calls.
+struct ApproximateMathPass
+    : public PassWrapper<ApproximateMathPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ApproximateMathPass)
+  StringRef getArgument() const final { return "disc-approximate-math"; }
+  StringRef getDescription() const final {
+    return "Polynomial approximations of f32 exp, tanh and erf";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, math::MathDialect,
+                    vector::VectorDialect>();
+  }
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateMathPolynomialApproximationPatterns(
+        patterns, [](StringRef name) {
+          return name == math::ExpOp::getOperationName() ||
+                 name == math::TanhOp::getOperationName() ||
+                 name == math::ErfOp::getOperationName();
+        });
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
   }
 };
 } // namespace
@@ -330,8 +456,11 @@ void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
                                       const CpuPipelineOptions &options) {
   buildDiscBufferizedLinalgPipeline(pm, options, /*promoteSmallBuffers=*/true);
   pm.addPass(std::make_unique<OutlineKernelsPass>());
+  pm.addNestedPass<func::FuncOp>(
+      std::make_unique<ReassociateReductionsPass>());
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addNestedPass<func::FuncOp>(std::make_unique<ApproximateMathPass>());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createCanonicalizerPass());
@@ -357,6 +486,8 @@ void mlir::disc::registerDiscPipelines() {
   PassRegistration<PromoteSmallBuffersPass>();
   PassRegistration<OutlineKernelsPass>();
   PassRegistration<FuseMarkedProducersPass>();
+  PassRegistration<ReassociateReductionsPass>();
+  PassRegistration<ApproximateMathPass>();
   registerDiscFusionPass();
   PassPipelineRegistration<>(
       "disc-cpu-pipeline", "Lower the disc dialect to the LLVM dialect",

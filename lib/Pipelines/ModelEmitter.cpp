@@ -686,6 +686,18 @@ LogicalResult mlir::disc::emitModelArtifact(
         std::make_unique<VectorizeRemarks>(vectorized[0]));
   TimingScope translateTimer = phase("translate to LLVM IR");
   flattenConstantGlobals(module);
+  // Kernel pointers to distinct buffers (disc-outline-kernels).
+  module.walk([&](LLVM::LLVMFuncOp f) {
+    auto params = f->getAttrOfType<DenseI32ArrayAttr>("disc.noalias_params");
+    if (!params)
+      return;
+    for (int32_t i : params.asArrayRef())
+      if (i < static_cast<int32_t>(f.getNumArguments()) &&
+          isa<LLVM::LLVMPointerType>(f.getArgument(i).getType()))
+        f.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
+                     UnitAttr::get(f.getContext()));
+    f->removeAttr("disc.noalias_params");
+  });
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext, "disc_model");
   if (!llvmModule)

@@ -7,10 +7,12 @@
 #include "RematPlanner.h"
 #include "../cuda/Device.h"
 
+#include <algorithm>
 #include <chrono>
 #include <csetjmp>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -50,6 +52,30 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   int64_t currentBytes = 0;
   int64_t peakBytes = 0;
   int64_t numAllocs = 0;
+
+  // Freed host blocks kept for later allocations (`blockCache`, by the
+  // block's size), so that a model run again reuses the previous run's
+  // blocks instead of taking fresh pages from the OS: glibc returns large
+  // freed blocks to the OS (munmap, heap trim) and the next run
+  // page-faults every byte in again, which costs more than the model's
+  // loops. An allocation takes the smallest cached block of at least its
+  // size and at most twice it. Cached blocks are not live: the tracked
+  // bytes (peak, limit) do not change. Cached plus live bytes stay below
+  // twice the highest peak of any run so far (`maxPeakBytes`). Off on
+  // device, under a memory limit and under AddressSanitizer. Guarded by
+  // `mutex`.
+  std::multimap<int64_t, void *> blockCache;
+  /// The size each host block was allocated with.
+  std::unordered_map<void *, int64_t> blockBytes;
+  int64_t cachedBytes = 0;
+  int64_t maxPeakBytes = 0;
+  bool useBlockCache() const;
+  /// A cached block of [bytes, 2 * bytes] bytes (alignment 64), or null.
+  void *takeCachedBlock(int64_t bytes);
+  /// Frees cached blocks, largest first, until `cachedBytes + currentBytes
+  /// + bytes` fits under `2 * maxPeakBytes`.
+  void trimBlockCache(int64_t bytes);
+  void releaseBlockCache();
 
   // Abort machinery: valid only while `armed`.
   std::jmp_buf jmp;
@@ -132,6 +158,10 @@ callModelGuarded(Session::Impl *impl, disc_model_run_fn fn, void **inputs,
 
 bool isPowerOfTwo(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
+/// Alignment of every host block, so any cached block serves any request
+/// up to it.
+constexpr int64_t kCacheAlign = 64;
+
 } // namespace
 
 /// Allocates `bytes` through the session's bookkeeping; NULL with `abort`
@@ -164,17 +194,29 @@ void *Session::Impl::tryAllocate(int64_t bytes, int64_t alignment,
     } else {
       hostOom = true;
     }
-  } else if (posix_memalign(&p, static_cast<size_t>(align),
-                            bytes > 0 ? static_cast<size_t>(bytes) : 1) != 0) {
+  } else if (align <= kCacheAlign && (p = takeCachedBlock(bytes))) {
+    live.emplace(p, bytes);
+    currentBytes += bytes;
+    if (currentBytes > peakBytes)
+      peakBytes = currentBytes;
+    ++numAllocs;
+  } else if ((trimBlockCache(bytes),
+              posix_memalign(&p,
+                             static_cast<size_t>(std::max(align, kCacheAlign)),
+                             bytes > 0 ? static_cast<size_t>(bytes) : 1)) !=
+             0) {
     p = nullptr;
     hostOom = true;
   } else {
+    if (useBlockCache())
+      blockBytes[p] = bytes;
     live.emplace(p, bytes);
     currentBytes += bytes;
     if (currentBytes > peakBytes)
       peakBytes = currentBytes;
     ++numAllocs;
   }
+  maxPeakBytes = std::max(maxPeakBytes, peakBytes);
   if (overLimit || hostOom) {
     abort.requestedBytes = bytes;
     abort.liveBytes = currentBytes;
@@ -246,7 +288,50 @@ int32_t Session::Impl::libraryCallback(void *self, int32_t callId,
   return status;
 }
 
+bool Session::Impl::useBlockCache() const {
+#if defined(__SANITIZE_ADDRESS__)
+  return false; // Reused blocks would hide use-after-free from ASan.
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return false;
+#endif
+#endif
+  return !device && !onDevice && options.memory_limit_bytes <= 0;
+}
+
+void *Session::Impl::takeCachedBlock(int64_t bytes) {
+  auto it = blockCache.lower_bound(bytes);
+  if (it == blockCache.end() || it->first > 2 * std::max<int64_t>(bytes, 64))
+    return nullptr;
+  void *p = it->second;
+  cachedBytes -= it->first;
+  blockCache.erase(it);
+  return p;
+}
+
+void Session::Impl::trimBlockCache(int64_t bytes) {
+  while (!blockCache.empty() &&
+         cachedBytes + currentBytes + bytes > 2 * maxPeakBytes) {
+    auto it = std::prev(blockCache.end());
+    cachedBytes -= it->first;
+    blockBytes.erase(it->second);
+    std::free(it->second);
+    blockCache.erase(it);
+  }
+}
+
+void Session::Impl::releaseBlockCache() {
+  std::lock_guard<std::mutex> lock(mutex);
+  for (auto &entry : blockCache) {
+    blockBytes.erase(entry.second);
+    std::free(entry.second);
+  }
+  blockCache.clear();
+  cachedBytes = 0;
+}
+
 void Session::Impl::releaseBuffer(void *ptr) {
+  blockBytes.erase(ptr);
   if (device)
     device->release(ptr);
   else
@@ -263,8 +348,18 @@ void Session::Impl::freeCallback(void *self, void *ptr) {
   auto it = impl->live.find(ptr);
   if (it == impl->live.end())
     return; // Not ours (or already freed): ignore rather than crash.
-  impl->currentBytes -= it->second;
+  int64_t bytes = it->second;
+  impl->currentBytes -= bytes;
   impl->live.erase(it);
+  auto block = impl->blockBytes.find(ptr);
+  int64_t size = block == impl->blockBytes.end() ? bytes : block->second;
+  if (impl->useBlockCache() && block != impl->blockBytes.end() &&
+      impl->cachedBytes + impl->currentBytes + size <=
+          2 * impl->maxPeakBytes) {
+    impl->blockCache.emplace(size, ptr);
+    impl->cachedBytes += size;
+    return;
+  }
   impl->releaseBuffer(ptr);
 }
 
@@ -580,15 +675,19 @@ Session::Session(std::shared_ptr<const Executable> executable,
 }
 
 Session::~Session() {
-  if (impl_)
+  if (impl_) {
     impl_->releaseAll();
+    impl_->releaseBlockCache();
+  }
 }
 
 Session::Session(Session &&) noexcept = default;
 Session &Session::operator=(Session &&other) noexcept {
   if (this != &other) {
-    if (impl_)
+    if (impl_) {
       impl_->releaseAll();
+      impl_->releaseBlockCache();
+    }
     impl_ = std::move(other.impl_);
   }
   return *this;
@@ -864,6 +963,7 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
           start + bytes <= allocated + it->second) {
         currentBytes -= it->second;
         live.erase(it);
+        blockBytes.erase(allocated); // The tensor owns (and frees) it now.
         std::shared_ptr<void> owner(allocated,
                                     [](void *p) { std::free(p); });
         results.push_back(
