@@ -218,6 +218,7 @@ disc_status_code disc_session_get_stats(const disc_session_t *session,
   out->remat_bytes_recomputed = s.remat_bytes_recomputed;
   out->remat_recompute_ms = s.remat_recompute_ms;
   out->remat_minimum_peak_bytes = s.remat_minimum_peak_bytes;
+  out->reserved_peak_bytes = s.reserved_peak_bytes;
   return DISC_STATUS_OK;
 }
 

@@ -68,6 +68,19 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   /// The size each host block was allocated with.
   std::unordered_map<void *, int64_t> blockBytes;
   int64_t cachedBytes = 0;
+  /// Bytes of the blocks behind `live` (a block's size when it has one in
+  /// `blockBytes`, else the request), and the peak of `heldBytes +
+  /// cachedBytes` in the current run: what the session holds from the OS.
+  int64_t heldBytes = 0;
+  int64_t reservedPeakBytes = 0;
+  int64_t blockSize(void *p, int64_t requested) const {
+    auto it = blockBytes.find(p);
+    return it == blockBytes.end() ? requested : it->second;
+  }
+  void noteHeld(int64_t delta) {
+    heldBytes += delta;
+    reservedPeakBytes = std::max(reservedPeakBytes, heldBytes + cachedBytes);
+  }
   int64_t maxPeakBytes = 0;
   bool useBlockCache() const;
   /// A cached block of [bytes, 2 * bytes] bytes (alignment 64), or null.
@@ -187,6 +200,7 @@ void *Session::Impl::tryAllocate(int64_t bytes, int64_t alignment,
     p = device->allocate(bytes, &deviceOom, &deviceError);
     if (p) {
       live.emplace(p, bytes);
+      noteHeld(bytes);
       currentBytes += bytes;
       if (currentBytes > peakBytes)
         peakBytes = currentBytes;
@@ -196,6 +210,7 @@ void *Session::Impl::tryAllocate(int64_t bytes, int64_t alignment,
     }
   } else if (align <= kCacheAlign && (p = takeCachedBlock(bytes))) {
     live.emplace(p, bytes);
+    noteHeld(blockSize(p, bytes));
     currentBytes += bytes;
     if (currentBytes > peakBytes)
       peakBytes = currentBytes;
@@ -211,6 +226,7 @@ void *Session::Impl::tryAllocate(int64_t bytes, int64_t alignment,
     if (useBlockCache())
       blockBytes[p] = bytes;
     live.emplace(p, bytes);
+    noteHeld(bytes);
     currentBytes += bytes;
     if (currentBytes > peakBytes)
       peakBytes = currentBytes;
@@ -353,6 +369,7 @@ void Session::Impl::freeCallback(void *self, void *ptr) {
   impl->live.erase(it);
   auto block = impl->blockBytes.find(ptr);
   int64_t size = block == impl->blockBytes.end() ? bytes : block->second;
+  impl->heldBytes -= size;
   if (impl->useBlockCache() && block != impl->blockBytes.end() &&
       impl->cachedBytes + impl->currentBytes + size <=
           2 * impl->maxPeakBytes) {
@@ -514,6 +531,7 @@ int64_t Session::Impl::releaseAll() {
   for (auto &entry : live)
     releaseBuffer(entry.first);
   live.clear();
+  heldBytes = 0;
   retained.clear();
   retainedPtrs.clear();
   handback = nullptr;
@@ -777,6 +795,7 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
     for (auto &entry : live)
       releaseBuffer(entry.first);
     live.clear();
+    heldBytes = 0;
     releaseDeviceInputs();
   }
   // Input descriptors: contiguous row-major, allocated = aligned = data (a
@@ -827,6 +846,7 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
     currentBytes = 0;
     peakBytes = 0;
     numAllocs = 0;
+    reservedPeakBytes = heldBytes + cachedBytes;
   }
   abort = AbortInfo();
   errorStatus = 0;
@@ -838,6 +858,7 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
   auto finishStats = [&](int64_t leaked) {
     std::lock_guard<std::mutex> lock(mutex);
     stats.peak_bytes = peakBytes;
+    stats.reserved_peak_bytes = reservedPeakBytes;
     stats.current_bytes = currentBytes;
     stats.num_allocs = numAllocs;
     stats.leaked_allocs = leaked;
@@ -962,6 +983,7 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
       if (it != live.end() && start >= allocated &&
           start + bytes <= allocated + it->second) {
         currentBytes -= it->second;
+        heldBytes -= blockSize(allocated, it->second);
         live.erase(it);
         blockBytes.erase(allocated); // The tensor owns (and frees) it now.
         std::shared_ptr<void> owner(allocated,

@@ -624,6 +624,7 @@ int runMain(int argc, char **argv) {
             {"latencies_ms", latencies},
             {"peak_bytes", stats.peak_bytes},
             {"predicted_peak_bytes", predictedJson},
+            {"reserved_peak_bytes", stats.reserved_peak_bytes},
             {"num_allocs", stats.num_allocs},
             {"memory_limit_bytes", sessionOptions.memory_limit_bytes},
             {"remat_policy",

@@ -269,6 +269,32 @@ TEST(Session, MemoryLimitAbortsCleanly) {
   EXPECT_TRUE(exact.run({x}, &out).isOk());
 }
 
+TEST(Session, ReservedBytesCountKeptBlocks) {
+  // The session keeps freed blocks for the next run (docs/runtime-api.md):
+  // what it holds from the OS is at least the live peak and below twice
+  // the highest peak. Under a memory limit nothing is kept, so it is the
+  // live peak exactly.
+  auto exe = loadOrDie(DISC_FIXTURE_HOG);
+  Tensor x = Tensor::fromVector<float>({3}, {1, 2, 3});
+  Session unlimited(exe);
+  for (int run = 0; run < 3; ++run) {
+    std::vector<Tensor> out;
+    ASSERT_TRUE(unlimited.run({x}, &out).isOk());
+    const SessionStats &st = unlimited.stats();
+    EXPECT_EQ(st.peak_bytes, 10 << 20);
+    EXPECT_GE(st.reserved_peak_bytes, st.peak_bytes);
+    EXPECT_LT(st.reserved_peak_bytes, 2 * st.peak_bytes);
+  }
+  SessionOptions options;
+  options.memory_limit_bytes = 10 << 20;
+  Session limited(exe, options);
+  for (int run = 0; run < 2; ++run) {
+    std::vector<Tensor> out;
+    ASSERT_TRUE(limited.run({x}, &out).isOk());
+    EXPECT_EQ(limited.stats().reserved_peak_bytes, 10 << 20);
+  }
+}
+
 TEST(Session, ModelFailureFreesAllocations) {
   auto exe = loadOrDie(DISC_FIXTURE_FAILING);
   Session session(exe);

@@ -484,6 +484,12 @@ struct SessionStats {
   /// predictable).
   int64_t remat_minimum_peak_bytes = -1;
   int64_t predicted_peak_bytes = -1;
+  /// Peak bytes the session held from the OS (or the device) during the
+  /// last run: the blocks of live buffers (a reused block may be larger
+  /// than its request) plus the freed blocks kept for reuse. At least
+  /// `peak_bytes`; below twice the highest peak of the session's runs
+  /// (docs/runtime-api.md, "Freed host blocks").
+  int64_t reserved_peak_bytes = 0;
 };
 
 /// Runs one Executable. Sessions are independent: each has its own

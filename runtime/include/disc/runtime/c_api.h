@@ -78,6 +78,9 @@ typedef struct disc_session_stats {
   int64_t remat_bytes_recomputed;   /* bytes of the recomputed buffers */
   double remat_recompute_ms;        /* milliseconds spent recomputing */
   int64_t remat_minimum_peak_bytes; /* lowest reachable peak, -1 unknown */
+  /* peak bytes held from the OS during the last run: live blocks plus the
+   * freed blocks the session keeps for reuse (>= peak_bytes) */
+  int64_t reserved_peak_bytes;
 } disc_session_stats_t;
 
 /* Message of the last failing call on this thread ("" if none). Valid until
