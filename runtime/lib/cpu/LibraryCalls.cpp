@@ -11,6 +11,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <list>
 #include <mutex>
@@ -149,13 +150,28 @@ struct ThreadScope {
 };
 
 /// Post-ops of a call (docs/runtime-abi.md): flags bit 0 bias, bit 1
-/// residual add, bit 2 Relu; applied in that order.
+/// residual add, then one activation: bit 2 Relu, bit 3 clip to [lo, hi],
+/// bit 4 logistic, bit 5 tanh; applied in that order.
 struct PostOps {
   int64_t flags = 0;
   View bias, res; // bias: [channels]; res: the output's shape
+  float lo = 0.0f, hi = 0.0f; // clip bounds
   bool bias_() const { return flags & 1; }
   bool res_() const { return flags & 2; }
-  bool relu() const { return flags & 4; }
+  /// Any activation.
+  bool act() const { return flags & 60; }
+  /// The activation on one value.
+  float activate(float v) const {
+    if (flags & 4)
+      return v > 0.0f ? v : 0.0f;
+    if (flags & 8)
+      return v < lo ? lo : v > hi ? hi : v;
+    if (flags & 16)
+      return 1.0f / (1.0f + std::exp(-v));
+    if (flags & 32)
+      return std::tanh(v);
+    return v;
+  }
 };
 
 /// Calls `f(offset)` for the element offset of every element of `sizes` /
@@ -182,7 +198,7 @@ void forEach(const memory::dims &sizes, const memory::dims &strides, F f) {
 void applyPostOps(const View &y, const PostOps &p, bool withBias, bool withRes,
                   bool withRelu, size_t channelDim) {
   if (!(withBias && p.bias_()) && !(withRes && p.res_()) &&
-      !(withRelu && p.relu()))
+      !(withRelu && p.act()))
     return;
   forEach(y.sizes, y.strides, [&](int64_t off, const std::vector<int64_t> &i) {
     float v = y.data[off];
@@ -194,8 +210,8 @@ void applyPostOps(const View &y, const PostOps &p, bool withBias, bool withRes,
         r += i[d] * p.res.strides[d];
       v += p.res.data[r];
     }
-    if (withRelu && p.relu())
-      v = v > 0.0f ? v : 0.0f;
+    if (withRelu)
+      v = p.activate(v);
     y.data[off] = v;
   });
 }
@@ -236,12 +252,18 @@ dnnl::primitive_attr makeAttr(const PostOps &p, const memory::desc &resMd,
                               bool withPostOps) {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (withPostOps && (p.res_() || p.relu())) {
+  if (withPostOps && (p.res_() || p.act())) {
     dnnl::post_ops po;
     if (p.res_())
       po.append_binary(dnnl::algorithm::binary_add, resMd);
-    if (p.relu())
+    if (p.flags & 4)
       po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    else if (p.flags & 8)
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip_v2, p.lo, p.hi);
+    else if (p.flags & 16)
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_logistic, 0.0f, 0.0f);
+    else if (p.flags & 32)
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_tanh, 0.0f, 0.0f);
     attr.set_post_ops(po);
   }
   return attr;
@@ -342,7 +364,8 @@ struct LibraryCalls::Impl {
   }
 
   /// Reads the post-op operands (after the output) of a call.
-  PostOps readPostOps(int64_t flags, int32_t numOperands, void *const *operands,
+  PostOps readPostOps(const int64_t *post, int32_t numPost,
+                      int32_t numOperands, void *const *operands,
                       const int32_t *ranks, const View &y, int64_t channels,
                       const char *name);
 
@@ -367,15 +390,34 @@ static void keyAdd(std::string &key, const memory::dims &v) {
              v.size() * sizeof(int64_t));
 }
 
-PostOps LibraryCalls::Impl::readPostOps(int64_t flags, int32_t numOperands,
+PostOps LibraryCalls::Impl::readPostOps(const int64_t *post, int32_t numPost,
+                                        int32_t numOperands,
                                         void *const *operands,
                                         const int32_t *ranks, const View &y,
                                         int64_t channels, const char *name) {
   PostOps p;
+  int64_t flags = post[0];
   p.flags = flags;
   std::string who = std::string(name) + " library call: ";
-  if (flags < 0 || flags > 7)
+  int64_t act = flags & 60;
+  if (flags < 0 || flags > 63 || (act & (act - 1)) != 0)
     fail(1, who + "bad post-op flags " + std::to_string(flags));
+  if (numPost != ((flags & 8) ? 3 : 1))
+    fail(1, who + "post-op flags " + std::to_string(flags) + " take " +
+                std::to_string((flags & 8) ? 2 : 0) + " more attributes");
+  if (flags & 8) {
+    auto f32 = [](int64_t bits) {
+      uint32_t u = static_cast<uint32_t>(bits);
+      float f;
+      std::memcpy(&f, &u, sizeof f);
+      return f;
+    };
+    p.lo = f32(post[1]);
+    p.hi = f32(post[2]);
+    if (!(p.lo <= p.hi))
+      fail(1, who + "clip bounds " + std::to_string(p.lo) + " > " +
+                  std::to_string(p.hi));
+  }
   int32_t want = 3 + (flags & 1) + ((flags >> 1) & 1);
   if (numOperands != want)
     fail(1, who + "expects " + std::to_string(want) + " operands");
@@ -408,6 +450,10 @@ Entry *LibraryCalls::Impl::matmulEntry(View &a, View &b, View &c,
     keyAdd(key, v->strides);
   }
   keyAdd(key, {p.flags, attrs[0], attrs[1]});
+  if (p.flags & 8) {
+    float bounds[2] = {p.lo, p.hi};
+    key.append(reinterpret_cast<const char *>(bounds), sizeof bounds);
+  }
   if (p.bias_())
     keyAdd(key, p.bias.strides);
   if (p.res_())
@@ -468,8 +514,8 @@ void LibraryCalls::Impl::matmul(int32_t numOperands, void *const *operands,
                                 const int64_t *attrs,
                                 const ScratchAllocator &alloc,
                                 int64_t *tempBytes) {
-  if (numAttrs != 2 && numAttrs != 3)
-    fail(1, "MatMul library call: expects 2 or 3 attributes");
+  if (numAttrs != 2 && numAttrs != 3 && numAttrs != 5)
+    fail(1, "MatMul library call: expects 2, 3 or 5 attributes");
   if (ranks[0] != 3 || ranks[1] != 3 || ranks[2] != 3)
     fail(1, "MatMul library call: operands must have rank 3");
   View a = readView(operands[0], 3), b = readView(operands[1], 3),
@@ -490,8 +536,9 @@ void LibraryCalls::Impl::matmul(int32_t numOperands, void *const *operands,
                 dimsText(b.sizes) + " -> " + dimsText(c.sizes) +
                 " do not match");
   PostOps p;
-  if (numAttrs == 3)
-    p = readPostOps(attrs[2], numOperands, operands, ranks, c, n, "MatMul");
+  if (numAttrs > 2)
+    p = readPostOps(attrs + 2, numAttrs - 2, numOperands, operands, ranks, c,
+                    n, "MatMul");
   else if (numOperands != 3)
     fail(1, "MatMul library call: expects 3 operands");
   if (batch == 0 || m == 0 || n == 0)
@@ -522,10 +569,11 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
   int32_t r = ranks[0];
   int64_t k = r - 2;
   if (k < 1 || k > 3 || ranks[1] != r || ranks[2] != r ||
-      (numAttrs != 2 + 4 * k && numAttrs != 3 + 4 * k))
+      (numAttrs != 2 + 4 * k && numAttrs != 3 + 4 * k &&
+       numAttrs != 5 + 4 * k))
     fail(1, "Conv library call: operands must have equal rank 3..5 and " +
-                std::to_string(2 + 4 * k) + " or " + std::to_string(3 + 4 * k) +
-                " attributes");
+                std::to_string(2 + 4 * k) + ", " + std::to_string(3 + 4 * k) +
+                " or " + std::to_string(5 + 4 * k) + " attributes");
   View x = readView(operands[0], r), w = readView(operands[1], r),
        y = readView(operands[2], r);
   int64_t groups = attrs[0];
@@ -549,9 +597,9 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
     fail(1, "Conv library call (group " + std::to_string(groups) +
                 "): shapes " + shapes + " do not match");
   PostOps p;
-  if (numAttrs == 3 + 4 * k)
-    p = readPostOps(attrs[2 + 4 * k], numOperands, operands, ranks, y, oc,
-                    "Conv");
+  if (numAttrs > 2 + 4 * k)
+    p = readPostOps(attrs + 2 + 4 * k, numAttrs - 2 - 4 * k, numOperands,
+                    operands, ranks, y, oc, "Conv");
   else if (numOperands != 3)
     fail(1, "Conv library call: expects 3 operands");
   if (volume(y.sizes) == 0)
