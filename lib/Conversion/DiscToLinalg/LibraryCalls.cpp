@@ -427,8 +427,8 @@ static PostOps collectPostOps(OpBuilder &b, Operation *op) {
   for (Attribute a : list) {
     Operation *user = *cur.getUsers().begin();
     auto idx = user->getAttrOfType<IntegerAttr>(kFusedIntoCallAttr).getInt();
-    Value other = user->getNumOperands() == 2 ? user->getOperand(1 - idx)
-                                              : Value();
+    Value other =
+        user->getNumOperands() == 2 ? user->getOperand(1 - idx) : Value();
     StringRef kind = cast<StringAttr>(a).getValue();
     if (kind == "bias") {
       // Materialized at the call (the constant may come later in the
@@ -463,7 +463,8 @@ static std::string postOpArgs(OpBuilder &b, Location loc, const PostOps &p,
                               SmallVectorImpl<Value> &args) {
   for (int64_t a : p.attrs)
     args.push_back(i64(b, loc, a));
-  return "_post" + std::to_string(p.flags & 3) + (p.attrs.size() > 1 ? "c" : "");
+  return "_post" + std::to_string(p.flags & 3) +
+         (p.attrs.size() > 1 ? "c" : "");
 }
 
 std::optional<Value>

@@ -1,7 +1,6 @@
 //===- Builders.cpp - shared builders of the ONNX importer ------------------===//
 //
 //===----------------------------------------------------------------------===//
-#include "mlir/IR/BuiltinDialect.h"
 #include "Importer.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -81,8 +81,8 @@ Value Importer::foldBatchNormIntoConv(Value x, Value scale, Value bias,
   std::optional<std::vector<float>> w = f32Elements(filter),
                                     g = f32Elements(scale),
                                     be = f32Elements(bias),
-                                    m = f32Elements(mean),
-                                    v = f32Elements(var), b0;
+                                    m = f32Elements(mean), v = f32Elements(var),
+                                    b0;
   if (!w || !g || !be || !m || !v)
     return nullptr;
   for (const std::vector<float> *p : {&*g, &*be, &*m, &*v})
@@ -139,9 +139,8 @@ Value Importer::foldBatchNormIntoConv(Value x, Value scale, Value bias,
     for (Value o : operands)
       if (Operation *d = o.getDefiningOp())
         if (isa<ConstantOp>(d) && d->use_empty() &&
-            !llvm::any_of(values, [&](const auto &kv) {
-              return kv.getValue() == o;
-            }))
+            !llvm::any_of(values,
+                          [&](const auto &kv) { return kv.getValue() == o; }))
           eraseOp(d);
   }
   return y;

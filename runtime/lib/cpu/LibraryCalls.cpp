@@ -377,10 +377,9 @@ struct LibraryCalls::Impl {
   }
 
   /// Reads the post-op operands (after the output) of a call.
-  PostOps readPostOps(const int64_t *post, int32_t numPost,
-                      int32_t numOperands, void *const *operands,
-                      const int32_t *ranks, const View &y, int64_t channels,
-                      const char *name);
+  PostOps readPostOps(const int64_t *post, int32_t numPost, int32_t numOperands,
+                      void *const *operands, const int32_t *ranks,
+                      const View &y, int64_t channels, const char *name);
 
   Entry *matmulEntry(View &a, View &b, View &c, const int64_t *attrs,
                      const PostOps &p);
@@ -550,8 +549,8 @@ void LibraryCalls::Impl::matmul(int32_t numOperands, void *const *operands,
                 " do not match");
   PostOps p;
   if (numAttrs > 2)
-    p = readPostOps(attrs + 2, numAttrs - 2, numOperands, operands, ranks, c,
-                    n, "MatMul");
+    p = readPostOps(attrs + 2, numAttrs - 2, numOperands, operands, ranks, c, n,
+                    "MatMul");
   else if (numOperands != 3)
     fail(1, "MatMul library call: expects 3 operands");
   if (batch == 0 || m == 0 || n == 0)
@@ -582,8 +581,7 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
   int32_t r = ranks[0];
   int64_t k = r - 2;
   if (k < 1 || k > 3 || ranks[1] != r || ranks[2] != r ||
-      (numAttrs != 2 + 4 * k && numAttrs != 3 + 4 * k &&
-       numAttrs != 5 + 4 * k))
+      (numAttrs != 2 + 4 * k && numAttrs != 3 + 4 * k && numAttrs != 5 + 4 * k))
     fail(1, "Conv library call: operands must have equal rank 3..5 and " +
                 std::to_string(2 + 4 * k) + ", " + std::to_string(3 + 4 * k) +
                 " or " + std::to_string(5 + 4 * k) + " attributes");
@@ -717,8 +715,8 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
       pd = make(any(x.sizes), any(y.sizes), false); // throws the reason
     if (p.res_() && !ne->manual) {
       ne->sum = true;
-      ne->resReorder = dnnl::reorder(
-          dnnl::reorder::primitive_desc(engine, ne->resMd, engine, pd.dst_desc()));
+      ne->resReorder = dnnl::reorder(dnnl::reorder::primitive_desc(
+          engine, ne->resMd, engine, pd.dst_desc()));
     }
     ne->prim_[0] = pd.src_desc();
     ne->prim_[1] = pd.weights_desc();

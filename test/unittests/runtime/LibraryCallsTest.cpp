@@ -296,8 +296,19 @@ TEST(LibraryCalls, DepthwiseConvBiasClipMatchesLoops) {
   LibraryCalls lib;
   CountingAllocator alloc;
   std::string error;
-  std::vector<int64_t> attrs = {C, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-                                /*flags=*/9, f32Bits(0.0f), f32Bits(6.0f)};
+  std::vector<int64_t> attrs = {C,
+                                1,
+                                1,
+                                1,
+                                1,
+                                1,
+                                1,
+                                1,
+                                1,
+                                1,
+                                /*flags=*/9,
+                                f32Bits(0.0f),
+                                f32Bits(6.0f)};
   void *ops[4] = {dx.data(), dw_.data(), dy.data(), db.data()};
   int32_t ranks[4] = {4, 4, 4, 1};
   ASSERT_EQ(lib.call(DISC_LIB_CONV, 4, ops, ranks, 13, attrs.data(),
@@ -315,7 +326,8 @@ TEST(LibraryCalls, DepthwiseConvBiasClipMatchesLoops) {
               int64_t hi = i - 1 + u, wi = j - 1 + v;
               if (hi < 0 || hi >= H || wi < 0 || wi >= W)
                 continue;
-              ref += x[((n * C + c) * H + hi) * W + wi] * w[(c * K + u) * K + v];
+              ref +=
+                  x[((n * C + c) * H + hi) * W + wi] * w[(c * K + u) * K + v];
             }
           clippedLo += ref < 0;
           clippedHi += ref > 6;
