@@ -375,13 +375,15 @@ static std::string generateWrapper(StringRef entryName, StringRef signature,
         "ranks,\n"
         "                                      nattrs, attrs);\n"
         "  if (st != 0)\n    longjmp(*disc_jmp, (int)st);\n}\n\n";
-  for (int m = 0; m < 4; ++m) {
+  // Suffix `c`: the clip bounds follow the flags (two more attributes).
+  for (int m = 0; m < 8; ++m) {
     for (int k = 0; k <= 3; ++k) { // k == 0: matmul, else conv{k}d
       int rank = k == 0 ? 3 : k + 2;
-      int nattrs = k == 0 ? 3 : 3 + 4 * k;
+      int nattrs = (k == 0 ? 3 : 3 + 4 * k) + (m & 4 ? 2 : 0);
       os << "DISC_HIDDEN void _mlir_ciface_disc_lib_"
          << (k == 0 ? std::string("matmul") : "conv" + std::to_string(k) + "d")
-         << "_post" << m << "(void *x, void *w, void *y";
+         << "_post" << (m & 3) << (m & 4 ? "c" : "")
+         << "(void *x, void *w, void *y";
       if (m & 1)
         os << ", void *b";
       if (m & 2)

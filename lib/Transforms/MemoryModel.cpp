@@ -928,12 +928,12 @@ bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
   };
   auto name = op->getName().getStringRef().str();
   SmallVector<Value> dense;
-  int64_t flags = 0;
-  if (auto list = op->getAttrOfType<ArrayAttr>("disc.post_ops"))
-    for (Attribute a : list) {
-      StringRef k = cast<StringAttr>(a).getValue();
-      flags |= k == "bias" ? 1 : k == "add" ? 2 : 4;
-    }
+  // The call's trailing post-op attributes (flags first), as the lowering
+  // passes them (LibraryCallAttrs.h).
+  ArrayRef<int64_t> postAttrs;
+  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("disc.post_op_attrs"))
+    postAttrs = a.asArrayRef();
+  int64_t flags = postAttrs.empty() ? 0 : postAttrs[0];
   // The residual: the other operand of the fused add.
   Value residual;
   if (flags & 2) {
@@ -1048,8 +1048,8 @@ bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
     dense.push_back(residual);
     operand(outDims);
   }
-  if (flags)
-    attrs.push_back(flags);
+  for (int64_t a : postAttrs)
+    attrs.push_back(a);
   if (missing) {
     reason = "no symbolic size for an operand of '" + name + "'";
     return false;

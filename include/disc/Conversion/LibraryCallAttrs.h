@@ -16,9 +16,15 @@ namespace mlir::disc {
 
 /// Unit attribute of an op lowered to a runtime library call.
 inline constexpr llvm::StringLiteral kLibraryCallAttr = "disc.library_call";
-/// On such a call: the post-ops fused into it (["bias", "add", "relu"], a
-/// subset in that order).
+/// On such a call: the post-ops fused into it, one entry per fused op in
+/// chain order: "bias", "add", then one activation ("relu"; "max" and/or
+/// "min" by a scalar, a Clip; "sigmoid"; "tanh").
 inline constexpr llvm::StringLiteral kPostOpsAttr = "disc.post_ops";
+/// On a call with post-ops: the trailing attributes the runtime call takes
+/// (docs/runtime-abi.md, *Post-ops*): `flags` (bit 0 bias, 1 residual add,
+/// 2 Relu, 3 clip, 4 logistic, 5 tanh; at most one of bits 2-5), then for
+/// a clip its lower and upper bound as f32 bit patterns.
+inline constexpr llvm::StringLiteral kPostOpAttrsAttr = "disc.post_op_attrs";
 /// On a fused post-op: the index of its operand that carries the chain.
 inline constexpr llvm::StringLiteral kFusedIntoCallAttr =
     "disc.fused_into_call";

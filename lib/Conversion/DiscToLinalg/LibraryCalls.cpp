@@ -20,6 +20,10 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/bit.h"
+
+#include <cmath>
+#include <limits>
 
 namespace mlir::disc {
 #define GEN_PASS_DEF_DISCMARKLIBRARYCALLS
@@ -220,13 +224,13 @@ bool mlir::disc::fitsLibraryCall(Operation *op) {
   return false;
 }
 
-/// True when `v` is a constant whose elements are all `x`.
-static bool isSplat(Value v, double x) {
+/// The value of `v` when it is a constant f32 splat.
+static std::optional<float> splatF32(Value v) {
   DenseElementsAttr attr;
   if (!matchPattern(v, m_Constant(&attr)) || !attr.isSplat() ||
-      !isa<FloatType>(attr.getElementType()))
-    return false;
-  return attr.getSplatValue<APFloat>().convertToDouble() == x;
+      !attr.getElementType().isF32())
+    return std::nullopt;
+  return attr.getSplatValue<APFloat>().convertToFloat();
 }
 
 /// The dim of a right-aligned bias `bias` that carries the channels of a
@@ -256,6 +260,7 @@ void mlir::disc::markLibraryCalls(func::FuncOp func) {
     op.removeAttr(kLibraryCallAttr);
     op.removeAttr(kPostOpsAttr);
     op.removeAttr(kFusedIntoCallAttr);
+    op.removeAttr(kPostOpAttrsAttr);
   }
   auto module = func->getParentOfType<ModuleOp>();
   llvm::StringMap<DimRange> ranges = collectDimRanges(module);
@@ -291,37 +296,75 @@ void mlir::disc::markLibraryCalls(func::FuncOp func) {
     bool isConv = isa<ConvOp>(op);
     int64_t channelDim = isConv ? 1 : rt.getRank() - 1;
     int64_t channels = rt.getDimSize(channelDim);
-    bool bias = false, residual = false, relu = false;
+    bool bias = false, residual = false;
+    // The activation: none yet, a clip (bounds so far), or a final one.
+    enum { None, Clip, Final } act = None;
+    float lo = -std::numeric_limits<float>::infinity(),
+          hi = std::numeric_limits<float>::infinity();
+    bool hasLo = false, hasHi = false, relu = false;
+    int64_t eltFlag = 0;
     SmallVector<Attribute> post;
     Value cur = op.getResult(0);
     Operation *last = &op;
-    while (!relu && cur.hasOneUse()) {
+    while (act != Final && cur.hasOneUse()) {
       Operation *user = *cur.getUsers().begin();
-      if (user != nextNonConstant(last) || user->getNumOperands() != 2 ||
-          user->getOperand(0) == user->getOperand(1) ||
+      if (user != nextNonConstant(last) || user->getNumResults() != 1 ||
           !sameShape(user->getResult(0), cur))
         break;
-      unsigned idx = user->getOperand(0) == cur ? 0 : 1;
-      Value other = user->getOperand(1 - idx);
       StringRef kind;
-      if (isa<AddOp>(user) && !bias &&
-          isChannelBias(other, rt.getRank(), channelDim, channels)) {
-        kind = "bias";
-        bias = true;
-      } else if (isa<AddOp>(user) && !residual && sameShape(other, cur) &&
-                 !matchPattern(other, m_Constant())) {
-        // Defined before the call, in a buffer of its own (dense).
-        Operation *def = other.getDefiningOp();
-        if (def && (def->getBlock() != &body || !def->isBeforeInBlock(&op) ||
-                    isa<SliceOp, DynamicReshapeOp, ExpandOp>(def)))
+      unsigned idx = 0;
+      if (user->getNumOperands() == 1) {
+        // Sigmoid, Tanh: the last post-op.
+        if (act != None)
           break;
-        kind = "add";
-        residual = true;
-      } else if (isa<MaxOp>(user) && isSplat(other, 0.0)) {
-        kind = "relu";
-        relu = true;
+        if (isa<LogisticOp>(user)) {
+          kind = "sigmoid";
+          eltFlag = 16;
+        } else if (isa<TanhOp>(user)) {
+          kind = "tanh";
+          eltFlag = 32;
+        } else {
+          break;
+        }
+        act = Final;
       } else {
-        break;
+        if (user->getNumOperands() != 2 ||
+            user->getOperand(0) == user->getOperand(1))
+          break;
+        idx = user->getOperand(0) == cur ? 0 : 1;
+        Value other = user->getOperand(1 - idx);
+        std::optional<float> c = splatF32(other);
+        if (isa<AddOp>(user) && act == None && !bias &&
+            isChannelBias(other, rt.getRank(), channelDim, channels)) {
+          kind = "bias";
+          bias = true;
+        } else if (isa<AddOp>(user) && act == None && !residual &&
+                   sameShape(other, cur) &&
+                   !matchPattern(other, m_Constant())) {
+          // Defined before the call, in a buffer of its own (dense).
+          Operation *def = other.getDefiningOp();
+          if (def && (def->getBlock() != &body || !def->isBeforeInBlock(&op) ||
+                      isa<SliceOp, DynamicReshapeOp, ExpandOp>(def)))
+            break;
+          kind = "add";
+          residual = true;
+        } else if (isa<MaxOp>(user) && c && !std::isnan(*c) && !hasLo &&
+                   (!hasHi || *c <= hi)) {
+          // Relu (max with 0) or a Clip's lower bound.
+          kind = *c == 0.0f && !hasHi ? "relu" : "max";
+          relu = *c == 0.0f && !hasHi;
+          lo = *c;
+          hasLo = true;
+          act = hasHi ? Final : Clip;
+        } else if (isa<MinOp>(user) && c && !std::isnan(*c) && !hasHi &&
+                   (!hasLo || lo <= *c)) {
+          kind = "min";
+          hi = *c;
+          hasHi = true;
+          act = hasLo ? Final : Clip;
+        } else {
+          break;
+        }
       }
       post.push_back(b.getStringAttr(kind));
       user->setAttr(kFusedIntoCallAttr, b.getI64IntegerAttr(idx));
@@ -329,13 +372,27 @@ void mlir::disc::markLibraryCalls(func::FuncOp func) {
       // and the producer of its other operand (read from memory by the
       // call) leave disc-fusion's chains.
       user->removeAttr(kFusedAttrName);
-      if (Operation *def = other.getDefiningOp())
-        def->removeAttr(kFusedAttrName);
+      if (user->getNumOperands() == 2)
+        if (Operation *def = user->getOperand(1 - idx).getDefiningOp())
+          def->removeAttr(kFusedAttrName);
       cur = user->getResult(0);
       last = user;
     }
-    if (!post.empty())
-      op.setAttr(kPostOpsAttr, b.getArrayAttr(post));
+    if (post.empty())
+      continue;
+    op.setAttr(kPostOpsAttr, b.getArrayAttr(post));
+    // The runtime's encoding (kPostOpAttrsAttr).
+    SmallVector<int64_t> attrs = {(bias ? 1 : 0) | (residual ? 2 : 0)};
+    if (relu && !hasHi) {
+      attrs[0] |= 4;
+    } else if (hasLo || hasHi) {
+      attrs[0] |= 8;
+      attrs.push_back(llvm::bit_cast<uint32_t>(lo));
+      attrs.push_back(llvm::bit_cast<uint32_t>(hi));
+    } else {
+      attrs[0] |= eltFlag;
+    }
+    op.setAttr(kPostOpAttrsAttr, b.getDenseI64ArrayAttr(attrs));
   }
 }
 
@@ -346,12 +403,13 @@ struct DiscMarkLibraryCallsPass
 };
 } // namespace
 
-/// Post-op operands and flags of a marked call (kPostOpsAttr): bias (a
-/// 1-D constant), residual (the lowered tensor), flags bit 0 bias, bit 1
-/// residual add, bit 2 Relu (docs/runtime-abi.md).
+/// Post-op operands and attributes of a marked call (kPostOpsAttr): bias
+/// (a 1-D constant), residual (the lowered tensor), and the trailing call
+/// attributes (kPostOpAttrsAttr: flags, clip bounds; docs/runtime-abi.md).
 struct PostOps {
   Value bias, residual;
   int64_t flags = 0;
+  SmallVector<int64_t> attrs;
   bool any = false;
 };
 
@@ -361,11 +419,16 @@ static PostOps collectPostOps(OpBuilder &b, Operation *op) {
   if (!list)
     return p;
   p.any = true;
+  auto encoded = op->getAttrOfType<DenseI64ArrayAttr>(kPostOpAttrsAttr);
+  assert(encoded && !encoded.empty() && "post-ops without their encoding");
+  p.attrs.assign(encoded.asArrayRef().begin(), encoded.asArrayRef().end());
+  p.flags = p.attrs[0];
   Value cur = op->getResult(0);
   for (Attribute a : list) {
     Operation *user = *cur.getUsers().begin();
     auto idx = user->getAttrOfType<IntegerAttr>(kFusedIntoCallAttr).getInt();
-    Value other = user->getOperand(1 - idx);
+    Value other =
+        user->getNumOperands() == 2 ? user->getOperand(1 - idx) : Value();
     StringRef kind = cast<StringAttr>(a).getValue();
     if (kind == "bias") {
       // Materialized at the call (the constant may come later in the
@@ -385,16 +448,23 @@ static PostOps collectPostOps(OpBuilder &b, Operation *op) {
         c = tensor::CollapseShapeOp::create(b, op->getLoc(), c, all);
       }
       p.bias = c;
-      p.flags |= 1;
     } else if (kind == "add") {
       p.residual = other;
-      p.flags |= 2;
-    } else {
-      p.flags |= 4;
     }
     cur = user->getResult(0);
   }
   return p;
+}
+
+/// Appends the post-op attributes of `p` to `args`; returns the suffix of
+/// the callee's name: `_post<M>` (M: bit 0 bias, bit 1 residual operand),
+/// then `c` when the clip bounds follow the flags.
+static std::string postOpArgs(OpBuilder &b, Location loc, const PostOps &p,
+                              SmallVectorImpl<Value> &args) {
+  for (int64_t a : p.attrs)
+    args.push_back(i64(b, loc, a));
+  return "_post" + std::to_string(p.flags & 3) +
+         (p.attrs.size() > 1 ? "c" : "");
 }
 
 std::optional<Value>
@@ -465,10 +535,8 @@ mlir::disc::lowerDotGeneralToLibraryCall(OpBuilder &b, DotGeneralOp op,
   }
   args.append({tA, tB});
   std::string name = "disc_lib_matmul";
-  if (post.any) {
-    args.push_back(i64(b, loc, post.flags));
-    name += "_post" + std::to_string(post.flags & 3);
-  }
+  if (post.any)
+    name += postOpArgs(b, loc, post, args);
   func::FuncOp f = declare(b, op, name, ValueRange(args).getTypes());
   func::CallOp::create(b, loc, f, args);
   return cTensor;
@@ -502,10 +570,8 @@ mlir::disc::lowerConvToLibraryCall(OpBuilder &b, ConvOp op,
     for (int64_t s : v)
       args.push_back(i64(b, loc, s));
   std::string name = ("disc_lib_conv" + Twine(k) + "d").str();
-  if (post.any) {
-    args.push_back(i64(b, loc, post.flags));
-    name += "_post" + std::to_string(post.flags & 3);
-  }
+  if (post.any)
+    name += postOpArgs(b, loc, post, args);
   func::FuncOp f = declare(b, op, name, ValueRange(args).getTypes());
   func::CallOp::create(b, loc, f, args);
   return yTensor;

@@ -14,12 +14,14 @@
 // Post-ops: `markLibraryCalls` (run on the scheduled function, before the
 // memory model is taken) marks each op that becomes a library call with
 // `disc.library_call` and, where the ops right after it in the order form
-// a chain bias add -> residual add -> Relu on its result, marks the call
-// with `disc.post_ops` (["bias", "add", "relu"], a subset in that order)
-// and each fused op with `disc.fused_into_call` (the index of its operand
-// that carries the chain). The call then writes the final value (oneDNN
-// bias and post-op chain) and the fused ops lower to that buffer
-// (MemoryModel: in-place).
+// a chain bias add -> residual add -> activation on its result (Relu; a
+// Clip/ReLU6 as max and/or min by scalar constants; Sigmoid; Tanh), marks
+// the call with `disc.post_ops` (one entry per fused op, see
+// LibraryCallAttrs.h) and `disc.post_op_attrs` (the call's trailing
+// attributes), and each fused op with `disc.fused_into_call` (the index of
+// its operand that carries the chain). The call then writes the final
+// value (oneDNN bias and post-op chain) and the fused ops lower to that
+// buffer (MemoryModel: in-place).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DISC_LIB_CONVERSION_LIBRARYCALLS_H

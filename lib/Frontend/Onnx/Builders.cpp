@@ -8,6 +8,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
@@ -250,6 +251,27 @@ Value Importer::reshapeT(Value x, ArrayRef<TDim> t) {
         return std::get<0>(p) == std::get<1>(p);
       }))
     return x;
+  // A constant reshaped to static dims is a constant (a Conv bias [C] as
+  // [C, 1, 1]: the library-call post-ops take it as the call's bias).
+  if (auto c = x.getDefiningOp<ConstantOp>();
+      c && llvm::all_of(outDims, [](const Dim &d) { return d.isStatic(); })) {
+    SmallVector<int64_t> shape;
+    for (const Dim &d : outDims)
+      shape.push_back(d.size);
+    auto type = RankedTensorType::get(shape, elt(x));
+    Attribute v = c.getValue();
+    TypedAttr folded;
+    if (auto d = dyn_cast<DenseElementsAttr>(v))
+      folded = d.reshape(type);
+    else if (auto r = dyn_cast<DenseResourceElementsAttr>(v))
+      folded = DenseResourceElementsAttr::get(type, r.getRawHandle());
+    if (folded && type.getNumElements() == tt(x).getNumElements()) {
+      Value r = ConstantOp::create(b, loc, folded).getResult();
+      if (isUns(x))
+        unsignedVals.insert(r);
+      return r;
+    }
+  }
   Value shape = shapeFrom(t);
   Value r = mk<DynamicReshapeOp>(outDims, elt(x), x, shape, /*allow_zero=*/true);
   if (isUns(x))

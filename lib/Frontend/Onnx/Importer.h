@@ -518,6 +518,8 @@ private:
   LogicalResult importConv(StringRef);
   LogicalResult importPool(StringRef op);
   LogicalResult importBatchNorm(StringRef);
+  Value foldBatchNormIntoConv(Value x, Value scale, Value bias, Value mean,
+                              Value var, float eps);
   LogicalResult importInstanceNorm(StringRef);
   LogicalResult importLayerNorm(StringRef);
   LogicalResult importSoftmax(StringRef op);
@@ -640,6 +642,10 @@ private:
   int64_t nodeAxis = 0;
 
   llvm::StringMap<Value> values;
+  /// Consumers (node inputs and graph outputs) of each value of the main
+  /// graph, by name; empty when the graph has subgraphs (they may read any
+  /// outer value). BatchNormalization folds into a Conv read by nothing else.
+  llvm::StringMap<int> onnxUses;
   /// Sequence values inside the graph: compile-time lists of tensors (the
   /// length is always known; positions may be run-time values).
   llvm::StringMap<SmallVector<Value>> sequences;

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
@@ -20,6 +21,131 @@
 
 namespace mlir::disc::onnx_import {
 
+/// The f32 elements of constant `v` (dense or resource), or nothing.
+static std::optional<std::vector<float>> f32Elements(Value v) {
+  auto c = v ? v.getDefiningOp<ConstantOp>() : ConstantOp();
+  if (!c)
+    return std::nullopt;
+  auto type = dyn_cast<RankedTensorType>(c.getType());
+  if (!type || !type.getElementType().isF32() || !type.hasStaticShape())
+    return std::nullopt;
+  std::vector<float> out(type.getNumElements());
+  Attribute a = c.getValue();
+  if (auto d = dyn_cast<DenseElementsAttr>(a)) {
+    auto vals = d.getValues<float>();
+    if (d.isSplat())
+      std::fill(out.begin(), out.end(), d.getSplatValue<float>());
+    else
+      std::copy(vals.begin(), vals.end(), out.begin());
+    return out;
+  }
+  if (auto r = dyn_cast<DenseResourceElementsAttr>(a)) {
+    AsmResourceBlob *blob = r.getRawHandle().getBlob();
+    if (!blob || blob->getData().size() != out.size() * sizeof(float))
+      return std::nullopt;
+    std::memcpy(out.data(), blob->getData().data(), blob->getData().size());
+    return out;
+  }
+  return std::nullopt;
+}
+
+/// BatchNormalization (inference) right after a Conv, folded at import:
+/// W'[o] = W[o] * s[o], B'[o] = (B[o] - mean[o]) * s[o] + beta[o], with
+/// s = scale / sqrt(var + eps) (the standard folding, e.g. PyTorch's
+/// torch.nn.utils.fusion.fuse_conv_bn_eval). Applies when `x` is a Conv
+/// (or Conv + constant channel bias) on constant f32 weights that nothing
+/// else reads and the four BN operands are f32 constants; returns the
+/// folded Conv + bias, or null (then BN is imported as arithmetic).
+Value Importer::foldBatchNormIntoConv(Value x, Value scale, Value bias,
+                                      Value mean, Value var, float eps) {
+  auto it = onnxUses.find(node->input(0));
+  if (it == onnxUses.end() || it->second != 1 || !x.use_empty())
+    return nullptr;
+  Operation *addOp = nullptr;
+  Value convRes = x, oldBias;
+  if (auto add = x.getDefiningOp<AddOp>()) {
+    addOp = add;
+    convRes = add.getOperand(0);
+    oldBias = add.getOperand(1);
+    if (!convRes.getDefiningOp<ConvOp>())
+      std::swap(convRes, oldBias);
+  }
+  auto conv = convRes.getDefiningOp<ConvOp>();
+  if (!conv || (addOp && !convRes.hasOneUse()) || !elt(x).isF32())
+    return nullptr;
+  Value filter = conv.getFilter();
+  auto ft = dyn_cast<RankedTensorType>(filter.getType());
+  if (!ft || !ft.hasStaticShape())
+    return nullptr;
+  int64_t oc = ft.getDimSize(0), per = ft.getNumElements() / oc;
+  std::optional<std::vector<float>> w = f32Elements(filter),
+                                    g = f32Elements(scale),
+                                    be = f32Elements(bias),
+                                    m = f32Elements(mean), v = f32Elements(var),
+                                    b0;
+  if (!w || !g || !be || !m || !v)
+    return nullptr;
+  for (const std::vector<float> *p : {&*g, &*be, &*m, &*v})
+    if ((int64_t)p->size() != oc)
+      return nullptr;
+  if (oldBias) {
+    b0 = f32Elements(oldBias);
+    if (!b0 || (int64_t)b0->size() != oc ||
+        tt(oldBias).getRank() != tt(x).getRank() - 1 ||
+        tt(oldBias).getDimSize(0) != oc)
+      return nullptr;
+  }
+  std::vector<float> nb(oc);
+  for (int64_t o = 0; o < oc; ++o) {
+    float s = (*g)[o] / std::sqrt((*v)[o] + eps);
+    for (int64_t i = 0; i < per; ++i)
+      (*w)[o * per + i] *= s;
+    nb[o] = ((b0 ? (*b0)[o] : 0.0f) - (*m)[o]) * s + (*be)[o];
+  }
+  std::string key = "onnx_" + node->output(0) + "_folded_w";
+  for (char &c : key)
+    if (!llvm::isAlnum(c))
+      c = '_';
+  Value nw = ConstantOp::create(
+                 b, loc,
+                 DenseResourceElementsAttr::get(
+                     ft, key,
+                     HeapAsmResourceBlob::allocateAndCopyWithAlign(
+                         ArrayRef<char>(reinterpret_cast<char *>(w->data()),
+                                        w->size() * sizeof(float)),
+                         alignof(uint64_t))))
+                 .getResult();
+  Operation *nc = b.clone(*conv);
+  nc->setOperand(1, nw);
+  record(nc->getResult(0), dims(convRes));
+  SmallVector<int64_t> bshape(tt(x).getRank() - 1, 1);
+  bshape[0] = oc;
+  Value nbias = constDense(DenseElementsAttr::get(
+      RankedTensorType::get(bshape, b.getF32Type()), ArrayRef<float>(nb)));
+  Value y = binary<AddOp>(nc->getResult(0), nbias);
+  if (!y)
+    return nullptr;
+  // The Conv (and its bias add) now read by nothing: erased with their
+  // constants.
+  SmallVector<Operation *> dead;
+  if (addOp)
+    dead.push_back(addOp);
+  dead.push_back(conv);
+  for (Operation *op : dead) {
+    SmallVector<Value> operands(op->getOperands());
+    if (!op->use_empty())
+      break;
+    eraseOp(op);
+    for (Value o : operands)
+      if (Operation *d = o.getDefiningOp())
+        if (isa<ConstantOp>(d) && d->use_empty() &&
+            !llvm::any_of(values,
+                          [&](const auto &kv) { return kv.getValue() == o; }))
+          eraseOp(d);
+  }
+  return y;
+}
+
 LogicalResult Importer::importBatchNorm(StringRef) {
   Value x = in(0), scale = in(1), bias = in(2), mean = in(3), var = in(4);
   if (aInt("training_mode", 0) != 0 || wantOut(1) || wantOut(2) ||
@@ -28,6 +154,8 @@ LogicalResult Importer::importBatchNorm(StringRef) {
   if (opset < 9 && aInt("spatial", 1) != 1)
     return err() << "spatial=0 is not supported";
   float eps = aFloat("epsilon", 1e-5f);
+  if (Value folded = foldBatchNormIntoConv(x, scale, bias, mean, var, eps))
+    return finish(folded);
   Type e = elt(x);
   for (Value *p : {&scale, &bias, &mean, &var}) {
     if (rank(*p) != 1)

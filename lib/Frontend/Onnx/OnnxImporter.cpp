@@ -402,6 +402,21 @@ OwningOpRef<ModuleOp> Importer::run() {
   }
   b.setInsertionPointToEnd(entry);
 
+  onnxUses.clear();
+  bool subgraphs = false;
+  for (const onnx::NodeProto &n : graph.node()) {
+    for (const std::string &in : n.input())
+      if (!in.empty())
+        ++onnxUses[in];
+    for (const onnx::AttributeProto &a : n.attribute())
+      subgraphs |= a.type() == onnx::AttributeProto_AttributeType_GRAPH ||
+                   a.type() == onnx::AttributeProto_AttributeType_GRAPHS;
+  }
+  for (const onnx::ValueInfoProto &vi : graph.output())
+    ++onnxUses[vi.name()];
+  if (subgraphs)
+    onnxUses.clear();
+
   for (int i = 0; i < graph.node_size(); ++i)
     if (::mlir::failed(importNode(graph.node(i), i)) || failed)
       return nullptr;

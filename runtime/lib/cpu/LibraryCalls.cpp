@@ -11,6 +11,8 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <list>
 #include <mutex>
@@ -149,13 +151,28 @@ struct ThreadScope {
 };
 
 /// Post-ops of a call (docs/runtime-abi.md): flags bit 0 bias, bit 1
-/// residual add, bit 2 Relu; applied in that order.
+/// residual add, then one activation: bit 2 Relu, bit 3 clip to [lo, hi],
+/// bit 4 logistic, bit 5 tanh; applied in that order.
 struct PostOps {
   int64_t flags = 0;
   View bias, res; // bias: [channels]; res: the output's shape
+  float lo = 0.0f, hi = 0.0f; // clip bounds
   bool bias_() const { return flags & 1; }
   bool res_() const { return flags & 2; }
-  bool relu() const { return flags & 4; }
+  /// Any activation.
+  bool act() const { return flags & 60; }
+  /// The activation on one value.
+  float activate(float v) const {
+    if (flags & 4)
+      return v > 0.0f ? v : 0.0f;
+    if (flags & 8)
+      return v < lo ? lo : v > hi ? hi : v;
+    if (flags & 16)
+      return 1.0f / (1.0f + std::exp(-v));
+    if (flags & 32)
+      return std::tanh(v);
+    return v;
+  }
 };
 
 /// Calls `f(offset)` for the element offset of every element of `sizes` /
@@ -182,7 +199,7 @@ void forEach(const memory::dims &sizes, const memory::dims &strides, F f) {
 void applyPostOps(const View &y, const PostOps &p, bool withBias, bool withRes,
                   bool withRelu, size_t channelDim) {
   if (!(withBias && p.bias_()) && !(withRes && p.res_()) &&
-      !(withRelu && p.relu()))
+      !(withRelu && p.act()))
     return;
   forEach(y.sizes, y.strides, [&](int64_t off, const std::vector<int64_t> &i) {
     float v = y.data[off];
@@ -194,8 +211,8 @@ void applyPostOps(const View &y, const PostOps &p, bool withBias, bool withRes,
         r += i[d] * p.res.strides[d];
       v += p.res.data[r];
     }
-    if (withRelu && p.relu())
-      v = v > 0.0f ? v : 0.0f;
+    if (withRelu)
+      v = p.activate(v);
     y.data[off] = v;
   });
 }
@@ -213,6 +230,10 @@ struct Entry {
   // post-op chain for this primitive (they run as a loop afterwards).
   memory::desc biasMd, resMd;
   bool manual = false;
+  // The residual add as oneDNN's `sum` post-op (Conv): the residual is
+  // reordered into the primitive's output before it runs.
+  bool sum = false;
+  dnnl::reorder resReorder;
   bool constWeights = false;
   // Reordered constant weights by the caller's weights address.
   std::unordered_map<const void *, memory> constWeightsMem;
@@ -232,16 +253,26 @@ struct Entry {
 
 /// The post-op chain oneDNN runs after the primitive (bias excluded: the
 /// primitive takes it).
+/// `sum`: the residual add as a `sum` post-op (the output holds the
+/// residual when the primitive runs), else a `binary_add`.
 dnnl::primitive_attr makeAttr(const PostOps &p, const memory::desc &resMd,
-                              bool withPostOps) {
+                              bool withPostOps, bool sum = false) {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (withPostOps && (p.res_() || p.relu())) {
+  if (withPostOps && (p.res_() || p.act())) {
     dnnl::post_ops po;
-    if (p.res_())
+    if (p.res_() && sum)
+      po.append_sum(1.0f);
+    else if (p.res_())
       po.append_binary(dnnl::algorithm::binary_add, resMd);
-    if (p.relu())
+    if (p.flags & 4)
       po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    else if (p.flags & 8)
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip_v2, p.lo, p.hi);
+    else if (p.flags & 16)
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_logistic, 0.0f, 0.0f);
+    else if (p.flags & 32)
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_tanh, 0.0f, 0.0f);
     attr.set_post_ops(po);
   }
   return attr;
@@ -332,9 +363,13 @@ struct LibraryCalls::Impl {
       args[DNNL_ARG_SCRATCHPAD] = memory(e.scratchMd, engine, scratch.p);
     if (p.bias_())
       args[DNNL_ARG_BIAS] = memory(e.biasMd, engine, p.bias.data);
-    if (p.res_() && !e.manual)
+    if (p.res_() && !e.manual && !e.sum)
       args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
           memory(e.resMd, engine, p.res.data);
+    if (p.res_() && !e.manual && e.sum) {
+      memory res(e.resMd, engine, p.res.data);
+      e.resReorder.execute(stream, res, prim[2]);
+    }
     e.prim.execute(stream, args);
     if (e.reorder[2])
       e.reorders[2].execute(stream, prim[2], user[2]);
@@ -342,9 +377,9 @@ struct LibraryCalls::Impl {
   }
 
   /// Reads the post-op operands (after the output) of a call.
-  PostOps readPostOps(int64_t flags, int32_t numOperands, void *const *operands,
-                      const int32_t *ranks, const View &y, int64_t channels,
-                      const char *name);
+  PostOps readPostOps(const int64_t *post, int32_t numPost, int32_t numOperands,
+                      void *const *operands, const int32_t *ranks,
+                      const View &y, int64_t channels, const char *name);
 
   Entry *matmulEntry(View &a, View &b, View &c, const int64_t *attrs,
                      const PostOps &p);
@@ -367,15 +402,34 @@ static void keyAdd(std::string &key, const memory::dims &v) {
              v.size() * sizeof(int64_t));
 }
 
-PostOps LibraryCalls::Impl::readPostOps(int64_t flags, int32_t numOperands,
+PostOps LibraryCalls::Impl::readPostOps(const int64_t *post, int32_t numPost,
+                                        int32_t numOperands,
                                         void *const *operands,
                                         const int32_t *ranks, const View &y,
                                         int64_t channels, const char *name) {
   PostOps p;
+  int64_t flags = post[0];
   p.flags = flags;
   std::string who = std::string(name) + " library call: ";
-  if (flags < 0 || flags > 7)
+  int64_t act = flags & 60;
+  if (flags < 0 || flags > 63 || (act & (act - 1)) != 0)
     fail(1, who + "bad post-op flags " + std::to_string(flags));
+  if (numPost != ((flags & 8) ? 3 : 1))
+    fail(1, who + "post-op flags " + std::to_string(flags) + " take " +
+                std::to_string((flags & 8) ? 2 : 0) + " more attributes");
+  if (flags & 8) {
+    auto f32 = [](int64_t bits) {
+      uint32_t u = static_cast<uint32_t>(bits);
+      float f;
+      std::memcpy(&f, &u, sizeof f);
+      return f;
+    };
+    p.lo = f32(post[1]);
+    p.hi = f32(post[2]);
+    if (!(p.lo <= p.hi))
+      fail(1, who + "clip bounds " + std::to_string(p.lo) + " > " +
+                  std::to_string(p.hi));
+  }
   int32_t want = 3 + (flags & 1) + ((flags >> 1) & 1);
   if (numOperands != want)
     fail(1, who + "expects " + std::to_string(want) + " operands");
@@ -408,6 +462,10 @@ Entry *LibraryCalls::Impl::matmulEntry(View &a, View &b, View &c,
     keyAdd(key, v->strides);
   }
   keyAdd(key, {p.flags, attrs[0], attrs[1]});
+  if (p.flags & 8) {
+    float bounds[2] = {p.lo, p.hi};
+    key.append(reinterpret_cast<const char *>(bounds), sizeof bounds);
+  }
   if (p.bias_())
     keyAdd(key, p.bias.strides);
   if (p.res_())
@@ -468,8 +526,8 @@ void LibraryCalls::Impl::matmul(int32_t numOperands, void *const *operands,
                                 const int64_t *attrs,
                                 const ScratchAllocator &alloc,
                                 int64_t *tempBytes) {
-  if (numAttrs != 2 && numAttrs != 3)
-    fail(1, "MatMul library call: expects 2 or 3 attributes");
+  if (numAttrs != 2 && numAttrs != 3 && numAttrs != 5)
+    fail(1, "MatMul library call: expects 2, 3 or 5 attributes");
   if (ranks[0] != 3 || ranks[1] != 3 || ranks[2] != 3)
     fail(1, "MatMul library call: operands must have rank 3");
   View a = readView(operands[0], 3), b = readView(operands[1], 3),
@@ -490,8 +548,9 @@ void LibraryCalls::Impl::matmul(int32_t numOperands, void *const *operands,
                 dimsText(b.sizes) + " -> " + dimsText(c.sizes) +
                 " do not match");
   PostOps p;
-  if (numAttrs == 3)
-    p = readPostOps(attrs[2], numOperands, operands, ranks, c, n, "MatMul");
+  if (numAttrs > 2)
+    p = readPostOps(attrs + 2, numAttrs - 2, numOperands, operands, ranks, c, n,
+                    "MatMul");
   else if (numOperands != 3)
     fail(1, "MatMul library call: expects 3 operands");
   if (batch == 0 || m == 0 || n == 0)
@@ -522,10 +581,10 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
   int32_t r = ranks[0];
   int64_t k = r - 2;
   if (k < 1 || k > 3 || ranks[1] != r || ranks[2] != r ||
-      (numAttrs != 2 + 4 * k && numAttrs != 3 + 4 * k))
+      (numAttrs != 2 + 4 * k && numAttrs != 3 + 4 * k && numAttrs != 5 + 4 * k))
     fail(1, "Conv library call: operands must have equal rank 3..5 and " +
-                std::to_string(2 + 4 * k) + " or " + std::to_string(3 + 4 * k) +
-                " attributes");
+                std::to_string(2 + 4 * k) + ", " + std::to_string(3 + 4 * k) +
+                " or " + std::to_string(5 + 4 * k) + " attributes");
   View x = readView(operands[0], r), w = readView(operands[1], r),
        y = readView(operands[2], r);
   int64_t groups = attrs[0];
@@ -549,9 +608,9 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
     fail(1, "Conv library call (group " + std::to_string(groups) +
                 "): shapes " + shapes + " do not match");
   PostOps p;
-  if (numAttrs == 3 + 4 * k)
-    p = readPostOps(attrs[2 + 4 * k], numOperands, operands, ranks, y, oc,
-                    "Conv");
+  if (numAttrs > 2 + 4 * k)
+    p = readPostOps(attrs + 2 + 4 * k, numAttrs - 2 - 4 * k, numOperands,
+                    operands, ranks, y, oc, "Conv");
   else if (numOperands != 3)
     fail(1, "Conv library call: expects 3 operands");
   if (volume(y.sizes) == 0)
@@ -601,7 +660,7 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
       d -= 1; // oneDNN counts the skipped elements
     auto make = [&](const memory::desc &src, const memory::desc &dst,
                     bool post) {
-      dnnl::primitive_attr attr = makeAttr(p, ne->resMd, post);
+      dnnl::primitive_attr attr = makeAttr(p, ne->resMd, post, /*sum=*/true);
       auto d = p.bias_()
                    ? dnnl::convolution_forward::desc(
                          dnnl::prop_kind::forward_inference,
@@ -614,18 +673,25 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
       return dnnl::convolution_forward::primitive_desc(d, attr, engine);
     };
     // The caller's plain layouts first: no per-call reorders of the input
-    // and output. When only the reference kernel takes them, let oneDNN pick
-    // its blocked layouts and reorder around the primitive. The post-op
-    // chain runs inside the primitive where a kernel takes it, else as a
-    // loop afterwards.
+    // and output. When only the reference or the im2col+GEMM kernel takes
+    // them, let oneDNN pick its blocked layouts (nChw16c on AVX-512) and
+    // reorder around the primitive: the direct JIT kernels are 3-5x faster
+    // than GEMM on ResNet's 3x3 convs, the reorders are memory-bound copies.
+    // DISC_CONV_LAYOUT=plain or =blocked forces one (measurements). The
+    // post-op chain runs inside the primitive where a kernel takes it, else
+    // as a loop afterwards.
     dnnl::convolution_forward::primitive_desc pd;
     bool done = false;
+    static const char *layoutEnv = std::getenv("DISC_CONV_LAYOUT");
+    std::string layout = layoutEnv ? layoutEnv : "auto";
     for (bool post : {true, false}) {
-      bool plain = false;
+      bool plain = false, plainOk = false;
       try {
         pd = make(ne->user[0], ne->user[2], post);
-        plain =
-            std::string(pd.impl_info_str()).find("ref") == std::string::npos;
+        std::string impl = pd.impl_info_str();
+        plainOk = impl.find("ref") == std::string::npos;
+        plain = plainOk && layout != "blocked" &&
+                (layout == "plain" || impl.find("gemm") == std::string::npos);
       } catch (const dnnl::error &) {
       }
       if (!plain) {
@@ -633,6 +699,10 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
           pd = make(any(x.sizes), any(y.sizes), post);
           plain = true;
         } catch (const dnnl::error &) {
+          if (plainOk) {
+            pd = make(ne->user[0], ne->user[2], post);
+            plain = true;
+          }
         }
       }
       if (plain) {
@@ -643,6 +713,11 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
     }
     if (!done)
       pd = make(any(x.sizes), any(y.sizes), false); // throws the reason
+    if (p.res_() && !ne->manual) {
+      ne->sum = true;
+      ne->resReorder = dnnl::reorder(dnnl::reorder::primitive_desc(
+          engine, ne->resMd, engine, pd.dst_desc()));
+    }
     ne->prim_[0] = pd.src_desc();
     ne->prim_[1] = pd.weights_desc();
     ne->prim_[2] = pd.dst_desc();
@@ -744,15 +819,26 @@ void LibraryCalls::Impl::deconv(int32_t numOperands, void *const *operands,
               strides, dilates, padL, padR),
           attr, engine);
     };
+    // As for Conv: plain layouts unless only a reference or GEMM kernel
+    // takes them.
     dnnl::deconvolution_forward::primitive_desc pd;
-    bool plain = false;
+    bool plain = false, plainOk = false;
     try {
       pd = make(ne->user[0], ne->user[2]);
-      plain = std::string(pd.impl_info_str()).find("ref") == std::string::npos;
+      std::string impl = pd.impl_info_str();
+      plainOk = impl.find("ref") == std::string::npos;
+      plain = plainOk && impl.find("gemm") == std::string::npos;
     } catch (const dnnl::error &) {
     }
-    if (!plain)
-      pd = make(any(x.sizes), any(y.sizes));
+    if (!plain) {
+      try {
+        pd = make(any(x.sizes), any(y.sizes));
+      } catch (const dnnl::error &) {
+        if (!plainOk)
+          throw;
+        pd = make(ne->user[0], ne->user[2]);
+      }
+    }
     ne->prim_[0] = pd.src_desc();
     ne->prim_[1] = pd.weights_desc();
     ne->prim_[2] = pd.dst_desc();

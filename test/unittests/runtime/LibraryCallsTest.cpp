@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -270,6 +271,114 @@ TEST(LibraryCalls, MatMulBiasReluMatchesLoops) {
             1);
   EXPECT_NE(error.find("bias of 6 elements for 7 channels"), std::string::npos)
       << error;
+}
+
+// The clip bounds of the post-op attributes: f32 bit patterns.
+static int64_t f32Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+// Depthwise Conv + bias + Clip(0, 6) (ReLU6, flags 9 and the two bounds),
+// against direct loops; relu together with clip is refused.
+TEST(LibraryCalls, DepthwiseConvBiasClipMatchesLoops) {
+  const int64_t N = 2, C = 16, H = 9, W = 7, K = 3;
+  std::vector<float> x = randomVector(N * C * H * W, 31),
+                     w = randomVector(C * K * K, 32),
+                     bias = randomVector(C, 33), y(N * C * H * W);
+  for (float &v : x)
+    v *= 8.0f; // so that both bounds clip
+  auto dx = desc(x.data(), {N, C, H, W});
+  auto dw_ = desc(w.data(), {C, 1, K, K});
+  auto dy = desc(y.data(), {N, C, H, W});
+  auto db = desc(bias.data(), {C});
+  LibraryCalls lib;
+  CountingAllocator alloc;
+  std::string error;
+  std::vector<int64_t> attrs = {C,
+                                1,
+                                1,
+                                1,
+                                1,
+                                1,
+                                1,
+                                1,
+                                1,
+                                1,
+                                /*flags=*/9,
+                                f32Bits(0.0f),
+                                f32Bits(6.0f)};
+  void *ops[4] = {dx.data(), dw_.data(), dy.data(), db.data()};
+  int32_t ranks[4] = {4, 4, 4, 1};
+  ASSERT_EQ(lib.call(DISC_LIB_CONV, 4, ops, ranks, 13, attrs.data(),
+                     alloc.hooks(), error),
+            0)
+      << error;
+  int clippedLo = 0, clippedHi = 0;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0; i < H; ++i)
+        for (int64_t j = 0; j < W; ++j) {
+          double ref = bias[c];
+          for (int64_t u = 0; u < K; ++u)
+            for (int64_t v = 0; v < K; ++v) {
+              int64_t hi = i - 1 + u, wi = j - 1 + v;
+              if (hi < 0 || hi >= H || wi < 0 || wi >= W)
+                continue;
+              ref +=
+                  x[((n * C + c) * H + hi) * W + wi] * w[(c * K + u) * K + v];
+            }
+          clippedLo += ref < 0;
+          clippedHi += ref > 6;
+          ref = ref < 0 ? 0 : ref > 6 ? 6 : ref;
+          ASSERT_NEAR(y[((n * C + c) * H + i) * W + j], ref, 1e-4);
+        }
+  EXPECT_GT(clippedLo, 0);
+  EXPECT_GT(clippedHi, 0);
+  EXPECT_EQ(alloc.live, 0);
+  // Relu and clip together, or a clip without its bounds: status 1.
+  attrs[10] = 13;
+  EXPECT_EQ(lib.call(DISC_LIB_CONV, 4, ops, ranks, 13, attrs.data(),
+                     alloc.hooks(), error),
+            1);
+  EXPECT_NE(error.find("bad post-op flags 13"), std::string::npos) << error;
+  attrs[10] = 9;
+  EXPECT_EQ(lib.call(DISC_LIB_CONV, 4, ops, ranks, 11, attrs.data(),
+                     alloc.hooks(), error),
+            1);
+  EXPECT_NE(error.find("take 2 more attributes"), std::string::npos) << error;
+}
+
+// MatMul + bias + Sigmoid (flags 17) and + Tanh (flags 33).
+TEST(LibraryCalls, MatMulBiasSigmoidTanhMatchLoops) {
+  const int64_t M = 6, K = 11, N = 5;
+  std::vector<float> a = randomVector(M * K, 41), b = randomVector(K * N, 42),
+                     bias = randomVector(N, 43), c(M * N);
+  auto da = desc(a.data(), {1, M, K});
+  auto db = desc(b.data(), {1, K, N});
+  auto dc = desc(c.data(), {1, M, N});
+  auto dbias = desc(bias.data(), {N});
+  LibraryCalls lib;
+  CountingAllocator alloc;
+  std::string error;
+  for (int64_t flags : {17, 33}) {
+    std::vector<int64_t> attrs = {0, 0, flags};
+    void *ops[4] = {da.data(), db.data(), dc.data(), dbias.data()};
+    int32_t ranks[4] = {3, 3, 3, 1};
+    ASSERT_EQ(lib.call(DISC_LIB_MATMUL, 4, ops, ranks, 3, attrs.data(),
+                       alloc.hooks(), error),
+              0)
+        << error;
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double ref = bias[j];
+        for (int64_t k = 0; k < K; ++k)
+          ref += a[i * K + k] * b[k * N + j];
+        ref = flags == 17 ? 1.0 / (1.0 + std::exp(-ref)) : std::tanh(ref);
+        EXPECT_NEAR(c[i * N + j], ref, 1e-5) << "flags " << flags;
+      }
+  }
 }
 
 // Operands that do not fit the call are status 1 with shapes in the text;
