@@ -45,6 +45,9 @@ def main(argv=None):
                     help="GPU architecture (repeatable; default sm_80, sm_90)")
     ap.add_argument("--allow-unsupported", action="append", default=[],
                     help="model stem that may be rejected as unsupported")
+    ap.add_argument("--expect-library-calls", action="append", default=[],
+                    help="model stem whose MatMul/Gemm/Conv must all become "
+                    "cuBLAS/cuDNN calls (--report-codegen)")
     ap.add_argument("--force-dynamic", action="store_true",
                     help="compile with --force-dynamic (every dim dynamic)")
     ap.add_argument("models", nargs="+")
@@ -67,12 +70,24 @@ def main(argv=None):
         for arch in archs:
             out = os.path.join(args.work_dir, f"{stem}.{arch}.so")
             cmd = [compile_bin, model, "--target=cuda", f"--gpu-arch={arch}",
-                   "-o", out]
+                   "--report-codegen", "-o", out]
             if args.force_dynamic:
                 cmd.append("--force-dynamic")
             r = subprocess.run(cmd, capture_output=True, text=True,
                                timeout=900)
             msg = (r.stderr or "").strip().splitlines()
+            # "library calls: B cuBLAS, D cuDNN, L MatMul/Conv as generated
+            # loops" (--report-codegen on --target=cuda).
+            lib = re.search(r"^library calls: (\d+) cuBLAS, (\d+) cuDNN, "
+                            r"(\d+) MatMul/Conv", r.stderr or "", re.M)
+            calls = int(lib.group(1)) + int(lib.group(2)) if lib else 0
+            loops = int(lib.group(3)) if lib else 0
+            if r.returncode == 0 and stem in args.expect_library_calls and \
+                    (calls == 0 or loops > 0):
+                failed += 1
+                print(f"FAIL {stem} {arch}: expected library calls only, "
+                      f"got {lib.group(0) if lib else 'no report'}")
+                continue
             if r.returncode == 0:
                 # Every kernel is a cubin (ELF) in model.so's read-only data.
                 nm = subprocess.run(["nm", out], capture_output=True,
@@ -80,7 +95,8 @@ def main(argv=None):
                 kernels = len(re.findall(r" r \S+_binary$", nm.stdout, re.M))
                 with open(out, "rb") as f:
                     elves = f.read().count(b"\x7fELF") - 1
-                if kernels == 0 or elves < kernels:
+                # A model of library calls only has no kernel.
+                if (kernels == 0 and calls == 0) or elves < kernels:
                     failed += 1
                     print(f"FAIL {stem} {arch}: {kernels} kernels, "
                           f"{elves} cubins in {out}")
@@ -88,7 +104,7 @@ def main(argv=None):
                 compiled += 1
                 first_so = first_so or out
                 print(f"OK   {stem} {arch}: {kernels} kernels, "
-                      "ptxas accepted all")
+                      f"ptxas accepted all, {calls} library calls")
             elif (r.returncode == 2 and stem in args.allow_unsupported and
                   any("not supported on --target=cuda yet" in m and
                       "ONNX node '" in m for m in msg)):
