@@ -106,6 +106,8 @@ struct ColMajor {
 
 ColMajor colMajor(int64_t p0, int64_t p1, int64_t s0, int64_t s1,
                   const char *name) {
+  if (p0 == 0 || p1 == 0) // no element: any layout
+    return {true, std::max<int64_t>(p1, 1)};
   if (s1 == 1 || p1 <= 1) {
     int64_t ld = p0 <= 1 ? std::max<int64_t>(p1, 1) : s0;
     if (ld >= std::max<int64_t>(p1, 1))
