@@ -325,8 +325,8 @@ void LibraryCalls::Impl::matmul(int32_t numOperands, void *const *operands,
   int64_t k = ak;
   if (batch == 0 || m == 0 || n == 0)
     return;
-  needBlas();
   device.makeCurrent();
+  needBlas();
   // C row-major [M, N] is column-major C^T [N, M]: C^T = op(B)^T op(A)^T.
   ColMajor cc = colMajor(m, n, c.strides[1], c.strides[2], "C");
   if (!cc.rowMajor)
@@ -488,8 +488,8 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
       fail(1, "conv: the weights " + dimsText(w.sizes) + " with strides " +
                   dimsText(w.strides) + " are not dense");
   }
-  needDnn();
   device.makeCurrent();
+  needDnn();
   // 1-D: a 2-D convolution over [.., 1, W].
   std::vector<int> pads, strides, dilations;
   if (k == 1) {
