@@ -10,10 +10,12 @@
 //
 // Taken: f32 dot_general in the forms of the CPU path (MatMul, Gemm with
 // either operand transposed, N-D x 2-D, batched with equal batch dims), and
-// f32 Conv with 1-3 spatial dims, any groups, strides and dilations and
-// symmetric pads. Everything else (other element types, asymmetric pads,
-// ConvTranspose) keeps the generated loops; `cudaLibraryCallMiss` says why
-// and `disc-compile --report-codegen` prints it per ONNX node.
+// f32 Conv and ConvTranspose (cuDNN backward data) with 1-3 spatial dims,
+// any groups, strides and dilations and symmetric pads (for ConvTranspose:
+// the end pad less output_padding equal to the begin pad). Everything else
+// (other element types, asymmetric pads) keeps the generated loops;
+// `cudaLibraryCallMiss` says why and `disc-compile --report-codegen` prints
+// it per ONNX node.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DISC_CONVERSION_CUDALIBRARYCALLS_H

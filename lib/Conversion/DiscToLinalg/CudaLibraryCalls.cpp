@@ -34,8 +34,26 @@ static std::string nonF32(Operation *op) {
 }
 
 std::string mlir::disc::cudaLibraryCallMiss(Operation *op) {
-  if (isa<ConvTransposeOp>(op))
-    return "ConvTranspose has no cuDNN call yet";
+  if (auto t = dyn_cast<ConvTransposeOp>(op)) {
+    if (std::string e = nonF32(op); !e.empty())
+      return e;
+    int64_t k = t.getType().getRank() - 2;
+    if (k < 1 || k > 3)
+      return std::to_string(k) + " spatial dims (cuDNN calls take 1 to 3)";
+    // The call's end pad is the ONNX one minus output_padding
+    // (DISC_LIB_CONV_TRANSPOSE); cuDNN's backward data takes one pad.
+    ArrayRef<int64_t> pad = t.getPadding(), outPad = t.getOutputPadding();
+    for (int64_t i = 0; i < k; ++i) {
+      int64_t end = pad[k + i] - (i < (int64_t)outPad.size() ? outPad[i] : 0);
+      if (pad[i] != end)
+        return "pads " + std::to_string(pad[i]) + " and " +
+               std::to_string(end) + " (after output_padding) on spatial dim " +
+               std::to_string(i) + " (cuDNN takes symmetric pads)";
+    }
+    if (!fitsLibraryCall(op))
+      return "a transposed convolution the library call does not take";
+    return "";
+  }
   if (auto conv = dyn_cast<ConvOp>(op)) {
     if (std::string t = nonF32(op); !t.empty())
       return t;
@@ -64,7 +82,7 @@ std::string mlir::disc::cudaLibraryCallMiss(Operation *op) {
 }
 
 bool mlir::disc::fitsCudaLibraryCall(Operation *op) {
-  if (!isa<DotGeneralOp, ConvOp>(op))
+  if (!isa<DotGeneralOp, ConvOp, ConvTransposeOp>(op))
     return false;
   return cudaLibraryCallMiss(op).empty();
 }
@@ -107,7 +125,7 @@ void mlir::disc::reportCudaLibraryCalls(func::FuncOp func,
       return;
     os << "library call: " << nodeText(op) << ": ";
     if (op->hasAttr(kLibraryCallAttr)) {
-      bool isConv = isa<ConvOp>(op);
+      bool isConv = isa<ConvOp, ConvTransposeOp>(op);
       (isConv ? dnn : blas) += 1;
       os << (isConv ? "cuDNN" : "cuBLAS");
       if (auto post = op->getAttrOfType<ArrayAttr>(kPostOpsAttr)) {

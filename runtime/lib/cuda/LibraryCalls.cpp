@@ -291,11 +291,11 @@ struct LibraryCalls::Impl {
               const DeviceScratch &scratch);
   void conv(int32_t numOperands, void *const *operands, const int32_t *ranks,
             int32_t numAttrs, const int64_t *attrs,
-            const DeviceScratch &scratch);
+            const DeviceScratch &scratch, bool transposed);
   ConvPlan &plan(const std::vector<int64_t> &key, const View &x, const View &w,
                  const View &y, int64_t groups, const std::vector<int> &pads,
                  const std::vector<int> &strides,
-                 const std::vector<int> &dilations);
+                 const std::vector<int> &dilations, bool backwardData);
 };
 
 void LibraryCalls::Impl::matmul(int32_t numOperands, void *const *operands,
@@ -390,7 +390,8 @@ ConvPlan &LibraryCalls::Impl::plan(const std::vector<int64_t> &key,
                                    const View &x, const View &w, const View &y,
                                    int64_t groups, const std::vector<int> &pads,
                                    const std::vector<int> &strides,
-                                   const std::vector<int> &dilations) {
+                                   const std::vector<int> &dilations,
+                                   bool backwardData) {
   if (auto it = plans.find(key); it != plans.end()) {
     lru.splice(lru.begin(), lru, it->second);
     return *it->second->second;
@@ -422,9 +423,14 @@ ConvPlan &LibraryCalls::Impl::plan(const std::vector<int64_t> &key,
            "cudnnSetConvolutionMathType");
   CudnnConvFwdAlgoPerf perf[16] = {};
   int returned = 0;
-  checkDnn(dnn->getConvolutionForwardAlgorithm(dnnHandle, p->x, p->w, p->conv,
-                                               p->y, 16, &returned, perf),
-           "cudnnGetConvolutionForwardAlgorithm_v7");
+  if (backwardData)
+    checkDnn(dnn->getConvolutionBackwardDataAlgorithm(
+                 dnnHandle, p->w, p->y, p->conv, p->x, 16, &returned, perf),
+             "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+  else
+    checkDnn(dnn->getConvolutionForwardAlgorithm(dnnHandle, p->x, p->w, p->conv,
+                                                 p->y, 16, &returned, perf),
+             "cudnnGetConvolutionForwardAlgorithm_v7");
   for (int i = 0; i < returned && i < 16; ++i)
     if (perf[i].status == 0 && (perf[i].mathType == kCudnnFmaMath ||
                                 perf[i].mathType == kCudnnDefaultMath))
@@ -445,12 +451,14 @@ ConvPlan &LibraryCalls::Impl::plan(const std::vector<int64_t> &key,
 void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
                               const int32_t *ranks, int32_t numAttrs,
                               const int64_t *attrs,
-                              const DeviceScratch &scratch) {
+                              const DeviceScratch &scratch, bool transposed) {
+  const std::string what = transposed ? "conv_transpose" : "conv";
   int32_t rank = numOperands >= 1 ? ranks[0] : 0;
   int64_t k = rank - 2;
   if (numOperands < 3 || k < 1 || k > 3 || ranks[1] != rank ||
-      ranks[2] != rank || (numAttrs != 2 + 4 * k && numAttrs != 3 + 4 * k))
-    fail(1, "conv: expected X, W, Y of rank 3..5 and 2 + 4k attributes");
+      ranks[2] != rank || (numAttrs != 2 + 4 * k && numAttrs != 3 + 4 * k) ||
+      (transposed && numAttrs != 2 + 4 * k))
+    fail(1, what + ": expected X, W, Y of rank 3..5 and 2 + 4k attributes");
   int64_t flags = numAttrs == 3 + 4 * k ? attrs[2 + 4 * k] : 0;
   int32_t want = 3 + ((flags & 1) ? 1 : 0) + ((flags & 2) ? 1 : 0);
   if (numOperands != want)
@@ -463,18 +471,21 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
                 *pe = attrs + 2 + 3 * k;
   for (int64_t i = 0; i < k; ++i)
     if (pb[i] != pe[i])
-      fail(1, "conv: cuDNN takes symmetric pads only, spatial dim " +
+      fail(1, what + ": cuDNN takes symmetric pads only, spatial dim " +
                   std::to_string(i) + " has " + std::to_string(pb[i]) +
                   " and " + std::to_string(pe[i]));
-  if (groups < 1 || x.sizes[1] != w.sizes[1] * groups ||
-      y.sizes[1] != w.sizes[0] || x.sizes[0] != y.sizes[0])
-    fail(1, "conv: X " + dimsText(x.sizes) + ", W " + dimsText(w.sizes) +
+  // ConvTranspose: W [C, OC/G, K...] is the filter of the convolution
+  // from Y (its input) to X (its output).
+  const View &fwdIn = transposed ? y : x, &fwdOut = transposed ? x : y;
+  if (groups < 1 || fwdIn.sizes[1] != w.sizes[1] * groups ||
+      fwdOut.sizes[1] != w.sizes[0] || x.sizes[0] != y.sizes[0])
+    fail(1, what + ": X " + dimsText(x.sizes) + ", W " + dimsText(w.sizes) +
                 ", Y " + dimsText(y.sizes) + " with " + std::to_string(groups) +
                 " groups do not fit");
   if (volume(y.sizes) == 0)
     return;
   if (volume(x.sizes) == 0)
-    fail(1, "conv: empty input " + dimsText(x.sizes) + " for output " +
+    fail(1, what + ": empty input " + dimsText(x.sizes) + " for output " +
                 dimsText(y.sizes));
   // Dense weights (cuDNN filters have no strides).
   {
@@ -485,7 +496,7 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
       d *= w.sizes[i];
     }
     if (normalizedStrides(w.sizes, w.strides) != dense)
-      fail(1, "conv: the weights " + dimsText(w.sizes) + " with strides " +
+      fail(1, what + ": the weights " + dimsText(w.sizes) + " with strides " +
                   dimsText(w.strides) + " are not dense");
   }
   device.makeCurrent();
@@ -509,7 +520,8 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
     strides.push_back(toInt(str[i], "stride"));
     dilations.push_back(toInt(dil[i], "dilation"));
   }
-  std::vector<int64_t> key = {groups, static_cast<int64_t>(x.sizes.size())};
+  std::vector<int64_t> key = {transposed, groups,
+                              static_cast<int64_t>(x.sizes.size())};
   for (const View *v : {&x, &w, &y}) {
     key.insert(key.end(), v->sizes.begin(), v->sizes.end());
     std::vector<int64_t> s = normalizedStrides(v->sizes, v->strides);
@@ -518,7 +530,10 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
   key.insert(key.end(), pads.begin(), pads.end());
   key.insert(key.end(), strides.begin(), strides.end());
   key.insert(key.end(), dilations.begin(), dilations.end());
-  ConvPlan &p = plan(key, x, w, y, groups, pads, strides, dilations);
+  ConvPlan &p = transposed ? plan(key, y, w, x, groups, pads, strides,
+                                  dilations, /*backwardData=*/true)
+                           : plan(key, x, w, y, groups, pads, strides,
+                                  dilations, /*backwardData=*/false);
   // The best algorithm whose workspace the allocator grants.
   Workspace ws(scratch);
   int algo = -1;
@@ -535,10 +550,16 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
             "needs " +
                 std::to_string(p.algos.back().second) + " bytes)");
   const float one = 1.0f, zero = 0.0f;
-  checkDnn(dnn->convolutionForward(dnnHandle, &one, p.x, x.data, p.w, w.data,
-                                   p.conv, algo, ws.p, wsBytes, &zero, p.y,
-                                   y.data),
-           "cudnnConvolutionForward");
+  if (transposed)
+    checkDnn(dnn->convolutionBackwardData(dnnHandle, &one, p.w, w.data, p.y,
+                                          x.data, p.conv, algo, ws.p, wsBytes,
+                                          &zero, p.x, y.data),
+             "cudnnConvolutionBackwardData");
+  else
+    checkDnn(dnn->convolutionForward(dnnHandle, &one, p.x, x.data, p.w, w.data,
+                                     p.conv, algo, ws.p, wsBytes, &zero, p.y,
+                                     y.data),
+             "cudnnConvolutionForward");
   if (flags & 7) {
     int32_t next = 3;
     View bias, residual;
@@ -592,11 +613,17 @@ int32_t LibraryCalls::call(int32_t callId, int32_t numOperands,
       impl_->matmul(numOperands, operands, ranks, numAttrs, attrs, scratch);
       return 0;
     case DISC_LIB_CONV:
-      impl_->conv(numOperands, operands, ranks, numAttrs, attrs, scratch);
+      impl_->conv(numOperands, operands, ranks, numAttrs, attrs, scratch,
+                  /*transposed=*/false);
+      return 0;
+    case DISC_LIB_CONV_TRANSPOSE:
+      impl_->conv(numOperands, operands, ranks, numAttrs, attrs, scratch,
+                  /*transposed=*/true);
       return 0;
     default:
       error = "library call " + std::to_string(callId) +
-              " has no CUDA implementation (MatMul and Conv have)";
+              " has no CUDA implementation (MatMul, Conv and ConvTranspose "
+              "have)";
       return 1;
     }
   } catch (const CallError &e) {

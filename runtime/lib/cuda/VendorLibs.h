@@ -73,7 +73,8 @@ constexpr int kCudnnFmaMath = 3;          // CUDNN_FMA_MATH: no TF32
 constexpr int kCudnnActivationRelu = 1;   // CUDNN_ACTIVATION_RELU
 constexpr int kCudnnPropagateNan = 1;     // CUDNN_PROPAGATE_NAN
 
-/// cudnnConvolutionFwdAlgoPerf_t.
+/// cudnnConvolutionFwdAlgoPerf_t (cudnnConvolutionBwdDataAlgoPerf_t has the
+/// same layout).
 struct CudnnConvFwdAlgoPerf {
   int algo;
   cudnnStatus_t status;
@@ -127,6 +128,18 @@ struct DnnApi {
       cudnnConvolutionDescriptor_t conv, int algo, void *workspace,
       size_t workspaceBytes, const void *beta, cudnnTensorDescriptor_t yDesc,
       void *y);
+  /// cudnnGetConvolutionBackwardDataAlgorithm_v7 (ConvTranspose is the
+  /// backward data pass of the convolution from its output to its input).
+  cudnnStatus_t (*getConvolutionBackwardDataAlgorithm)(
+      cudnnHandle_t, cudnnFilterDescriptor_t w, cudnnTensorDescriptor_t dy,
+      cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t dx,
+      int requested, int *returned, CudnnConvFwdAlgoPerf *results);
+  cudnnStatus_t (*convolutionBackwardData)(
+      cudnnHandle_t, const void *alpha, cudnnFilterDescriptor_t wDesc,
+      const void *w, cudnnTensorDescriptor_t dyDesc, const void *dy,
+      cudnnConvolutionDescriptor_t conv, int algo, void *workspace,
+      size_t workspaceBytes, const void *beta, cudnnTensorDescriptor_t dxDesc,
+      void *dx);
   /// cudnnAddTensor: C = alpha A + beta C, A's dims equal to C's or 1.
   cudnnStatus_t (*addTensor)(cudnnHandle_t, const void *alpha,
                              cudnnTensorDescriptor_t aDesc, const void *a,
