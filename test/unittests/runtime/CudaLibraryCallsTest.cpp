@@ -19,6 +19,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 
@@ -35,6 +36,13 @@ std::vector<int64_t> desc(float *data, std::vector<int64_t> sizes,
   d.insert(d.end(), sizes.begin(), sizes.end());
   d.insert(d.end(), strides.begin(), strides.end());
   return d;
+}
+
+int64_t volume(const std::vector<int64_t> &d) {
+  int64_t n = 1;
+  for (int64_t x : d)
+    n *= x;
+  return n;
 }
 
 /// Counts the workspace bytes taken from the "session" allocator.
@@ -248,6 +256,227 @@ TEST_F(CudaLibraryCalls, LibraryWithoutTheSymbolsIsAClearError) {
   EXPECT_NE(error.find("cuDNN is not available"), std::string::npos) << error;
   EXPECT_NE(error.find("has no symbol 'cudnnCreate'"), std::string::npos)
       << error;
+}
+
+/// Dense row-major strides of `sizes`.
+std::vector<int64_t> dense(const std::vector<int64_t> &sizes) {
+  std::vector<int64_t> st(sizes.size());
+  int64_t d = 1;
+  for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i >= 0; --i) {
+    st[i] = d;
+    d *= sizes[i];
+  }
+  return st;
+}
+
+/// ONNX Conv (transposed = false) or ConvTranspose (true), k spatial dims,
+/// symmetric pads, from the operator definitions: Conv
+///   Y[n, oc, o] = sum_{c in group, r} X[n, c, o*s - p + r*d] W[oc, c', r],
+/// ConvTranspose
+///   Y[n, oc, i*s - p + r*d] += X[n, c, i] W[c, oc', r].
+/// X and Y dense; returns Y.
+std::vector<float>
+referenceConv(bool transposed, const std::vector<float> &x,
+              const std::vector<int64_t> &xs, const std::vector<float> &w,
+              const std::vector<int64_t> &ws, const std::vector<int64_t> &ys,
+              int64_t g, const std::vector<int64_t> &s,
+              const std::vector<int64_t> &d, const std::vector<int64_t> &p) {
+  size_t k = xs.size() - 2;
+  std::vector<float> y(volume(ys), 0.0f);
+  std::vector<int64_t> xst = dense(xs), wst = dense(ws), yst = dense(ys);
+  // Iterate over (n, input channel c, input position i, filter tap r) for
+  // ConvTranspose, over (n, oc, output position o, c', r) for Conv.
+  const std::vector<int64_t> &outer = transposed ? xs : ys;
+  int64_t cgIn = transposed ? xs[1] / g : ws[1];
+  int64_t ocPerGroup = transposed ? ws[1] : ys[1] / g;
+  std::vector<int64_t> pos(k), tap(k);
+  for (int64_t e = 0; e < volume(outer); ++e) {
+    int64_t rem = e;
+    std::vector<int64_t> idx(outer.size());
+    for (int64_t i = static_cast<int64_t>(outer.size()) - 1; i >= 0; --i) {
+      idx[i] = rem % outer[i];
+      rem /= outer[i];
+    }
+    std::vector<int64_t> rs(ws.begin() + 2, ws.end());
+    for (int64_t t = 0; t < volume(rs); ++t) {
+      int64_t rr = t;
+      for (int64_t i = static_cast<int64_t>(k) - 1; i >= 0; --i) {
+        tap[i] = rr % rs[i];
+        rr /= rs[i];
+      }
+      bool inside = true;
+      for (size_t i = 0; i < k; ++i) {
+        pos[i] = idx[2 + i] * s[i] - p[i] + tap[i] * d[i];
+        int64_t lim = transposed ? ys[2 + i] : xs[2 + i];
+        inside &= pos[i] >= 0 && pos[i] < lim;
+      }
+      if (!inside)
+        continue;
+      if (transposed) {
+        int64_t c = idx[1], grp = c / cgIn;
+        for (int64_t oo = 0; oo < ocPerGroup; ++oo) {
+          int64_t yo = idx[0] * yst[0] + (grp * ocPerGroup + oo) * yst[1];
+          int64_t wo = c * wst[0] + oo * wst[1];
+          int64_t xo = idx[0] * xst[0] + c * xst[1];
+          for (size_t i = 0; i < k; ++i) {
+            yo += pos[i] * yst[2 + i];
+            wo += tap[i] * wst[2 + i];
+            xo += idx[2 + i] * xst[2 + i];
+          }
+          y[yo] += x[xo] * w[wo];
+        }
+      } else {
+        int64_t oc = idx[1], grp = oc / ocPerGroup;
+        for (int64_t ci = 0; ci < cgIn; ++ci) {
+          int64_t xo = idx[0] * xst[0] + (grp * cgIn + ci) * xst[1];
+          int64_t wo = oc * wst[0] + ci * wst[1];
+          int64_t yo = idx[0] * yst[0] + oc * yst[1];
+          for (size_t i = 0; i < k; ++i) {
+            xo += pos[i] * xst[2 + i];
+            wo += tap[i] * wst[2 + i];
+            yo += idx[2 + i] * yst[2 + i];
+          }
+          y[yo] += x[xo] * w[wo];
+        }
+      }
+    }
+  }
+  return y;
+}
+
+std::vector<float> randomVector(int64_t n, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
+TEST_F(CudaLibraryCalls, ConvWithPostOpsMatchesOnnxReference) {
+  LibraryCalls calls(*device, {FAKE_CUBLAS}, {FAKE_CUDNN});
+  std::mt19937 rng(11);
+  // X [2, 4, 5, 6] as a strided view (channel stride padded), W [6, 2, 3,
+  // 3], 2 groups, strides {2, 1}, dilations {1, 2}, pads {1, 2}.
+  std::vector<int64_t> xs = {2, 4, 5, 6}, ws = {6, 2, 3, 3}, ys = {2, 6, 3, 6};
+  std::vector<float> x = randomVector(volume(xs), rng);
+  std::vector<float> xPadded(2 * 4 * 40, 99.0f);
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t c = 0; c < 4; ++c)
+      for (int64_t i = 0; i < 30; ++i)
+        xPadded[n * 160 + c * 40 + i] = x[(n * 4 + c) * 30 + i];
+  std::vector<float> w = randomVector(volume(ws), rng);
+  std::vector<float> bias = randomVector(6, rng);
+  std::vector<float> res = randomVector(volume(ys), rng);
+  std::vector<float> y(volume(ys), 42.0f);
+  auto dx = desc(xPadded.data(), xs, {160, 40, 6, 1});
+  auto dw = desc(w.data(), ws, dense(ws));
+  auto dy = desc(y.data(), ys, dense(ys));
+  auto db = desc(bias.data(), {6}, {1});
+  auto dr = desc(res.data(), ys, dense(ys));
+  void *ops[5] = {dx.data(), dw.data(), dy.data(), db.data(), dr.data()};
+  int32_t ranks[5] = {4, 4, 4, 1, 4};
+  int64_t attrs[11] = {2, 1, 2, 1, 1, 2, 1, 2, 1, 2, 7};
+  std::vector<float> want =
+      referenceConv(false, x, xs, w, ws, ys, 2, {2, 1}, {1, 2}, {1, 2});
+  for (int64_t e = 0; e < volume(ys); ++e)
+    want[e] = std::max(0.0f, want[e] + bias[(e / 18) % 6] + res[e]);
+  for (int run = 0; run < 2; ++run) {
+    std::string error;
+    ASSERT_EQ(calls.call(DISC_LIB_CONV, 5, ops, ranks, 11, attrs,
+                         scratch.hooks(), error),
+              0)
+        << error;
+    for (int64_t e = 0; e < volume(ys); ++e)
+      ASSERT_NEAR(y[e], want[e], 1e-5) << "at " << e;
+  }
+  // One plan for both runs; the preferred algorithm's 1 MiB workspace
+  // came from the allocator and went back.
+  EXPECT_EQ(calls.numPlansCreated(), 1);
+  EXPECT_EQ(scratch.maxBytes, int64_t(1) << 20);
+  EXPECT_EQ(scratch.live, 0);
+}
+
+TEST_F(CudaLibraryCalls, Conv1dAndConvTransposeMatchOnnxReference) {
+  LibraryCalls calls(*device, {FAKE_CUBLAS}, {FAKE_CUDNN});
+  std::mt19937 rng(13);
+  {
+    // Conv 1-D (a 2-D convolution over [.., 1, W]): X [1, 3, 7], W [2, 3,
+    // 3], stride 2, pad 1.
+    std::vector<int64_t> xs = {1, 3, 7}, ws = {2, 3, 3}, ys = {1, 2, 4};
+    std::vector<float> x = randomVector(volume(xs), rng),
+                       w = randomVector(volume(ws), rng), y(volume(ys));
+    auto dx = desc(x.data(), xs, dense(xs));
+    auto dw = desc(w.data(), ws, dense(ws));
+    auto dy = desc(y.data(), ys, dense(ys));
+    void *ops[3] = {dx.data(), dw.data(), dy.data()};
+    int32_t ranks[3] = {3, 3, 3};
+    int64_t attrs[6] = {1, 1, 2, 1, 1, 1};
+    std::string error;
+    ASSERT_EQ(calls.call(DISC_LIB_CONV, 3, ops, ranks, 6, attrs,
+                         scratch.hooks(), error),
+              0)
+        << error;
+    std::vector<float> want =
+        referenceConv(false, x, xs, w, ws, ys, 1, {2}, {1}, {1});
+    for (int64_t e = 0; e < volume(ys); ++e)
+      ASSERT_NEAR(y[e], want[e], 1e-5) << "conv1d at " << e;
+  }
+  {
+    // ConvTranspose 2-D: X [1, 4, 3, 3], W [4, 3, 3, 3], strides 2, pads 1:
+    // Y [1, 3, 5, 5].
+    std::vector<int64_t> xs = {1, 4, 3, 3}, ws = {4, 3, 3, 3},
+                         ys = {1, 3, 5, 5};
+    std::vector<float> x = randomVector(volume(xs), rng),
+                       w = randomVector(volume(ws), rng), y(volume(ys), 42.0f);
+    auto dx = desc(x.data(), xs, dense(xs));
+    auto dw = desc(w.data(), ws, dense(ws));
+    auto dy = desc(y.data(), ys, dense(ys));
+    void *ops[3] = {dx.data(), dw.data(), dy.data()};
+    int32_t ranks[3] = {4, 4, 4};
+    int64_t attrs[10] = {1, 1, 2, 2, 1, 1, 1, 1, 1, 1};
+    std::string error;
+    ASSERT_EQ(calls.call(DISC_LIB_CONV_TRANSPOSE, 3, ops, ranks, 10, attrs,
+                         scratch.hooks(), error),
+              0)
+        << error;
+    std::vector<float> want =
+        referenceConv(true, x, xs, w, ws, ys, 1, {2, 2}, {1, 1}, {1, 1});
+    for (int64_t e = 0; e < volume(ys); ++e)
+      ASSERT_NEAR(y[e], want[e], 1e-5) << "conv_transpose at " << e;
+  }
+  EXPECT_EQ(calls.numPlansCreated(), 2);
+  EXPECT_EQ(scratch.live, 0);
+}
+
+TEST_F(CudaLibraryCalls, MatMulPostOpsThroughCudnn) {
+  LibraryCalls calls(*device, {FAKE_CUBLAS}, {FAKE_CUDNN});
+  std::mt19937 rng(17);
+  // [2, 3, 4] x [2, 4, 5] + bias [5] + residual, Relu.
+  std::vector<float> a = randomVector(24, rng), b = randomVector(40, rng),
+                     bias = randomVector(5, rng), res = randomVector(30, rng),
+                     c(30);
+  auto da = desc(a.data(), {2, 3, 4}, {12, 4, 1});
+  auto db = desc(b.data(), {2, 4, 5}, {20, 5, 1});
+  auto dc = desc(c.data(), {2, 3, 5}, {15, 5, 1});
+  auto dbias = desc(bias.data(), {5}, {1});
+  auto dr = desc(res.data(), {2, 3, 5}, {15, 5, 1});
+  void *ops[5] = {da.data(), db.data(), dc.data(), dbias.data(), dr.data()};
+  int32_t ranks[5] = {3, 3, 3, 1, 3};
+  int64_t attrs[3] = {0, 0, 7};
+  std::string error;
+  ASSERT_EQ(calls.call(DISC_LIB_MATMUL, 5, ops, ranks, 3, attrs,
+                       scratch.hooks(), error),
+            0)
+      << error;
+  for (int64_t p = 0; p < 2; ++p)
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 5; ++j) {
+        float want = 0.0f;
+        for (int64_t l = 0; l < 4; ++l)
+          want += a[p * 12 + i * 4 + l] * b[p * 20 + l * 5 + j];
+        want = std::max(0.0f, want + bias[j] + res[p * 15 + i * 5 + j]);
+        ASSERT_NEAR(c[p * 15 + i * 5 + j], want, 1e-5);
+      }
 }
 
 /// Through a session of a CUDA model: the library call reaches cuBLAS on
