@@ -51,3 +51,19 @@ func.func @main(%x: tensor<?x3x?x?xf32>, %a: tensor<?x?x16xf32>, %b: tensor<?x16
   %m64 = disc.dot_general %d, %w64 {lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<?x4xf64>, tensor<4x4xf64>) -> tensor<?x4xf64>
   return %r, %c2, %m, %m64 : tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>, tensor<?x?x8xf32>, tensor<?x4xf64>
 }
+
+// -----
+// The marking pass on its own: ConvTranspose with symmetric pads (after
+// output_padding) is a cuDNN call; one with an end pad below the begin pad
+// is not.
+// RUN: disc-opt --disc-mark-cuda-library-calls --split-input-file %s | FileCheck %s --check-prefix=MARK
+// MARK-LABEL: func.func @conv_transpose
+// MARK: disc.conv_transpose {{.*}}disc.library_call
+// MARK: disc.conv_transpose
+// MARK-NOT: disc.library_call
+// MARK: return
+func.func @conv_transpose(%x: tensor<?x4x?x?xf32>, %w: tensor<4x3x3x3xf32>) -> (tensor<?x3x?x?xf32>, tensor<?x3x?x?xf32>) {
+  %0 = disc.conv_transpose %x, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, padding = array<i64: 1, 1, 2, 2>, output_padding = array<i64: 1, 1>, feature_group_count = 1 : i64} : (tensor<?x4x?x?xf32>, tensor<4x3x3x3xf32>) -> tensor<?x3x?x?xf32>
+  %1 = disc.conv_transpose %x, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, output_padding = array<i64: 1, 1>, feature_group_count = 1 : i64} : (tensor<?x4x?x?xf32>, tensor<4x3x3x3xf32>) -> tensor<?x3x?x?xf32>
+  return %0, %1 : tensor<?x3x?x?xf32>, tensor<?x3x?x?xf32>
+}
