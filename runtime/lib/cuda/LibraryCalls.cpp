@@ -435,6 +435,12 @@ ConvPlan &LibraryCalls::Impl::plan(const std::vector<int64_t> &key,
     if (perf[i].status == 0 && (perf[i].mathType == kCudnnFmaMath ||
                                 perf[i].mathType == kCudnnDefaultMath))
       p->algos.emplace_back(perf[i].algo, perf[i].memory);
+  // None reported with FMA math: any algorithm cuDNN can run (it runs with
+  // the descriptor's FMA math).
+  bool anyMath = p->algos.empty();
+  for (int i = 0; anyMath && i < returned && i < 16; ++i)
+    if (perf[i].status == 0)
+      p->algos.emplace_back(perf[i].algo, perf[i].memory);
   if (p->algos.empty())
     fail(4, "cuDNN has no f32 algorithm for the convolution of " +
                 dimsText(x.sizes) + " by " + dimsText(w.sizes));
