@@ -11,6 +11,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/MapVector.h"
 
 using namespace mlir;
 
@@ -45,39 +46,49 @@ struct UploadLibraryCallOperandsPass
     registry.insert<gpu::GPUDialect, memref::MemRefDialect>();
   }
   void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
     SmallVector<func::CallOp> calls;
-    getOperation().walk([&](func::CallOp call) {
+    func.walk([&](func::CallOp call) {
       if (call.getCallee().starts_with("disc_lib_"))
         calls.push_back(call);
     });
+    if (calls.empty())
+      return;
+    Block &entry = func.getBody().front();
+    OpBuilder top = OpBuilder::atBlockBegin(&entry);
+    llvm::MapVector<StringRef, Value> uploaded; // global name -> device copy
+    int64_t bytes = 0;
     for (func::CallOp call : calls) {
       OpBuilder b(call);
-      Location loc = call.getLoc();
-      llvm::DenseMap<Value, Value> uploaded; // global -> device copy
-      SmallVector<Value> toFree;
       for (OpOperand &operand : call->getOpOperands()) {
         Value v = operand.get();
         if (!isa<MemRefType>(v.getType()))
           continue;
         SmallVector<Operation *> chain;
         Value root = viewRoot(v, &chain);
-        if (!root.getDefiningOp<memref::GetGlobalOp>())
+        auto global = root.getDefiningOp<memref::GetGlobalOp>();
+        if (!global)
           continue;
-        Value dev = uploaded.lookup(root);
+        Value &dev = uploaded[global.getName()];
         if (!dev) {
-          dev =
-              memref::AllocOp::create(b, loc, cast<MemRefType>(root.getType()));
+          Location loc = global.getLoc();
+          auto type = cast<MemRefType>(root.getType());
+          Value host =
+              memref::GetGlobalOp::create(top, loc, type, global.getName());
+          dev = memref::AllocOp::create(top, loc, type);
           Value token =
-              gpu::WaitOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),
+              gpu::WaitOp::create(top, loc, top.getType<gpu::AsyncTokenType>(),
                                   ValueRange{})
                   .getAsyncToken();
-          token =
-              gpu::MemcpyOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),
-                                    ValueRange{token}, dev, root)
-                  .getAsyncToken();
-          gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
-          uploaded[root] = dev;
-          toFree.push_back(dev);
+          token = gpu::MemcpyOp::create(top, loc,
+                                        top.getType<gpu::AsyncTokenType>(),
+                                        ValueRange{token}, dev, host)
+                      .getAsyncToken();
+          gpu::WaitOp::create(top, loc, Type(), ValueRange{token});
+          bytes += type.getNumElements() *
+                   llvm::divideCeil(type.getElementTypeBitWidth(), 8);
         }
         // Re-take the view chain on the device copy.
         IRMapping map;
@@ -87,10 +98,25 @@ struct UploadLibraryCallOperandsPass
           mapped = b.clone(*def, map)->getResult(0);
         operand.set(mapped);
       }
-      b.setInsertionPointAfter(call);
-      for (Value dev : toFree)
-        memref::DeallocOp::create(b, loc, dev);
     }
+    func.walk([&](func::ReturnOp ret) {
+      OpBuilder b(ret);
+      for (auto &[name, dev] : uploaded)
+        memref::DeallocOp::create(b, ret.getLoc(), dev);
+    });
+    if (uploaded.empty())
+      return;
+    // Live through the whole run, like the kernels' constants
+    // (disc-gpu-upload-constants): added to the bytes and buffers the
+    // predicted peak counts.
+    auto i64 = IntegerType::get(&getContext(), 64);
+    auto add = [&](StringRef name, int64_t v) {
+      if (auto old = func->getAttrOfType<IntegerAttr>(name))
+        v += old.getInt();
+      func->setAttr(name, IntegerAttr::get(i64, v));
+    };
+    add("disc.device_constant_bytes", bytes);
+    add("disc.device_constant_allocs", static_cast<int64_t>(uploaded.size()));
   }
 };
 

@@ -3,13 +3,15 @@
 // RUN: not disc-opt --disc-gpu-check-host-access --split-input-file %s 2>&1 | FileCheck %s --check-prefix=HOST
 
 // A cuBLAS/cuDNN call (disc_lib_*) reading a constant of model.so gets a
-// device copy, viewed as the call expects, freed after the call. The host
+// device copy at the start of the run (bytes and buffers recorded for the
+// predicted peak), viewed as the call expects, freed before the return. The host
 // access check accepts library calls on device buffers and rejects one
 // that still reads host memory.
 memref.global "private" constant @w : memref<2x3xf32> = dense<1.0>
 func.func private @disc_lib_matmul(memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, i64, i64)
 
 // CHECK-LABEL: func.func @linear
+// CHECK-SAME: disc.device_constant_allocs = 1 : i64, disc.device_constant_bytes = 24 : i64
 // CHECK: %[[G:.+]] = memref.get_global @w : memref<2x3xf32>
 // CHECK: %[[D:.+]] = memref.alloc() : memref<2x3xf32>
 // CHECK: %[[T0:.+]] = gpu.wait async
@@ -19,6 +21,7 @@ func.func private @disc_lib_matmul(memref<?x?x?xf32, strided<[?, ?, ?], offset: 
 // CHECK: %[[C:.+]] = memref.cast %[[E]]
 // CHECK: call @disc_lib_matmul(%{{.+}}, %[[C]], %{{.+}}, %{{.+}}, %{{.+}})
 // CHECK: memref.dealloc %[[D]] : memref<2x3xf32>
+// CHECK-NEXT: return
 // OK-LABEL: func.func @linear
 // HOST: error: ONNX node 'mm_1' (MatMul) is not supported on --target=cuda yet: library call 'disc_lib_matmul' reads host memory
 func.func @linear(%a: memref<1x4x2xf32>, %c: memref<1x4x3xf32>) {

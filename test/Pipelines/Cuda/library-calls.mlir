@@ -15,23 +15,25 @@
 // CHECK-DAG: func.func private @disc_lib_matmul(memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, i64, i64)
 // CHECK-DAG: func.func private @disc_lib_conv2d_post1(
 // CHECK-LABEL: func.func @disc_entry
-// CHECK-DAG: %[[BIAS:.+]] = memref.get_global @__constant_8xf32 : memref<8xf32>
-// CHECK-DAG: %[[W:.+]] = memref.get_global @__constant_8x3x3x3xf32 : memref<8x3x3x3xf32>
-// The weights and the bias are copied to the device for the call.
-// CHECK: %[[WD:.+]] = memref.alloc() : memref<8x3x3x3xf32>
+// The weights and the bias get one device copy per run, at the start (their
+// bytes and buffers recorded for the predicted peak) and freed at the end.
+// CHECK-SAME: disc.device_constant_allocs = 2 : i64, disc.device_constant_bytes = 896 : i64
+// CHECK: %[[W:.+]] = memref.get_global @__constant_8x3x3x3xf32 : memref<8x3x3x3xf32>
+// CHECK-NEXT: %[[WD:.+]] = memref.alloc() : memref<8x3x3x3xf32>
 // CHECK: gpu.memcpy async [%{{.+}}] %[[WD]], %[[W]]
-// CHECK: %[[BD:.+]] = memref.alloc() : memref<8xf32>
+// CHECK: %[[BIAS:.+]] = memref.get_global @__constant_8xf32 : memref<8xf32>
+// CHECK-NEXT: %[[BD:.+]] = memref.alloc() : memref<8xf32>
 // CHECK: gpu.memcpy async [%{{.+}}] %[[BD]], %[[BIAS]]
 // Conv + bias + Relu: one call, flags 5 (bias, Relu); attrs {groups 1,
 // weights constant 1, strides, dilations, pads}.
 // CHECK: call @disc_lib_conv2d_post1(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %c1_i64, %c1_i64, %c1_i64, %c1_i64, %c1_i64, %c1_i64, %c1_i64, %c1_i64, %c1_i64, %c1_i64, %c5_i64)
-// CHECK: memref.dealloc %[[WD]]
-// CHECK: memref.dealloc %[[BD]]
 // The asymmetrically padded conv: a kernel.
 // CHECK: gpu.launch
 // CHECK: call @disc_lib_matmul(%{{.+}}, %{{.+}}, %{{.+}}, %c0_i64, %c0_i64)
 // The f64 MatMul: a kernel.
 // CHECK: gpu.launch
+// CHECK: memref.dealloc %[[WD]] :
+// CHECK-NEXT: memref.dealloc %[[BD]] :
 // CHECK: return
 
 // NONE-NOT: disc_lib
