@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "disc/Pipelines/CudaPipeline.h"
 
+#include "CudaLibraryCallOperands.h"
 #include "disc/Pipelines/CpuPipeline.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -350,9 +351,19 @@ struct CheckHostAccessPass
           return;
         }
         if (auto call = dyn_cast<func::CallOp>(op)) {
+          // cuBLAS/cuDNN calls run on the host and launch device work on
+          // device buffers (CudaLibraryCalls.h).
+          if (call.getCallee().starts_with("disc_lib_")) {
+            if (llvm::any_of(call.getOperands(), [](Value v) {
+                  return isa<MemRefType>(v.getType()) && isHostMemory(v);
+                }))
+              reject(op, "library call '" + call.getCallee() +
+                             "' reads host memory");
+            return;
+          }
           if (call.getCallee() != "disc_check_failed")
             reject(op, "a call to '" + call.getCallee() +
-                           "' (library calls come in a later step)");
+                           "' (no CUDA lowering for it)");
           return;
         }
         auto touches = [&](Value m) { return !isHostMemory(m); };
@@ -385,8 +396,8 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
                                        const CudaPipelineOptions &options) {
   CpuPipelineOptions front;
   front.memorySchedule = options.memorySchedule;
-  // MatMul/Conv become generated loops until cuBLAS/cuDNN calls exist.
-  front.libraryCalls = "none";
+  // MatMul/Conv through cuBLAS/cuDNN ("cuda"), or generated loops ("none").
+  front.libraryCalls = options.libraryCalls;
   buildDiscBufferizedLinalgPipeline(pm, front, /*promoteSmallBuffers=*/false);
 
   // GPU mapping.
@@ -397,6 +408,7 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addNestedPass<func::FuncOp>(std::make_unique<UploadConstantsPass>());
+  pm.addNestedPass<func::FuncOp>(createUploadLibraryCallOperandsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(std::make_unique<CheckHostAccessPass>());
   if (options.stop == CudaPipelineOptions::Stop::AfterMapping)
@@ -458,6 +470,7 @@ void mlir::disc::registerDiscCudaPasses() {
   PassRegistration<TileParallelLoopsPass>();
   PassRegistration<UploadConstantsPass>();
   PassRegistration<CheckHostAccessPass>();
+  registerUploadLibraryCallOperandsPass();
   PassPipelineRegistration<>(
       "disc-cuda-pipeline",
       "Lower the disc dialect to host LLVM dialect with sm_80 cubins",

@@ -10,6 +10,7 @@
 // model, unsupported op).
 //
 //===----------------------------------------------------------------------===//
+#include "disc/Conversion/CudaLibraryCalls.h"
 #include "disc/Conversion/Passes.h"
 #include "disc/Dialect/DiscShape/IR/DiscShapeDialect.h"
 #include "disc/Frontend/Onnx/OnnxImporter.h"
@@ -146,7 +147,8 @@ static cl::opt<std::string> sanitize(
 static cl::opt<std::string> libraryCalls(
     "library-calls",
     cl::desc("Library for f32 MatMul/Gemm/Conv: onednn (runtime library "
-             "calls, default) or none (generated loops)"),
+             "calls, default; cuBLAS/cuDNN on --target=cuda) or none "
+             "(generated loops)"),
     cl::value_desc("onednn|none"), cl::init("onednn"), cl::cat(discCategory));
 
 static cl::opt<bool> timing(
@@ -458,15 +460,24 @@ int main(int argc, char **argv) {
   }
 
   // Library calls and their post-ops are marked on the final order, so the
-  // memory model sees them (docs/memory.md). The CUDA pipeline lowers
-  // every op to kernels, and has no stack: small buffers are device heap.
-  bool cuda = target == "cuda";
-  if (libraryCalls == "onednn" && !cuda) {
+  // memory model sees them (docs/memory.md). On CUDA: cuBLAS/cuDNN. The
+  // CUDA pipeline has no stack: small buffers are device heap.
+  bool cuda = target != "cpu";
+  std::string libraryMode = libraryCalls;
+  if (target == "cuda" && libraryMode == "onednn")
+    libraryMode = "cuda";
+  if (libraryMode != "none") {
     PassManager lpm(&context);
-    lpm.addNestedPass<func::FuncOp>(disc::createDiscMarkLibraryCalls());
+    if (libraryMode == "cuda")
+      lpm.addNestedPass<func::FuncOp>(disc::createDiscMarkCudaLibraryCalls());
+    else
+      lpm.addNestedPass<func::FuncOp>(disc::createDiscMarkLibraryCalls());
     if (failed(lpm.run(*module)))
       return fail(1, "marking library calls failed");
   }
+  if (target == "cuda" && reportCodegen)
+    if (auto f = module->lookupSymbol<func::FuncOp>(entry))
+      disc::reportCudaLibraryCalls(f, llvm::errs());
 
   if (emit == Emit::Memory) {
     std::string err;
@@ -541,12 +552,13 @@ int main(int argc, char **argv) {
   if (emit == Emit::Linalg) {
     pm.addPass(disc::createDiscStripShapeAnnotations());
     disc::DiscLowerToLinalgOptions lowering;
-    lowering.libraryCallsOption = libraryCalls;
+    lowering.libraryCallsOption = libraryMode;
     pm.addPass(disc::createDiscLowerToLinalg(lowering));
   } else if (target == "cuda") {
     disc::CudaPipelineOptions cudaOptions;
     cudaOptions.memorySchedule = false; // scheduled above
     cudaOptions.gpuArch = gpuArch;
+    cudaOptions.libraryCalls = libraryMode;
     if (emit == Emit::Gpu)
       cudaOptions.stop = disc::CudaPipelineOptions::Stop::AfterMapping;
     disc::buildDiscCudaPipeline(pm, cudaOptions);

@@ -21,7 +21,8 @@ def DiscLowerToLinalg : Pass<"disc-lower-to-linalg", "ModuleOp"> {
   let options = [
     Option<"libraryCallsOption", "library-calls", "std::string",
            /*default=*/"\"none\"",
-           "Library used for MatMul/Gemm/Conv: onednn or none (linalg)">
+           "Library used for MatMul/Gemm/Conv: onednn, cuda (the calls "
+           "of the ops disc-mark-cuda-library-calls marks) or none (linalg)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
@@ -43,6 +44,18 @@ def DiscMarkLibraryCalls
     fused ops; DiscToLinalg/LibraryCalls.h). Runs on the scheduled function
     before the memory model is taken, so the model sees the fused ops as
     in-place and knows where the library calls run.
+  }];
+}
+
+def DiscMarkCudaLibraryCalls
+    : Pass<"disc-mark-cuda-library-calls", "::mlir::func::FuncOp"> {
+  let summary = "Mark the cuBLAS/cuDNN library calls of the CUDA target";
+  let description = [{
+    `disc-mark-library-calls` for `--target=cuda` (`library-calls=cuda`):
+    marks the f32 MatMul/Gemm forms and the f32 Conv with symmetric pads
+    that run through cuBLAS/cuDNN, and their bias / residual add / Relu
+    post-ops (disc/Conversion/CudaLibraryCalls.h). Other MatMul/Conv ops
+    keep the generated loops.
   }];
 }
 

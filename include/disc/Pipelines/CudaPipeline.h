@@ -19,6 +19,9 @@ struct CudaPipelineOptions {
   /// CUDA toolkit (ptxas, libdevice); empty: $CUDA_PATH, else
   /// /usr/local/cuda when it has ptxas, else ptxas from PATH.
   std::string cudaPath;
+  /// MatMul/Gemm/Conv: "cuda" (cuBLAS/cuDNN library calls where the op
+  /// fits, disc/Conversion/CudaLibraryCalls.h) or "none" (generated loops).
+  std::string libraryCalls = "cuda";
   /// Threads per block of the generated kernels.
   int64_t blockSize = 256;
   /// Where to stop: after the GPU mapping (gpu.launch ops in the host

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "LibraryCalls.h"
 #include "RuntimeChecks.h"
+#include "disc/Conversion/CudaLibraryCalls.h"
 #include "disc/Conversion/Passes.h"
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
 #include "disc/Transforms/Fusion.h"
@@ -2968,10 +2969,13 @@ struct DiscLowerToLinalgPass
   using DiscLowerToLinalgBase::DiscLowerToLinalgBase;
 
   void runOnOperation() override {
-    bool libraryCalls = libraryCallsOption == "onednn";
+    // "cuda": the calls of the ops marked for cuBLAS/cuDNN
+    // (CudaLibraryCalls.h), only those.
+    bool cudaCalls = libraryCallsOption == "cuda";
+    bool libraryCalls = libraryCallsOption == "onednn" || cudaCalls;
     if (!libraryCalls && libraryCallsOption != "none") {
-      getOperation().emitError("library-calls must be 'onednn' or 'none', "
-                               "got '")
+      getOperation().emitError("library-calls must be 'onednn', 'cuda' or "
+                               "'none', got '")
           << libraryCallsOption << "'";
       return signalPassFailure();
     }
@@ -2982,7 +2986,12 @@ struct DiscLowerToLinalgPass
       getOperation()->walk(
           [&](Operation *op) { marked |= op->hasAttr(kLibraryCallAttr); });
       if (!marked)
-        getOperation()->walk([](func::FuncOp f) { markLibraryCalls(f); });
+        getOperation()->walk([&](func::FuncOp f) {
+          if (cudaCalls)
+            markCudaLibraryCalls(f);
+          else
+            markLibraryCalls(f);
+        });
     }
     ProvenReshapes provenReshapes;
     BroadcastFacts facts =
@@ -2998,7 +3007,8 @@ struct DiscLowerToLinalgPass
     for (Operation *op : ops) {
       rewriter.setInsertionPoint(op);
       FailureOr<Value> lowered =
-          lowerOp(rewriter, op, &facts, provenReshapes, checks, libraryCalls);
+          lowerOp(rewriter, op, &facts, provenReshapes, checks,
+                  libraryCalls && (!cudaCalls || isLibraryCallUnit(op)));
       if (failed(lowered)) {
         failedAny = true;
         continue;

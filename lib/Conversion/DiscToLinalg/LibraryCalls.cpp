@@ -252,7 +252,8 @@ static bool isChannelBias(Value bias, int64_t rank, int64_t channelDim,
   return t.getNumElements() == channels;
 }
 
-void mlir::disc::markLibraryCalls(func::FuncOp func) {
+void mlir::disc::markLibraryCalls(func::FuncOp func,
+                                  llvm::function_ref<bool(Operation *)> fits) {
   if (func.isExternal())
     return;
   Block &body = func.getBody().front();
@@ -287,7 +288,7 @@ void mlir::disc::markLibraryCalls(func::FuncOp func) {
     return nullptr;
   };
   for (Operation &op : body) {
-    if (!fitsLibraryCall(&op))
+    if (!(fits ? fits(&op) : fitsLibraryCall(&op)))
       continue;
     op.setAttr(kLibraryCallAttr, b.getUnitAttr());
     if (isa<ConvTransposeOp>(op))

@@ -53,7 +53,10 @@ bool fitsLibraryCall(Operation *op);
 /// replacing earlier marks. Bias and residual operands must be defined
 /// before the call (constants anywhere); fused ops must follow the call in
 /// block order with only constants in between, so liveness is unchanged.
-void markLibraryCalls(func::FuncOp func);
+/// `fits` picks the ops that become calls (default: fitsLibraryCall, the
+/// oneDNN forms; the CUDA target passes its own, CudaLibraryCalls.h).
+void markLibraryCalls(func::FuncOp func,
+                      llvm::function_ref<bool(Operation *)> fits = nullptr);
 
 /// Name prefix of the functions compiled code calls for library calls.
 inline constexpr llvm::StringLiteral kLibraryCallPrefix = "disc_lib_";

@@ -6,6 +6,7 @@
 #include "../cpu/LibraryCalls.h"
 #include "RematPlanner.h"
 #include "../cuda/Device.h"
+#include "../cuda/LibraryCalls.h"
 
 #include <algorithm>
 #include <chrono>
@@ -125,6 +126,12 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   std::unique_ptr<runtime::cuda::Device> device;
   std::vector<void *> deviceInputs;
   void releaseDeviceInputs();
+  // cuBLAS/cuDNN calls of a CUDA model (declared after `device`, so they
+  // are destroyed before it).
+  std::unique_ptr<runtime::cuda::LibraryCalls> deviceLibrary;
+  int32_t deviceLibraryCall(int32_t callId, int32_t numOperands,
+                            void *const *operands, const int32_t *ranks,
+                            int32_t numAttrs, const int64_t *attrs);
 
   // Rematerialization (docs/memory.md): the planner of the current run,
   // the blocks kept at evict points (by candidate id; `retainedPtrs` makes
@@ -284,6 +291,9 @@ int32_t Session::Impl::libraryCallback(void *self, int32_t callId,
   Impl *impl = static_cast<Impl *>(self);
   if (!impl)
     return 4;
+  if (impl->device)
+    return impl->deviceLibraryCall(callId, numOperands, operands, ranks,
+                                   numAttrs, attrs);
   if (!impl->library)
     impl->library = std::make_unique<runtime::cpu::LibraryCalls>(
         /*maxPrimitives=*/512, impl->options.num_threads);
@@ -301,6 +311,30 @@ int32_t Session::Impl::libraryCallback(void *self, int32_t callId,
                                        numAttrs, attrs, scratch, message);
   if (status != 0)
     errorCallback(self, status, message.c_str());
+  return status;
+}
+
+/// A library call of a CUDA model: cuBLAS/cuDNN on the session's device and
+/// stream, workspaces from the tracked allocator (docs/cuda.md).
+int32_t Session::Impl::deviceLibraryCall(int32_t callId, int32_t numOperands,
+                                         void *const *operands,
+                                         const int32_t *ranks,
+                                         int32_t numAttrs,
+                                         const int64_t *attrs) {
+  if (!deviceLibrary)
+    deviceLibrary = std::make_unique<runtime::cuda::LibraryCalls>(*device);
+  runtime::cuda::DeviceScratch scratch;
+  scratch.self = this;
+  scratch.alloc = [](void *s, int64_t bytes, int64_t alignment) -> void * {
+    bool refused = false;
+    return static_cast<Impl *>(s)->tryAllocate(bytes, alignment, &refused);
+  };
+  scratch.free = &Impl::freeCallback;
+  std::string message;
+  int32_t status = deviceLibrary->call(callId, numOperands, operands, ranks,
+                                       numAttrs, attrs, scratch, message);
+  if (status != 0)
+    errorCallback(this, status, message.c_str());
   return status;
 }
 

@@ -205,6 +205,11 @@ int32_t Device::launch(const void *image, const char *kernel,
   return 0;
 }
 
+void Device::makeCurrent() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  api_.ctxSetCurrent(context_);
+}
+
 int64_t Device::numModules() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return static_cast<int64_t>(modules_.size());

@@ -64,6 +64,12 @@ public:
                  const int64_t block[3], int32_t sharedBytes, void **params,
                  std::string *error);
 
+  /// The session stream, for the libraries that run on it (cuBLAS, cuDNN).
+  CUstream stream() const { return stream_; }
+  /// Makes the device's context current on the calling thread (the
+  /// libraries run on the calling thread's current context).
+  void makeCurrent();
+
   /// Name of the device, e.g. "NVIDIA H100 80GB HBM3".
   const std::string &name() const { return name_; }
   /// Modules loaded so far (for tests).

@@ -11,7 +11,7 @@
 // NONE: linalg.matmul
 // NONE-NOT: disc_lib
 
-// BAD: library-calls must be 'onednn' or 'none', got 'mkl'
+// BAD: library-calls must be 'onednn', 'cuda' or 'none', got 'mkl'
 
 // Gemm with transB: both operands viewed as [1, ., .] strided buffers; the
 // output is allocated with the result shape, viewed as [1, M, N] for the
