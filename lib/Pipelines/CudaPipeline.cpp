@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "disc/Pipelines/CudaPipeline.h"
 
+#include "CudaPasses.h"
+
 #include "disc/Pipelines/CpuPipeline.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -366,6 +368,8 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
   front.libraryCalls = "none";
   buildDiscBufferizedLinalgPipeline(pm, front, /*promoteSmallBuffers=*/false);
 
+  // Shape tensors stay on the host (CudaPlacement.cpp).
+  pm.addNestedPass<func::FuncOp>(cuda::createPlaceHostBuffersPass());
   // GPU mapping.
   pm.addNestedPass<func::FuncOp>(std::make_unique<PrepareLinalgPass>());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
@@ -373,11 +377,20 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
       std::make_unique<TileParallelLoopsPass>(options.blockSize));
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  pm.addPass(cuda::createDeviceChecksPass());
   pm.addNestedPass<func::FuncOp>(std::make_unique<UploadConstantsPass>());
+  pm.addNestedPass<func::FuncOp>(cuda::createMirrorHostBuffersPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(std::make_unique<CheckHostAccessPass>());
   if (options.stop == CudaPipelineOptions::Stop::AfterMapping)
     return;
+  if (options.stop == CudaPipelineOptions::Stop::Emulate) {
+    // The mapped kernels as host loops, then the CPU tail (CudaEmulate.cpp).
+    pm.addPass(cuda::createEmulateLaunchesPass());
+    pm.addPass(createCanonicalizerPass());
+    buildDiscCpuLoopsToLLVMPipeline(pm);
+    return;
+  }
 
   // Kernels: outline, NVVM, cubin.
   pm.addPass(createConvertMathToFuncs()); // math.ipowi and friends
@@ -431,6 +444,10 @@ void mlir::disc::registerDiscCudaPasses() {
   PassRegistration<TileParallelLoopsPass>();
   PassRegistration<UploadConstantsPass>();
   PassRegistration<CheckHostAccessPass>();
+  registerPass([] { return cuda::createPlaceHostBuffersPass(); });
+  registerPass([] { return cuda::createMirrorHostBuffersPass(); });
+  registerPass([] { return cuda::createDeviceChecksPass(); });
+  registerPass([] { return cuda::createEmulateLaunchesPass(); });
   PassPipelineRegistration<>(
       "disc-cuda-pipeline",
       "Lower the disc dialect to host LLVM dialect with sm_80 cubins",

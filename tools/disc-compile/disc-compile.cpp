@@ -55,7 +55,9 @@ static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::value_desc("path"), cl::init("-"),
                                        cl::cat(discCategory));
 static cl::opt<std::string>
-    target("target", cl::desc("Target: cpu, or cuda (docs/cuda.md)"),
+    target("target",
+           cl::desc("Target: cpu, cuda, or cuda-emulate (the mapped CUDA "
+                    "kernels run as host loops: a CPU model, docs/cuda.md)"),
            cl::init("cpu"), cl::cat(discCategory));
 static cl::opt<std::string>
     gpuArch("gpu-arch",
@@ -215,9 +217,9 @@ int main(int argc, char **argv) {
       opt->setHiddenFlag(cl::Hidden);
   }
   cl::ParseCommandLineOptions(argc, argv, "DISC model compiler\n");
-  if (target != "cpu" && target != "cuda")
-    return fail(2,
-                "unsupported --target '" + target + "' (supported: cpu, cuda)");
+  if (target != "cpu" && target != "cuda" && target != "cuda-emulate")
+    return fail(2, "unsupported --target '" + target +
+                       "' (supported: cpu, cuda, cuda-emulate)");
   {
     llvm::StringRef arch(gpuArch);
     unsigned sm = 0;
@@ -225,7 +227,7 @@ int main(int argc, char **argv) {
       return fail(2, "unsupported --gpu-arch '" + gpuArch +
                          "' (expected sm_NN with NN >= 50, e.g. sm_80, sm_90)");
   }
-  if (emit == Emit::Gpu && target != "cuda")
+  if (emit == Emit::Gpu && target == "cpu")
     return fail(2, "--emit=gpu needs --target=cuda");
   if (libraryCalls != "onednn" && libraryCalls != "none")
     return fail(2, "unsupported --library-calls '" + libraryCalls +
@@ -434,7 +436,7 @@ int main(int argc, char **argv) {
       return fail(1, err);
     if (failed(disc::printMemory(*module, entry, out->os())))
       return fail(1, "could not print the memory model");
-    if (rematMode == Remat::On && target != "cuda")
+    if (rematMode == Remat::On && target == "cpu")
       disc::printRematCandidates(*module, entry, rematOptions(), out->os());
     out->keep();
     return 0;
@@ -460,7 +462,7 @@ int main(int argc, char **argv) {
     // Rematerialization candidates of the final order (after the memory
     // model above, which describes the run with nothing evicted). CPU only
     // for now: device remat (recompute or host offload) is not built yet.
-    if (rematMode == Remat::On && target != "cuda") {
+    if (rematMode == Remat::On && target == "cpu") {
       FailureOr<llvm::json::Object> rematJson =
           disc::applyRematToEntry(*module, entry, rematOptions());
       if (failed(rematJson))
@@ -502,10 +504,12 @@ int main(int argc, char **argv) {
     disc::DiscLowerToLinalgOptions lowering;
     lowering.libraryCallsOption = libraryCalls;
     pm.addPass(disc::createDiscLowerToLinalg(lowering));
-  } else if (target == "cuda") {
+  } else if (target == "cuda" || target == "cuda-emulate") {
     disc::CudaPipelineOptions cudaOptions;
     cudaOptions.memorySchedule = false; // scheduled above
     cudaOptions.gpuArch = gpuArch;
+    if (target == "cuda-emulate")
+      cudaOptions.stop = disc::CudaPipelineOptions::Stop::Emulate;
     if (emit == Emit::Gpu)
       cudaOptions.stop = disc::CudaPipelineOptions::Stop::AfterMapping;
     disc::buildDiscCudaPipeline(pm, cudaOptions);
