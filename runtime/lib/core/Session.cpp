@@ -114,6 +114,8 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   static int32_t deviceCopyCallback(void *self, void *dst, const void *src,
                                     int64_t bytes);
   static int32_t deviceSyncCallback(void *self);
+  static int32_t deviceCheckCallback(void *self, const void *image,
+                                     int64_t *words);
   void *tryAllocate(int64_t bytes, int64_t alignment, bool *refused);
   /// Frees a buffer of the tracked allocator (host or device memory).
   void releaseBuffer(void *ptr);
@@ -417,6 +419,20 @@ int32_t Session::Impl::deviceSyncCallback(void *self) {
   return status;
 }
 
+int32_t Session::Impl::deviceCheckCallback(void *self, const void *image,
+                                           int64_t *words) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl || !impl->device || !words)
+    return -4;
+  std::string message;
+  int32_t status = impl->device->readCheckWord(image, words, &message);
+  if (status == 4) {
+    errorCallback(self, status, message.c_str());
+    return -4;
+  }
+  return status;
+}
+
 void Session::Impl::releaseDeviceInputs() {
   if (device)
     for (void *p : deviceInputs)
@@ -689,6 +705,7 @@ Session::Session(std::shared_ptr<const Executable> executable,
     impl_->ctx.device_launch = &Impl::deviceLaunchCallback;
     impl_->ctx.device_copy = &Impl::deviceCopyCallback;
     impl_->ctx.device_sync = &Impl::deviceSyncCallback;
+    impl_->ctx.device_check = &Impl::deviceCheckCallback;
   }
 }
 

@@ -205,6 +205,50 @@ int32_t Device::launch(const void *image, const char *kernel,
   return 0;
 }
 
+int32_t Device::readCheckWord(const void *image, int64_t words[5],
+                              std::string *error) {
+  constexpr size_t kBytes = 5 * sizeof(int64_t);
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto mod = modules_.find(image);
+  if (mod == modules_.end())
+    return 0; // Never launched (empty grids): no kernel ran.
+  auto it = checkWords_.find(image);
+  if (it == checkWords_.end()) {
+    CUdeviceptr ptr = 0;
+    size_t bytes = 0;
+    if (!api_.moduleGetGlobal ||
+        api_.moduleGetGlobal(&ptr, &bytes, mod->second, "disc_check_error") !=
+            kCudaSuccess ||
+        bytes < kBytes)
+      ptr = 0;
+    it = checkWords_.emplace(image, ptr).first;
+  }
+  if (it->second == 0)
+    return 0;
+  api_.ctxSetCurrent(context_);
+  auto host = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(words));
+  CUresult rc = api_.memcpyAsync(host, it->second, kBytes, stream_);
+  if (rc == kCudaSuccess)
+    rc = api_.streamSynchronize(stream_);
+  if (rc != kCudaSuccess) {
+    *error = errorText(api_, "reading the run-time check word", rc);
+    return 4;
+  }
+  if (words[0] == 0)
+    return 0;
+  static const int64_t zeros[5] = {0, 0, 0, 0, 0};
+  rc = api_.memcpyAsync(
+      it->second, static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(zeros)),
+      kBytes, stream_);
+  if (rc == kCudaSuccess)
+    rc = api_.streamSynchronize(stream_);
+  if (rc != kCudaSuccess) {
+    *error = errorText(api_, "clearing the run-time check word", rc);
+    return 4;
+  }
+  return 1;
+}
+
 int64_t Device::numModules() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return static_cast<int64_t>(modules_.size());

@@ -64,6 +64,14 @@ public:
                  const int64_t block[3], int32_t sharedBytes, void **params,
                  std::string *error);
 
+  /// Run-time checks inside kernels (docs/cuda.md): after the launches of
+  /// `image` were queued, waits for the stream, then reads the module's
+  /// device error word `disc_check_error` (5 int64 words) into `words`
+  /// and clears it. Returns 1 when a check failed (words[0] != 0), 0 when
+  /// none did or the module has no such word (or was never loaded), or 4
+  /// with `*error` when the driver fails.
+  int32_t readCheckWord(const void *image, int64_t words[5],
+                        std::string *error);
   /// Name of the device, e.g. "NVIDIA H100 80GB HBM3".
   const std::string &name() const { return name_; }
   /// Modules loaded so far (for tests).
@@ -83,6 +91,8 @@ private:
   mutable std::mutex mutex_;
   std::map<const void *, CUmodule> modules_;
   std::map<std::pair<const void *, std::string>, CUfunction> functions_;
+  /// Device address of each loaded module's error word; 0 when it has none.
+  std::map<const void *, CUdeviceptr> checkWords_;
 };
 
 } // namespace disc::runtime::cuda

@@ -35,6 +35,9 @@ struct FakeState {
   int launches = 0;
   int streamsLive = 0;
   int contextsLive = 0;
+  bool hasCheckWord = true;
+  int64_t checkWord[5] = {0, 0, 0, 0, 0};
+  int globalLookups = 0;
   unsigned lastGrid[3] = {0, 0, 0};
   unsigned lastBlock[3] = {0, 0, 0};
 };
@@ -119,6 +122,15 @@ DriverApi fakeApi() {
     state.lastBlock[1] = by;
     state.lastBlock[2] = bz;
     return state.launchResult;
+  };
+  api.moduleGetGlobal = [](CUdeviceptr *p, size_t *bytes, CUmodule,
+                           const char *name) -> CUresult {
+    ++state.globalLookups;
+    if (!state.hasCheckWord || std::strcmp(name, "disc_check_error") != 0)
+      return 500; // CUDA_ERROR_NOT_FOUND
+    *p = reinterpret_cast<uintptr_t>(state.checkWord);
+    *bytes = sizeof state.checkWord;
+    return kCudaSuccess;
   };
   api.getErrorString = [](CUresult code, const char **text) -> CUresult {
     if (code == kCudaErrorOutOfMemory)
@@ -290,6 +302,54 @@ TEST_F(CudaDeviceTest, LaunchAndSyncFailuresAreReported) {
                        "700)"),
             std::string::npos)
       << error;
+}
+
+// Run-time checks inside kernels: the module's device error word is read
+// after the launch, reported once, and cleared.
+TEST_F(CudaDeviceTest, CheckWordIsReadAndCleared) {
+  std::unique_ptr<Device> dev = openOrDie();
+  ASSERT_TRUE(dev);
+  std::string error;
+  int64_t words[5] = {9, 9, 9, 9, 9};
+  // Not launched yet: nothing to read.
+  EXPECT_EQ(dev->readCheckWord(kImage, words, &error), 0);
+  EXPECT_EQ(state.globalLookups, 0);
+  ASSERT_EQ(dev->launch(kImage, "k", kGrid, kBlock, 0, nullptr, &error), 0);
+  EXPECT_EQ(dev->readCheckWord(kImage, words, &error), 0) << error;
+  EXPECT_EQ(words[0], 0);
+  // A kernel recorded check 6 with values 42 and 7.
+  state.checkWord[0] = 7;
+  state.checkWord[1] = 42;
+  state.checkWord[2] = 7;
+  EXPECT_EQ(dev->readCheckWord(kImage, words, &error), 1);
+  EXPECT_EQ(words[0], 7);
+  EXPECT_EQ(words[1], 42);
+  EXPECT_EQ(words[2], 7);
+  EXPECT_EQ(state.checkWord[0], 0);
+  EXPECT_EQ(state.checkWord[1], 0);
+  EXPECT_EQ(dev->readCheckWord(kImage, words, &error), 0);
+  // The address is looked up once per module.
+  EXPECT_EQ(state.globalLookups, 1);
+  // A failing synchronization while reading it is a driver error.
+  state.checkWord[0] = 1;
+  state.syncResult = 700;
+  EXPECT_EQ(dev->readCheckWord(kImage, words, &error), 4);
+  EXPECT_NE(error.find("reading the run-time check word failed"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(CudaDeviceTest, ModuleWithoutCheckWordReportsNothing) {
+  state.hasCheckWord = false;
+  std::unique_ptr<Device> dev = openOrDie();
+  ASSERT_TRUE(dev);
+  std::string error;
+  int64_t words[5] = {0, 0, 0, 0, 0};
+  ASSERT_EQ(dev->launch(kImage, "k", kGrid, kBlock, 0, nullptr, &error), 0);
+  state.syncResult = 700; // never reached: no word to read
+  EXPECT_EQ(dev->readCheckWord(kImage, words, &error), 0);
+  EXPECT_EQ(dev->readCheckWord(kImage, words, &error), 0);
+  EXPECT_EQ(state.globalLookups, 1);
 }
 
 /// With no loadable driver, a CUDA model fails to load with "no CUDA

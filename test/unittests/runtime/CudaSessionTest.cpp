@@ -105,4 +105,29 @@ TEST(CudaSession, LaunchFailureStopsTheRunAndFreesEverything) {
   EXPECT_TRUE(session.run({iota(12)}, &out).isOk());
 }
 
+// A run-time check inside a kernel (docs/cuda.md): the kernel records the
+// failure in the module's device error word; the runtime reads and clears
+// it after the launch, and the run fails with the check's message.
+TEST(CudaSession, KernelCheckFailsTheRunWithItsMessage) {
+  auto exe = loadOrDie();
+  ASSERT_TRUE(exe);
+  Session session(exe);
+  Tensor bad = iota(300);
+  bad.data<float>()[123] = -4.0f;
+  bad.data<float>()[200] = -7.0f;
+  std::vector<Tensor> out;
+  Status s = session.run({bad}, &out);
+  EXPECT_EQ(s.code(), StatusCode::InvalidArgument);
+  EXPECT_NE(s.message().find("Test node 'add': x[123] = -4 is negative"),
+            std::string::npos)
+      << s.message();
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(session.stats().current_bytes, 0);
+  EXPECT_EQ(fakeCounter("fake_cuda_live_allocations"), 0);
+  // The word was cleared: the next valid run passes.
+  EXPECT_EQ(fakeCounter("fake_cuda_check_word0"), 0);
+  ASSERT_TRUE(session.run({iota(300)}, &out).isOk());
+  EXPECT_EQ(out[0].data<float>()[123], 123 * 0.5f + 1.0f);
+}
+
 } // namespace
