@@ -422,7 +422,7 @@ int main(int argc, char **argv) {
 
   // Library calls and their post-ops are marked on the final order, so the
   // memory model sees them (docs/memory.md).
-  if (libraryCalls == "onednn") {
+  if (libraryCalls == "onednn" && target == "cpu") {
     PassManager lpm(&context);
     lpm.addNestedPass<func::FuncOp>(disc::createDiscMarkLibraryCalls());
     if (failed(lpm.run(*module)))
