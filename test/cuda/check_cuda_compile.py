@@ -26,6 +26,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 
 def has_device():
@@ -70,8 +71,10 @@ def main(argv=None):
                    "-o", out]
             if args.force_dynamic:
                 cmd.append("--force-dynamic")
+            t0 = time.monotonic()
             r = subprocess.run(cmd, capture_output=True, text=True,
                                timeout=900)
+            seconds = time.monotonic() - t0
             msg = (r.stderr or "").strip().splitlines()
             if r.returncode == 0:
                 # Every kernel is a cubin (ELF) in model.so's read-only data.
@@ -88,7 +91,7 @@ def main(argv=None):
                 compiled += 1
                 first_so = first_so or out
                 print(f"OK   {stem} {arch}: {kernels} kernels, "
-                      "ptxas accepted all")
+                      f"ptxas accepted all ({seconds:.1f} s)")
             elif (r.returncode == 2 and stem in args.allow_unsupported and
                   any("not supported on --target=cuda yet" in m and
                       "ONNX node '" in m for m in msg)):
