@@ -220,20 +220,45 @@ struct TileParallelLoopsPass
   }
 };
 
-/// Constants live in model.so's host memory. A kernel that reads one gets a
-/// device copy: allocated through the runtime right before the launch,
-/// filled with gpu.memcpy on the session stream, freed right after.
+/// Constants live in model.so's host memory. A kernel that reads one gets
+/// the runtime's device copy of it: `func.call @disc_device_constant_<rank>_<k>
+/// (%global, %bytes)` (a C-interface function of the model wrapper over
+/// `disc_ral_context.device_constant`), which uploads the constant on the
+/// session's first request and keeps it, outside the tracked peak, like
+/// model.so's constants on the CPU (docs/memory.md).
 struct UploadConstantsPass
-    : public PassWrapper<UploadConstantsPass, OperationPass<func::FuncOp>> {
+    : public PassWrapper<UploadConstantsPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(UploadConstantsPass)
   StringRef getArgument() const final { return "disc-gpu-upload-constants"; }
   StringRef getDescription() const final {
     return "Copy the constants a gpu.launch reads to device buffers";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<gpu::GPUDialect, memref::MemRefDialect>();
+    registry.insert<gpu::GPUDialect, memref::MemRefDialect, func::FuncDialect,
+                    arith::ArithDialect>();
   }
+  /// `disc_device_constant_<rank>_<k>(memref<T>, i64 bytes) -> memref<T>`.
+  func::FuncOp getOrCreateUploadFn(MemRefType type) {
+    auto it = uploadFns.find(type);
+    if (it != uploadFns.end())
+      return it->second;
+    ModuleOp module = getOperation();
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    std::string name = "disc_device_constant_" +
+                       std::to_string(type.getRank()) + "_" +
+                       std::to_string(uploadFns.size());
+    auto fn = func::FuncOp::create(
+        b, module.getLoc(), name,
+        b.getFunctionType({type, b.getI64Type()}, {type}));
+    fn.setPrivate();
+    fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    uploadFns[type] = fn;
+    return fn;
+  }
+  llvm::DenseMap<Type, func::FuncOp> uploadFns;
+
   void runOnOperation() override {
+    uploadFns.clear();
     SmallVector<gpu::LaunchOp> launches;
     getOperation().walk([&](gpu::LaunchOp op) { launches.push_back(op); });
     for (gpu::LaunchOp launch : launches) {
@@ -242,7 +267,6 @@ struct UploadConstantsPass
       OpBuilder b(launch);
       Location loc = launch.getLoc();
       llvm::DenseMap<Value, Value> uploaded; // global -> device copy
-      SmallVector<Value> toFree;
       for (Value v : captured) {
         if (!isa<MemRefType>(v.getType()))
           continue;
@@ -253,18 +277,22 @@ struct UploadConstantsPass
         Value dev = uploaded.lookup(root);
         if (!dev) {
           auto type = cast<MemRefType>(root.getType());
-          dev = memref::AllocOp::create(b, loc, type);
-          Value token =
-              gpu::WaitOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),
-                                  ValueRange{})
-                  .getAsyncToken();
-          token =
-              gpu::MemcpyOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),
-                                    ValueRange{token}, dev, root)
-                  .getAsyncToken();
-          gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
+          int64_t eltBits = type.getElementType().isIndex()
+                                ? 64
+                                : type.getElementTypeBitWidth();
+          if (!type.hasStaticShape() || !type.getLayout().isIdentity()) {
+            launch.emitError("a kernel reads a constant of type ")
+                << type << " that has no device copy";
+            return signalPassFailure();
+          }
+          Value bytes = arith::ConstantOp::create(
+              b, loc,
+              b.getI64IntegerAttr(type.getNumElements() *
+                                  std::max<int64_t>(1, (eltBits + 7) / 8)));
+          dev = func::CallOp::create(b, loc, getOrCreateUploadFn(type),
+                                     ValueRange{root, bytes})
+                    .getResult(0);
           uploaded[root] = dev;
-          toFree.push_back(dev);
         }
         // Re-take the view chain on the device copy.
         SmallVector<Operation *> chain;
@@ -282,9 +310,6 @@ struct UploadConstantsPass
           return launch->isProperAncestor(use.getOwner());
         });
       }
-      b.setInsertionPointAfter(launch);
-      for (Value dev : toFree)
-        memref::DeallocOp::create(b, loc, dev);
     }
   }
 };
@@ -300,6 +325,10 @@ struct CheckHostAccessPass
   StringRef getDescription() const final {
     return "Reject host code that touches device memory after GPU mapping";
   }
+  CheckHostAccessPass() = default;
+  explicit CheckHostAccessPass(bool allowHostConstants)
+      : allowHostConstants(allowHostConstants) {}
+  bool allowHostConstants = false;
   void runOnOperation() override {
     bool failedAny = false;
     auto reject = [&](Operation *op, const Twine &why) {
@@ -323,13 +352,20 @@ struct CheckHostAccessPass
         if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
           llvm::SetVector<Value> captured;
           getUsedValuesDefinedAbove(launch.getBody(), captured);
-          for (Value v : captured)
-            if (isa<MemRefType>(v.getType()) && isHostMemory(v))
-              reject(launch, "a kernel reads a host stack buffer");
+          for (Value v : captured) {
+            if (!isa<MemRefType>(v.getType()) || !isHostMemory(v))
+              continue;
+            // Emulated kernels run on the host: constants are readable.
+            if (allowHostConstants &&
+                viewRoot(v).getDefiningOp<memref::GetGlobalOp>())
+              continue;
+            reject(launch, "a kernel reads a host stack buffer");
+          }
           return;
         }
         if (auto call = dyn_cast<func::CallOp>(op)) {
-          if (call.getCallee() != "disc_check_failed")
+          if (call.getCallee() != "disc_check_failed" &&
+              !call.getCallee().starts_with("disc_device_constant_"))
             reject(op, "a call to '" + call.getCallee() +
                            "' (library calls come in a later step)");
           return;
@@ -378,10 +414,13 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(cuda::createDeviceChecksPass());
-  pm.addNestedPass<func::FuncOp>(std::make_unique<UploadConstantsPass>());
+  // Emulated kernels read the constants in place.
+  if (options.stop != CudaPipelineOptions::Stop::Emulate)
+    pm.addPass(std::make_unique<UploadConstantsPass>());
   pm.addNestedPass<func::FuncOp>(cuda::createMirrorHostBuffersPass());
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(std::make_unique<CheckHostAccessPass>());
+  pm.addPass(std::make_unique<CheckHostAccessPass>(
+      options.stop == CudaPipelineOptions::Stop::Emulate));
   if (options.stop == CudaPipelineOptions::Stop::AfterMapping)
     return;
   if (options.stop == CudaPipelineOptions::Stop::Emulate) {

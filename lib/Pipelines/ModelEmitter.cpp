@@ -282,6 +282,38 @@ DISC_HIDDEN void mgpuMemcpy(void *dst, void *src, size_t bytes,
 )c";
 }
 
+/// CUDA target: the device copies of constants that kernels read
+/// (disc-gpu-upload-constants). `names` are the C-interface functions
+/// `disc_device_constant_<rank>_<k>(memref<T>, i64 bytes) -> memref<T>`:
+/// each returns the argument's descriptor with the runtime's device copy
+/// of the data (`disc_ral_context.device_constant`) as its pointers.
+static std::string
+generateDeviceConstantShims(ArrayRef<std::pair<std::string, int64_t>> names) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (names.empty())
+    return s;
+  os << "\nstatic void *disc_device_constant(const void *host, int64_t "
+        "bytes) {\n"
+        "  if (!disc_ctx->device_constant)\n"
+        "    disc_fail(4, \"this CUDA model runs only in a session with a "
+        "CUDA device\");\n"
+        "  void *device = 0;\n"
+        "  int32_t st = disc_ctx->device_constant(disc_ctx->self, host, "
+        "bytes, &device);\n"
+        "  if (st != 0)\n    longjmp(*disc_jmp, (int)st);\n"
+        "  return device;\n}\n";
+  for (const auto &[name, rank] : names)
+    os << "DISC_HIDDEN void _mlir_ciface_" << name
+       << "(int64_t *result, const int64_t *host, int64_t bytes) {\n"
+       << "  memcpy(result, host, " << 8 * (3 + 2 * rank) << ");\n"
+       << "  void *d = disc_device_constant((const void *)(intptr_t)host[1], "
+          "bytes);\n"
+       << "  result[0] = result[1] = (int64_t)(intptr_t)d;\n"
+       << "  result[2] = 0;\n}\n";
+  return s;
+}
+
 /// The C source linked into model.so next to the compiled object: the ABI
 /// entry points of docs/runtime-abi.md. `inputRanks`/`outputRanks` give the
 /// rank of each entry argument/result; `checkMessages` the templates of the
@@ -317,6 +349,8 @@ static std::string generateWrapper(StringRef entryName, StringRef signature,
         "  int32_t (*device_sync)(void *self);\n"
         "  int32_t (*device_check)(void *self, const void *image,\n"
         "                          int64_t *words);\n"
+        "  int32_t (*device_constant)(void *self, const void *host,\n"
+        "                             int64_t bytes, void **device);\n"
         "} disc_ral_context;\n\n"
         "#define DISC_HIDDEN __attribute__((visibility(\"hidden\")))\n"
         "#define DISC_EXPORT __attribute__((visibility(\"default\")))\n"
@@ -667,6 +701,20 @@ LogicalResult mlir::disc::emitModelArtifact(
   });
   llvm::sort(rematIds);
   rematIds.erase(llvm::unique(rematIds), rematIds.end());
+  // Device copies of constants (CUDA): disc_device_constant_<rank>_<k>.
+  SmallVector<std::pair<std::string, int64_t>> deviceConstantFns;
+  module.walk([&](Operation *op) {
+    auto sym = op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+    int64_t rank;
+    if (!sym || !sym.getValue().starts_with("disc_device_constant_"))
+      return;
+    StringRef rest = sym.getValue().drop_front(21);
+    if (!rest.split('_').first.getAsInteger(10, rank))
+      deviceConstantFns.push_back({sym.getValue().str(), rank});
+  });
+  llvm::sort(deviceConstantFns);
+  deviceConstantFns.erase(llvm::unique(deviceConstantFns),
+                          deviceConstantFns.end());
   std::string signatureText = signatureJson.str();
   if (llvm::Expected<llvm::json::Value> parsed =
           llvm::json::parse(signatureJson)) {
@@ -906,6 +954,8 @@ LogicalResult mlir::disc::emitModelArtifact(
         cuda = *t == "cuda";
     out->os() << generateWrapper(entryName, signatureJson, inRanks, outRanks,
                                  checkMessages, rematIds, cuda);
+    if (cuda)
+      out->os() << generateDeviceConstantShims(deviceConstantFns);
     out->keep();
   }
   // A sanitized wrapper is compiled by clang-22 when present, so that its

@@ -116,6 +116,8 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   static int32_t deviceSyncCallback(void *self);
   static int32_t deviceCheckCallback(void *self, const void *image,
                                      int64_t *words);
+  static int32_t deviceConstantCallback(void *self, const void *host,
+                                        int64_t bytes, void **device);
   void *tryAllocate(int64_t bytes, int64_t alignment, bool *refused);
   /// Frees a buffer of the tracked allocator (host or device memory).
   void releaseBuffer(void *ptr);
@@ -433,6 +435,18 @@ int32_t Session::Impl::deviceCheckCallback(void *self, const void *image,
   return status;
 }
 
+int32_t Session::Impl::deviceConstantCallback(void *self, const void *host,
+                                              int64_t bytes, void **device) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl || !impl->device || !device)
+    return 4;
+  std::string message;
+  int32_t status = impl->device->constant(host, bytes, device, &message);
+  if (status != 0)
+    errorCallback(self, status, message.c_str());
+  return status;
+}
+
 void Session::Impl::releaseDeviceInputs() {
   if (device)
     for (void *p : deviceInputs)
@@ -706,6 +720,7 @@ Session::Session(std::shared_ptr<const Executable> executable,
     impl_->ctx.device_copy = &Impl::deviceCopyCallback;
     impl_->ctx.device_sync = &Impl::deviceSyncCallback;
     impl_->ctx.device_check = &Impl::deviceCheckCallback;
+    impl_->ctx.device_constant = &Impl::deviceConstantCallback;
   }
 }
 

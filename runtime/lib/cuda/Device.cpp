@@ -79,6 +79,8 @@ Device::~Device() {
     api_.streamSynchronize(stream_);
   for (auto &entry : modules_)
     api_.moduleUnload(entry.second);
+  for (auto &entry : constants_)
+    api_.memFree(entry.second.first);
   if (stream_)
     api_.streamDestroy(stream_);
   api_.primaryCtxRelease(device_);
@@ -247,6 +249,50 @@ int32_t Device::readCheckWord(const void *image, int64_t words[5],
     return 4;
   }
   return 1;
+}
+
+int32_t Device::constant(const void *host, int64_t bytes, void **device,
+                         std::string *error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = constants_.find(host);
+      it != constants_.end() && it->second.second >= bytes) {
+    *device = reinterpret_cast<void *>(static_cast<uintptr_t>(it->second.first));
+    return 0;
+  }
+  api_.ctxSetCurrent(context_);
+  CUdeviceptr ptr = 0;
+  CUresult rc = api_.memAlloc(&ptr, bytes > 0 ? static_cast<size_t>(bytes) : 1);
+  if (rc != kCudaSuccess) {
+    *error = "device copy of a constant: " +
+             errorText(api_, "cuMemAlloc", rc) + " (" + std::to_string(bytes) +
+             " bytes)";
+    return rc == kCudaErrorOutOfMemory ? 2 : 4;
+  }
+  if (bytes > 0)
+    rc = api_.memcpyAsync(
+        ptr, static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(host)),
+        static_cast<size_t>(bytes), stream_);
+  if (rc != kCudaSuccess) {
+    api_.memFree(ptr);
+    *error = "device copy of a constant: " +
+             errorText(api_, "cuMemcpyAsync", rc);
+    return 4;
+  }
+  if (auto it = constants_.find(host); it != constants_.end()) {
+    api_.memFree(it->second.first);
+    constants_.erase(it);
+  }
+  constants_.emplace(host, std::make_pair(ptr, bytes));
+  *device = reinterpret_cast<void *>(static_cast<uintptr_t>(ptr));
+  return 0;
+}
+
+int64_t Device::constantBytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  int64_t total = 0;
+  for (const auto &entry : constants_)
+    total += entry.second.second;
+  return total;
 }
 
 int64_t Device::numModules() const {

@@ -72,6 +72,14 @@ public:
   /// with `*error` when the driver fails.
   int32_t readCheckWord(const void *image, int64_t words[5],
                         std::string *error);
+  /// Device copy of the constant data at `host` (`bytes` bytes), uploaded on
+  /// the first request for `host` and kept until the device is closed; the
+  /// same address for later requests. Returns 0, 2 when the device is out
+  /// of memory or 4 when the driver fails, with `*error`.
+  int32_t constant(const void *host, int64_t bytes, void **device,
+                   std::string *error);
+  /// Bytes of device memory held by constant copies.
+  int64_t constantBytes() const;
   /// Name of the device, e.g. "NVIDIA H100 80GB HBM3".
   const std::string &name() const { return name_; }
   /// Modules loaded so far (for tests).
@@ -93,6 +101,8 @@ private:
   std::map<std::pair<const void *, std::string>, CUfunction> functions_;
   /// Device address of each loaded module's error word; 0 when it has none.
   std::map<const void *, CUdeviceptr> checkWords_;
+  /// Constant copies: host address -> (device address, bytes).
+  std::map<const void *, std::pair<CUdeviceptr, int64_t>> constants_;
 };
 
 } // namespace disc::runtime::cuda

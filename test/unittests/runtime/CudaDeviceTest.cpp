@@ -339,6 +339,42 @@ TEST_F(CudaDeviceTest, CheckWordIsReadAndCleared) {
       << error;
 }
 
+// Constants read by kernels: one device copy per host address, uploaded
+// once and freed when the device closes.
+TEST_F(CudaDeviceTest, ConstantCopiesAreCachedAndFreed) {
+  static const float weights[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+  {
+    std::unique_ptr<Device> dev = openOrDie();
+    ASSERT_TRUE(dev);
+    std::string error;
+    void *a = nullptr, *b = nullptr;
+    ASSERT_EQ(dev->constant(weights, sizeof weights, &a, &error), 0) << error;
+    ASSERT_NE(a, nullptr);
+    EXPECT_NE(a, static_cast<const void *>(weights));
+    EXPECT_EQ(std::memcmp(a, weights, sizeof weights), 0);
+    ASSERT_EQ(dev->constant(weights, sizeof weights, &b, &error), 0) << error;
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(state.liveAllocs, 1);
+    EXPECT_EQ(dev->constantBytes(), 16);
+  }
+  EXPECT_EQ(state.liveAllocs, 0);
+}
+
+TEST_F(CudaDeviceTest, ConstantCopyOutOfMemoryIsReported) {
+  static const float weights[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+  std::unique_ptr<Device> dev = openOrDie();
+  ASSERT_TRUE(dev);
+  state.allocResult = kCudaErrorOutOfMemory;
+  std::string error;
+  void *a = nullptr;
+  EXPECT_EQ(dev->constant(weights, sizeof weights, &a, &error), 2);
+  EXPECT_NE(error.find("device copy of a constant: cuMemAlloc failed: out of "
+                       "memory (CUresult 2) (16 bytes)"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(dev->constantBytes(), 0);
+}
+
 TEST_F(CudaDeviceTest, ModuleWithoutCheckWordReportsNothing) {
   state.hasCheckWord = false;
   std::unique_ptr<Device> dev = openOrDie();

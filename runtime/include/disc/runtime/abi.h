@@ -81,6 +81,14 @@ typedef struct disc_ral_context {
   /// `disc_check_failed`, words[1..4] its values), 0 when none failed or the
   /// module has no such word, or a status code, negated, after `error`.
   int32_t (*device_check)(void *self, const void *image, int64_t *words);
+  /// Device copy of constant data (ABI v4): sets `*device` to the device
+  /// address of a copy of the `bytes` bytes at `host` (model.so's constants,
+  /// which never change), uploaded on the session's first request and kept
+  /// until the session ends. Like model.so's constants on the CPU, these
+  /// copies are not counted in the session's peak or memory limit. Returns
+  /// 0, or a status code after `error`.
+  int32_t (*device_constant)(void *self, const void *host, int64_t bytes,
+                             void **device);
 } disc_ral_context;
 
 /// Library call ids (`disc_ral_context.library_call`).
