@@ -247,9 +247,9 @@ struct UploadConstantsPass
     std::string name = "disc_device_constant_" +
                        std::to_string(type.getRank()) + "_" +
                        std::to_string(uploadFns.size());
-    auto fn = func::FuncOp::create(
-        b, module.getLoc(), name,
-        b.getFunctionType({type, b.getI64Type()}, {type}));
+    auto fn =
+        func::FuncOp::create(b, module.getLoc(), name,
+                             b.getFunctionType({type, b.getI64Type()}, {type}));
     fn.setPrivate();
     fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
     uploadFns[type] = fn;

@@ -256,16 +256,16 @@ int32_t Device::constant(const void *host, int64_t bytes, void **device,
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = constants_.find(host);
       it != constants_.end() && it->second.second >= bytes) {
-    *device = reinterpret_cast<void *>(static_cast<uintptr_t>(it->second.first));
+    *device =
+        reinterpret_cast<void *>(static_cast<uintptr_t>(it->second.first));
     return 0;
   }
   api_.ctxSetCurrent(context_);
   CUdeviceptr ptr = 0;
   CUresult rc = api_.memAlloc(&ptr, bytes > 0 ? static_cast<size_t>(bytes) : 1);
   if (rc != kCudaSuccess) {
-    *error = "device copy of a constant: " +
-             errorText(api_, "cuMemAlloc", rc) + " (" + std::to_string(bytes) +
-             " bytes)";
+    *error = "device copy of a constant: " + errorText(api_, "cuMemAlloc", rc) +
+             " (" + std::to_string(bytes) + " bytes)";
     return rc == kCudaErrorOutOfMemory ? 2 : 4;
   }
   if (bytes > 0)
@@ -274,8 +274,8 @@ int32_t Device::constant(const void *host, int64_t bytes, void **device,
         static_cast<size_t>(bytes), stream_);
   if (rc != kCudaSuccess) {
     api_.memFree(ptr);
-    *error = "device copy of a constant: " +
-             errorText(api_, "cuMemcpyAsync", rc);
+    *error =
+        "device copy of a constant: " + errorText(api_, "cuMemcpyAsync", rc);
     return 4;
   }
   if (auto it = constants_.find(host); it != constants_.end()) {
