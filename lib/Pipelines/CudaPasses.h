@@ -31,6 +31,12 @@ std::unique_ptr<Pass> createPlaceHostBuffersPass();
 /// reads or writes gets a host copy; kernels and host code stay coherent
 /// through copies around each launch that uses the buffer.
 std::unique_ptr<Pass> createMirrorHostBuffersPass();
+/// disc-gpu-small-device-buffers: the remaining small static buffers that do
+/// not escape (the memory model's stack buffers, kMaxStackBufferBytes) get
+/// a per-session device slot from the runtime (`disc_device_scratch`),
+/// outside the tracked peak like the CPU's stack; with `emulate`, the host
+/// stack.
+std::unique_ptr<Pass> createSmallDeviceBuffersPass(bool emulate = false);
 /// disc-gpu-device-checks: a run-time check inside a kernel records the
 /// failure in the device error word and skips the rest of its block.
 std::unique_ptr<Pass> createDeviceChecksPass();

@@ -326,9 +326,8 @@ struct CheckHostAccessPass
     return "Reject host code that touches device memory after GPU mapping";
   }
   CheckHostAccessPass() = default;
-  explicit CheckHostAccessPass(bool allowHostConstants)
-      : allowHostConstants(allowHostConstants) {}
-  bool allowHostConstants = false;
+  explicit CheckHostAccessPass(bool emulate) : emulate(emulate) {}
+  bool emulate = false;
   void runOnOperation() override {
     bool failedAny = false;
     auto reject = [&](Operation *op, const Twine &why) {
@@ -355,9 +354,8 @@ struct CheckHostAccessPass
           for (Value v : captured) {
             if (!isa<MemRefType>(v.getType()) || !isHostMemory(v))
               continue;
-            // Emulated kernels run on the host: constants are readable.
-            if (allowHostConstants &&
-                viewRoot(v).getDefiningOp<memref::GetGlobalOp>())
+            // Emulated kernels run on the host: host memory is readable.
+            if (emulate)
               continue;
             reject(launch, "a kernel reads a host stack buffer");
           }
@@ -365,6 +363,7 @@ struct CheckHostAccessPass
         }
         if (auto call = dyn_cast<func::CallOp>(op)) {
           if (call.getCallee() != "disc_check_failed" &&
+              call.getCallee() != "disc_device_scratch" &&
               !call.getCallee().starts_with("disc_device_constant_"))
             reject(op, "a call to '" + call.getCallee() +
                            "' (library calls come in a later step)");
@@ -418,6 +417,8 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
   if (options.stop != CudaPipelineOptions::Stop::Emulate)
     pm.addPass(std::make_unique<UploadConstantsPass>());
   pm.addNestedPass<func::FuncOp>(cuda::createMirrorHostBuffersPass());
+  pm.addPass(cuda::createSmallDeviceBuffersPass(
+      options.stop == CudaPipelineOptions::Stop::Emulate));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(std::make_unique<CheckHostAccessPass>(
       options.stop == CudaPipelineOptions::Stop::Emulate));
@@ -487,6 +488,7 @@ void mlir::disc::registerDiscCudaPasses() {
   registerPass([] { return cuda::createMirrorHostBuffersPass(); });
   registerPass([] { return cuda::createDeviceChecksPass(); });
   registerPass([] { return cuda::createEmulateLaunchesPass(); });
+  registerPass([] { return cuda::createSmallDeviceBuffersPass(); });
   PassPipelineRegistration<>(
       "disc-cuda-pipeline",
       "Lower the disc dialect to host LLVM dialect with sm_80 cubins",

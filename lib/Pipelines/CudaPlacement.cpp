@@ -15,6 +15,7 @@
 #include "CudaPasses.h"
 
 #include "disc/Transforms/MemoryModel.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -276,7 +277,91 @@ struct MirrorHostBuffersPass
   }
 };
 
+struct SmallDeviceBuffersPass
+    : public PassWrapper<SmallDeviceBuffersPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SmallDeviceBuffersPass)
+  SmallDeviceBuffersPass() = default;
+  SmallDeviceBuffersPass(const SmallDeviceBuffersPass &other)
+      : PassWrapper(other) {}
+  explicit SmallDeviceBuffersPass(bool emulateOnHost) {
+    emulate = emulateOnHost;
+  }
+  StringRef getArgument() const final {
+    return "disc-gpu-small-device-buffers";
+  }
+  StringRef getDescription() const final {
+    return "Small static non-escaping device buffers in per-session device "
+           "slots (the CPU's stack rule)";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<memref::MemRefDialect, func::FuncDialect,
+                    arith::ArithDialect>();
+  }
+  Option<bool> emulate{*this, "emulate",
+                       llvm::cl::desc("Use the host stack (CPU emulation)"),
+                       llvm::cl::init(false)};
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    func::FuncOp scratchFn;
+    int64_t site = 0;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      Block &entry = func.getBody().front();
+      SmallVector<memref::AllocOp> allocs;
+      for (Operation &op : entry)
+        if (auto alloc = dyn_cast<memref::AllocOp>(op))
+          if (isSmallStatic(alloc.getType()) &&
+              !collectUses(alloc.getResult()).other)
+            allocs.push_back(alloc);
+      for (memref::AllocOp alloc : allocs) {
+        OpBuilder b(alloc);
+        Location loc = alloc.getLoc();
+        MemRefType type = alloc.getType();
+        Value replacement;
+        if (emulate) {
+          replacement = memref::AllocaOp::create(b, loc, type,
+                                                 alloc.getAlignmentAttr());
+        } else {
+          if (!scratchFn) {
+            OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+            auto raw = MemRefType::get({ShapedType::kDynamic}, mb.getI8Type());
+            scratchFn = func::FuncOp::create(
+                mb, module.getLoc(), "disc_device_scratch",
+                mb.getFunctionType({mb.getI64Type(), mb.getI64Type()}, {raw}));
+            scratchFn.setPrivate();
+            scratchFn->setAttr("llvm.emit_c_interface", mb.getUnitAttr());
+          }
+          int64_t bytes =
+              type.getNumElements() * elementBytes(type.getElementType());
+          Value id = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(site++));
+          Value size = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(bytes));
+          Value raw = func::CallOp::create(b, loc, scratchFn, ValueRange{id, size})
+                          .getResult(0);
+          Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+          replacement =
+              memref::ViewOp::create(b, loc, type, raw, c0, ValueRange{});
+        }
+        SmallVector<Operation *> deallocs;
+        for (Operation *user : alloc->getUsers())
+          if (isa<memref::DeallocOp>(user))
+            deallocs.push_back(user);
+        for (Operation *d : deallocs)
+          d->erase();
+        alloc.replaceAllUsesWith(replacement);
+        alloc.erase();
+      }
+    }
+  }
+};
+
 } // namespace
+
+std::unique_ptr<Pass>
+mlir::disc::cuda::createSmallDeviceBuffersPass(bool emulate) {
+  return std::make_unique<SmallDeviceBuffersPass>(emulate);
+}
 
 std::unique_ptr<Pass> mlir::disc::cuda::createPlaceHostBuffersPass() {
   return std::make_unique<PlaceHostBuffersPass>();

@@ -291,6 +291,18 @@ static std::string
 generateDeviceConstantShims(ArrayRef<std::pair<std::string, int64_t>> names) {
   std::string s;
   llvm::raw_string_ostream os(s);
+  // Small device buffers (disc-gpu-small-device-buffers): memref<?xi8>.
+  os << "\nDISC_HIDDEN void _mlir_ciface_disc_device_scratch(int64_t *result, "
+        "int64_t site, int64_t bytes) {\n"
+        "  if (!disc_ctx->device_scratch)\n"
+        "    disc_fail(4, \"this CUDA model runs only in a session with a "
+        "CUDA device\");\n"
+        "  void *device = 0;\n"
+        "  int32_t st = disc_ctx->device_scratch(disc_ctx->self, site, bytes, "
+        "&device);\n"
+        "  if (st != 0)\n    longjmp(*disc_jmp, (int)st);\n"
+        "  result[0] = result[1] = (int64_t)(intptr_t)device;\n"
+        "  result[2] = 0;\n  result[3] = bytes;\n  result[4] = 1;\n}\n";
   if (names.empty())
     return s;
   os << "\nstatic void *disc_device_constant(const void *host, int64_t "
@@ -351,6 +363,8 @@ static std::string generateWrapper(StringRef entryName, StringRef signature,
         "                          int64_t *words);\n"
         "  int32_t (*device_constant)(void *self, const void *host,\n"
         "                             int64_t bytes, void **device);\n"
+        "  int32_t (*device_scratch)(void *self, int64_t site, int64_t bytes,\n"
+        "                            void **device);\n"
         "} disc_ral_context;\n\n"
         "#define DISC_HIDDEN __attribute__((visibility(\"hidden\")))\n"
         "#define DISC_EXPORT __attribute__((visibility(\"default\")))\n"

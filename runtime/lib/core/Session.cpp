@@ -118,6 +118,8 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
                                      int64_t *words);
   static int32_t deviceConstantCallback(void *self, const void *host,
                                         int64_t bytes, void **device);
+  static int32_t deviceScratchCallback(void *self, int64_t site,
+                                       int64_t bytes, void **device);
   void *tryAllocate(int64_t bytes, int64_t alignment, bool *refused);
   /// Frees a buffer of the tracked allocator (host or device memory).
   void releaseBuffer(void *ptr);
@@ -447,6 +449,18 @@ int32_t Session::Impl::deviceConstantCallback(void *self, const void *host,
   return status;
 }
 
+int32_t Session::Impl::deviceScratchCallback(void *self, int64_t site,
+                                             int64_t bytes, void **device) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl || !impl->device || !device)
+    return 4;
+  std::string message;
+  int32_t status = impl->device->scratch(site, bytes, device, &message);
+  if (status != 0)
+    errorCallback(self, status, message.c_str());
+  return status;
+}
+
 void Session::Impl::releaseDeviceInputs() {
   if (device)
     for (void *p : deviceInputs)
@@ -721,6 +735,7 @@ Session::Session(std::shared_ptr<const Executable> executable,
     impl_->ctx.device_sync = &Impl::deviceSyncCallback;
     impl_->ctx.device_check = &Impl::deviceCheckCallback;
     impl_->ctx.device_constant = &Impl::deviceConstantCallback;
+    impl_->ctx.device_scratch = &Impl::deviceScratchCallback;
   }
 }
 

@@ -81,6 +81,8 @@ Device::~Device() {
     api_.moduleUnload(entry.second);
   for (auto &entry : constants_)
     api_.memFree(entry.second.first);
+  for (auto &entry : scratch_)
+    api_.memFree(entry.second.first);
   if (stream_)
     api_.streamDestroy(stream_);
   api_.primaryCtxRelease(device_);
@@ -284,6 +286,31 @@ int32_t Device::constant(const void *host, int64_t bytes, void **device,
   }
   constants_.emplace(host, std::make_pair(ptr, bytes));
   *device = reinterpret_cast<void *>(static_cast<uintptr_t>(ptr));
+  return 0;
+}
+
+int32_t Device::scratch(int64_t site, int64_t bytes, void **device,
+                        std::string *error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = scratch_.find(site);
+  if (it == scratch_.end() || it->second.second < bytes) {
+    api_.ctxSetCurrent(context_);
+    CUdeviceptr ptr = 0;
+    CUresult rc =
+        api_.memAlloc(&ptr, bytes > 0 ? static_cast<size_t>(bytes) : 1);
+    if (rc != kCudaSuccess) {
+      *error = "device slot of a small buffer: " +
+               errorText(api_, "cuMemAlloc", rc) + " (" +
+               std::to_string(bytes) + " bytes)";
+      return rc == kCudaErrorOutOfMemory ? 2 : 4;
+    }
+    if (it != scratch_.end()) {
+      api_.memFree(it->second.first);
+      scratch_.erase(it);
+    }
+    it = scratch_.emplace(site, std::make_pair(ptr, bytes)).first;
+  }
+  *device = reinterpret_cast<void *>(static_cast<uintptr_t>(it->second.first));
   return 0;
 }
 

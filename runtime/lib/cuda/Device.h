@@ -78,6 +78,11 @@ public:
   /// of memory or 4 when the driver fails, with `*error`.
   int32_t constant(const void *host, int64_t bytes, void **device,
                    std::string *error);
+  /// Device slot `site` of at least `bytes` bytes (small buffers of a CUDA
+  /// model), allocated on first use and kept until the device is closed.
+  /// Returns 0, 2 when out of memory or 4, with `*error`.
+  int32_t scratch(int64_t site, int64_t bytes, void **device,
+                  std::string *error);
   /// Bytes of device memory held by constant copies.
   int64_t constantBytes() const;
   /// Name of the device, e.g. "NVIDIA H100 80GB HBM3".
@@ -103,6 +108,8 @@ private:
   std::map<const void *, CUdeviceptr> checkWords_;
   /// Constant copies: host address -> (device address, bytes).
   std::map<const void *, std::pair<CUdeviceptr, int64_t>> constants_;
+  /// Small-buffer slots: site -> (device address, bytes).
+  std::map<int64_t, std::pair<CUdeviceptr, int64_t>> scratch_;
 };
 
 } // namespace disc::runtime::cuda

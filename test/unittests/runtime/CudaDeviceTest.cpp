@@ -360,6 +360,30 @@ TEST_F(CudaDeviceTest, ConstantCopiesAreCachedAndFreed) {
   EXPECT_EQ(state.liveAllocs, 0);
 }
 
+// Small buffers: one device slot per allocation site, kept for the
+// device's lifetime (the same address on every run).
+TEST_F(CudaDeviceTest, ScratchSlotsAreKeptPerSite) {
+  {
+    std::unique_ptr<Device> dev = openOrDie();
+    ASSERT_TRUE(dev);
+    std::string error;
+    void *a = nullptr, *b = nullptr, *c = nullptr;
+    ASSERT_EQ(dev->scratch(0, 128, &a, &error), 0) << error;
+    ASSERT_EQ(dev->scratch(1, 4, &b, &error), 0) << error;
+    ASSERT_EQ(dev->scratch(0, 128, &c, &error), 0) << error;
+    EXPECT_NE(a, b);
+    EXPECT_EQ(a, c);
+    EXPECT_EQ(state.liveAllocs, 2);
+    state.allocResult = kCudaErrorOutOfMemory;
+    EXPECT_EQ(dev->scratch(2, 8, &c, &error), 2);
+    EXPECT_NE(error.find("device slot of a small buffer: cuMemAlloc failed"),
+              std::string::npos)
+        << error;
+    state.allocResult = kCudaSuccess;
+  }
+  EXPECT_EQ(state.liveAllocs, 0);
+}
+
 TEST_F(CudaDeviceTest, ConstantCopyOutOfMemoryIsReported) {
   static const float weights[4] = {1.0f, 2.0f, 3.0f, 4.0f};
   std::unique_ptr<Device> dev = openOrDie();

@@ -89,6 +89,15 @@ typedef struct disc_ral_context {
   /// 0, or a status code after `error`.
   int32_t (*device_constant)(void *self, const void *host, int64_t bytes,
                              void **device);
+  /// Device slot `site` of `bytes` bytes (ABI v4): small static buffers
+  /// that do not escape (at most 1 KiB; the CPU keeps them on its stack)
+  /// live in per-session device slots, one per allocation site, allocated
+  /// on first use and kept until the session ends, not counted in the peak
+  /// or the memory limit (docs/memory.md: the memory model leaves stack
+  /// buffers out). Sets `*device`; returns 0, or a status code after
+  /// `error`.
+  int32_t (*device_scratch)(void *self, int64_t site, int64_t bytes,
+                            void **device);
 } disc_ral_context;
 
 /// Library call ids (`disc_ral_context.library_call`).
