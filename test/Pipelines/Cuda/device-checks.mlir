@@ -1,5 +1,12 @@
 // RUN: disc-opt --disc-gpu-device-checks %s | FileCheck %s
 // RUN: disc-opt --disc-gpu-device-checks --disc-gpu-emulate-launches %s | FileCheck %s --check-prefix=EMU
+// RUN: disc-opt --disc-gpu-device-checks --convert-scf-to-cf --gpu-kernel-outlining --nvvm-attach-target="chip=sm_80 O=3" --convert-gpu-to-nvvm="index-bitwidth=64" --reconcile-unrealized-casts --gpu-module-to-binary="format=isa" %s | FileCheck %s --check-prefix=PTX
+
+// In PTX the word is a visible global of the kernel's module (the runtime
+// finds it with cuModuleGetGlobal) and the first failure wins by a
+// compare-and-swap.
+// PTX: .visible .global .align 8 .b8 disc_check_error[40]
+// PTX: atom.{{.*}}global.cas.b64
 
 // A Gather index check inside a kernel: the first failing thread records
 // 1 + check id and the values in the device error word; the guarded load
