@@ -82,6 +82,8 @@ struct BufferUses {
   SmallVector<OpOperand *> host;
   SmallVector<linalg::LinalgOp> linalg;
   SmallVector<gpu::LaunchOp> launches;
+  /// func.return ops that return the buffer (or a view): also in `other`.
+  SmallVector<Operation *> returns;
   bool other = false;
 };
 
@@ -116,6 +118,8 @@ BufferUses collectUses(Value root) {
         uses.launches.push_back(launch);
         continue;
       }
+      if (isa<func::ReturnOp>(user))
+        uses.returns.push_back(user);
       uses.other = true;
     }
   }
@@ -247,32 +251,57 @@ struct MirrorHostBuffersPass
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
-    SmallVector<memref::AllocOp> allocs;
+    // Small device buffers: allocations, and entry arguments (inputs such
+    // as a Reshape's shape or TopK's k, copied to the device by the
+    // runtime).
+    SmallVector<Value> roots;
+    Block &entry = func.getBody().front();
+    for (BlockArgument arg : entry.getArguments())
+      if (auto type = dyn_cast<MemRefType>(arg.getType());
+          type && isSmallStatic(type))
+        roots.push_back(arg);
     func.walk([&](memref::AllocOp alloc) {
       if (!inDeviceCode(alloc) && isSmallStatic(alloc.getType()))
-        allocs.push_back(alloc);
+        roots.push_back(alloc.getResult());
     });
-    Block &entry = func.getBody().front();
-    for (memref::AllocOp alloc : allocs) {
-      BufferUses uses = collectUses(alloc.getResult());
-      if (uses.host.empty() || uses.launches.empty())
+    for (Value root : roots) {
+      BufferUses uses = collectUses(root);
+      bool isArg = isa<BlockArgument>(root);
+      if (uses.host.empty() ||
+          (!isArg && uses.launches.empty() && uses.returns.empty()))
         continue;
+      bool hostWrites = llvm::any_of(uses.host, [](OpOperand *use) {
+        return isa<memref::StoreOp>(use->getOwner());
+      });
       OpBuilder b(&entry, entry.begin());
-      Location loc = alloc.getLoc();
-      Value twin = memref::AllocaOp::create(b, loc, alloc.getType(),
-                                            alloc.getAlignmentAttr());
+      Location loc = root.getLoc();
+      auto type = cast<MemRefType>(root.getType());
+      IntegerAttr align;
+      if (auto alloc = root.getDefiningOp<memref::AllocOp>())
+        align = alloc.getAlignmentAttr();
+      Value twin = memref::AllocaOp::create(b, loc, type, align);
+      if (isArg)
+        copyOnStream(b, loc, twin, root);
       for (OpOperand *use : uses.host) {
         b.setInsertionPoint(use->getOwner());
-        use->set(retakeViews(b, use->get(), alloc.getResult(), twin));
+        use->set(retakeViews(b, use->get(), root, twin));
       }
       llvm::SetVector<Operation *> launches(uses.launches.begin(),
                                             uses.launches.end());
       for (Operation *launch : launches) {
         b.setInsertionPoint(launch);
-        copyOnStream(b, loc, alloc.getResult(), twin);
+        if (hostWrites)
+          copyOnStream(b, loc, root, twin);
         b.setInsertionPointAfter(launch);
-        copyOnStream(b, loc, twin, alloc.getResult());
+        copyOnStream(b, loc, twin, root);
       }
+      // A returned buffer the host wrote: its device copy before the return.
+      if (hostWrites)
+        for (Operation *ret : llvm::SetVector<Operation *>(
+                 uses.returns.begin(), uses.returns.end())) {
+          b.setInsertionPoint(ret);
+          copyOnStream(b, loc, root, twin);
+        }
     }
   }
 };

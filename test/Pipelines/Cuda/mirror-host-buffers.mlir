@@ -54,3 +54,33 @@ func.func @kernel_only(%x: memref<?xi64>) {
   memref.dealloc %d : memref<2xi64>
   return
 }
+
+// A small input the host reads (a Reshape's shape, TopK's k) is device
+// memory in a CUDA session: the host reads a copy taken at entry.
+// CHECK-LABEL: func.func @input_shape
+// CHECK: %[[H:.+]] = memref.alloca() : memref<2xi64>
+// CHECK: %[[T0:.+]] = gpu.wait async
+// CHECK: %[[T1:.+]] = gpu.memcpy async [%[[T0]]] %[[H]], %arg1
+// CHECK: gpu.wait [%[[T1]]]
+// CHECK: memref.reshape %arg0(%[[H]])
+func.func @input_shape(%x: memref<?xf32>, %s: memref<2xi64>) -> memref<?x?xf32> {
+  %r = memref.reshape %x(%s) : (memref<?xf32>, memref<2xi64>) -> memref<?x?xf32>
+  return %r : memref<?x?xf32>
+}
+
+// A returned small buffer the host writes (Shape as a graph output) gets
+// its device copy before the return.
+// CHECK-LABEL: func.func @shape_output
+// CHECK: %[[H:.+]] = memref.alloca() : memref<1xi64>
+// CHECK: %[[D:.+]] = memref.alloc() : memref<1xi64>
+// CHECK: memref.store %{{.+}}, %[[H]]
+// CHECK: gpu.memcpy async [%{{.+}}] %[[D]], %[[H]]
+// CHECK: return %[[D]]
+func.func @shape_output(%x: memref<?xf32>) -> memref<1xi64> {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  %i = arith.index_cast %n : index to i64
+  %d = memref.alloc() : memref<1xi64>
+  memref.store %i, %d[%c0] : memref<1xi64>
+  return %d : memref<1xi64>
+}
