@@ -455,6 +455,10 @@ void mlir::disc::buildDiscBufferizedLinalgPipeline(
 void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
                                       const CpuPipelineOptions &options) {
   buildDiscBufferizedLinalgPipeline(pm, options, /*promoteSmallBuffers=*/true);
+  buildDiscCpuLoopsToLLVMPipeline(pm);
+}
+
+void mlir::disc::buildDiscCpuLoopsToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(std::make_unique<OutlineKernelsPass>());
   pm.addNestedPass<func::FuncOp>(
       std::make_unique<ReassociateReductionsPass>());

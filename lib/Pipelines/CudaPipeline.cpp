@@ -13,6 +13,8 @@
 #include "disc/Pipelines/CudaPipeline.h"
 
 #include "CudaLibraryCallOperands.h"
+#include "CudaPasses.h"
+
 #include "disc/Pipelines/CpuPipeline.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -220,40 +222,53 @@ struct TileParallelLoopsPass
   }
 };
 
-/// Constants live in model.so's host memory. Each constant a kernel reads
-/// gets one device copy per run: allocated through the runtime at the start
-/// of the entry function, filled with gpu.memcpy on the session stream,
-/// read by every launch that needs it, and freed before the function
-/// returns. Their bytes live through the whole run, so the pass records
-/// them on the function (`disc.device_constant_bytes`, `..._allocs`) and
-/// disc-compile adds them to the predicted peak (docs/cuda.md).
+/// Constants live in model.so's host memory. A kernel that reads one gets
+/// the runtime's device copy of it: `func.call @disc_device_constant_<rank>_<k>
+/// (%global, %bytes)` (a C-interface function of the model wrapper over
+/// `disc_ral_context.device_constant`), which uploads the constant on the
+/// session's first request and keeps it, outside the tracked peak, like
+/// model.so's constants on the CPU (docs/memory.md).
 struct UploadConstantsPass
-    : public PassWrapper<UploadConstantsPass, OperationPass<func::FuncOp>> {
+    : public PassWrapper<UploadConstantsPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(UploadConstantsPass)
   StringRef getArgument() const final { return "disc-gpu-upload-constants"; }
   StringRef getDescription() const final {
-    return "Copy the constants the gpu.launch ops read to device buffers, "
-           "once per run";
+    return "Copy the constants a gpu.launch reads to device buffers";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<gpu::GPUDialect, memref::MemRefDialect>();
+    registry.insert<gpu::GPUDialect, memref::MemRefDialect, func::FuncDialect,
+                    arith::ArithDialect>();
   }
+  /// `disc_device_constant_<rank>_<k>(memref<T>, i64 bytes) -> memref<T>`.
+  func::FuncOp getOrCreateUploadFn(MemRefType type) {
+    auto it = uploadFns.find(type);
+    if (it != uploadFns.end())
+      return it->second;
+    ModuleOp module = getOperation();
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    std::string name = "disc_device_constant_" +
+                       std::to_string(type.getRank()) + "_" +
+                       std::to_string(uploadFns.size());
+    auto fn =
+        func::FuncOp::create(b, module.getLoc(), name,
+                             b.getFunctionType({type, b.getI64Type()}, {type}));
+    fn.setPrivate();
+    fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    uploadFns[type] = fn;
+    return fn;
+  }
+  llvm::DenseMap<Type, func::FuncOp> uploadFns;
+
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    if (func.isExternal())
-      return;
+    uploadFns.clear();
     SmallVector<gpu::LaunchOp> launches;
-    func.walk([&](gpu::LaunchOp op) { launches.push_back(op); });
-    if (launches.empty())
-      return;
-    Block &entry = func.getBody().front();
-    OpBuilder top = OpBuilder::atBlockBegin(&entry);
-    llvm::MapVector<StringRef, Value> uploaded; // global name -> device copy
-    int64_t bytes = 0;
+    getOperation().walk([&](gpu::LaunchOp op) { launches.push_back(op); });
     for (gpu::LaunchOp launch : launches) {
       llvm::SetVector<Value> captured;
       getUsedValuesDefinedAbove(launch.getBody(), captured);
       OpBuilder b(launch);
+      Location loc = launch.getLoc();
+      llvm::DenseMap<Value, Value> uploaded; // global -> device copy
       for (Value v : captured) {
         if (!isa<MemRefType>(v.getType()))
           continue;
@@ -261,24 +276,25 @@ struct UploadConstantsPass
         auto global = root.getDefiningOp<memref::GetGlobalOp>();
         if (!global)
           continue;
-        Value &dev = uploaded[global.getName()];
+        Value dev = uploaded.lookup(root);
         if (!dev) {
-          Location loc = global.getLoc();
           auto type = cast<MemRefType>(root.getType());
-          Value host =
-              memref::GetGlobalOp::create(top, loc, type, global.getName());
-          dev = memref::AllocOp::create(top, loc, type);
-          Value token =
-              gpu::WaitOp::create(top, loc, top.getType<gpu::AsyncTokenType>(),
-                                  ValueRange{})
-                  .getAsyncToken();
-          token = gpu::MemcpyOp::create(top, loc,
-                                        top.getType<gpu::AsyncTokenType>(),
-                                        ValueRange{token}, dev, host)
-                      .getAsyncToken();
-          gpu::WaitOp::create(top, loc, Type(), ValueRange{token});
-          bytes += type.getNumElements() *
-                   llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+          int64_t eltBits = type.getElementType().isIndex()
+                                ? 64
+                                : type.getElementTypeBitWidth();
+          if (!type.hasStaticShape() || !type.getLayout().isIdentity()) {
+            launch.emitError("a kernel reads a constant of type ")
+                << type << " that has no device copy";
+            return signalPassFailure();
+          }
+          Value bytes = arith::ConstantOp::create(
+              b, loc,
+              b.getI64IntegerAttr(type.getNumElements() *
+                                  std::max<int64_t>(1, (eltBits + 7) / 8)));
+          dev = func::CallOp::create(b, loc, getOrCreateUploadFn(type),
+                                     ValueRange{root, bytes})
+                    .getResult(0);
+          uploaded[root] = dev;
         }
         // Re-take the view chain on the device copy.
         SmallVector<Operation *> chain;
@@ -297,17 +313,6 @@ struct UploadConstantsPass
         });
       }
     }
-    func.walk([&](func::ReturnOp ret) {
-      OpBuilder b(ret);
-      for (auto &[name, dev] : uploaded)
-        memref::DeallocOp::create(b, ret.getLoc(), dev);
-    });
-    if (uploaded.empty())
-      return;
-    auto i64 = IntegerType::get(&getContext(), 64);
-    func->setAttr("disc.device_constant_bytes", IntegerAttr::get(i64, bytes));
-    func->setAttr("disc.device_constant_allocs",
-                  IntegerAttr::get(i64, uploaded.size()));
   }
 };
 
@@ -322,6 +327,9 @@ struct CheckHostAccessPass
   StringRef getDescription() const final {
     return "Reject host code that touches device memory after GPU mapping";
   }
+  CheckHostAccessPass() = default;
+  explicit CheckHostAccessPass(bool emulate) : emulate(emulate) {}
+  bool emulate = false;
   void runOnOperation() override {
     bool failedAny = false;
     auto reject = [&](Operation *op, const Twine &why) {
@@ -345,9 +353,14 @@ struct CheckHostAccessPass
         if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
           llvm::SetVector<Value> captured;
           getUsedValuesDefinedAbove(launch.getBody(), captured);
-          for (Value v : captured)
-            if (isa<MemRefType>(v.getType()) && isHostMemory(v))
-              reject(launch, "a kernel reads a host stack buffer");
+          for (Value v : captured) {
+            if (!isa<MemRefType>(v.getType()) || !isHostMemory(v))
+              continue;
+            // Emulated kernels run on the host: host memory is readable.
+            if (emulate)
+              continue;
+            reject(launch, "a kernel reads a host stack buffer");
+          }
           return;
         }
         if (auto call = dyn_cast<func::CallOp>(op)) {
@@ -361,7 +374,9 @@ struct CheckHostAccessPass
                              "' reads host memory");
             return;
           }
-          if (call.getCallee() != "disc_check_failed")
+          if (call.getCallee() != "disc_check_failed" &&
+              call.getCallee() != "disc_device_scratch" &&
+              !call.getCallee().starts_with("disc_device_constant_"))
             reject(op, "a call to '" + call.getCallee() +
                            "' (no CUDA lowering for it)");
           return;
@@ -400,6 +415,8 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
   front.libraryCalls = options.libraryCalls;
   buildDiscBufferizedLinalgPipeline(pm, front, /*promoteSmallBuffers=*/false);
 
+  // Shape tensors stay on the host (CudaPlacement.cpp).
+  pm.addNestedPass<func::FuncOp>(cuda::createPlaceHostBuffersPass());
   // GPU mapping.
   pm.addNestedPass<func::FuncOp>(std::make_unique<PrepareLinalgPass>());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
@@ -407,12 +424,26 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
       std::make_unique<TileParallelLoopsPass>(options.blockSize));
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
-  pm.addNestedPass<func::FuncOp>(std::make_unique<UploadConstantsPass>());
+  pm.addPass(cuda::createDeviceChecksPass());
+  // Emulated kernels read the constants in place.
+  if (options.stop != CudaPipelineOptions::Stop::Emulate)
+    pm.addPass(std::make_unique<UploadConstantsPass>());
   pm.addNestedPass<func::FuncOp>(createUploadLibraryCallOperandsPass());
+  pm.addNestedPass<func::FuncOp>(cuda::createMirrorHostBuffersPass());
+  pm.addPass(cuda::createSmallDeviceBuffersPass(
+      options.stop == CudaPipelineOptions::Stop::Emulate));
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(std::make_unique<CheckHostAccessPass>());
+  pm.addPass(std::make_unique<CheckHostAccessPass>(
+      options.stop == CudaPipelineOptions::Stop::Emulate));
   if (options.stop == CudaPipelineOptions::Stop::AfterMapping)
     return;
+  if (options.stop == CudaPipelineOptions::Stop::Emulate) {
+    // The mapped kernels as host loops, then the CPU tail (CudaEmulate.cpp).
+    pm.addPass(cuda::createEmulateLaunchesPass());
+    pm.addPass(createCanonicalizerPass());
+    buildDiscCpuLoopsToLLVMPipeline(pm);
+    return;
+  }
 
   // Kernels: outline, NVVM, cubin.
   pm.addPass(createConvertMathToFuncs()); // math.ipowi and friends
@@ -471,6 +502,11 @@ void mlir::disc::registerDiscCudaPasses() {
   PassRegistration<UploadConstantsPass>();
   PassRegistration<CheckHostAccessPass>();
   registerUploadLibraryCallOperandsPass();
+  registerPass([] { return cuda::createPlaceHostBuffersPass(); });
+  registerPass([] { return cuda::createMirrorHostBuffersPass(); });
+  registerPass([] { return cuda::createDeviceChecksPass(); });
+  registerPass([] { return cuda::createEmulateLaunchesPass(); });
+  registerPass([] { return cuda::createSmallDeviceBuffersPass(); });
   PassPipelineRegistration<>(
       "disc-cuda-pipeline",
       "Lower the disc dialect to host LLVM dialect with sm_80 cubins",

@@ -1079,8 +1079,7 @@ static llvm::StringMap<int64_t> likelyBindings(ShapeAnalysis &sa) {
 }
 
 LogicalResult mlir::disc::printMemory(ModuleOp module, StringRef entry,
-                                      llvm::raw_ostream &os,
-                                      bool stackPlacement) {
+                                      llvm::raw_ostream &os) {
   auto func = module.lookupSymbol<func::FuncOp>(entry);
   if (!func)
     return module.emitError("no entry function '") << entry << "'";
@@ -1089,7 +1088,6 @@ LogicalResult mlir::disc::printMemory(ModuleOp module, StringRef entry,
   sa.run();
   sa.mergeEqualSymbols();
   MemoryModel mm(func, sa);
-  mm.setStackPlacement(stackPlacement);
   MemoryProfile p = mm.profile();
   llvm::StringMap<int64_t> likely = likelyBindings(sa);
   auto value = [&](AffineExpr e) {
@@ -1154,8 +1152,7 @@ LogicalResult mlir::disc::printMemory(ModuleOp module, StringRef entry,
 }
 
 FailureOr<llvm::json::Object> mlir::disc::buildMemoryJson(ModuleOp module,
-                                                          StringRef entry,
-                                                          bool stackPlacement) {
+                                                          StringRef entry) {
   auto func = module.lookupSymbol<func::FuncOp>(entry);
   if (!func)
     return module.emitError("no entry function '") << entry << "'";
@@ -1164,6 +1161,5 @@ FailureOr<llvm::json::Object> mlir::disc::buildMemoryJson(ModuleOp module,
   sa.run();
   sa.mergeEqualSymbols();
   MemoryModel mm(func, sa);
-  mm.setStackPlacement(stackPlacement);
   return mm.toJson(mm.profile());
 }

@@ -28,6 +28,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 
 def has_device():
@@ -149,8 +150,10 @@ def main(argv=None):
                    "--report-codegen", "-o", out]
             if args.force_dynamic:
                 cmd.append("--force-dynamic")
+            t0 = time.monotonic()
             r = subprocess.run(cmd, capture_output=True, text=True,
                                timeout=900)
+            seconds = time.monotonic() - t0
             msg = (r.stderr or "").strip().splitlines()
             # "library calls: B cuBLAS, D cuDNN, L MatMul/Conv as generated
             # loops" (--report-codegen on --target=cuda).
@@ -202,7 +205,8 @@ def main(argv=None):
                 compiled += 1
                 first_so = first_so or out
                 print(f"OK   {stem} {arch}: {kernels} kernels, "
-                      f"ptxas accepted all, {calls} library calls" +
+                      f"ptxas accepted all ({seconds:.1f} s), {calls} "
+                      "library calls" +
                       ((", measured peak == predicted" if calls == 0 else
                         ", host code ran (peak not compared: library "
                         "workspaces are not predicted yet)")

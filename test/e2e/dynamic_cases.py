@@ -1009,10 +1009,11 @@ def run_case(name, args):
     os.makedirs(work, exist_ok=True)
     onnx_path = os.path.join(work, name + ".onnx")
     onnx.save(m, onnx_path)
-    so = os.path.join(work, name + ".so")
+    so = os.path.join(work, name + args.tag + ".so")
     if os.path.exists(so):
         os.remove(so)
-    rc, _ = sh([os.path.join(args.bin_dir, "disc-compile"), onnx_path, "-o", so])
+    rc, _ = sh([os.path.join(args.bin_dir, "disc-compile"), onnx_path, "-o", so]
+               + args.compile_arg)
     if rc != 0:
         return [f"{name}: disc-compile failed (exit {rc})"]
     out_names = [o.name for o in m.graph.output]
@@ -1067,6 +1068,11 @@ def main(argv=None):
     p.add_argument("--bin-dir", help="directory with disc-compile, disc-run")
     p.add_argument("--work-dir", help="where models, inputs and outputs go")
     p.add_argument("--list", action="store_true", help="list the cases and exit")
+    p.add_argument("--compile-arg", action="append", default=[],
+                   help="extra disc-compile argument (repeatable), e.g. "
+                        "--compile-arg=--target=cuda-emulate")
+    p.add_argument("--tag", default="",
+                   help="suffix of the compiled model's file name")
     args = p.parse_args(argv)
     if args.list:
         for n, fn in CASES.items():

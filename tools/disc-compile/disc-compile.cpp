@@ -56,7 +56,9 @@ static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::value_desc("path"), cl::init("-"),
                                        cl::cat(discCategory));
 static cl::opt<std::string>
-    target("target", cl::desc("Target: cpu, or cuda (docs/cuda.md)"),
+    target("target",
+           cl::desc("Target: cpu, cuda, or cuda-emulate (the mapped CUDA "
+                    "kernels run as host loops: a CPU model, docs/cuda.md)"),
            cl::init("cpu"), cl::cat(discCategory));
 static cl::opt<std::string>
     gpuArch("gpu-arch",
@@ -256,9 +258,9 @@ int main(int argc, char **argv) {
       opt->setHiddenFlag(cl::Hidden);
   }
   cl::ParseCommandLineOptions(argc, argv, "DISC model compiler\n");
-  if (target != "cpu" && target != "cuda")
-    return fail(2,
-                "unsupported --target '" + target + "' (supported: cpu, cuda)");
+  if (target != "cpu" && target != "cuda" && target != "cuda-emulate")
+    return fail(2, "unsupported --target '" + target +
+                       "' (supported: cpu, cuda, cuda-emulate)");
   {
     llvm::StringRef arch(gpuArch);
     unsigned sm = 0;
@@ -266,7 +268,7 @@ int main(int argc, char **argv) {
       return fail(2, "unsupported --gpu-arch '" + gpuArch +
                          "' (expected sm_NN with NN >= 50, e.g. sm_80, sm_90)");
   }
-  if (emit == Emit::Gpu && target != "cuda")
+  if (emit == Emit::Gpu && target == "cpu")
     return fail(2, "--emit=gpu needs --target=cuda");
   if (libraryCalls != "onednn" && libraryCalls != "none")
     return fail(2, "unsupported --library-calls '" + libraryCalls +
@@ -460,12 +462,14 @@ int main(int argc, char **argv) {
   }
 
   // Library calls and their post-ops are marked on the final order, so the
-  // memory model sees them (docs/memory.md). On CUDA: cuBLAS/cuDNN. The
-  // CUDA pipeline has no stack: small buffers are device heap.
+  // memory model sees them (docs/memory.md). On CUDA: cuBLAS/cuDNN; the
+  // emulated kernels (cuda-emulate) run MatMul/Conv as generated loops.
   bool cuda = target != "cpu";
   std::string libraryMode = libraryCalls;
   if (target == "cuda" && libraryMode == "onednn")
     libraryMode = "cuda";
+  else if (target == "cuda-emulate")
+    libraryMode = "none";
   if (libraryMode != "none") {
     PassManager lpm(&context);
     if (libraryMode == "cuda")
@@ -484,9 +488,9 @@ int main(int argc, char **argv) {
     auto out = openOutputFile(outputPath, &err);
     if (!out)
       return fail(1, err);
-    if (failed(disc::printMemory(*module, entry, out->os(), !cuda)))
+    if (failed(disc::printMemory(*module, entry, out->os())))
       return fail(1, "could not print the memory model");
-    if (rematMode == Remat::On && target != "cuda")
+    if (rematMode == Remat::On && target == "cpu")
       disc::printRematCandidates(*module, entry, rematOptions(), out->os());
     out->keep();
     return 0;
@@ -501,7 +505,7 @@ int main(int argc, char **argv) {
   {
     TimingScope memoryTimer = rootTimer.nest("memory model");
     FailureOr<llvm::json::Object> memory =
-        disc::buildMemoryJson(*module, entry, !cuda);
+        disc::buildMemoryJson(*module, entry);
     llvm::Expected<llvm::json::Value> sig = llvm::json::parse(*signature);
     if (failed(memory) || !sig || !sig->getAsObject()) {
       if (!sig)
@@ -512,7 +516,7 @@ int main(int argc, char **argv) {
     // Rematerialization candidates of the final order (after the memory
     // model above, which describes the run with nothing evicted). CPU only
     // for now: device remat (recompute or host offload) is not built yet.
-    if (rematMode == Remat::On && target != "cuda") {
+    if (rematMode == Remat::On && target == "cpu") {
       FailureOr<llvm::json::Object> rematJson =
           disc::applyRematToEntry(*module, entry, rematOptions());
       if (failed(rematJson))
@@ -554,11 +558,13 @@ int main(int argc, char **argv) {
     disc::DiscLowerToLinalgOptions lowering;
     lowering.libraryCallsOption = libraryMode;
     pm.addPass(disc::createDiscLowerToLinalg(lowering));
-  } else if (target == "cuda") {
+  } else if (target == "cuda" || target == "cuda-emulate") {
     disc::CudaPipelineOptions cudaOptions;
     cudaOptions.memorySchedule = false; // scheduled above
     cudaOptions.gpuArch = gpuArch;
     cudaOptions.libraryCalls = libraryMode;
+    if (target == "cuda-emulate")
+      cudaOptions.stop = disc::CudaPipelineOptions::Stop::Emulate;
     if (emit == Emit::Gpu)
       cudaOptions.stop = disc::CudaPipelineOptions::Stop::AfterMapping;
     disc::buildDiscCudaPipeline(pm, cudaOptions);

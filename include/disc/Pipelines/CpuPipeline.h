@@ -39,6 +39,11 @@ void buildDiscBufferizedLinalgPipeline(OpPassManager &pm,
                                        const CpuPipelineOptions &options,
                                        bool promoteSmallBuffers);
 
+/// The CPU pipeline's tail: linalg and scf on buffers (outlined loop
+/// nests) → LLVM dialect. Also ends the CUDA emulation
+/// (`--target=cuda-emulate`).
+void buildDiscCpuLoopsToLLVMPipeline(OpPassManager &pm);
+
 /// Registers DISC pass pipelines (`disc-cpu-pipeline`).
 void registerDiscPipelines();
 

@@ -26,8 +26,11 @@ struct CudaPipelineOptions {
   int64_t blockSize = 256;
   /// Where to stop: after the GPU mapping (gpu.launch ops in the host
   /// function, the IR `--emit=gpu` prints), or the whole way to the LLVM
-  /// dialect with the cubins embedded.
-  enum class Stop { AfterMapping, LLVM } stop = Stop::LLVM;
+  /// dialect with the cubins embedded. `Emulate` continues from the mapped
+  /// IR with every gpu.launch as host loops over block and thread ids and
+  /// the CPU pipeline's tail: a CPU model that runs the kernels as mapped
+  /// (`--target=cuda-emulate`, docs/cuda.md).
+  enum class Stop { AfterMapping, LLVM, Emulate } stop = Stop::LLVM;
 };
 
 /// disc → linalg on buffers (shared with the CPU pipeline) → parallel loops

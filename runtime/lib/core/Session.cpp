@@ -115,6 +115,12 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   static int32_t deviceCopyCallback(void *self, void *dst, const void *src,
                                     int64_t bytes);
   static int32_t deviceSyncCallback(void *self);
+  static int32_t deviceCheckCallback(void *self, const void *image,
+                                     int64_t *words);
+  static int32_t deviceConstantCallback(void *self, const void *host,
+                                        int64_t bytes, void **device);
+  static int32_t deviceScratchCallback(void *self, int64_t site,
+                                       int64_t bytes, void **device);
   void *tryAllocate(int64_t bytes, int64_t alignment, bool *refused);
   /// Frees a buffer of the tracked allocator (host or device memory).
   void releaseBuffer(void *ptr);
@@ -451,6 +457,44 @@ int32_t Session::Impl::deviceSyncCallback(void *self) {
   return status;
 }
 
+int32_t Session::Impl::deviceCheckCallback(void *self, const void *image,
+                                           int64_t *words) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl || !impl->device || !words)
+    return -4;
+  std::string message;
+  int32_t status = impl->device->readCheckWord(image, words, &message);
+  if (status == 4) {
+    errorCallback(self, status, message.c_str());
+    return -4;
+  }
+  return status;
+}
+
+int32_t Session::Impl::deviceConstantCallback(void *self, const void *host,
+                                              int64_t bytes, void **device) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl || !impl->device || !device)
+    return 4;
+  std::string message;
+  int32_t status = impl->device->constant(host, bytes, device, &message);
+  if (status != 0)
+    errorCallback(self, status, message.c_str());
+  return status;
+}
+
+int32_t Session::Impl::deviceScratchCallback(void *self, int64_t site,
+                                             int64_t bytes, void **device) {
+  Impl *impl = static_cast<Impl *>(self);
+  if (!impl || !impl->device || !device)
+    return 4;
+  std::string message;
+  int32_t status = impl->device->scratch(site, bytes, device, &message);
+  if (status != 0)
+    errorCallback(self, status, message.c_str());
+  return status;
+}
+
 void Session::Impl::releaseDeviceInputs() {
   if (device)
     for (void *p : deviceInputs)
@@ -723,6 +767,9 @@ Session::Session(std::shared_ptr<const Executable> executable,
     impl_->ctx.device_launch = &Impl::deviceLaunchCallback;
     impl_->ctx.device_copy = &Impl::deviceCopyCallback;
     impl_->ctx.device_sync = &Impl::deviceSyncCallback;
+    impl_->ctx.device_check = &Impl::deviceCheckCallback;
+    impl_->ctx.device_constant = &Impl::deviceConstantCallback;
+    impl_->ctx.device_scratch = &Impl::deviceScratchCallback;
   }
 }
 

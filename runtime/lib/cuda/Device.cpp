@@ -79,6 +79,10 @@ Device::~Device() {
     api_.streamSynchronize(stream_);
   for (auto &entry : modules_)
     api_.moduleUnload(entry.second);
+  for (auto &entry : constants_)
+    api_.memFree(entry.second.first);
+  for (auto &entry : scratch_)
+    api_.memFree(entry.second.first);
   if (stream_)
     api_.streamDestroy(stream_);
   api_.primaryCtxRelease(device_);
@@ -208,6 +212,117 @@ int32_t Device::launch(const void *image, const char *kernel,
 void Device::makeCurrent() {
   std::lock_guard<std::mutex> lock(mutex_);
   api_.ctxSetCurrent(context_);
+int32_t Device::readCheckWord(const void *image, int64_t words[5],
+                              std::string *error) {
+  constexpr size_t kBytes = 5 * sizeof(int64_t);
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto mod = modules_.find(image);
+  if (mod == modules_.end())
+    return 0; // Never launched (empty grids): no kernel ran.
+  auto it = checkWords_.find(image);
+  if (it == checkWords_.end()) {
+    CUdeviceptr ptr = 0;
+    size_t bytes = 0;
+    if (!api_.moduleGetGlobal ||
+        api_.moduleGetGlobal(&ptr, &bytes, mod->second, "disc_check_error") !=
+            kCudaSuccess ||
+        bytes < kBytes)
+      ptr = 0;
+    it = checkWords_.emplace(image, ptr).first;
+  }
+  if (it->second == 0)
+    return 0;
+  api_.ctxSetCurrent(context_);
+  auto host = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(words));
+  CUresult rc = api_.memcpyAsync(host, it->second, kBytes, stream_);
+  if (rc == kCudaSuccess)
+    rc = api_.streamSynchronize(stream_);
+  if (rc != kCudaSuccess) {
+    *error = errorText(api_, "reading the run-time check word", rc);
+    return 4;
+  }
+  if (words[0] == 0)
+    return 0;
+  static const int64_t zeros[5] = {0, 0, 0, 0, 0};
+  rc = api_.memcpyAsync(
+      it->second, static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(zeros)),
+      kBytes, stream_);
+  if (rc == kCudaSuccess)
+    rc = api_.streamSynchronize(stream_);
+  if (rc != kCudaSuccess) {
+    *error = errorText(api_, "clearing the run-time check word", rc);
+    return 4;
+  }
+  return 1;
+}
+
+int32_t Device::constant(const void *host, int64_t bytes, void **device,
+                         std::string *error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = constants_.find(host);
+      it != constants_.end() && it->second.second >= bytes) {
+    *device =
+        reinterpret_cast<void *>(static_cast<uintptr_t>(it->second.first));
+    return 0;
+  }
+  api_.ctxSetCurrent(context_);
+  CUdeviceptr ptr = 0;
+  CUresult rc = api_.memAlloc(&ptr, bytes > 0 ? static_cast<size_t>(bytes) : 1);
+  if (rc != kCudaSuccess) {
+    *error = "device copy of a constant: " + errorText(api_, "cuMemAlloc", rc) +
+             " (" + std::to_string(bytes) + " bytes)";
+    return rc == kCudaErrorOutOfMemory ? 2 : 4;
+  }
+  if (bytes > 0)
+    rc = api_.memcpyAsync(
+        ptr, static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(host)),
+        static_cast<size_t>(bytes), stream_);
+  if (rc != kCudaSuccess) {
+    api_.memFree(ptr);
+    *error =
+        "device copy of a constant: " + errorText(api_, "cuMemcpyAsync", rc);
+    return 4;
+  }
+  if (auto it = constants_.find(host); it != constants_.end()) {
+    api_.memFree(it->second.first);
+    constants_.erase(it);
+  }
+  constants_.emplace(host, std::make_pair(ptr, bytes));
+  *device = reinterpret_cast<void *>(static_cast<uintptr_t>(ptr));
+  return 0;
+}
+
+int32_t Device::scratch(int64_t site, int64_t bytes, void **device,
+                        std::string *error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = scratch_.find(site);
+  if (it == scratch_.end() || it->second.second < bytes) {
+    api_.ctxSetCurrent(context_);
+    CUdeviceptr ptr = 0;
+    CUresult rc =
+        api_.memAlloc(&ptr, bytes > 0 ? static_cast<size_t>(bytes) : 1);
+    if (rc != kCudaSuccess) {
+      *error = "device slot of a small buffer: " +
+               errorText(api_, "cuMemAlloc", rc) + " (" +
+               std::to_string(bytes) + " bytes)";
+      return rc == kCudaErrorOutOfMemory ? 2 : 4;
+    }
+    if (it != scratch_.end()) {
+      api_.memFree(it->second.first);
+      scratch_.erase(it);
+    }
+    it = scratch_.emplace(site, std::make_pair(ptr, bytes)).first;
+  }
+  *device = reinterpret_cast<void *>(static_cast<uintptr_t>(it->second.first));
+  return 0;
+}
+
+int64_t Device::constantBytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  int64_t total = 0;
+  for (const auto &entry : constants_)
+    total += entry.second.second;
+  return total;
 }
 
 int64_t Device::numModules() const {

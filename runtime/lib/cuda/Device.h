@@ -70,6 +70,27 @@ public:
   /// libraries run on the calling thread's current context).
   void makeCurrent();
 
+  /// Run-time checks inside kernels (docs/cuda.md): after the launches of
+  /// `image` were queued, waits for the stream, then reads the module's
+  /// device error word `disc_check_error` (5 int64 words) into `words`
+  /// and clears it. Returns 1 when a check failed (words[0] != 0), 0 when
+  /// none did or the module has no such word (or was never loaded), or 4
+  /// with `*error` when the driver fails.
+  int32_t readCheckWord(const void *image, int64_t words[5],
+                        std::string *error);
+  /// Device copy of the constant data at `host` (`bytes` bytes), uploaded on
+  /// the first request for `host` and kept until the device is closed; the
+  /// same address for later requests. Returns 0, 2 when the device is out
+  /// of memory or 4 when the driver fails, with `*error`.
+  int32_t constant(const void *host, int64_t bytes, void **device,
+                   std::string *error);
+  /// Device slot `site` of at least `bytes` bytes (small buffers of a CUDA
+  /// model), allocated on first use and kept until the device is closed.
+  /// Returns 0, 2 when out of memory or 4, with `*error`.
+  int32_t scratch(int64_t site, int64_t bytes, void **device,
+                  std::string *error);
+  /// Bytes of device memory held by constant copies.
+  int64_t constantBytes() const;
   /// Name of the device, e.g. "NVIDIA H100 80GB HBM3".
   const std::string &name() const { return name_; }
   /// Modules loaded so far (for tests).
@@ -89,6 +110,12 @@ private:
   mutable std::mutex mutex_;
   std::map<const void *, CUmodule> modules_;
   std::map<std::pair<const void *, std::string>, CUfunction> functions_;
+  /// Device address of each loaded module's error word; 0 when it has none.
+  std::map<const void *, CUdeviceptr> checkWords_;
+  /// Constant copies: host address -> (device address, bytes).
+  std::map<const void *, std::pair<CUdeviceptr, int64_t>> constants_;
+  /// Small-buffer slots: site -> (device address, bytes).
+  std::map<int64_t, std::pair<CUdeviceptr, int64_t>> scratch_;
 };
 
 } // namespace disc::runtime::cuda

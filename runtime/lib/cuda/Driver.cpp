@@ -54,6 +54,7 @@ const char *bindSymbols(void *handle, DriverApi &api) {
        reinterpret_cast<void **>(&api.moduleGetFunction)},
       {"cuLaunchKernel", reinterpret_cast<void **>(&api.launchKernel)},
       {"cuGetErrorString", reinterpret_cast<void **>(&api.getErrorString)},
+      {"cuModuleGetGlobal_v2", reinterpret_cast<void **>(&api.moduleGetGlobal)},
   };
   for (const Entry &e : entries) {
     *e.slot = dlsym(handle, e.name);

@@ -62,6 +62,11 @@ struct DriverApi {
                            unsigned blockZ, unsigned sharedBytes,
                            CUstream stream, void **params, void **extra);
   CUresult (*getErrorString)(CUresult error, const char **text);
+  /// cuModuleGetGlobal_v2: address and size of a module's global variable
+  /// (the device error word of run-time checks). May be null in a
+  /// substitute table: modules then have no such word.
+  CUresult (*moduleGetGlobal)(CUdeviceptr *ptr, size_t *bytes, CUmodule module,
+                              const char *name);
 };
 
 /// Name of the library `loadDriver` opens: $DISC_CUDA_DRIVER when set (a

@@ -35,6 +35,9 @@ struct FakeState {
   int launches = 0;
   int streamsLive = 0;
   int contextsLive = 0;
+  bool hasCheckWord = true;
+  int64_t checkWord[5] = {0, 0, 0, 0, 0};
+  int globalLookups = 0;
   unsigned lastGrid[3] = {0, 0, 0};
   unsigned lastBlock[3] = {0, 0, 0};
 };
@@ -119,6 +122,15 @@ DriverApi fakeApi() {
     state.lastBlock[1] = by;
     state.lastBlock[2] = bz;
     return state.launchResult;
+  };
+  api.moduleGetGlobal = [](CUdeviceptr *p, size_t *bytes, CUmodule,
+                           const char *name) -> CUresult {
+    ++state.globalLookups;
+    if (!state.hasCheckWord || std::strcmp(name, "disc_check_error") != 0)
+      return 500; // CUDA_ERROR_NOT_FOUND
+    *p = reinterpret_cast<uintptr_t>(state.checkWord);
+    *bytes = sizeof state.checkWord;
+    return kCudaSuccess;
   };
   api.getErrorString = [](CUresult code, const char **text) -> CUresult {
     if (code == kCudaErrorOutOfMemory)
@@ -290,6 +302,114 @@ TEST_F(CudaDeviceTest, LaunchAndSyncFailuresAreReported) {
                        "700)"),
             std::string::npos)
       << error;
+}
+
+// Run-time checks inside kernels: the module's device error word is read
+// after the launch, reported once, and cleared.
+TEST_F(CudaDeviceTest, CheckWordIsReadAndCleared) {
+  std::unique_ptr<Device> dev = openOrDie();
+  ASSERT_TRUE(dev);
+  std::string error;
+  int64_t words[5] = {9, 9, 9, 9, 9};
+  // Not launched yet: nothing to read.
+  EXPECT_EQ(dev->readCheckWord(kImage, words, &error), 0);
+  EXPECT_EQ(state.globalLookups, 0);
+  ASSERT_EQ(dev->launch(kImage, "k", kGrid, kBlock, 0, nullptr, &error), 0);
+  EXPECT_EQ(dev->readCheckWord(kImage, words, &error), 0) << error;
+  EXPECT_EQ(words[0], 0);
+  // A kernel recorded check 6 with values 42 and 7.
+  state.checkWord[0] = 7;
+  state.checkWord[1] = 42;
+  state.checkWord[2] = 7;
+  EXPECT_EQ(dev->readCheckWord(kImage, words, &error), 1);
+  EXPECT_EQ(words[0], 7);
+  EXPECT_EQ(words[1], 42);
+  EXPECT_EQ(words[2], 7);
+  EXPECT_EQ(state.checkWord[0], 0);
+  EXPECT_EQ(state.checkWord[1], 0);
+  EXPECT_EQ(dev->readCheckWord(kImage, words, &error), 0);
+  // The address is looked up once per module.
+  EXPECT_EQ(state.globalLookups, 1);
+  // A failing synchronization while reading it is a driver error.
+  state.checkWord[0] = 1;
+  state.syncResult = 700;
+  EXPECT_EQ(dev->readCheckWord(kImage, words, &error), 4);
+  EXPECT_NE(error.find("reading the run-time check word failed"),
+            std::string::npos)
+      << error;
+}
+
+// Constants read by kernels: one device copy per host address, uploaded
+// once and freed when the device closes.
+TEST_F(CudaDeviceTest, ConstantCopiesAreCachedAndFreed) {
+  static const float weights[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+  {
+    std::unique_ptr<Device> dev = openOrDie();
+    ASSERT_TRUE(dev);
+    std::string error;
+    void *a = nullptr, *b = nullptr;
+    ASSERT_EQ(dev->constant(weights, sizeof weights, &a, &error), 0) << error;
+    ASSERT_NE(a, nullptr);
+    EXPECT_NE(a, static_cast<const void *>(weights));
+    EXPECT_EQ(std::memcmp(a, weights, sizeof weights), 0);
+    ASSERT_EQ(dev->constant(weights, sizeof weights, &b, &error), 0) << error;
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(state.liveAllocs, 1);
+    EXPECT_EQ(dev->constantBytes(), 16);
+  }
+  EXPECT_EQ(state.liveAllocs, 0);
+}
+
+// Small buffers: one device slot per allocation site, kept for the
+// device's lifetime (the same address on every run).
+TEST_F(CudaDeviceTest, ScratchSlotsAreKeptPerSite) {
+  {
+    std::unique_ptr<Device> dev = openOrDie();
+    ASSERT_TRUE(dev);
+    std::string error;
+    void *a = nullptr, *b = nullptr, *c = nullptr;
+    ASSERT_EQ(dev->scratch(0, 128, &a, &error), 0) << error;
+    ASSERT_EQ(dev->scratch(1, 4, &b, &error), 0) << error;
+    ASSERT_EQ(dev->scratch(0, 128, &c, &error), 0) << error;
+    EXPECT_NE(a, b);
+    EXPECT_EQ(a, c);
+    EXPECT_EQ(state.liveAllocs, 2);
+    state.allocResult = kCudaErrorOutOfMemory;
+    EXPECT_EQ(dev->scratch(2, 8, &c, &error), 2);
+    EXPECT_NE(error.find("device slot of a small buffer: cuMemAlloc failed"),
+              std::string::npos)
+        << error;
+    state.allocResult = kCudaSuccess;
+  }
+  EXPECT_EQ(state.liveAllocs, 0);
+}
+
+TEST_F(CudaDeviceTest, ConstantCopyOutOfMemoryIsReported) {
+  static const float weights[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+  std::unique_ptr<Device> dev = openOrDie();
+  ASSERT_TRUE(dev);
+  state.allocResult = kCudaErrorOutOfMemory;
+  std::string error;
+  void *a = nullptr;
+  EXPECT_EQ(dev->constant(weights, sizeof weights, &a, &error), 2);
+  EXPECT_NE(error.find("device copy of a constant: cuMemAlloc failed: out of "
+                       "memory (CUresult 2) (16 bytes)"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(dev->constantBytes(), 0);
+}
+
+TEST_F(CudaDeviceTest, ModuleWithoutCheckWordReportsNothing) {
+  state.hasCheckWord = false;
+  std::unique_ptr<Device> dev = openOrDie();
+  ASSERT_TRUE(dev);
+  std::string error;
+  int64_t words[5] = {0, 0, 0, 0, 0};
+  ASSERT_EQ(dev->launch(kImage, "k", kGrid, kBlock, 0, nullptr, &error), 0);
+  state.syncResult = 700; // never reached: no word to read
+  EXPECT_EQ(dev->readCheckWord(kImage, words, &error), 0);
+  EXPECT_EQ(dev->readCheckWord(kImage, words, &error), 0);
+  EXPECT_EQ(state.globalLookups, 1);
 }
 
 /// With no loadable driver, a CUDA model fails to load with "no CUDA

@@ -63,11 +63,27 @@ TEST(CudaSession, RunsThroughTheDriver) {
     EXPECT_EQ(session.stats().num_allocs, 1);
     EXPECT_EQ(session.stats().current_bytes, 0);
     EXPECT_EQ(session.stats().leaked_allocs, 0);
-    // Output and input copies are back to the driver.
-    EXPECT_EQ(fakeCounter("fake_cuda_live_allocations"), 0);
+    // Output and input copies are back to the driver; the session keeps
+    // its device copy of the model's constant (uploaded once, not counted
+    // in peak_bytes).
+    EXPECT_EQ(fakeCounter("fake_cuda_live_allocations"), 1);
   }
   EXPECT_EQ(fakeCounter("fake_cuda_modules_loaded"), 1);
   EXPECT_EQ(fakeCounter("fake_cuda_streams"), 1); // one per session
+}
+
+TEST(CudaSession, ConstantCopiesEndWithTheSession) {
+  auto exe = loadOrDie();
+  ASSERT_TRUE(exe);
+  {
+    Session session(exe);
+    std::vector<Tensor> out;
+    ASSERT_TRUE(session.run({iota(10)}, &out).isOk());
+    ASSERT_TRUE(session.run({iota(20)}, &out).isOk());
+    EXPECT_EQ(session.stats().peak_bytes, 80);
+    EXPECT_EQ(fakeCounter("fake_cuda_live_allocations"), 1);
+  }
+  EXPECT_EQ(fakeCounter("fake_cuda_live_allocations"), 0);
 }
 
 TEST(CudaSession, MemoryLimitAppliesToDeviceMemory) {
@@ -84,7 +100,7 @@ TEST(CudaSession, MemoryLimitAppliesToDeviceMemory) {
                              "with 0 bytes live, limit 1000 bytes"),
             std::string::npos)
       << s.message();
-  EXPECT_EQ(fakeCounter("fake_cuda_live_allocations"), 0);
+  EXPECT_EQ(fakeCounter("fake_cuda_live_allocations"), 1); // the constant
 }
 
 TEST(CudaSession, LaunchFailureStopsTheRunAndFreesEverything) {
@@ -100,9 +116,34 @@ TEST(CudaSession, LaunchFailureStopsTheRunAndFreesEverything) {
       << s.message();
   EXPECT_TRUE(out.empty());
   EXPECT_EQ(session.stats().current_bytes, 0);
-  EXPECT_EQ(fakeCounter("fake_cuda_live_allocations"), 0);
+  EXPECT_EQ(fakeCounter("fake_cuda_live_allocations"), 1); // the constant
   // The session stays usable.
   EXPECT_TRUE(session.run({iota(12)}, &out).isOk());
+}
+
+// A run-time check inside a kernel (docs/cuda.md): the kernel records the
+// failure in the module's device error word; the runtime reads and clears
+// it after the launch, and the run fails with the check's message.
+TEST(CudaSession, KernelCheckFailsTheRunWithItsMessage) {
+  auto exe = loadOrDie();
+  ASSERT_TRUE(exe);
+  Session session(exe);
+  Tensor bad = iota(300);
+  bad.data<float>()[123] = -4.0f;
+  bad.data<float>()[200] = -7.0f;
+  std::vector<Tensor> out;
+  Status s = session.run({bad}, &out);
+  EXPECT_EQ(s.code(), StatusCode::InvalidArgument);
+  EXPECT_NE(s.message().find("Test node 'add': x[123] = -4 is negative"),
+            std::string::npos)
+      << s.message();
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(session.stats().current_bytes, 0);
+  EXPECT_EQ(fakeCounter("fake_cuda_live_allocations"), 1); // the constant
+  // The word was cleared: the next valid run passes.
+  EXPECT_EQ(fakeCounter("fake_cuda_check_word0"), 0);
+  ASSERT_TRUE(session.run({iota(300)}, &out).isOk());
+  EXPECT_EQ(out[0].data<float>()[123], 123 * 0.5f + 1.0f);
 }
 
 } // namespace

@@ -14,8 +14,9 @@ extern "C" {
 #endif
 
 /// Version 3 added the rematerialization and device entries at the end of
-/// `disc_ral_context`; the runtime still loads version 2 models.
-#define DISC_MODEL_ABI_VERSION 3
+/// `disc_ral_context`, version 4 `device_check`; the runtime still loads
+/// version 2 and 3 models (they use a prefix of the context).
+#define DISC_MODEL_ABI_VERSION 4
 
 /// Runtime services handed to every `disc_model_run` call. `alloc` returns a
 /// buffer of `bytes` bytes aligned to `alignment` (power of two, >= 16) or
@@ -73,6 +74,30 @@ typedef struct disc_ral_context {
   int32_t (*device_copy)(void *self, void *dst, const void *src, int64_t bytes);
   /// Waits until the session's stream has finished.
   int32_t (*device_sync)(void *self);
+  /// Run-time checks inside kernels (ABI v4, docs/cuda.md): after a launch
+  /// of a kernel of the cubin `image` has finished, reads and clears the
+  /// module's device error word `disc_check_error` (5 int64 words) into
+  /// `words`. Returns 1 when a check failed (words[0] = 1 + the check id of
+  /// `disc_check_failed`, words[1..4] its values), 0 when none failed or the
+  /// module has no such word, or a status code, negated, after `error`.
+  int32_t (*device_check)(void *self, const void *image, int64_t *words);
+  /// Device copy of constant data (ABI v4): sets `*device` to the device
+  /// address of a copy of the `bytes` bytes at `host` (model.so's constants,
+  /// which never change), uploaded on the session's first request and kept
+  /// until the session ends. Like model.so's constants on the CPU, these
+  /// copies are not counted in the session's peak or memory limit. Returns
+  /// 0, or a status code after `error`.
+  int32_t (*device_constant)(void *self, const void *host, int64_t bytes,
+                             void **device);
+  /// Device slot `site` of `bytes` bytes (ABI v4): small static buffers
+  /// that do not escape (at most 1 KiB; the CPU keeps them on its stack)
+  /// live in per-session device slots, one per allocation site, allocated
+  /// on first use and kept until the session ends, not counted in the peak
+  /// or the memory limit (docs/memory.md: the memory model leaves stack
+  /// buffers out). Sets `*device`; returns 0, or a status code after
+  /// `error`.
+  int32_t (*device_scratch)(void *self, int64_t site, int64_t bytes,
+                            void **device);
 } disc_ral_context;
 
 /// Library call ids (`disc_ral_context.library_call`).
