@@ -212,6 +212,8 @@ int32_t Device::launch(const void *image, const char *kernel,
 void Device::makeCurrent() {
   std::lock_guard<std::mutex> lock(mutex_);
   api_.ctxSetCurrent(context_);
+}
+
 int32_t Device::readCheckWord(const void *image, int64_t words[5],
                               std::string *error) {
   constexpr size_t kBytes = 5 * sizeof(int64_t);
