@@ -88,7 +88,7 @@ bool mlir::disc::fitsCudaLibraryCall(Operation *op) {
 }
 
 void mlir::disc::markCudaLibraryCalls(func::FuncOp func) {
-  markLibraryCalls(func, fitsCudaLibraryCall);
+  markLibraryCalls(func, fitsCudaLibraryCall, /*clipAndEltwise=*/false);
 }
 
 /// "ONNX node 'conv1' (Conv)" from the importer's NameLoc(node, NameLoc(op

@@ -253,7 +253,8 @@ static bool isChannelBias(Value bias, int64_t rank, int64_t channelDim,
 }
 
 void mlir::disc::markLibraryCalls(func::FuncOp func,
-                                  llvm::function_ref<bool(Operation *)> fits) {
+                                  llvm::function_ref<bool(Operation *)> fits,
+                                  bool clipAndEltwise) {
   if (func.isExternal())
     return;
   Block &body = func.getBody().front();
@@ -316,7 +317,7 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
       unsigned idx = 0;
       if (user->getNumOperands() == 1) {
         // Sigmoid, Tanh: the last post-op.
-        if (act != None)
+        if (act != None || !clipAndEltwise)
           break;
         if (isa<LogisticOp>(user)) {
           kind = "sigmoid";
@@ -350,7 +351,8 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
           kind = "add";
           residual = true;
         } else if (isa<MaxOp>(user) && c && !std::isnan(*c) && !hasLo &&
-                   (!hasHi || *c <= hi)) {
+                   (!hasHi || *c <= hi) &&
+                   (clipAndEltwise || (*c == 0.0f && !hasHi))) {
           // Relu (max with 0) or a Clip's lower bound.
           kind = *c == 0.0f && !hasHi ? "relu" : "max";
           relu = *c == 0.0f && !hasHi;
@@ -358,7 +360,7 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
           hasLo = true;
           act = hasHi ? Final : Clip;
         } else if (isa<MinOp>(user) && c && !std::isnan(*c) && !hasHi &&
-                   (!hasLo || lo <= *c)) {
+                   (!hasLo || lo <= *c) && clipAndEltwise) {
           kind = "min";
           hi = *c;
           hasHi = true;

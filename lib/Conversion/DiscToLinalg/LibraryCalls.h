@@ -55,8 +55,11 @@ bool fitsLibraryCall(Operation *op);
 /// block order with only constants in between, so liveness is unchanged.
 /// `fits` picks the ops that become calls (default: fitsLibraryCall, the
 /// oneDNN forms; the CUDA target passes its own, CudaLibraryCalls.h).
+/// `clipAndEltwise` false keeps Relu as the only activation post-op (no
+/// Clip, Sigmoid or Tanh: the cuDNN calls do not take them yet).
 void markLibraryCalls(func::FuncOp func,
-                      llvm::function_ref<bool(Operation *)> fits = nullptr);
+                      llvm::function_ref<bool(Operation *)> fits = nullptr,
+                      bool clipAndEltwise = true);
 
 /// Name prefix of the functions compiled code calls for library calls.
 inline constexpr llvm::StringLiteral kLibraryCallPrefix = "disc_lib_";
