@@ -429,10 +429,14 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createGpuToLLVMConversionPass());
+  // Allocations first, through the generic `_mlir_memref_to_llvm_*`
+  // functions that the model wrapper routes to the session's (device)
+  // allocator: gpu-to-llvm also converts the memref ops it finds, to
+  // plain malloc/free, which would put every buffer in host memory.
   FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
   memrefOptions.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
+  pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

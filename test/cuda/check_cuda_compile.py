@@ -38,6 +38,22 @@ def has_device():
         return False
 
 
+def host_libc_allocations(compile_cmd):
+    """The C library allocation functions that the host LLVM IR of the
+    model (`--emit=llvm`) calls; [] when it calls none."""
+    out = list(compile_cmd)
+    i = out.index("-o")
+    out[i + 1] = out[i + 1] + ".ll"
+    r = subprocess.run(out + ["--emit=llvm"], capture_output=True, text=True,
+                       timeout=900)
+    if r.returncode != 0:
+        return ["(--emit=llvm failed: exit %d)" % r.returncode]
+    with open(out[i + 1]) as f:
+        ir = f.read()
+    return sorted(set(re.findall(
+        r"call [^@\n]*@(malloc|free|calloc|aligned_alloc|realloc)\(", ir)))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin-dir", required=True)
@@ -88,6 +104,18 @@ def main(argv=None):
                     print(f"FAIL {stem} {arch}: {kernels} kernels, "
                           f"{elves} cubins in {out}")
                     continue
+                # Host code allocates only through the session's (device)
+                # allocator, never with the C library's malloc: a kernel
+                # handed a host buffer faults on the GPU (CUresult 700),
+                # which no check without a device would otherwise see.
+                if arch == archs[0]:
+                    bad = host_libc_allocations(cmd)
+                    if bad:
+                        failed += 1
+                        print(f"FAIL {stem} {arch}: host code calls "
+                              f"{', '.join(bad)} instead of the session "
+                              "allocator")
+                        continue
                 compiled += 1
                 first_so = first_so or out
                 print(f"OK   {stem} {arch}: {kernels} kernels, "
