@@ -39,6 +39,7 @@
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FileSystem.h"
 
@@ -220,29 +221,40 @@ struct TileParallelLoopsPass
   }
 };
 
-/// Constants live in model.so's host memory. A kernel that reads one gets a
-/// device copy: allocated through the runtime right before the launch,
-/// filled with gpu.memcpy on the session stream, freed right after.
+/// Constants live in model.so's host memory. Each constant a kernel reads
+/// gets one device copy per run: allocated through the runtime at the start
+/// of the entry function, filled with gpu.memcpy on the session stream,
+/// read by every launch that needs it, and freed before the function
+/// returns. Their bytes live through the whole run, so the pass records
+/// them on the function (`disc.device_constant_bytes`, `..._allocs`) and
+/// disc-compile adds them to the predicted peak (docs/cuda.md).
 struct UploadConstantsPass
     : public PassWrapper<UploadConstantsPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(UploadConstantsPass)
   StringRef getArgument() const final { return "disc-gpu-upload-constants"; }
   StringRef getDescription() const final {
-    return "Copy the constants a gpu.launch reads to device buffers";
+    return "Copy the constants the gpu.launch ops read to device buffers, "
+           "once per run";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<gpu::GPUDialect, memref::MemRefDialect>();
   }
   void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
     SmallVector<gpu::LaunchOp> launches;
-    getOperation().walk([&](gpu::LaunchOp op) { launches.push_back(op); });
+    func.walk([&](gpu::LaunchOp op) { launches.push_back(op); });
+    if (launches.empty())
+      return;
+    Block &entry = func.getBody().front();
+    OpBuilder top = OpBuilder::atBlockBegin(&entry);
+    llvm::MapVector<StringRef, Value> uploaded; // global name -> device copy
+    int64_t bytes = 0;
     for (gpu::LaunchOp launch : launches) {
       llvm::SetVector<Value> captured;
       getUsedValuesDefinedAbove(launch.getBody(), captured);
       OpBuilder b(launch);
-      Location loc = launch.getLoc();
-      llvm::DenseMap<Value, Value> uploaded; // global -> device copy
-      SmallVector<Value> toFree;
       for (Value v : captured) {
         if (!isa<MemRefType>(v.getType()))
           continue;
@@ -250,21 +262,24 @@ struct UploadConstantsPass
         auto global = root.getDefiningOp<memref::GetGlobalOp>();
         if (!global)
           continue;
-        Value dev = uploaded.lookup(root);
+        Value &dev = uploaded[global.getName()];
         if (!dev) {
+          Location loc = global.getLoc();
           auto type = cast<MemRefType>(root.getType());
-          dev = memref::AllocOp::create(b, loc, type);
+          Value host =
+              memref::GetGlobalOp::create(top, loc, type, global.getName());
+          dev = memref::AllocOp::create(top, loc, type);
           Value token =
-              gpu::WaitOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),
+              gpu::WaitOp::create(top, loc, top.getType<gpu::AsyncTokenType>(),
                                   ValueRange{})
                   .getAsyncToken();
-          token =
-              gpu::MemcpyOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),
-                                    ValueRange{token}, dev, root)
-                  .getAsyncToken();
-          gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
-          uploaded[root] = dev;
-          toFree.push_back(dev);
+          token = gpu::MemcpyOp::create(top, loc,
+                                        top.getType<gpu::AsyncTokenType>(),
+                                        ValueRange{token}, dev, host)
+                      .getAsyncToken();
+          gpu::WaitOp::create(top, loc, Type(), ValueRange{token});
+          bytes += type.getNumElements() *
+                   llvm::divideCeil(type.getElementTypeBitWidth(), 8);
         }
         // Re-take the view chain on the device copy.
         SmallVector<Operation *> chain;
@@ -282,10 +297,18 @@ struct UploadConstantsPass
           return launch->isProperAncestor(use.getOwner());
         });
       }
-      b.setInsertionPointAfter(launch);
-      for (Value dev : toFree)
-        memref::DeallocOp::create(b, loc, dev);
     }
+    func.walk([&](func::ReturnOp ret) {
+      OpBuilder b(ret);
+      for (auto &[name, dev] : uploaded)
+        memref::DeallocOp::create(b, ret.getLoc(), dev);
+    });
+    if (uploaded.empty())
+      return;
+    auto i64 = IntegerType::get(&getContext(), 64);
+    func->setAttr("disc.device_constant_bytes", IntegerAttr::get(i64, bytes));
+    func->setAttr("disc.device_constant_allocs",
+                  IntegerAttr::get(i64, uploaded.size()));
   }
 };
 

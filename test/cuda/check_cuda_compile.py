@@ -21,6 +21,8 @@ toolkit (ctest reports the test as skipped).
 """
 
 import argparse
+import glob
+import json
 import os
 import re
 import shutil
@@ -54,6 +56,54 @@ def host_libc_allocations(compile_cmd):
         r"call [^@\n]*@(malloc|free|calloc|aligned_alloc|realloc)\(", ir)))
 
 
+def peak_cases(model, manifest):
+    """disc-run --input argument lists, one per shape: a node model's
+    stored test cases, or the cases of an e2e model's export manifest."""
+    if manifest:
+        with open(manifest) as f:
+            man = json.load(f)
+        work = os.path.dirname(os.path.abspath(manifest))
+        return [(c["name"], [f"{n}={os.path.join(work, rel)}"
+                             for n, rel in c["inputs"].items()])
+                for c in man["cases"]]
+    cases = []
+    for d in sorted(glob.glob(os.path.join(os.path.dirname(model),
+                                           "test_data_set_*"))):
+        files = sorted(glob.glob(os.path.join(d, "input_*.pb")))
+        cases.append((os.path.basename(d), [
+            f"#{os.path.basename(f)[6:-3]}={f}" for f in files]))
+    return cases
+
+
+def check_peaks(run_bin, so, cases, driver, work):
+    """Runs the CUDA model.so's host code on the substitute driver
+    (kernels skipped: no GPU needed) at each case and returns the failures:
+    the measured peak device bytes must equal the prediction."""
+    env = dict(os.environ, DISC_CUDA_DRIVER=driver, FAKE_CUDA_SKIP_KERNELS="1")
+    bad = []
+    for name, inputs in cases:
+        report = os.path.join(work, "peak.json")
+        if os.path.exists(report):
+            os.remove(report)
+        cmd = [run_bin, so, "--report", report]
+        for i in inputs:
+            cmd += ["--input", i]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                           env=env)
+        try:
+            with open(report) as f:
+                rep = json.load(f)
+        except (OSError, ValueError):
+            rep = {}
+        peak, pred = rep.get("peak_bytes"), rep.get("predicted_peak_bytes")
+        if r.returncode == 0 and peak is not None and pred is None:
+            continue  # Not predictable from input shapes (--emit=memory says why).
+        if r.returncode != 0 or peak is None or peak != pred:
+            bad.append(f"{name}: exit {r.returncode}, peak {peak} B, "
+                       f"predicted {pred} B {r.stderr.strip()[:200]}")
+    return bad
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin-dir", required=True)
@@ -64,6 +114,11 @@ def main(argv=None):
                     help="model stem that may be rejected as unsupported")
     ap.add_argument("--force-dynamic", action="store_true",
                     help="compile with --force-dynamic (every dim dynamic)")
+    ap.add_argument("--fake-driver",
+                    help="substitute libcuda: also run each model's host code "
+                    "at its shapes and check measured peak == predicted")
+    ap.add_argument("--manifest", help="e2e export manifest (MODEL.json) "
+                    "giving the shapes of --fake-driver runs")
     ap.add_argument("models", nargs="+")
     args = ap.parse_args(argv)
     archs = args.arch or ["sm_80", "sm_90"]
@@ -116,10 +171,21 @@ def main(argv=None):
                               f"{', '.join(bad)} instead of the session "
                               "allocator")
                         continue
+                if args.fake_driver and arch == archs[0]:
+                    bad = check_peaks(run_bin, out,
+                                      peak_cases(model, args.manifest),
+                                      args.fake_driver, args.work_dir)
+                    if bad:
+                        failed += 1
+                        print(f"FAIL {stem} {arch}: peak != predicted: "
+                              + "; ".join(bad))
+                        continue
                 compiled += 1
                 first_so = first_so or out
                 print(f"OK   {stem} {arch}: {kernels} kernels, "
-                      f"ptxas accepted all ({seconds:.1f} s)")
+                      f"ptxas accepted all ({seconds:.1f} s)" +
+                      (", measured peak == predicted"
+                       if args.fake_driver and arch == archs[0] else ""))
             elif (r.returncode == 2 and stem in args.allow_unsupported and
                   any("not supported on --target=cuda yet" in m and
                       "ONNX node '" in m for m in msg)):

@@ -183,6 +183,45 @@ static disc::RematOptions rematOptions() {
   return options;
 }
 
+/// CUDA: the device copies of the constants that kernels read live through
+/// the whole run (disc-gpu-upload-constants, docs/cuda.md). Their bytes,
+/// known only after the lowering, are added to every peak expression of
+/// the signature's memory model, and their buffers to its allocation count.
+static void addDeviceConstantBytes(ModuleOp module, StringRef entry,
+                                   FailureOr<std::string> &signature) {
+  Operation *f = SymbolTable::lookupSymbolIn(module, entry);
+  auto bytes = f ? f->getAttrOfType<IntegerAttr>("disc.device_constant_bytes")
+                 : IntegerAttr();
+  auto allocs = f ? f->getAttrOfType<IntegerAttr>("disc.device_constant_allocs")
+                  : IntegerAttr();
+  if (!bytes || !allocs)
+    return;
+  llvm::Expected<llvm::json::Value> sig = llvm::json::parse(*signature);
+  if (!sig) {
+    llvm::consumeError(sig.takeError());
+    return;
+  }
+  llvm::json::Object *memory =
+      sig->getAsObject() ? sig->getAsObject()->getObject("memory") : nullptr;
+  if (!memory)
+    return;
+  int64_t n = bytes.getInt();
+  memory->try_emplace("device_constant_bytes", n);
+  if (auto numAllocs = memory->getInteger("num_allocs"))
+    (*memory)["num_allocs"] = *numAllocs + allocs.getInt();
+  if (llvm::json::Array *peaks = memory->getArray("peak_bytes"))
+    for (llvm::json::Value &e : *peaks)
+      e = llvm::json::Array{"+", std::move(e), n};
+  if (llvm::json::Array *texts = memory->getArray("peak_bytes_text"))
+    for (llvm::json::Value &t : *texts)
+      if (auto str = t.getAsString())
+        t = (*str + " + " + llvm::Twine(n)).str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << *sig;
+  *signature = std::move(text);
+}
+
 static int fail(int code, const llvm::Twine &msg) {
   llvm::errs() << "disc-compile: error: " << msg << "\n";
   return code;
@@ -421,8 +460,11 @@ int main(int argc, char **argv) {
   }
 
   // Library calls and their post-ops are marked on the final order, so the
-  // memory model sees them (docs/memory.md).
-  if (libraryCalls == "onednn" && target == "cpu") {
+  // memory model sees them (docs/memory.md). The CUDA pipeline (also
+  // under cuda-emulate) lowers every op to kernels, and has no stack: small
+  // buffers are device heap.
+  bool cuda = target != "cpu";
+  if (libraryCalls == "onednn" && !cuda) {
     PassManager lpm(&context);
     lpm.addNestedPass<func::FuncOp>(disc::createDiscMarkLibraryCalls());
     if (failed(lpm.run(*module)))
@@ -434,7 +476,7 @@ int main(int argc, char **argv) {
     auto out = openOutputFile(outputPath, &err);
     if (!out)
       return fail(1, err);
-    if (failed(disc::printMemory(*module, entry, out->os())))
+    if (failed(disc::printMemory(*module, entry, out->os(), !cuda)))
       return fail(1, "could not print the memory model");
     if (rematMode == Remat::On && target == "cpu")
       disc::printRematCandidates(*module, entry, rematOptions(), out->os());
@@ -451,7 +493,7 @@ int main(int argc, char **argv) {
   {
     TimingScope memoryTimer = rootTimer.nest("memory model");
     FailureOr<llvm::json::Object> memory =
-        disc::buildMemoryJson(*module, entry);
+        disc::buildMemoryJson(*module, entry, !cuda);
     llvm::Expected<llvm::json::Value> sig = llvm::json::parse(*signature);
     if (failed(memory) || !sig || !sig->getAsObject()) {
       if (!sig)
@@ -528,6 +570,8 @@ int main(int argc, char **argv) {
   loweringTimer.stop();
   if (emit == Emit::Linalg || emit == Emit::Gpu || emit == Emit::LlvmDialect)
     return failed(printModule(*module)) ? 1 : 0;
+  if (cuda)
+    addDeviceConstantBytes(*module, entry, signature);
 
   disc::EmitKind kind = emit == Emit::Llvm  ? disc::EmitKind::LLVM
                         : emit == Emit::Obj ? disc::EmitKind::Object

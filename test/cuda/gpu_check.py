@@ -1,0 +1,340 @@
+#!/usr/bin/python3
+"""GPU checks of the CUDA target (docs/cuda.md), in two steps.
+
+prepare: on any machine with a DISC build (no GPU needed), compile the
+    checked models for one GPU architecture and gather everything a run
+    needs into one folder: disc-run, the runtime and the libraries they
+    load (not glibc, libstdc++ or the CUDA driver), the model.so files, the
+    inputs and the reference outputs, and cases.json.
+run: on a machine with an NVIDIA GPU and its driver, run every case of a
+    prepared folder with disc-run, compare with the references, print one
+    line per case, the memory-limit table, and `N passed, M failed`.
+
+The cases:
+- ONNX node models (stored test cases of the ONNX backend suite), compiled
+  once with every dim dynamic and run at each stored test case
+  (rtol 1e-4, atol 1e-5);
+- the e2e demo models (examples/models, PyTorch references), compiled once
+  and run at every e2e shape (rtol 1e-3, atol 1e-4), each run reporting
+  measured against predicted peak device bytes;
+- the memory-limit table: each e2e model at its largest shape under
+  100%, 80% and 60% of its predicted peak (limit, measured peak,
+  evictions, slowdown against the unlimited run). A limit the model
+  cannot hold exits 3, which the table shows; it is not a failure.
+
+A model that does not compile for CUDA is one failed case ("compile"), so
+the counts stay honest.
+
+    test/cuda/gpu_check.py prepare --bin-dir build/bin \\
+        --e2e-dir build/test/e2e/models --out build/gpu-check --arch sm_90
+    test/cuda/gpu_check.py run build/gpu-check
+
+Exit codes: 0 every case passed, 1 some failed, 2 bad usage, no GPU, or a
+failed preparation.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+NODE_DATA = "/usr/share/libonnx-testdata/data/node"
+
+# Node models: elementwise, broadcast, reductions, softmax, normalization,
+# data movement, and the ops that become library calls where the target
+# has them (MatMul, Gemm, Conv).
+NODE_TESTS = [
+    "test_add", "test_add_bcast", "test_mul_bcast", "test_exp", "test_relu",
+    "test_sigmoid", "test_tanh", "test_erf", "test_pow", "test_where_example",
+    "test_softmax_axis_1", "test_logsoftmax_axis_1",
+    "test_layer_normalization_3d_axis2_epsilon",
+    "test_reduce_sum_default_axes_keepdims_example",
+    "test_reduce_mean_default_axes_keepdims_example",
+    "test_reduce_max_default_axes_keepdim_example",
+    "test_transpose_all_permutations_3", "test_concat_3d_axis_1",
+    "test_slice", "test_gather_0", "test_gather_1", "test_expand_dim_changed",
+    "test_cast_FLOAT_to_DOUBLE",
+    "test_matmul_2d", "test_matmul_3d", "test_matmul_4d",
+    "test_gemm_default_no_bias", "test_gemm_all_attributes",
+    "test_gemm_transposeA", "test_gemm_transposeB",
+    "test_conv_with_strides_padding", "test_basic_conv_with_padding",
+    "test_conv_with_autopad_same",
+    "test_maxpool_2d_pads", "test_averagepool_2d_pads",
+    "test_batchnorm_example", "test_globalaveragepool",
+]
+
+E2E_MODELS = ["resnet18", "transformer", "gpt_decoder", "mobilenet_v2",
+              "unet", "shufflenet_v2", "gpt_train_step"]
+LIMITS = [100, 80, 60]
+
+SYSTEM_LIBS = ("libc.so", "libm.so", "libdl.so", "librt.so", "libpthread.so",
+               "ld-linux", "libstdc++.so", "libgcc_s.so", "linux-vdso",
+               "libcuda.so")
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def copy_runtime(bin_dir, out):
+    """disc-run and the shared libraries it loads, except the system's."""
+    os.makedirs(os.path.join(out, "bin"), exist_ok=True)
+    os.makedirs(os.path.join(out, "lib"), exist_ok=True)
+    exe = os.path.join(bin_dir, "disc-run")
+    shutil.copy2(exe, os.path.join(out, "bin", "disc-run"))
+    ldd = subprocess.run(["ldd", exe], capture_output=True, text=True,
+                         check=True).stdout
+    for line in ldd.splitlines():
+        parts = line.split("=>")
+        if len(parts) != 2:
+            continue
+        name = parts[0].strip()
+        path = parts[1].split("(")[0].strip()
+        if not path or any(name.startswith(s) for s in SYSTEM_LIBS):
+            continue
+        shutil.copy2(os.path.realpath(path), os.path.join(out, "lib", name))
+
+
+def compile_model(bin_dir, onnx, so, arch, extra, timeout=900):
+    """Returns (ok, seconds, message)."""
+    cmd = [os.path.join(bin_dir, "disc-compile"), onnx, "-o", so,
+           "--target=cuda", f"--gpu-arch={arch}"] + extra
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False, time.time() - t0, "compile timed out"
+    secs = time.time() - t0
+    if p.returncode != 0 or not os.path.exists(so):
+        msg = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[0]
+        return False, secs, msg
+    return True, secs, ""
+
+
+def prepare(args):
+    out = os.path.abspath(args.out)
+    if os.path.exists(out):
+        shutil.rmtree(out)
+    os.makedirs(os.path.join(out, "models"))
+    os.makedirs(os.path.join(out, "data"))
+    copy_runtime(args.bin_dir, out)
+    cases = []
+
+    def add_compile_failure(name, msg):
+        cases.append({"name": name, "kind": "compile", "error": msg})
+
+    for t in args.node_tests:
+        src = os.path.join(NODE_DATA, t)
+        if not os.path.isdir(src):
+            log(f"prepare: {t}: not in {NODE_DATA}, skipped")
+            continue
+        so = os.path.join(out, "models", t + ".so")
+        ok, secs, msg = compile_model(args.bin_dir,
+                                      os.path.join(src, "model.onnx"), so,
+                                      args.arch, ["--force-dynamic"])
+        log(f"prepare: {t}: {'compiled' if ok else 'FAILED'} in {secs:.1f} s"
+            + ("" if ok else f": {msg}"))
+        if not ok:
+            add_compile_failure(t, msg)
+            continue
+        for d in sorted(os.listdir(src)):
+            if not d.startswith("test_data_set_"):
+                continue
+            dst = os.path.join(out, "data", t, d)
+            shutil.copytree(os.path.join(src, d), dst)
+            run_args = []
+            for f in sorted(os.listdir(dst)):
+                stem, _ = os.path.splitext(f)
+                kind, idx = stem.split("_", 1)
+                rel = os.path.relpath(os.path.join(dst, f), out)
+                flag = "--input" if kind == "input" else "--compare"
+                run_args += [flag, f"#{idx}={rel}"]
+            cases.append({"name": f"{t}/{d}", "kind": "node",
+                          "model": os.path.relpath(so, out),
+                          "args": run_args + ["--rtol", "1e-4",
+                                              "--atol", "1e-5"]})
+
+    if args.models:
+        sys.path.insert(0, os.path.join(REPO, "test", "e2e"))
+        import run_model  # noqa: E402  (ensure_exported)
+        import disc_models  # noqa: E402
+    for m in args.models:
+        shapes = disc_models.MODELS[m]["default_shapes"]
+        man = run_model.ensure_exported(m, args.e2e_dir, shapes, 1800)
+        if man is None:
+            log(f"prepare: {m}: export failed")
+            return 2
+        so = os.path.join(out, "models", m + ".so")
+        ok, secs, msg = compile_model(
+            args.bin_dir, os.path.join(args.e2e_dir, man["onnx"]), so,
+            args.arch, args.compile_arg)
+        log(f"prepare: {m}: {'compiled' if ok else 'FAILED'} in {secs:.1f} s"
+            + ("" if ok else f": {msg}"))
+        if not ok:
+            add_compile_failure(m, msg)
+            continue
+        by_name = {c["name"]: c for c in man["cases"]}
+        largest = None
+        for shape in shapes:
+            c = by_name[shape]
+            run_args = []
+            for flag, files in (("--input", c["inputs"]),
+                                ("--compare", c["refs"])):
+                for name, rel in files.items():
+                    dst = os.path.join(out, "data", m, rel)
+                    os.makedirs(os.path.dirname(dst), exist_ok=True)
+                    shutil.copy2(os.path.join(args.e2e_dir, rel), dst)
+                    run_args += [flag, f"{name}={os.path.relpath(dst, out)}"]
+            inputs = [a for i, a in enumerate(run_args)
+                      if i > 0 and run_args[i - 1] == "--input"]
+            cases.append({"name": f"{m}/{shape}", "kind": "e2e",
+                          "model": os.path.relpath(so, out),
+                          "args": run_args + ["--rtol", "1e-3",
+                                              "--atol", "1e-4"]})
+            size = 1
+            for s in c["input_shapes"].values():
+                for d in s:
+                    size *= d
+            if largest is None or size > largest[0]:
+                largest = (size, shape, inputs)
+        for pct in LIMITS:
+            run_args = []
+            for a in largest[2]:
+                run_args += ["--input", a]
+            cases.append({"name": f"{m}/{largest[1]}@{pct}%", "kind": "limit",
+                          "model": os.path.relpath(so, out), "percent": pct,
+                          "args": run_args + ["--memory-limit", f"{pct}%"]})
+
+    with open(os.path.join(out, "cases.json"), "w") as f:
+        json.dump({"arch": args.arch, "cases": cases}, f, indent=1)
+    log(f"prepare: {len(cases)} cases in {out}")
+    return 0
+
+
+def have_gpu():
+    try:
+        p = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                           text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False, "nvidia-smi not found"
+    if "GPU" not in p.stdout:
+        return False, "nvidia-smi finds no GPU"
+    return True, p.stdout.strip().splitlines()[0]
+
+
+def run(args):
+    root = os.path.abspath(args.dir)
+    with open(os.path.join(root, "cases.json")) as f:
+        spec = json.load(f)
+    ok, what = have_gpu()
+    if not ok:
+        log(f"gpu-check: no CUDA device ({what}); run this on a machine with "
+            "an NVIDIA GPU and its driver")
+        return 2
+    log(f"gpu-check: {what}, kernels for {spec['arch']}")
+    env = dict(os.environ)
+    libs = [os.path.join(root, "lib")]
+    env["LD_LIBRARY_PATH"] = ":".join(
+        libs + [p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p])
+    disc_run = os.path.join(root, "bin", "disc-run")
+    logs = os.path.join(root, "logs")
+    os.makedirs(logs, exist_ok=True)
+    passed = failed = 0
+    unlimited_ms = {}
+    table = []
+    for i, c in enumerate(spec["cases"]):
+        name = c["name"]
+        if c["kind"] == "compile":
+            log(f"FAIL {name} (compile: {c['error']})")
+            failed += 1
+            continue
+        report = os.path.join(logs, f"case{i}.json")
+        cmd = [disc_run, c["model"]] + c["args"] + [
+            "--repeat", str(args.repeat), "--report", report]
+        t0 = time.time()
+        try:
+            p = subprocess.run(cmd, cwd=root, env=env, capture_output=True,
+                               text=True, timeout=args.timeout)
+            rc, err = p.returncode, (p.stdout + p.stderr).strip()
+        except subprocess.TimeoutExpired:
+            rc, err = None, "timed out"
+        secs = time.time() - t0
+        rep = {}
+        try:
+            with open(report) as f:
+                rep = json.load(f)
+        except (OSError, ValueError):
+            pass
+        lat = rep.get("latency_ms")
+        peak, pred = rep.get("peak_bytes"), rep.get("predicted_peak_bytes")
+        if c["kind"] == "limit":
+            base = unlimited_ms.get(c["model"])
+            row = [name, rep.get("memory_limit_bytes"), peak, pred,
+                   rep.get("evictions"), rep.get("offloads"),
+                   (lat / base) if lat and base else None,
+                   "ok" if rc == 0 else ("exit 3: limit below the minimum"
+                                         if rc == 3 else f"exit {rc}")]
+            table.append(row)
+            if rc in (0, 3):
+                passed += 1
+                log(f"PASS {name} (exit {rc})")
+            else:
+                failed += 1
+                log(f"FAIL {name} (exit {rc}): {err.splitlines()[-1] if err else ''}")
+            continue
+        if c["kind"] == "e2e" and lat:
+            unlimited_ms.setdefault(c["model"], lat)
+        errs = [o.get("max_abs_err") for o in rep.get("outputs", [])
+                if isinstance(o.get("max_abs_err"), (int, float))]
+        detail = (f"{lat:.3f} ms" if lat else f"{secs:.1f} s") + (
+            f", max abs err {max(errs):.2e}" if errs else "") + (
+            f", peak {peak} B, predicted {pred} B" if peak is not None else "")
+        if rc == 0 and rep.get("passed") is True:
+            passed += 1
+            log(f"PASS {name} ({detail})")
+        else:
+            failed += 1
+            last = err.splitlines()[-1] if err else ""
+            log(f"FAIL {name} (exit {rc}; {detail}): {last}")
+    if table:
+        log("")
+        log("| case | limit (B) | peak (B) | predicted (B) | evictions | "
+            "offloads | slowdown | result |")
+        log("|---|---:|---:|---:|---:|---:|---:|---|")
+        for r in table:
+            log("| " + " | ".join(
+                "" if v is None else (f"{v:.2f}x" if isinstance(v, float)
+                                      else str(v)) for v in r) + " |")
+    log(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    pp = sub.add_parser("prepare")
+    pp.add_argument("--bin-dir", required=True)
+    pp.add_argument("--e2e-dir", required=True,
+                    help="where the e2e models are exported (cached)")
+    pp.add_argument("--out", required=True)
+    pp.add_argument("--arch", default="sm_90")
+    pp.add_argument("--models", nargs="*", default=E2E_MODELS)
+    pp.add_argument("--node-tests", nargs="*", default=NODE_TESTS)
+    pp.add_argument("--compile-arg", action="append", default=[],
+                    help="extra disc-compile argument for the e2e models")
+    pr = sub.add_parser("run")
+    pr.add_argument("dir")
+    pr.add_argument("--repeat", type=int, default=3)
+    pr.add_argument("--timeout", type=int, default=300)
+    args = p.parse_args(argv)
+    return prepare(args) if args.cmd == "prepare" else run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
