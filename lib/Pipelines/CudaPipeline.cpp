@@ -352,7 +352,10 @@ struct CheckHostAccessPass
           return;
         }
         if (auto call = dyn_cast<func::CallOp>(op)) {
-          if (call.getCallee() != "disc_check_failed")
+          // Run-time check failures and the rematerialization points
+          // (evict, regenerate: host-side runtime calls around launches).
+          if (call.getCallee() != "disc_check_failed" &&
+              !call.getCallee().starts_with("disc_remat_"))
             reject(op, "a call to '" + call.getCallee() +
                            "' (library calls come in a later step)");
           return;
@@ -387,6 +390,7 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
                                        const CudaPipelineOptions &options) {
   CpuPipelineOptions front;
   front.memorySchedule = options.memorySchedule;
+  front.fusion = options.fusion;
   // MatMul/Conv become generated loops until cuBLAS/cuDNN calls exist.
   front.libraryCalls = "none";
   buildDiscBufferizedLinalgPipeline(pm, front, /*promoteSmallBuffers=*/false);
