@@ -64,9 +64,16 @@ NODE_TESTS = [
     "test_cast_FLOAT_to_DOUBLE",
     "test_matmul_2d", "test_matmul_3d", "test_matmul_4d",
     "test_gemm_default_no_bias", "test_gemm_all_attributes",
-    "test_gemm_transposeA", "test_gemm_transposeB",
+    "test_gemm_transposeA", "test_gemm_transposeB", "test_gemm_alpha",
+    "test_gemm_beta", "test_gemm_default_matrix_bias",
+    "test_gemm_default_scalar_bias", "test_gemm_default_vector_bias",
+    "test_gemm_default_single_elem_vector_bias", "test_gemm_default_zero_bias",
     "test_conv_with_strides_padding", "test_basic_conv_with_padding",
-    "test_conv_with_autopad_same",
+    "test_basic_conv_without_padding", "test_conv_with_strides_no_padding",
+    "test_conv_with_strides_and_asymmetric_padding",
+    "test_conv_with_autopad_same", "test_convtranspose",
+    "test_convtranspose_1d", "test_convtranspose_3d",
+    "test_convtranspose_dilations", "test_convtranspose_pads",
     "test_maxpool_2d_pads", "test_averagepool_2d_pads",
     "test_batchnorm_example", "test_globalaveragepool",
 ]
@@ -141,8 +148,13 @@ def prepare(args):
         ok, secs, msg = compile_model(args.bin_dir,
                                       os.path.join(src, "model.onnx"), so,
                                       args.arch, ["--force-dynamic"])
+        if not ok:  # Every dim dynamic failed: the model's own (static) dims.
+            ok, secs, static_msg = compile_model(
+                args.bin_dir, os.path.join(src, "model.onnx"), so, args.arch,
+                [])
+            msg = msg if not ok else f"static dims only ({msg})"
         log(f"prepare: {t}: {'compiled' if ok else 'FAILED'} in {secs:.1f} s"
-            + ("" if ok else f": {msg}"))
+            + (f": {msg}" if msg else ""))
         if not ok:
             add_compile_failure(t, msg)
             continue
@@ -214,6 +226,15 @@ def prepare(args):
                                   "--memory-limit", f"{pct}%",
                                   "--evict-by", how]})
 
+    # A missing cuBLAS is a clear error, not a crash (docs/cuda.md).
+    mm = [c for c in cases if c["name"].startswith("test_matmul_2d/")]
+    if mm:
+        cases.append({"name": "missing-cublas", "kind": "error",
+                      "model": mm[0]["model"], "args": mm[0]["args"],
+                      "env": {"DISC_CUBLAS_LIBRARY":
+                              "/nonexistent/libcublas.so.13"},
+                      "exit": 2, "message": "cuBLAS is not available"})
+
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump({"arch": args.arch, "cases": cases}, f, indent=1)
     log(f"prepare: {len(cases)} cases in {out}")
@@ -262,7 +283,8 @@ def run(args):
             "--repeat", str(args.repeat), "--report", report]
         t0 = time.time()
         try:
-            p = subprocess.run(cmd, cwd=root, env=env, capture_output=True,
+            p = subprocess.run(cmd, cwd=root, env=dict(env, **c.get("env", {})),
+                               capture_output=True,
                                text=True, timeout=args.timeout)
             rc, err = p.returncode, (p.stdout + p.stderr).strip()
         except subprocess.TimeoutExpired:
@@ -276,6 +298,15 @@ def run(args):
             pass
         lat = rep.get("latency_ms")
         peak, pred = rep.get("peak_bytes"), rep.get("predicted_peak_bytes")
+        if c["kind"] == "error":
+            if rc == c["exit"] and c["message"] in err:
+                passed += 1
+                log(f"PASS {name} (exit {rc}: {err.splitlines()[-1]})")
+            else:
+                failed += 1
+                log(f"FAIL {name} (exit {rc}, expected {c['exit']} with "
+                    f"'{c['message']}'): {err[-300:]}")
+            continue
         if c["kind"] == "limit":
             base = unlimited_ms.get(c["model"])
             ok = rc == 0 and rep.get("passed") is True and (
