@@ -374,9 +374,13 @@ struct CheckHostAccessPass
                              "' reads host memory");
             return;
           }
+          // Run-time check failures, device copies and slots, and the
+          // rematerialization points (evict, regenerate: host-side runtime
+          // calls around launches).
           if (call.getCallee() != "disc_check_failed" &&
               call.getCallee() != "disc_device_scratch" &&
-              !call.getCallee().starts_with("disc_device_constant_"))
+              !call.getCallee().starts_with("disc_device_constant_") &&
+              !call.getCallee().starts_with("disc_remat_"))
             reject(op, "a call to '" + call.getCallee() +
                            "' (no CUDA lowering for it)");
           return;
@@ -411,6 +415,7 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
                                        const CudaPipelineOptions &options) {
   CpuPipelineOptions front;
   front.memorySchedule = options.memorySchedule;
+  front.fusion = options.fusion;
   // MatMul/Conv through cuBLAS/cuDNN ("cuda"), or generated loops ("none").
   front.libraryCalls = options.libraryCalls;
   buildDiscBufferizedLinalgPipeline(pm, front, /*promoteSmallBuffers=*/false);

@@ -1079,7 +1079,8 @@ static llvm::StringMap<int64_t> likelyBindings(ShapeAnalysis &sa) {
 }
 
 LogicalResult mlir::disc::printMemory(ModuleOp module, StringRef entry,
-                                      llvm::raw_ostream &os) {
+                                      llvm::raw_ostream &os,
+                                      bool stackPlacement) {
   auto func = module.lookupSymbol<func::FuncOp>(entry);
   if (!func)
     return module.emitError("no entry function '") << entry << "'";
@@ -1088,6 +1089,7 @@ LogicalResult mlir::disc::printMemory(ModuleOp module, StringRef entry,
   sa.run();
   sa.mergeEqualSymbols();
   MemoryModel mm(func, sa);
+  mm.setStackPlacement(stackPlacement);
   MemoryProfile p = mm.profile();
   llvm::StringMap<int64_t> likely = likelyBindings(sa);
   auto value = [&](AffineExpr e) {
@@ -1152,7 +1154,8 @@ LogicalResult mlir::disc::printMemory(ModuleOp module, StringRef entry,
 }
 
 FailureOr<llvm::json::Object> mlir::disc::buildMemoryJson(ModuleOp module,
-                                                          StringRef entry) {
+                                                          StringRef entry,
+                                                          bool stackPlacement) {
   auto func = module.lookupSymbol<func::FuncOp>(entry);
   if (!func)
     return module.emitError("no entry function '") << entry << "'";
@@ -1161,5 +1164,6 @@ FailureOr<llvm::json::Object> mlir::disc::buildMemoryJson(ModuleOp module,
   sa.run();
   sa.mergeEqualSymbols();
   MemoryModel mm(func, sa);
+  mm.setStackPlacement(stackPlacement);
   return mm.toJson(mm.profile());
 }

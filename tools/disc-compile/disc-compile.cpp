@@ -490,7 +490,7 @@ int main(int argc, char **argv) {
       return fail(1, err);
     if (failed(disc::printMemory(*module, entry, out->os())))
       return fail(1, "could not print the memory model");
-    if (rematMode == Remat::On && target == "cpu")
+    if (rematMode == Remat::On)
       disc::printRematCandidates(*module, entry, rematOptions(), out->os());
     out->keep();
     return 0;
@@ -514,9 +514,10 @@ int main(int argc, char **argv) {
     }
     sig->getAsObject()->try_emplace("memory", std::move(*memory));
     // Rematerialization candidates of the final order (after the memory
-    // model above, which describes the run with nothing evicted). CPU only
-    // for now: device remat (recompute or host offload) is not built yet.
-    if (rematMode == Remat::On && target == "cpu") {
+    // model above, which describes the run with nothing evicted). On CUDA
+    // the runtime recomputes an evicted candidate or offloads it to host
+    // memory (docs/cuda.md).
+    if (rematMode == Remat::On) {
       FailureOr<llvm::json::Object> rematJson =
           disc::applyRematToEntry(*module, entry, rematOptions());
       if (failed(rematJson))
@@ -561,6 +562,7 @@ int main(int argc, char **argv) {
   } else if (target == "cuda" || target == "cuda-emulate") {
     disc::CudaPipelineOptions cudaOptions;
     cudaOptions.memorySchedule = false; // scheduled above
+    cudaOptions.fusion = false;         // marked above
     cudaOptions.gpuArch = gpuArch;
     cudaOptions.libraryCalls = libraryMode;
     if (target == "cuda-emulate")

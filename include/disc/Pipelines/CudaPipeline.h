@@ -14,6 +14,9 @@ namespace mlir::disc {
 struct CudaPipelineOptions {
   /// Run disc-memory-schedule (see CpuPipelineOptions).
   bool memorySchedule = true;
+  /// Run disc-fusion (see CpuPipelineOptions): false when the caller fused
+  /// already, or chose no fusion, so the memory model saw the same graph.
+  bool fusion = true;
   /// GPU architecture of the cubins (`--gpu-arch`): "sm_80", "sm_90", ...
   std::string gpuArch = "sm_80";
   /// CUDA toolkit (ptxas, libdevice); empty: $CUDA_PATH, else

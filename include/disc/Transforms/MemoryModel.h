@@ -275,12 +275,15 @@ private:
 /// order, its allocations and the live bytes while it runs (an expression
 /// and its value at the LIKELY dims, else at each dim's minimum), then the
 /// peak candidates and the peak's value.
+/// `stackPlacement` false (the CUDA target) counts small static buffers as
+/// heap buffers: a kernel cannot read the host stack.
 LogicalResult printMemory(ModuleOp module, StringRef entry,
-                          llvm::raw_ostream &os);
+                          llvm::raw_ostream &os, bool stackPlacement = true);
 
 /// Builds the analysis for `entry` and returns the signature's "memory"
-/// object (see MemoryModel::toJson).
-FailureOr<llvm::json::Object> buildMemoryJson(ModuleOp module, StringRef entry);
+/// object (see MemoryModel::toJson); `stackPlacement` as for printMemory.
+FailureOr<llvm::json::Object> buildMemoryJson(ModuleOp module, StringRef entry,
+                                              bool stackPlacement = true);
 
 /// A size expression over the input dims in the signature's JSON form
 /// (docs/runtime-abi.md): an integer, a dim name, or [op, lhs, rhs] with op

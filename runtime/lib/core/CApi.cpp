@@ -159,6 +159,12 @@ disc_status_code disc_session_create(const disc_executable_t *exe,
     if (options->num_threads < 0)
       return fail(DISC_STATUS_INVALID_ARGUMENT, "num_threads must be >= 0");
     opts.num_threads = options->num_threads;
+    if (options->device_eviction < 0 || options->device_eviction > 2)
+      return fail(DISC_STATUS_INVALID_ARGUMENT,
+                  "device_eviction must be 0 (auto), 1 (recompute) or 2 "
+                  "(offload)");
+    opts.device_eviction =
+        static_cast<disc::DeviceEviction>(options->device_eviction);
   }
   try {
     *out = new disc_session{exe->exe, disc::Session(exe->exe, opts)};
@@ -219,6 +225,9 @@ disc_status_code disc_session_get_stats(const disc_session_t *session,
   out->remat_recompute_ms = s.remat_recompute_ms;
   out->remat_minimum_peak_bytes = s.remat_minimum_peak_bytes;
   out->reserved_peak_bytes = s.reserved_peak_bytes;
+  out->remat_offloads = s.remat_offloads;
+  out->remat_bytes_offloaded = s.remat_bytes_offloaded;
+  out->remat_offload_ms = s.remat_offload_ms;
   return DISC_STATUS_OK;
 }
 

@@ -149,6 +149,12 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   void *handback = nullptr;
   int64_t handbackBytes = 0;
   std::chrono::steady_clock::time_point recomputeStart;
+  // CUDA: host copies of the candidates offloaded at their evict points
+  // (by id: host pointer and bytes), copied back at the regenerate point.
+  std::unordered_map<int32_t, std::pair<void *, int64_t>> offloaded;
+  void releaseOffloaded();
+  /// CUDA: whether an evicted candidate is offloaded rather than recomputed.
+  bool shouldOffload(int32_t id) const;
   static int32_t rematEvictCallback(void *self, int32_t id, void *ptr);
   static int32_t rematRegenerateCallback(void *self, int32_t id);
   static void rematRegeneratedCallback(void *self, int32_t id);
@@ -524,6 +530,29 @@ int32_t Session::Impl::rematEvictCallback(void *self, int32_t id, void *ptr) {
   auto it = impl->live.find(ptr);
   if (evict || it == impl->live.end()) {
     ++impl->stats.remat_evictions;
+    if (it != impl->live.end() && impl->device && impl->shouldOffload(id)) {
+      // Offload: copy the buffer to host memory before the model frees it.
+      auto start = std::chrono::steady_clock::now();
+      int64_t bytes = it->second;
+      void *host = impl->device->allocateHost(bytes);
+      std::string why;
+      if (host && (impl->device->copy(host, ptr, bytes, &why) != 0 ||
+                   impl->device->synchronize(&why) != 0)) {
+        impl->device->releaseHost(host);
+        impl->errorStatus = impl->errorStatus ? impl->errorStatus : 4;
+        impl->errorMessage = "offload of rematerialization candidate " +
+                             std::to_string(id) + ": " + why;
+        return 4;
+      }
+      if (host) { // Out of host memory: recompute instead.
+        impl->offloaded[id] = {host, bytes};
+        ++impl->stats.remat_offloads;
+        impl->stats.remat_bytes_offloaded += bytes;
+        std::chrono::duration<double, std::milli> ms =
+            std::chrono::steady_clock::now() - start;
+        impl->stats.remat_offload_ms += ms.count();
+      }
+    }
     return 0;
   }
   impl->retained[id] = {ptr, it->second};
@@ -535,6 +564,47 @@ int32_t Session::Impl::rematRegenerateCallback(void *self, int32_t id) {
   Impl *impl = static_cast<Impl *>(self);
   if (!impl)
     return -4;
+  std::pair<void *, int64_t> host{nullptr, 0};
+  {
+    std::lock_guard<std::mutex> lock(impl->mutex);
+    auto it = impl->offloaded.find(id);
+    if (it != impl->offloaded.end()) {
+      host = it->second;
+      impl->offloaded.erase(it);
+    }
+  }
+  if (host.first) {
+    // Offloaded: a fresh device buffer (tracked like the model's own
+    // allocation at this point), filled from the host copy and handed to
+    // the model's next alloc, as for a kept candidate.
+    auto start = std::chrono::steady_clock::now();
+    bool refused = false;
+    void *p = impl->tryAllocate(host.second, 64, &refused);
+    if (refused || !p) {
+      impl->device->releaseHost(host.first);
+      if (impl->armed && std::this_thread::get_id() == impl->runThread)
+        std::longjmp(impl->jmp, 1);
+      return -3;
+    }
+    std::string why;
+    if (impl->device->copy(p, host.first, host.second, &why) != 0 ||
+        impl->device->synchronize(&why) != 0) {
+      impl->device->releaseHost(host.first);
+      errorCallback(self, 4,
+                    ("offload of rematerialization candidate " +
+                     std::to_string(id) + ": " + why)
+                        .c_str());
+      return -4;
+    }
+    impl->device->releaseHost(host.first);
+    std::lock_guard<std::mutex> lock(impl->mutex);
+    impl->handback = p;
+    impl->handbackBytes = host.second;
+    std::chrono::duration<double, std::milli> ms =
+        std::chrono::steady_clock::now() - start;
+    impl->stats.remat_offload_ms += ms.count();
+    return 1;
+  }
   {
     std::lock_guard<std::mutex> lock(impl->mutex);
     auto it = impl->retained.find(id);
@@ -566,6 +636,7 @@ void Session::Impl::rematRegeneratedCallback(void *self, int32_t) {
 
 Status Session::Impl::planRemat(const std::vector<Tensor> &inputs) {
   remat.reset();
+  releaseOffloaded();
   retained.clear();
   retainedPtrs.clear();
   handback = nullptr;
@@ -614,8 +685,38 @@ int64_t Session::Impl::releaseAll() {
   retainedPtrs.clear();
   handback = nullptr;
   releaseDeviceInputs();
+  for (auto &entry : offloaded)
+    device->releaseHost(entry.second.first);
+  offloaded.clear();
   currentBytes = 0;
   return n;
+}
+
+void Session::Impl::releaseOffloaded() {
+  std::lock_guard<std::mutex> lock(mutex);
+  for (auto &entry : offloaded)
+    device->releaseHost(entry.second.first);
+  offloaded.clear();
+}
+
+bool Session::Impl::shouldOffload(int32_t id) const {
+  switch (options.device_eviction) {
+  case DeviceEviction::Recompute:
+    return false;
+  case DeviceEviction::Offload:
+    return true;
+  case DeviceEviction::Auto:
+    break;
+  }
+  // Recompute at an assumed 1e12 FLOP/s (generated kernels, far below the
+  // device's peak) against the bytes copied out and back at an assumed
+  // 2.5e10 B/s over PCIe: offload when the candidate costs more than 80
+  // FLOPs per byte to recompute.
+  const auto &candidates = remat->profile().candidates;
+  if (id < 0 || id >= static_cast<int32_t>(candidates.size()))
+    return false;
+  const auto &c = candidates[id];
+  return c.flops / 1e12 > 2.0 * static_cast<double>(c.bytes) / 2.5e10;
 }
 
 //===----------------------------------------------------------------------===//

@@ -2,6 +2,8 @@
 
 #include "Device.h"
 
+#include <cstdlib>
+
 namespace disc::runtime::cuda {
 
 bool probeDevice(std::string *error) {
@@ -131,6 +133,28 @@ int32_t Device::copy(void *dst, const void *src, int64_t bytes,
     return 4;
   }
   return 0;
+}
+
+void *Device::allocateHost(int64_t bytes) {
+  size_t n = bytes > 0 ? static_cast<size_t>(bytes) : 1;
+  if (!api_.memAllocHost)
+    return std::malloc(n);
+  std::lock_guard<std::mutex> lock(mutex_);
+  api_.ctxSetCurrent(context_);
+  void *p = nullptr;
+  return api_.memAllocHost(&p, n) == kCudaSuccess ? p : nullptr;
+}
+
+void Device::releaseHost(void *ptr) {
+  if (!ptr)
+    return;
+  if (!api_.memFreeHost) {
+    std::free(ptr);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  api_.ctxSetCurrent(context_);
+  api_.memFreeHost(ptr);
 }
 
 int32_t Device::synchronize(std::string *error) {

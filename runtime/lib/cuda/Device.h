@@ -51,6 +51,11 @@ public:
   /// Copies `bytes` bytes on the session stream; `dst`/`src` may be host or
   /// device pointers (unified addressing). Returns 0 or 4 with `*error`.
   int32_t copy(void *dst, const void *src, int64_t bytes, std::string *error);
+  /// `bytes` of page-locked host memory (plain host memory when the driver
+  /// has no cuMemAllocHost), for a buffer offloaded from the device; null
+  /// when out of host memory. Free with `releaseHost`.
+  void *allocateHost(int64_t bytes);
+  void releaseHost(void *ptr);
   /// Waits for the stream. Returns 0 or 4 with `*error` (a kernel fault
   /// shows up here).
   int32_t synchronize(std::string *error);

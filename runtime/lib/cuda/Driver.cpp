@@ -61,6 +61,13 @@ const char *bindSymbols(void *handle, DriverApi &api) {
     if (!*e.slot)
       return e.name;
   }
+  // Optional: page-locked host memory (both or neither).
+  api.memAllocHost = reinterpret_cast<CUresult (*)(void **, size_t)>(
+      dlsym(handle, "cuMemAllocHost_v2"));
+  api.memFreeHost =
+      reinterpret_cast<CUresult (*)(void *)>(dlsym(handle, "cuMemFreeHost"));
+  if (!api.memAllocHost || !api.memFreeHost)
+    api.memAllocHost = nullptr, api.memFreeHost = nullptr;
   return nullptr;
 }
 

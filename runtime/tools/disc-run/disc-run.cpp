@@ -3,7 +3,8 @@
 // disc-run MODEL.so [--input NAME=FILE]... [--compare NAME=FILE]...
 //   [--rtol R] [--atol A] [--repeat N] [--report FILE.json]
 //   [--output-dir DIR] [--memory-limit BYTES|N%] [--seed S]
-//   [--remat-policy largest|dtr] [--threads N]
+//   [--remat-policy largest|dtr] [--evict-by auto|recompute|offload]
+//   [--threads N]
 //
 // Exit codes: 0 ok, 1 comparison failed, 2 bad usage / input / load failure,
 // 3 memory limit exceeded, 4 internal or model error. See
@@ -46,9 +47,12 @@ const char *kUsage =
     "                [--rtol R] [--atol A] [--repeat N] [--report FILE.json]\n"
     "                [--output-dir DIR] [--memory-limit BYTES|N%] [--seed S]\n"
     "                [--remat-policy largest|dtr] [--threads N]\n"
+    "                [--evict-by auto|recompute|offload]\n"
     "  --memory-limit N%: N percent of the predicted peak for these inputs\n"
     "        (nothing evicted); a limit below the lowest peak reachable with\n"
     "        every rematerialization candidate evicted exits 3 before running\n"
+    "  --evict-by: CUDA models: recompute an evicted candidate, offload it\n"
+    "        to host memory, or pick the cheaper (auto, default)\n"
     "  FILE: ONNX TensorProto .pb or NumPy .npy; inputs may also be\n"
     "        DIMS:random | DIMS:zeros | DIMS:ones with DIMS like 2x3x224 or\n"
     "        'scalar'. NAME may be '#i' for the i-th input/output.\n"
@@ -68,6 +72,7 @@ struct Options {
   /// --memory-limit N%: percent of the predicted peak; < 0 when unset.
   double memoryLimitPercent = -1;
   RematPolicy rematPolicy = RematPolicy::LargestFirst;
+  DeviceEviction eviction = DeviceEviction::Auto;
   uint64_t seed = 0;
   int64_t threads = 0; // library-call threads, 0 = OpenMP default
 };
@@ -210,6 +215,16 @@ Failure parseArgs(int argc, char **argv, Options *opts) {
       else
         return usageError("bad --remat-policy '" + value +
                           "' (expected largest or dtr)");
+    } else if (key == "--evict-by") {
+      if (value == "auto")
+        opts->eviction = DeviceEviction::Auto;
+      else if (value == "recompute")
+        opts->eviction = DeviceEviction::Recompute;
+      else if (value == "offload")
+        opts->eviction = DeviceEviction::Offload;
+      else
+        return usageError("bad --evict-by '" + value +
+                          "' (expected auto, recompute or offload)");
     } else if (key == "--threads") {
       if (!parseInt(value, &opts->threads) || opts->threads < 1 ||
           opts->threads > 4096)
@@ -503,6 +518,7 @@ int runMain(int argc, char **argv) {
   SessionOptions sessionOptions;
   sessionOptions.memory_limit_bytes = opts.memoryLimit;
   sessionOptions.remat_policy = opts.rematPolicy;
+  sessionOptions.device_eviction = opts.eviction;
   if (opts.memoryLimitPercent > 0) {
     std::vector<std::vector<int64_t>> shapes;
     for (const Tensor &t : inputs)
@@ -614,7 +630,8 @@ int runMain(int argc, char **argv) {
   if (sessionOptions.memory_limit_bytes > 0)
     std::cout << "  limit: " << sessionOptions.memory_limit_bytes
               << "  evictions: " << stats.remat_evictions
-              << "  regenerations: " << stats.remat_regenerations;
+              << "  regenerations: " << stats.remat_regenerations
+              << "  offloads: " << stats.remat_offloads;
   std::cout << "\n";
   if (!refs.empty())
     std::cout << (allPassed ? "PASSED" : "FAILED") << "\n";
@@ -638,6 +655,9 @@ int runMain(int argc, char **argv) {
             {"regenerations", stats.remat_regenerations},
             {"bytes_recomputed", stats.remat_bytes_recomputed},
             {"recompute_ms", stats.remat_recompute_ms},
+            {"offloads", stats.remat_offloads},
+            {"bytes_offloaded", stats.remat_bytes_offloaded},
+            {"offload_ms", stats.remat_offload_ms},
             {"leaked_allocs", stats.leaked_allocs},
             {"outputs", outputsJson},
             {"passed", allPassed}};

@@ -436,6 +436,20 @@ enum class RematPolicy {
   DtrScore = 1,
 };
 
+/// How a CUDA session gives up a rematerialization candidate's device
+/// buffer under a memory limit (docs/cuda.md, "Memory limit on the
+/// device"). CPU sessions always recompute.
+enum class DeviceEviction {
+  /// Per candidate, the cheaper of the two: recompute FLOPs at an assumed
+  /// device rate against the bytes copied out and back over PCIe.
+  Auto = 0,
+  /// Free the buffer and recompute it before its next use.
+  Recompute = 1,
+  /// Copy the buffer to page-locked host memory, free it, and copy it
+  /// back before its next use.
+  Offload = 2,
+};
+
 struct SessionOptions {
   /// Upper bound, in bytes, on the bytes live at once through the context
   /// allocator during a run (intermediates and outputs). 0 = no limit.
@@ -450,6 +464,8 @@ struct SessionOptions {
   int64_t memory_limit_bytes = 0;
   /// Which candidates go first under a limit.
   RematPolicy remat_policy = RematPolicy::LargestFirst;
+  /// CUDA sessions: recompute or offload an evicted candidate.
+  DeviceEviction device_eviction = DeviceEviction::Auto;
   /// Threads of the library calls (oneDNN Conv/MatMul/Gemm, its OpenMP
   /// runtime). 0 = the OpenMP default (OMP_NUM_THREADS, else one per core).
   /// The generated loops run on the calling thread.
@@ -479,6 +495,12 @@ struct SessionStats {
   int64_t remat_regenerations = 0;
   int64_t remat_bytes_recomputed = 0;
   double remat_recompute_ms = 0;
+  /// CUDA sessions: the evicted candidates that were offloaded to host
+  /// memory instead of recomputed (counted in `remat_evictions` too), their
+  /// bytes, and the milliseconds spent copying them out and back.
+  int64_t remat_offloads = 0;
+  int64_t remat_bytes_offloaded = 0;
+  double remat_offload_ms = 0;
   /// The lowest peak reachable by evicting candidates, and the peak
   /// predicted with none evicted, for the last run's shapes (-1: not
   /// predictable).

@@ -65,6 +65,10 @@ typedef struct disc_session_options {
   /* Threads of the library calls (oneDNN); 0 = the OpenMP default
    * (OMP_NUM_THREADS, else one per core). Must be >= 0. */
   int32_t num_threads;
+  /* CUDA sessions: how an evicted candidate's device buffer is given up:
+   * 0 the cheaper of the two (default), 1 recompute, 2 offload to host
+   * memory (disc::DeviceEviction). */
+  int32_t device_eviction;
 } disc_session_options_t;
 
 typedef struct disc_session_stats {
@@ -81,6 +85,9 @@ typedef struct disc_session_stats {
   /* peak bytes held from the OS during the last run: live blocks plus the
    * freed blocks the session keeps for reuse (>= peak_bytes) */
   int64_t reserved_peak_bytes;
+  int64_t remat_offloads;        /* evicted candidates offloaded (CUDA) */
+  int64_t remat_bytes_offloaded; /* their bytes */
+  double remat_offload_ms;       /* milliseconds copying them out and back */
 } disc_session_stats_t;
 
 /* Message of the last failing call on this thread ("" if none). Valid until
