@@ -226,6 +226,20 @@ def prepare(args):
                                   "--memory-limit", f"{pct}%",
                                   "--evict-by", how]})
 
+    # A run-time check inside a kernel: an out-of-range token id fails the
+    # run with the CPU path's message naming the Gather node.
+    tr = [c for c in cases if c["name"].startswith("transformer/")]
+    if tr:
+        import numpy as np  # noqa: E402  (prepare only)
+        bad = os.path.join(out, "data", "transformer_bad_tokens.npy")
+        np.save(bad, np.full((1, 16), 100000, dtype=np.int64))
+        cases.append({"name": "transformer-token-out-of-range",
+                      "kind": "error", "model": tr[0]["model"],
+                      "args": ["--input", "#0=" + os.path.relpath(bad, out)],
+                      "env": {}, "exit": 2,
+                      "message": "Gather node '/embed/Gather': index 100000 "
+                                 "is out of range"})
+
     # A missing cuBLAS is a clear error, not a crash (docs/cuda.md).
     mm = [c for c in cases if c["name"].startswith("test_matmul_2d/")]
     if mm:
