@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaLibraryCallOperands.h"
+#include "CudaPasses.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -15,11 +16,7 @@
 
 using namespace mlir;
 
-namespace {
-
-/// The buffer a view is taken of, and the view ops from it to `v`
-/// (outermost last).
-Value viewRoot(Value v, SmallVectorImpl<Operation *> *chain) {
+Value mlir::disc::cuda::viewRoot(Value v, SmallVectorImpl<Operation *> *chain) {
   while (Operation *def = v.getDefiningOp()) {
     auto view = dyn_cast<ViewLikeOpInterface>(def);
     if (!view)
@@ -30,6 +27,8 @@ Value viewRoot(Value v, SmallVectorImpl<Operation *> *chain) {
   }
   return v;
 }
+
+namespace {
 
 struct UploadLibraryCallOperandsPass
     : public PassWrapper<UploadLibraryCallOperandsPass,
@@ -67,7 +66,7 @@ struct UploadLibraryCallOperandsPass
         if (!isa<MemRefType>(v.getType()))
           continue;
         SmallVector<Operation *> chain;
-        Value root = viewRoot(v, &chain);
+        Value root = disc::cuda::viewRoot(v, &chain);
         auto global = root.getDefiningOp<memref::GetGlobalOp>();
         if (!global)
           continue;

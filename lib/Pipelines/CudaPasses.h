@@ -9,6 +9,7 @@
 #define DISC_LIB_PIPELINES_CUDAPASSES_H
 
 #include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
 #include "mlir/Pass/Pass.h"
 
 #include <memory>
@@ -44,6 +45,10 @@ std::unique_ptr<Pass> createDeviceChecksPass();
 /// grid and block ids (CPU emulation of the mapped kernels); the device
 /// error word is read after each launch.
 std::unique_ptr<Pass> createEmulateLaunchesPass();
+
+/// The buffer a view is taken of (through subview, reshape, cast ...); with
+/// `chain`, the view ops from it to `v` are appended (outermost last).
+Value viewRoot(Value v, SmallVectorImpl<Operation *> *chain = nullptr);
 
 } // namespace mlir::disc::cuda
 

@@ -15,6 +15,7 @@
 #include "CudaLibraryCallOperands.h"
 #include "CudaPasses.h"
 
+#include "disc/Conversion/CudaLibraryCalls.h"
 #include "disc/Pipelines/CpuPipeline.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -50,42 +51,8 @@ using namespace mlir;
 
 namespace {
 
-/// "ONNX node 'Gather_3' (Gather)" from the importer's location
-/// NameLoc(node, NameLoc(op type, file)); the op name when there is none.
-std::string describeNode(Operation *op) {
-  SmallVector<std::string, 2> names;
-  Location loc = op->getLoc();
-  while (true) {
-    if (auto fused = dyn_cast<FusedLoc>(loc)) {
-      if (fused.getLocations().empty())
-        break;
-      loc = fused.getLocations().front();
-      continue;
-    }
-    auto named = dyn_cast<NameLoc>(loc);
-    if (!named)
-      break;
-    names.push_back(named.getName().str());
-    loc = named.getChildLoc();
-  }
-  if (names.empty())
-    return "'" + op->getName().getStringRef().str() + "'";
-  std::string text = "ONNX node '" + names[0] + "'";
-  if (names.size() > 1)
-    text += " (" + names[1] + ")";
-  return text;
-}
-
-/// The buffer a view is taken of (through subview, reshape, cast ...).
-Value viewRoot(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    v = view.getViewSource();
-  }
-  return v;
-}
+using disc::describeOnnxNode;
+using disc::cuda::viewRoot;
 
 /// Host memory in the compiled code: constants and stack buffers. Every
 /// other buffer (entry arguments, memref.alloc through the runtime) is
@@ -333,7 +300,7 @@ struct CheckHostAccessPass
   void runOnOperation() override {
     bool failedAny = false;
     auto reject = [&](Operation *op, const Twine &why) {
-      op->emitError() << describeNode(op)
+      op->emitError() << describeOnnxNode(op)
                       << " is not supported on --target=cuda yet: " << why;
       failedAny = true;
     };

@@ -42,6 +42,11 @@ bool fitsCudaLibraryCall(Operation *op);
 /// another kind.
 std::string cudaLibraryCallMiss(Operation *op);
 
+/// "ONNX node 'conv1' (Conv)" from the importer's location NameLoc(node,
+/// NameLoc(op type, ...)); the quoted op name when there is none. For the
+/// CUDA target's diagnostics and reports.
+std::string describeOnnxNode(Operation *op);
+
 /// markLibraryCalls (DiscToLinalg/LibraryCalls.h) with `fitsCudaLibraryCall`.
 void markCudaLibraryCalls(func::FuncOp func);
 

@@ -91,9 +91,7 @@ void mlir::disc::markCudaLibraryCalls(func::FuncOp func) {
   markLibraryCalls(func, fitsCudaLibraryCall, /*clipAndEltwise=*/false);
 }
 
-/// "ONNX node 'conv1' (Conv)" from the importer's NameLoc(node, NameLoc(op
-/// type, ...)); the op name when there is none.
-static std::string nodeText(Operation *op) {
+std::string mlir::disc::describeOnnxNode(Operation *op) {
   SmallVector<std::string, 2> names;
   Location loc = op->getLoc();
   while (true) {
@@ -123,7 +121,7 @@ void mlir::disc::reportCudaLibraryCalls(func::FuncOp func,
   func.walk([&](Operation *op) {
     if (!isa<DotGeneralOp, ConvOp, ConvTransposeOp>(op))
       return;
-    os << "library call: " << nodeText(op) << ": ";
+    os << "library call: " << describeOnnxNode(op) << ": ";
     if (op->hasAttr(kLibraryCallAttr)) {
       bool isConv = isa<ConvOp, ConvTransposeOp>(op);
       (isConv ? dnn : blas) += 1;
