@@ -512,7 +512,7 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
   if (k == 1) {
     auto promote = [](View &v) {
       v.sizes.insert(v.sizes.begin() + 2, 1);
-      v.strides.insert(v.strides.begin() + 2, v.sizes[3] * v.strides[3]);
+      v.strides.insert(v.strides.begin() + 2, v.sizes[3] * v.strides[2]);
     };
     promote(x);
     promote(w);
