@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Latency of DISC against ONNX Runtime on a few models, one table.
+"""Latency of DISC against ONNX Runtime and PyTorch on a few models, one table.
 
 Cases: the e2e models (ResNet-18, the Transformer encoder, the GPT decoder,
 U-Net, MobileNetV2) at their e2e shapes, the Transformer also at 1x384
@@ -9,19 +9,26 @@ model is compiled twice,
 with `--library-calls=onednn` (oneDNN MatMul/Gemm/Conv) and
 `--library-calls=none` (generated loops only). DISC runs through `disc-run
 --repeat`, ONNX Runtime through its Node.js package `onnxruntime-node`
-(installed by `npm install --ignore-scripts` into --ort-dir when missing).
-Cases are interleaved (DISC, ORT, DISC, ...) for --rounds rounds; each
+(installed by `npm install --ignore-scripts` into --ort-dir when missing),
+PyTorch (Debian's python3-torch, eager, `torch.no_grad()`) through
+benchmarks/torch_run.py on the same model rebuilt from its seed.
+Every DISC run reads the input the export wrote (examples/models
+`--shapes`) and compares its output with PyTorch's reference output for it
+(rtol 1e-3, atol 1e-4); the table's last column says whether it matched,
+and the exit status is 1 when a case did not.
+Cases are interleaved (DISC, ORT, PyTorch, DISC, ...) for --rounds rounds; each
 number is the median over all timed runs (warm-up runs left out), and each
 table ends with the geometric mean of the DISC/ORT ratios. Threads:
 `disc-run --threads` (oneDNN's OpenMP threads; DISC's generated loops run
-on one thread), intraOpNumThreads for ORT. With several --threads values,
+on one thread), intraOpNumThreads for ORT, torch.set_num_threads for
+PyTorch. With several --threads values,
 one table per value and the speed-up of each DISC mode over its run with
 the first value.
 
     /usr/bin/python3 benchmarks/compare_ort.py --bin-dir build/bin \\
         --work-dir /tmp/disc-bench --threads 1 2
 
-Exit status 0, or 1 when a command fails.
+Exit status 0, or 1 when a command fails or an output does not match.
 """
 import argparse
 import json
@@ -45,66 +52,79 @@ def sh(cmd, env=None, timeout=1800):
     return p.stdout
 
 
-def export_linear(path):
-    """nn.Linear(768, 3072), seed 0, input x [batch, seq, 768] (dynamic)."""
+def export_linear(work_dir, shapes):
+    """nn.Linear(768, 3072), seed 0, input x [batch, seq, 768] (dynamic);
+    writes linear.onnx and, per shape, the input and PyTorch's output in the
+    layout of the e2e exports (linear/inputs/SHAPE/x.npy, refs/SHAPE/y.npy)."""
+    import numpy as np
     import torch
     torch.manual_seed(0)
     model = torch.nn.Linear(768, 3072).eval()
     x = torch.randn(1, 197, 768)
-    torch.onnx.export(model, (x,), path, input_names=["x"],
-                      output_names=["y"], opset_version=17,
+    torch.onnx.export(model, (x,), os.path.join(work_dir, "linear.onnx"),
+                      input_names=["x"], output_names=["y"], opset_version=17,
                       dynamic_axes={"x": {0: "batch", 1: "seq"},
                                     "y": {0: "batch", 1: "seq"}})
+    rng = np.random.default_rng(0)
+    for shape in shapes:
+        x = rng.standard_normal([int(d) for d in shape.split("x")])
+        x = x.astype(np.float32)
+        with torch.no_grad():
+            y = model(torch.from_numpy(x)).numpy()
+        for kind, name, arr in (("inputs", "x", x), ("refs", "y", y)):
+            d = os.path.join(work_dir, "linear", kind, shape)
+            os.makedirs(d, exist_ok=True)
+            np.save(os.path.join(d, name + ".npy"), arr)
 
 
 # The e2e models (examples/models/disc_models.py) at their e2e shapes, the
 # transformer also at 384 tokens, and one nn.Linear(768, 3072).
-# model: (ONNX input name, int64 token range or None for float32, shapes)
+# model: (ONNX input name, int64 token range or None for float32, shapes,
+# ONNX output name)
 MODELS = {
-    "resnet18": ("input", None, ["1x3x224x224", "2x3x160x192"]),
-    "transformer": ("tokens", 1000, ["1x16", "2x77", "1x384"]),
-    "gpt_decoder": ("tokens", 100, ["1x16", "2x77", "3x1"]),
-    "unet": ("input", None, ["1x3x64x64", "2x3x48x80", "1x3x96x128"]),
+    "resnet18": ("input", None, ["1x3x224x224", "2x3x160x192"], "output"),
+    "transformer": ("tokens", 1000, ["1x16", "2x77", "1x384"], "logits"),
+    "gpt_decoder": ("tokens", 100, ["1x16", "2x77", "3x1"], "logits"),
+    "unet": ("input", None, ["1x3x64x64", "2x3x48x80", "1x3x96x128"],
+             "output"),
     "mobilenet_v2": ("input", None,
-                     ["1x3x96x96", "2x3x128x160", "1x3x224x224"]),
-    "linear": ("x", None, ["1x197x768"]),
+                     ["1x3x96x96", "2x3x128x160", "1x3x224x224"], "output"),
+    "linear": ("x", None, ["1x197x768"], "y"),
 }
 # name, model, shape
-CASES = [(f"{m} {s}", m, s) for m, (_, _, shapes) in MODELS.items()
+CASES = [(f"{m} {s}", m, s) for m, (_, _, shapes, _) in MODELS.items()
          for s in shapes]
 
 
 def ort_spec(model, shape):
-    name, token_range, _ = MODELS[model]
+    name, token_range, _, _ = MODELS[model]
     if token_range is None:
         return f"{name}:float32:{shape}"
     return f"{name}:int64:{shape}:{token_range}"
 
 
-def disc_input(args, model, shape):
-    name, token_range, _ = MODELS[model]
-    if token_range is None:
-        return f"#0={shape}:random"
-    # The exported token file (export_<model>.py --shapes).
-    return "#0=" + os.path.join(args.work_dir, model, "inputs", shape,
-                                name + ".npy")
+def case_file(args, model, shape, kind):
+    """The input (kind "inputs") or PyTorch's output ("refs") of a case, as
+    export_<model>.py --shapes (or export_linear) wrote it."""
+    name, _, _, output = MODELS[model]
+    return os.path.join(args.work_dir, model, kind, shape,
+                        (name if kind == "inputs" else output) + ".npy")
 
 
 def prepare(args, models):
     os.makedirs(args.work_dir, exist_ok=True)
     w = args.work_dir
     for name in models:
-        if name == "linear":
-            if not os.path.exists(os.path.join(w, "linear.onnx")):
-                export_linear(os.path.join(w, "linear.onnx"))
+        shapes = MODELS[name][2]
+        if all(os.path.exists(case_file(args, name, s, "refs"))
+               for s in shapes) and os.path.exists(os.path.join(w, name + ".onnx")):
             continue
-        if not os.path.exists(os.path.join(w, name + ".onnx")):
-            _, token_range, shapes = MODELS[name]
-            # Token models need the exported inputs; image models only the
-            # model (disc-run makes random inputs).
-            extra = ["--shapes"] + shapes if token_range else ["--no-refs"]
-            sh([PYTHON, os.path.join(MODELS_DIR, f"export_{name}.py"),
-                "--out-dir", w] + extra)
+        if name == "linear":
+            export_linear(w, shapes)
+            continue
+        # The model, and PyTorch's input and output at each shape.
+        sh([PYTHON, os.path.join(MODELS_DIR, f"export_{name}.py"),
+            "--out-dir", w, "--shapes"] + shapes)
     for model in models:
         for label in labels(args):
             mode = label.removeprefix("base-")
@@ -130,16 +150,28 @@ def bin_dir(args, label):
     return args.base_bin_dir if label.startswith("base-") else args.bin_dir
 
 
-def disc_times(args, model, mode, shape, threads):
+def disc_times(args, model, mode, shape, threads, mismatches):
+    """Latencies of `disc-run --repeat`; a case whose output differs from
+    PyTorch's is added to `mismatches`."""
     w = args.work_dir
     report = os.path.join(w, f"{model}.{mode}.report.json")
     run = os.path.join(bin_dir(args, mode), "disc-run")
     # OMP_NUM_THREADS too, for a disc-run without --threads (older builds).
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     flags = ["--threads", str(threads)] if "--threads" in sh([run, "--help"]) else []
-    sh([run, os.path.join(w, f"{model}.{mode}.so"), "--input",
-        disc_input(args, model, shape), "--repeat", str(args.repeat + 1),
-        "--report", report] + flags, env=env)
+    p = subprocess.run(
+        [run, os.path.join(w, f"{model}.{mode}.so"),
+         "--input", "#0=" + case_file(args, model, shape, "inputs"),
+         "--compare", "#0=" + case_file(args, model, shape, "refs"),
+         "--rtol", "1e-3", "--atol", "1e-4", "--repeat", str(args.repeat + 1),
+         "--report", report] + flags,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
+        timeout=1800)
+    if p.returncode == 1:  # ran, output differs from PyTorch's
+        mismatches.add((f"{model} {shape}", mode))
+    elif p.returncode != 0:
+        sys.stderr.write(f"disc-run failed on {model} {shape}:\n{p.stdout}")
+        raise SystemExit(1)
     with open(report) as f:
         return json.load(f)["latencies_ms"][1:]  # first run: warm-up
 
@@ -149,6 +181,13 @@ def ort_times(args, model, spec, threads):
     out = sh(["node", os.path.join(HERE, "ort_run.js"),
               os.path.join(args.work_dir, model + ".onnx"), spec,
               str(args.repeat), str(threads)], env=env)
+    return json.loads(out.strip().splitlines()[-1])["latencies_ms"]
+
+
+def torch_times(args, model, shape, threads):
+    out = sh([PYTHON, os.path.join(HERE, "torch_run.py"), model,
+              case_file(args, model, shape, "inputs"), str(args.repeat),
+              str(threads)])
     return json.loads(out.strip().splitlines()[-1])["latencies_ms"]
 
 
@@ -168,45 +207,65 @@ def main():
     p.add_argument("--base-bin-dir",
                    help="a second build (e.g. the main branch) run in the "
                         "same rounds, interleaved: its columns are base-MODE")
+    p.add_argument("--no-torch", action="store_true",
+                   help="leave PyTorch's timing out (outputs are still "
+                        "compared with its stored references)")
     args = p.parse_args()
+    peers = ["ort"] + ([] if args.no_torch else ["torch"])
     cases = [c for c in CASES
              if not args.cases or any(c[0].startswith(x) for x in args.cases)]
     prepare(args, sorted({c[1] for c in cases}))
     times = {}
+    mismatches = set()
     for _ in range(args.rounds):
         for name, model, shape in cases:
             for t in args.threads:
                 for mode in labels(args):
                     times.setdefault((name, mode, t), []).extend(
-                        disc_times(args, model, mode, shape, t))
+                        disc_times(args, model, mode, shape, t, mismatches))
                 times.setdefault((name, "ort", t), []).extend(
                     ort_times(args, model, ort_spec(model, shape), t))
+                if "torch" in peers:
+                    times.setdefault((name, "torch", t), []).extend(
+                        torch_times(args, model, shape, t))
     base = args.threads[0]
     for t in args.threads:
-        cols = [f"DISC {m} (ms)" for m in labels(args)] + ["ORT (ms)"] + \
-               [f"{m}/ORT" for m in labels(args)]
+        title = {"ort": "ORT", "torch": "PyTorch"}
+        cols = [f"DISC {m} (ms)" for m in labels(args)] + \
+               [f"{title[q]} (ms)" for q in peers] + \
+               [f"{m}/{title[q]}" for q in peers for m in labels(args)]
         if t != base:
             cols += [f"{m} speed-up vs {base} thread(s)" for m in labels(args)]
+        cols += ["matches PyTorch"]
         print(f"threads {t}, median of {args.repeat * args.rounds} runs")
         print("| case | " + " | ".join(cols) + " |")
         print("|---|" + "---|" * len(cols))
-        ratios = {m: [] for m in labels(args)}
+        ratios = {(m, q): [] for m in labels(args) for q in peers}
         for name, _, _ in cases:
             med = {k: statistics.median(times[(name, k, t)])
-                   for k in labels(args) + ["ort"]}
-            row = [f"{med[m]:.1f}" for m in labels(args)] + \
-                  [f"{med['ort']:.1f}"] + \
-                  [f"{med[m] / med['ort']:.2f}" for m in labels(args)]
-            for m in labels(args):
-                ratios[m].append(med[m] / med["ort"])
+                   for k in labels(args) + peers}
+            row = [f"{med[k]:.1f}" for k in labels(args) + peers]
+            for q in peers:
+                for m in labels(args):
+                    row.append(f"{med[m] / med[q]:.2f}")
+                    ratios[(m, q)].append(med[m] / med[q])
             if t != base:
                 row += [f"{statistics.median(times[(name, m, base)]) / med[m]:.2f}"
                         for m in labels(args)]
+            bad = [m for m in labels(args) if (name, m) in mismatches]
+            row.append("no: " + ", ".join(bad) if bad else "yes")
             print(f"| {name} | " + " | ".join(row) + " |")
-        print("geometric mean of DISC/ORT: " + ", ".join(
-            f"{m} {statistics.geometric_mean(ratios[m]):.2f}"
-            for m in labels(args)))
+        for q in peers:
+            print(f"geometric mean of DISC/{title[q]}: " + ", ".join(
+                f"{m} {statistics.geometric_mean(ratios[(m, q)]):.2f}"
+                for m in labels(args)))
         print()
+    if mismatches:
+        print("outputs differing from PyTorch (rtol 1e-3, atol 1e-4): " +
+              ", ".join(f"{n} ({m})" for n, m in sorted(mismatches)))
+        return 1
+    print(f"every DISC output matched PyTorch (rtol 1e-3, atol 1e-4): "
+          f"{len(cases) * len(labels(args))} case(s)")
     return 0
 
 
