@@ -51,6 +51,25 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   // threads).
   std::mutex mutex;
   std::unordered_map<void *, int64_t> live;
+  /// Nodes of `live` and `blockCache` taken out for reuse (C++17 node
+  /// handles), so that allocations and frees of a run at shapes seen
+  /// before allocate no bookkeeping memory.
+  std::vector<std::unordered_map<void *, int64_t>::node_type> spareLive;
+  std::vector<std::multimap<int64_t, void *>::node_type> spareCached;
+  void addLive(void *p, int64_t bytes) {
+    if (spareLive.empty()) {
+      live.emplace(p, bytes);
+      return;
+    }
+    auto node = std::move(spareLive.back());
+    spareLive.pop_back();
+    node.key() = p;
+    node.mapped() = bytes;
+    live.insert(std::move(node));
+  }
+  void eraseLive(std::unordered_map<void *, int64_t>::iterator it) {
+    spareLive.push_back(live.extract(it));
+  }
   int64_t currentBytes = 0;
   int64_t peakBytes = 0;
   int64_t numAllocs = 0;
@@ -67,6 +86,17 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   // device, under a memory limit and under AddressSanitizer. Guarded by
   // `mutex`.
   std::multimap<int64_t, void *> blockCache;
+  void addCachedBlock(int64_t size, void *p) {
+    if (spareCached.empty()) {
+      blockCache.emplace(size, p);
+      return;
+    }
+    auto node = std::move(spareCached.back());
+    spareCached.pop_back();
+    node.key() = size;
+    node.mapped() = p;
+    blockCache.insert(std::move(node));
+  }
   /// The size each host block was allocated with.
   std::unordered_map<void *, int64_t> blockBytes;
   int64_t cachedBytes = 0;
@@ -239,7 +269,7 @@ void *Session::Impl::tryAllocate(int64_t bytes, int64_t alignment,
   } else if (device) {
     p = device->allocate(bytes, &deviceOom, &deviceError);
     if (p) {
-      live.emplace(p, bytes);
+      addLive(p, bytes);
       noteHeld(bytes);
       currentBytes += bytes;
       if (currentBytes > peakBytes)
@@ -249,7 +279,7 @@ void *Session::Impl::tryAllocate(int64_t bytes, int64_t alignment,
       hostOom = true;
     }
   } else if (align <= kCacheAlign && (p = takeCachedBlock(bytes))) {
-    live.emplace(p, bytes);
+    addLive(p, bytes);
     noteHeld(blockSize(p, bytes));
     currentBytes += bytes;
     if (currentBytes > peakBytes)
@@ -265,7 +295,7 @@ void *Session::Impl::tryAllocate(int64_t bytes, int64_t alignment,
   } else {
     if (useBlockCache())
       blockBytes[p] = bytes;
-    live.emplace(p, bytes);
+    addLive(p, bytes);
     noteHeld(bytes);
     currentBytes += bytes;
     if (currentBytes > peakBytes)
@@ -385,7 +415,7 @@ void *Session::Impl::takeCachedBlock(int64_t bytes) {
     return nullptr;
   void *p = it->second;
   cachedBytes -= it->first;
-  blockCache.erase(it);
+  spareCached.push_back(blockCache.extract(it));
   return p;
 }
 
@@ -430,14 +460,14 @@ void Session::Impl::freeCallback(void *self, void *ptr) {
     return; // Not ours (or already freed): ignore rather than crash.
   int64_t bytes = it->second;
   impl->currentBytes -= bytes;
-  impl->live.erase(it);
+  impl->eraseLive(it);
   auto block = impl->blockBytes.find(ptr);
   int64_t size = block == impl->blockBytes.end() ? bytes : block->second;
   impl->heldBytes -= size;
   if (impl->useBlockCache() && block != impl->blockBytes.end() &&
       impl->cachedBytes + impl->currentBytes + size <=
           2 * impl->maxPeakBytes) {
-    impl->blockCache.emplace(size, ptr);
+    impl->addCachedBlock(size, ptr);
     impl->cachedBytes += size;
     return;
   }

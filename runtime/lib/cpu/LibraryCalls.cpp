@@ -312,11 +312,15 @@ struct Entry {
   // The memory objects of a run, made on the first one (`bound`) and
   // pointed at each call's buffers (set_data_handle; `handle` is what each
   // points at now): the caller's operands, their reordered temporaries,
-  // the scratchpad, the bias and the residual.
+  // the scratchpad, the bias and the residual. A layout with padding
+  // (a blocked layout whose dims are not multiples of the block) is
+  // pointed again on every call even at the same address: set_data_handle
+  // zeroes the padding, which the buffer's previous user may have written.
   enum { kScratch = 6, kBias = 7, kRes = 8, kNumMems = 9 };
   bool bound = false;
   memory mems[kNumMems];
   void *handle[kNumMems] = {};
+  bool padded[kNumMems] = {};
 
   /// Bytes of the temporaries one run takes from the allocator: reordered
   /// operands (constant weights excluded: kept by the entry) and the
@@ -416,7 +420,7 @@ struct LibraryCalls::Impl {
 
   /// Points memory object `i` of `e` at `data`.
   static void point(Entry &e, int i, void *data) {
-    if (e.handle[i] == data)
+    if (e.handle[i] == data && !e.padded[i])
       return;
     e.mems[i].set_data_handle(data);
     e.handle[i] = data;
@@ -435,8 +439,15 @@ struct LibraryCalls::Impl {
       e.mems[Entry::kBias] = memory(e.biasMd, engine, DNNL_MEMORY_NONE);
     if (e.post.res_() && !e.manual)
       e.mems[Entry::kRes] = memory(e.resMd, engine, DNNL_MEMORY_NONE);
-    for (void *&h : e.handle)
-      h = nullptr;
+    for (int i = 0; i < Entry::kNumMems; ++i) {
+      e.handle[i] = nullptr;
+      e.padded[i] = false;
+      if (!e.mems[i])
+        continue;
+      memory::desc md = e.mems[i].get_desc();
+      for (int d = 0; d < md.data.ndims; ++d)
+        e.padded[i] |= md.data.padded_dims[d] != md.data.dims[d];
+    }
     e.bound = true;
   }
 
