@@ -245,6 +245,33 @@ bool isPowerOfTwo(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 /// up to it.
 constexpr int64_t kCacheAlign = 64;
 
+/// A host block of `bytes` bytes aligned to `align` (a power of two >= 16),
+/// or null: malloc'ed with room to align, the malloc'ed pointer kept just
+/// before the returned one (hostFree). Not posix_memalign: glibc serves it
+/// by taking size + alignment + a header and giving the surplus back to
+/// the heap, where the next small allocation lands, so a freed block (an
+/// output the caller released) is a little short of the next identical
+/// request and a run does not reuse the previous run's output block: the
+/// heap grows and its fresh pages fault in again.
+void *hostAlloc(int64_t bytes, int64_t align) {
+  size_t total =
+      static_cast<size_t>(bytes) + static_cast<size_t>(align) + sizeof(void *);
+  char *raw = static_cast<char *>(std::malloc(total));
+  if (!raw)
+    return nullptr;
+  uintptr_t at = (reinterpret_cast<uintptr_t>(raw) + sizeof(void *) +
+                  static_cast<uintptr_t>(align) - 1) &
+                 ~(static_cast<uintptr_t>(align) - 1);
+  reinterpret_cast<void **>(at)[-1] = raw;
+  return reinterpret_cast<void *>(at);
+}
+
+/// Frees a block of hostAlloc.
+void hostFree(void *p) {
+  if (p)
+    std::free(static_cast<void **>(p)[-1]);
+}
+
 } // namespace
 
 /// Allocates `bytes` through the session's bookkeeping; NULL with `abort`
@@ -286,11 +313,7 @@ void *Session::Impl::tryAllocate(int64_t bytes, int64_t alignment,
       peakBytes = currentBytes;
     ++numAllocs;
   } else if ((trimBlockCache(bytes),
-              posix_memalign(&p,
-                             static_cast<size_t>(std::max(align, kCacheAlign)),
-                             bytes > 0 ? static_cast<size_t>(bytes) : 1)) !=
-             0) {
-    p = nullptr;
+              p = hostAlloc(bytes, std::max(align, kCacheAlign))) == nullptr) {
     hostOom = true;
   } else {
     if (useBlockCache())
@@ -425,7 +448,7 @@ void Session::Impl::trimBlockCache(int64_t bytes) {
     auto it = std::prev(blockCache.end());
     cachedBytes -= it->first;
     blockBytes.erase(it->second);
-    std::free(it->second);
+    hostFree(it->second);
     blockCache.erase(it);
   }
 }
@@ -434,7 +457,7 @@ void Session::Impl::releaseBlockCache() {
   std::lock_guard<std::mutex> lock(mutex);
   for (auto &entry : blockCache) {
     blockBytes.erase(entry.second);
-    std::free(entry.second);
+    hostFree(entry.second);
   }
   blockCache.clear();
   cachedBytes = 0;
@@ -445,7 +468,7 @@ void Session::Impl::releaseBuffer(void *ptr) {
   if (device)
     device->release(ptr);
   else
-    std::free(ptr);
+    hostFree(ptr);
 }
 
 void Session::Impl::freeCallback(void *self, void *ptr) {
@@ -1270,8 +1293,7 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
         heldBytes -= blockSize(allocated, it->second);
         live.erase(it);
         blockBytes.erase(allocated); // The tensor owns (and frees) it now.
-        std::shared_ptr<void> owner(allocated,
-                                    [](void *p) { std::free(p); });
+        std::shared_ptr<void> owner(allocated, [](void *p) { hostFree(p); });
         results.push_back(
             Tensor::adopt(spec.dtype, sizes, start, std::move(owner)));
         adopted = true;
