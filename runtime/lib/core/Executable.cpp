@@ -5,6 +5,7 @@
 #include "../cpu/LibraryCalls.h"
 #include "disc/runtime/abi.h"
 
+#include "Prediction.h"
 #include "RematPlanner.h"
 #include "../cuda/Device.h"
 
@@ -422,7 +423,21 @@ Status Executable::predictPeakBytes(
   std::map<std::string, int64_t> dims;
   if (Status s = signature_.bindDims(inputShapes, &dims); !s)
     return s;
-  const MemorySpec &mem = signature_.memory;
+  std::optional<runtime::cpu::LibraryCalls> library;
+  return runtime::predictPeakAt(
+      signature_, dims,
+      [&]() -> runtime::cpu::LibraryCalls & {
+        if (!library)
+          library.emplace(/*maxPrimitives=*/64, numThreads);
+        return *library;
+      },
+      bytes);
+}
+
+Status runtime::predictPeakAt(
+    const Signature &sig, const std::map<std::string, int64_t> &dims,
+    const std::function<cpu::LibraryCalls &()> &library, int64_t *bytes) {
+  const MemorySpec &mem = sig.memory;
   if (!mem.present || !mem.predictable) {
     *bytes = -1;
     return Status::ok();
@@ -437,44 +452,42 @@ Status Executable::predictPeakBytes(
   }
   // Library calls: the live bytes at the call plus what oneDNN takes for
   // these shapes (its primitives are created, not run).
-  if (!mem.libraryCalls.empty()) {
-    runtime::cpu::LibraryCalls library(/*maxPrimitives=*/64, numThreads);
-    for (size_t i = 0; i < mem.libraryCalls.size(); ++i) {
-      const LibraryCallSpec &c = mem.libraryCalls[i];
-      std::string where =
-          "memory model: library_calls[" + std::to_string(i) + "]";
-      std::optional<int64_t> at = c.at.evaluate(dims);
-      if (!at)
-        return Status::internal(where + " cannot be evaluated at these shapes");
-      std::vector<std::vector<int64_t>> words(c.sizes.size());
-      std::vector<void *> operands;
-      std::vector<int32_t> ranks;
-      for (size_t o = 0; o < c.sizes.size(); ++o) {
-        std::vector<int64_t> &w = words[o];
-        w = {0, 0, 0};
-        for (const std::vector<SizeExpr> *part : {&c.sizes[o], &c.strides[o]})
-          for (const SizeExpr &e : *part) {
-            std::optional<int64_t> v = e.evaluate(dims);
-            if (!v)
-              return Status::internal(where +
-                                      ": an operand dim cannot be evaluated");
-            w.push_back(*v);
-          }
-        operands.push_back(w.data());
-        ranks.push_back(static_cast<int32_t>(c.sizes[o].size()));
-      }
-      int64_t temps = 0;
-      std::string error;
-      int32_t st = library.temporaryBytes(
-          c.call, static_cast<int32_t>(operands.size()), operands.data(),
-          ranks.data(), static_cast<int32_t>(c.attrs.size()), c.attrs.data(),
-          &temps, error);
-      if (st == 1)
-        return Status::invalidArgument(error);
-      if (st != 0)
-        return Status::internal(where + ": " + error);
-      best = std::max(best, *at + temps);
+  for (size_t i = 0; i < mem.libraryCalls.size(); ++i) {
+    const LibraryCallSpec &c = mem.libraryCalls[i];
+    auto where = [&] {
+      return "memory model: library_calls[" + std::to_string(i) + "]";
+    };
+    std::optional<int64_t> at = c.at.evaluate(dims);
+    if (!at)
+      return Status::internal(where() + " cannot be evaluated at these shapes");
+    std::vector<std::vector<int64_t>> words(c.sizes.size());
+    std::vector<void *> operands;
+    std::vector<int32_t> ranks;
+    for (size_t o = 0; o < c.sizes.size(); ++o) {
+      std::vector<int64_t> &w = words[o];
+      w = {0, 0, 0};
+      for (const std::vector<SizeExpr> *part : {&c.sizes[o], &c.strides[o]})
+        for (const SizeExpr &e : *part) {
+          std::optional<int64_t> v = e.evaluate(dims);
+          if (!v)
+            return Status::internal(where() +
+                                    ": an operand dim cannot be evaluated");
+          w.push_back(*v);
+        }
+      operands.push_back(w.data());
+      ranks.push_back(static_cast<int32_t>(c.sizes[o].size()));
     }
+    int64_t temps = 0;
+    std::string error;
+    int32_t st = library().temporaryBytes(
+        c.call, static_cast<int32_t>(operands.size()), operands.data(),
+        ranks.data(), static_cast<int32_t>(c.attrs.size()), c.attrs.data(),
+        &temps, error);
+    if (st == 1)
+      return Status::invalidArgument(error);
+    if (st != 0)
+      return Status::internal(where() + ": " + error);
+    best = std::max(best, *at + temps);
   }
   *bytes = best;
   return Status::ok();

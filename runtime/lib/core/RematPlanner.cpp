@@ -72,7 +72,15 @@ RematPlanner::RematPlanner(RematProfile profile, int64_t limitBytes,
                            RematPolicyKind policy)
     : profile_(std::move(profile)), limit_(limitBytes), policy_(policy),
       evicted_(profile_.candidates.size(), 0) {
-  witness_ = lowestSet();
+  lowest_ = lowestSet();
+  witness_ = lowest_;
+}
+
+void RematPlanner::reset() {
+  evicted_.assign(profile_.candidates.size(), 0);
+  witness_ = lowest_;
+  next_ = 0;
+  drift_ = 0;
 }
 
 int64_t RematPlanner::peak(const std::vector<char> &evicted) const {

@@ -98,6 +98,10 @@ public:
   int64_t drift() const { return drift_; }
   /// Decisions so far (1 = evicted), one per candidate.
   const std::vector<char> &decisions() const { return evicted_; }
+  /// Forgets the decisions of a run, for the next run at the same shapes:
+  /// the state of a planner just constructed (the lowest set is kept, not
+  /// searched again).
+  void reset();
   const RematProfile &profile() const { return profile_; }
 
 private:
@@ -108,6 +112,8 @@ private:
   std::vector<char> evicted_;
   /// A set that fits the limit and agrees with the decisions so far.
   std::vector<char> witness_;
+  /// lowestSet(), the witness of a fresh run.
+  std::vector<char> lowest_;
   int next_ = 0;
   int64_t drift_ = 0;
 };

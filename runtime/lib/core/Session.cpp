@@ -4,6 +4,7 @@
 #include "disc/runtime/abi.h"
 
 #include "../cpu/LibraryCalls.h"
+#include "Prediction.h"
 #include "RematPlanner.h"
 #include "../cuda/Device.h"
 #include "../cuda/LibraryCalls.h"
@@ -50,6 +51,25 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   // threads).
   std::mutex mutex;
   std::unordered_map<void *, int64_t> live;
+  /// Nodes of `live` and `blockCache` taken out for reuse (C++17 node
+  /// handles), so that allocations and frees of a run at shapes seen
+  /// before allocate no bookkeeping memory.
+  std::vector<std::unordered_map<void *, int64_t>::node_type> spareLive;
+  std::vector<std::multimap<int64_t, void *>::node_type> spareCached;
+  void addLive(void *p, int64_t bytes) {
+    if (spareLive.empty()) {
+      live.emplace(p, bytes);
+      return;
+    }
+    auto node = std::move(spareLive.back());
+    spareLive.pop_back();
+    node.key() = p;
+    node.mapped() = bytes;
+    live.insert(std::move(node));
+  }
+  void eraseLive(std::unordered_map<void *, int64_t>::iterator it) {
+    spareLive.push_back(live.extract(it));
+  }
   int64_t currentBytes = 0;
   int64_t peakBytes = 0;
   int64_t numAllocs = 0;
@@ -66,6 +86,17 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   // device, under a memory limit and under AddressSanitizer. Guarded by
   // `mutex`.
   std::multimap<int64_t, void *> blockCache;
+  void addCachedBlock(int64_t size, void *p) {
+    if (spareCached.empty()) {
+      blockCache.emplace(size, p);
+      return;
+    }
+    auto node = std::move(spareCached.back());
+    spareCached.pop_back();
+    node.key() = size;
+    node.mapped() = p;
+    blockCache.insert(std::move(node));
+  }
   /// The size each host block was allocated with.
   std::unordered_map<void *, int64_t> blockBytes;
   int64_t cachedBytes = 0;
@@ -143,7 +174,7 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   // the blocks kept at evict points (by candidate id; `retainedPtrs` makes
   // the model's free of a kept block a no-op), the block to hand back at
   // the next allocation after a regenerate point, and the recompute timer.
-  std::optional<runtime::RematPlanner> remat;
+  runtime::RematPlanner *remat = nullptr;
   std::unordered_map<int32_t, std::pair<void *, int64_t>> retained;
   std::unordered_set<void *> retainedPtrs;
   void *handback = nullptr;
@@ -160,6 +191,26 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   static void rematRegeneratedCallback(void *self, int32_t id);
   /// Plans the run: the feasibility check against the memory limit.
   Status planRemat(const std::vector<Tensor> &inputs);
+
+  /// The memory prediction at one set of input shapes (docs/memory.md):
+  /// the peak with nothing evicted, the lowest peak reachable by
+  /// rematerialization, and the planner of the runs (reset before each;
+  /// null without candidates). Kept per shapes, so a run at shapes seen
+  /// before evaluates no expression and creates no primitive for it.
+  struct Prediction {
+    std::vector<std::vector<int64_t>> shapes;
+    int64_t predicted = -1;
+    int64_t minimum = -1;
+    std::unique_ptr<runtime::RematPlanner> planner;
+  };
+  /// Most recently used first; at most kMaxPredictions.
+  static constexpr size_t kMaxPredictions = 32;
+  std::vector<std::unique_ptr<Prediction>> predictions;
+  /// The prediction at the shapes of `inputs` (validated), computed on
+  /// the first run at these shapes. Errors as Executable::predictPeakBytes.
+  Status predict(const std::vector<Tensor> &inputs, Prediction **out);
+  /// The session's library-call module (oneDNN), made on first use.
+  runtime::cpu::LibraryCalls &cpuLibrary();
 
   // oneDNN primitives of this session, created on the first library call.
   std::unique_ptr<runtime::cpu::LibraryCalls> library;
@@ -194,6 +245,33 @@ bool isPowerOfTwo(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 /// up to it.
 constexpr int64_t kCacheAlign = 64;
 
+/// A host block of `bytes` bytes aligned to `align` (a power of two >= 16),
+/// or null: malloc'ed with room to align, the malloc'ed pointer kept just
+/// before the returned one (hostFree). Not posix_memalign: glibc serves it
+/// by taking size + alignment + a header and giving the surplus back to
+/// the heap, where the next small allocation lands, so a freed block (an
+/// output the caller released) is a little short of the next identical
+/// request and a run does not reuse the previous run's output block: the
+/// heap grows and its fresh pages fault in again.
+void *hostAlloc(int64_t bytes, int64_t align) {
+  size_t total =
+      static_cast<size_t>(bytes) + static_cast<size_t>(align) + sizeof(void *);
+  char *raw = static_cast<char *>(std::malloc(total));
+  if (!raw)
+    return nullptr;
+  uintptr_t at = (reinterpret_cast<uintptr_t>(raw) + sizeof(void *) +
+                  static_cast<uintptr_t>(align) - 1) &
+                 ~(static_cast<uintptr_t>(align) - 1);
+  reinterpret_cast<void **>(at)[-1] = raw;
+  return reinterpret_cast<void *>(at);
+}
+
+/// Frees a block of hostAlloc.
+void hostFree(void *p) {
+  if (p)
+    std::free(static_cast<void **>(p)[-1]);
+}
+
 } // namespace
 
 /// Allocates `bytes` through the session's bookkeeping; NULL with `abort`
@@ -218,7 +296,7 @@ void *Session::Impl::tryAllocate(int64_t bytes, int64_t alignment,
   } else if (device) {
     p = device->allocate(bytes, &deviceOom, &deviceError);
     if (p) {
-      live.emplace(p, bytes);
+      addLive(p, bytes);
       noteHeld(bytes);
       currentBytes += bytes;
       if (currentBytes > peakBytes)
@@ -228,23 +306,19 @@ void *Session::Impl::tryAllocate(int64_t bytes, int64_t alignment,
       hostOom = true;
     }
   } else if (align <= kCacheAlign && (p = takeCachedBlock(bytes))) {
-    live.emplace(p, bytes);
+    addLive(p, bytes);
     noteHeld(blockSize(p, bytes));
     currentBytes += bytes;
     if (currentBytes > peakBytes)
       peakBytes = currentBytes;
     ++numAllocs;
   } else if ((trimBlockCache(bytes),
-              posix_memalign(&p,
-                             static_cast<size_t>(std::max(align, kCacheAlign)),
-                             bytes > 0 ? static_cast<size_t>(bytes) : 1)) !=
-             0) {
-    p = nullptr;
+              p = hostAlloc(bytes, std::max(align, kCacheAlign))) == nullptr) {
     hostOom = true;
   } else {
     if (useBlockCache())
       blockBytes[p] = bytes;
-    live.emplace(p, bytes);
+    addLive(p, bytes);
     noteHeld(bytes);
     currentBytes += bytes;
     if (currentBytes > peakBytes)
@@ -306,9 +380,6 @@ int32_t Session::Impl::libraryCallback(void *self, int32_t callId,
   if (impl->device)
     return impl->deviceLibraryCall(callId, numOperands, operands, ranks,
                                    numAttrs, attrs);
-  if (!impl->library)
-    impl->library = std::make_unique<runtime::cpu::LibraryCalls>(
-        /*maxPrimitives=*/512, impl->options.num_threads);
   // Temporaries go through the tracked allocator without unwinding: the
   // library reports a refusal as status 2.
   runtime::cpu::ScratchAllocator scratch;
@@ -319,8 +390,8 @@ int32_t Session::Impl::libraryCallback(void *self, int32_t callId,
   };
   scratch.free = &Impl::freeCallback;
   std::string message;
-  int32_t status = impl->library->call(callId, numOperands, operands, ranks,
-                                       numAttrs, attrs, scratch, message);
+  int32_t status = impl->cpuLibrary().call(callId, numOperands, operands, ranks,
+                                           numAttrs, attrs, scratch, message);
   if (status != 0)
     errorCallback(self, status, message.c_str());
   return status;
@@ -367,7 +438,7 @@ void *Session::Impl::takeCachedBlock(int64_t bytes) {
     return nullptr;
   void *p = it->second;
   cachedBytes -= it->first;
-  blockCache.erase(it);
+  spareCached.push_back(blockCache.extract(it));
   return p;
 }
 
@@ -377,7 +448,7 @@ void Session::Impl::trimBlockCache(int64_t bytes) {
     auto it = std::prev(blockCache.end());
     cachedBytes -= it->first;
     blockBytes.erase(it->second);
-    std::free(it->second);
+    hostFree(it->second);
     blockCache.erase(it);
   }
 }
@@ -386,7 +457,7 @@ void Session::Impl::releaseBlockCache() {
   std::lock_guard<std::mutex> lock(mutex);
   for (auto &entry : blockCache) {
     blockBytes.erase(entry.second);
-    std::free(entry.second);
+    hostFree(entry.second);
   }
   blockCache.clear();
   cachedBytes = 0;
@@ -397,7 +468,7 @@ void Session::Impl::releaseBuffer(void *ptr) {
   if (device)
     device->release(ptr);
   else
-    std::free(ptr);
+    hostFree(ptr);
 }
 
 void Session::Impl::freeCallback(void *self, void *ptr) {
@@ -412,14 +483,14 @@ void Session::Impl::freeCallback(void *self, void *ptr) {
     return; // Not ours (or already freed): ignore rather than crash.
   int64_t bytes = it->second;
   impl->currentBytes -= bytes;
-  impl->live.erase(it);
+  impl->eraseLive(it);
   auto block = impl->blockBytes.find(ptr);
   int64_t size = block == impl->blockBytes.end() ? bytes : block->second;
   impl->heldBytes -= size;
   if (impl->useBlockCache() && block != impl->blockBytes.end() &&
       impl->cachedBytes + impl->currentBytes + size <=
           2 * impl->maxPeakBytes) {
-    impl->blockCache.emplace(size, ptr);
+    impl->addCachedBlock(size, ptr);
     impl->cachedBytes += size;
     return;
   }
@@ -634,43 +705,87 @@ void Session::Impl::rematRegeneratedCallback(void *self, int32_t) {
   impl->stats.remat_recompute_ms += elapsed.count();
 }
 
-Status Session::Impl::planRemat(const std::vector<Tensor> &inputs) {
-  remat.reset();
-  releaseOffloaded();
-  retained.clear();
-  retainedPtrs.clear();
-  handback = nullptr;
+runtime::cpu::LibraryCalls &Session::Impl::cpuLibrary() {
+  if (!library)
+    library = std::make_unique<runtime::cpu::LibraryCalls>(
+        /*maxPrimitives=*/512, options.num_threads);
+  return *library;
+}
+
+Status Session::Impl::predict(const std::vector<Tensor> &inputs,
+                              Prediction **out) {
+  auto same = [&](const Prediction &p) {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (p.shapes[i] != inputs[i].shape())
+        return false;
+    return true;
+  };
+  for (size_t i = 0; i < predictions.size(); ++i) {
+    if (!same(*predictions[i]))
+      continue;
+    std::rotate(predictions.begin(), predictions.begin() + i,
+                predictions.begin() + i + 1);
+    *out = predictions.front().get();
+    return Status::ok();
+  }
   const Signature &sig = exe->signature();
-  std::vector<std::vector<int64_t>> shapes;
+  auto p = std::make_unique<Prediction>();
   for (const Tensor &t : inputs)
-    shapes.push_back(t.shape());
-  int64_t predicted = -1;
-  if (Status s = exe->predictPeakBytes(shapes, &predicted); !s)
+    p->shapes.push_back(t.shape());
+  std::map<std::string, int64_t> dims;
+  if (Status s = sig.bindDims(p->shapes, &dims); !s)
     return s;
-  stats.predicted_peak_bytes = predicted;
-  int64_t minimum = predicted;
-  if (sig.remat.present && predicted >= 0) {
-    std::map<std::string, int64_t> dims;
-    if (Status s = sig.bindDims(shapes, &dims); !s)
-      return s;
+  // Library-call temporaries from the session's own module, on its
+  // threads: the primitives made here serve the runs.
+  if (Status s = runtime::predictPeakAt(
+          sig, dims,
+          [this]() -> runtime::cpu::LibraryCalls & { return cpuLibrary(); },
+          &p->predicted);
+      !s)
+    return s;
+  p->minimum = p->predicted;
+  if (sig.remat.present && p->predicted >= 0) {
     runtime::RematProfile profile;
     std::string error;
     if (!runtime::evaluateRematProfile(sig.remat, dims, &profile, &error))
       return Status::internal("remat: " + error);
-    remat.emplace(std::move(profile), options.memory_limit_bytes,
-                  options.remat_policy == RematPolicy::LargestFirst
-                      ? runtime::RematPolicyKind::LargestFirst
-                      : runtime::RematPolicyKind::DtrScore);
-    minimum = std::min(predicted, remat->minimumPeak());
+    p->planner = std::make_unique<runtime::RematPlanner>(
+        std::move(profile), options.memory_limit_bytes,
+        options.remat_policy == RematPolicy::LargestFirst
+            ? runtime::RematPolicyKind::LargestFirst
+            : runtime::RematPolicyKind::DtrScore);
+    p->minimum = std::min(p->predicted, p->planner->minimumPeak());
   }
-  stats.remat_minimum_peak_bytes = minimum;
+  if (predictions.size() >= kMaxPredictions)
+    predictions.pop_back();
+  predictions.insert(predictions.begin(), std::move(p));
+  *out = predictions.front().get();
+  return Status::ok();
+}
+
+Status Session::Impl::planRemat(const std::vector<Tensor> &inputs) {
+  remat = nullptr;
+  releaseOffloaded();
+  retained.clear();
+  retainedPtrs.clear();
+  handback = nullptr;
+  Prediction *p = nullptr;
+  if (Status s = predict(inputs, &p); !s)
+    return s;
+  stats.predicted_peak_bytes = p->predicted;
+  stats.remat_minimum_peak_bytes = p->minimum;
+  if (p->planner) {
+    p->planner->reset();
+    remat = p->planner.get();
+  }
   int64_t limit = options.memory_limit_bytes;
-  if (limit > 0 && minimum >= 0 && limit < minimum)
+  if (limit > 0 && p->minimum >= 0 && limit < p->minimum)
     return Status::resourceExhausted(
         "memory limit " + std::to_string(limit) +
-        " bytes is below the minimum peak " + std::to_string(minimum) +
+        " bytes is below the minimum peak " + std::to_string(p->minimum) +
         " bytes these input shapes can reach by rematerialization (" +
-        std::to_string(predicted) + " bytes with nothing evicted); nothing ran");
+        std::to_string(p->predicted) +
+        " bytes with nothing evicted); nothing ran");
   return Status::ok();
 }
 
@@ -735,66 +850,75 @@ Status validate(const Signature &sig, const std::vector<Tensor> &inputs) {
     return Status::invalidArgument(
         "expected " + std::to_string(sig.inputs.size()) + " inputs but got " +
         std::to_string(inputs.size()));
+  // The symbols bound so far (few: a linear search); messages are built
+  // only when a check fails.
   struct Binding {
+    const std::string *symbol;
     int64_t size;
     size_t input;
     size_t dim;
   };
-  std::map<std::string, Binding> bound;
+  std::vector<Binding> bound;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorSpec &spec = sig.inputs[i];
     const Tensor &t = inputs[i];
-    std::string who = "input '" + spec.name + "'";
+    auto who = [&] { return "input '" + spec.name + "'"; };
     if (!t.isValid())
-      return Status::invalidArgument(who + ": tensor is empty (no buffer)");
+      return Status::invalidArgument(who() + ": tensor is empty (no buffer)");
     if (t.dtype() != spec.dtype)
-      return Status::invalidArgument(who + ": expected dtype " +
+      return Status::invalidArgument(who() + ": expected dtype " +
                                      dtypeName(spec.dtype) + " but got " +
                                      dtypeName(t.dtype()));
     if (t.rank() != spec.rank())
       return Status::invalidArgument(
-          who + ": expected rank " + std::to_string(spec.rank()) +
+          who() + ": expected rank " + std::to_string(spec.rank()) +
           " but got rank " + std::to_string(t.rank()) + " (shape " +
           shapeToString(t.shape()) + ")");
     for (size_t d = 0; d < spec.shape.size(); ++d) {
       const DimSpec &dim = spec.shape[d];
       int64_t got = t.shape()[d];
-      std::string where = who + " dim " + std::to_string(d);
+      auto where = [&] {
+        std::string w = who() + " dim " + std::to_string(d);
+        if (dim.isSymbolic())
+          w += " ('" + dim.symbol + "')";
+        return w;
+      };
       if (got < 0)
-        return Status::invalidArgument(where + ": negative size " +
+        return Status::invalidArgument(where() + ": negative size " +
                                        std::to_string(got));
       if (dim.isStatic()) {
         if (got != dim.size)
-          return Status::invalidArgument(where + ": expected " +
+          return Status::invalidArgument(where() + ": expected " +
                                          std::to_string(dim.size) +
                                          " but got " + std::to_string(got));
         continue;
       }
       if (!dim.isSymbolic())
         continue;
-      where += " ('" + dim.symbol + "')";
-      auto it = bound.find(dim.symbol);
+      auto it = std::find_if(bound.begin(), bound.end(), [&](const Binding &b) {
+        return *b.symbol == dim.symbol;
+      });
       if (it != bound.end()) {
-        if (it->second.size != got)
+        if (it->size != got)
           return Status::invalidArgument(
-              where + ": got " + std::to_string(got) + " but input '" +
-              sig.inputs[it->second.input].name + "' dim " +
-              std::to_string(it->second.dim) + " has '" + dim.symbol +
-              "' = " + std::to_string(it->second.size));
+              where() + ": got " + std::to_string(got) + " but input '" +
+              sig.inputs[it->input].name + "' dim " + std::to_string(it->dim) +
+              " has '" + dim.symbol + "' = " + std::to_string(it->size));
         continue;
       }
       if (const SymbolSpec *sym = sig.findSymbol(dim.symbol)) {
         if (got < sym->min || (sym->max && got > *sym->max))
           return Status::invalidArgument(
-              where + ": got " + std::to_string(got) + ", outside the range " +
-              rangeToString(*sym) + " of '" + dim.symbol + "'");
+              where() + ": got " + std::to_string(got) +
+              ", outside the range " + rangeToString(*sym) + " of '" +
+              dim.symbol + "'");
       }
-      bound.emplace(dim.symbol, Binding{got, i, d});
+      bound.push_back(Binding{&dim.symbol, got, i, d});
     }
     if (t.numElements() < 0)
-      return Status::invalidArgument(who + ": too many elements");
+      return Status::invalidArgument(who() + ": too many elements");
     if (t.numElements() > 0 && !t.data())
-      return Status::invalidArgument(who + ": no data");
+      return Status::invalidArgument(who() + ": no data");
   }
   return Status::ok();
 }
@@ -1100,16 +1224,17 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
     int64_t offset = d[2];
     std::vector<int64_t> sizes(d.begin() + 3, d.begin() + 3 + r);
     std::vector<int64_t> strides(d.begin() + 3 + r, d.begin() + 3 + 2 * r);
-    std::string who = "output '" + spec.name + "'";
+    auto who = [&] { return "output '" + spec.name + "'"; };
     int64_t n = numElementsOf(sizes);
     if (n < 0) {
-      status = Status::internal(who + ": invalid sizes " + shapeToString(sizes));
+      status =
+          Status::internal(who() + ": invalid sizes " + shapeToString(sizes));
       break;
     }
     for (int64_t k = 0; k < r; ++k) {
       if (spec.shape[k].isStatic() && spec.shape[k].size != sizes[k]) {
         status = Status::internal(
-            who + " dim " + std::to_string(k) + ": signature says " +
+            who() + " dim " + std::to_string(k) + ": signature says " +
             std::to_string(spec.shape[k].size) + " but the model produced " +
             std::to_string(sizes[k]));
         break;
@@ -1120,7 +1245,7 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
     int64_t elem = dtypeSize(spec.dtype);
     int64_t bytes = n * elem;
     if (n > 0 && !aligned) {
-      status = Status::internal(who + ": model returned a null buffer");
+      status = Status::internal(who() + ": model returned a null buffer");
       break;
     }
     char *start = aligned ? aligned + offset * elem : nullptr;
@@ -1131,7 +1256,7 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
       // Device memory: copy the view's span to the host, then gather.
       Tensor copy = Tensor::zeros(spec.dtype, sizes);
       if (!copy.isValid()) {
-        status = Status::resourceExhausted(who + ": cannot allocate " +
+        status = Status::resourceExhausted(who() + ": cannot allocate " +
                                            std::to_string(bytes) + " bytes");
         break;
       }
@@ -1149,7 +1274,7 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
         std::string why;
         if (device->copy(dst, start, dense ? bytes : span * elem, &why) != 0 ||
             device->synchronize(&why) != 0) {
-          status = Status::internal(who + ": " + why);
+          status = Status::internal(who() + ": " + why);
           break;
         }
         if (!dense)
@@ -1168,8 +1293,7 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
         heldBytes -= blockSize(allocated, it->second);
         live.erase(it);
         blockBytes.erase(allocated); // The tensor owns (and frees) it now.
-        std::shared_ptr<void> owner(allocated,
-                                    [](void *p) { std::free(p); });
+        std::shared_ptr<void> owner(allocated, [](void *p) { hostFree(p); });
         results.push_back(
             Tensor::adopt(spec.dtype, sizes, start, std::move(owner)));
         adopted = true;
@@ -1179,7 +1303,7 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
       continue;
     Tensor copy = Tensor::zeros(spec.dtype, sizes);
     if (!copy.isValid()) {
-      status = Status::resourceExhausted(who + ": cannot allocate " +
+      status = Status::resourceExhausted(who() + ": cannot allocate " +
                                          std::to_string(bytes) + " bytes");
       break;
     }

@@ -48,6 +48,12 @@ View readView(void *descriptor, int32_t rank) {
   return v;
 }
 
+/// The data pointer of a memref descriptor (aligned pointer plus offset).
+float *dataOf(void *descriptor) {
+  const int64_t *w = static_cast<const int64_t *>(descriptor);
+  return reinterpret_cast<float *>(static_cast<intptr_t>(w[1])) + w[2];
+}
+
 std::string dimsText(const memory::dims &d) {
   std::string s = "[";
   for (size_t i = 0; i < d.size(); ++i)
@@ -217,6 +223,63 @@ void applyPostOps(const View &y, const PostOps &p, bool withBias, bool withRes,
   });
 }
 
+/// The cache key of a call: every word its primitive depends on (the call
+/// id, each operand's rank, sizes and strides, the attributes), not the
+/// data pointers and offsets. Fixed size, so building one and looking it up
+/// allocate nothing.
+struct Key {
+  /// The call id and counts, 5 operands of rank <= 5, 32 attributes: more
+  /// than any call takes (its checks reject the rest).
+  static constexpr int32_t kMaxWords = 3 + 5 * (1 + 2 * 5) + 32;
+  int32_t size = 0;
+  size_t hash = 0;
+  int64_t words[kMaxWords];
+
+  bool operator==(const Key &o) const {
+    return size == o.size && hash == o.hash &&
+           std::memcmp(words, o.words, size * sizeof(int64_t)) == 0;
+  }
+};
+
+struct KeyHash {
+  size_t operator()(const Key &k) const { return k.hash; }
+};
+
+/// Fills `key` from a call's arguments (`operands` are memref descriptors,
+/// docs/runtime-abi.md). False when they do not fit in a key.
+bool makeKey(int32_t callId, int32_t numOperands, void *const *operands,
+             const int32_t *ranks, int32_t numAttrs, const int64_t *attrs,
+             Key &key) {
+  int32_t n = 0;
+  key.size = -1;
+  key.hash = 0;
+  key.words[n++] = callId;
+  key.words[n++] = numOperands;
+  key.words[n++] = numAttrs;
+  if (numOperands > 5 || numAttrs < 0 || numAttrs > 32)
+    return false;
+  for (int32_t i = 0; i < numOperands; ++i) {
+    int32_t r = ranks[i];
+    if (r < 0 || r > 5)
+      return false;
+    const int64_t *w = static_cast<const int64_t *>(operands[i]);
+    key.words[n++] = r;
+    std::memcpy(key.words + n, w + 3, 2 * r * sizeof(int64_t));
+    n += 2 * r;
+  }
+  if (numAttrs > 0)
+    std::memcpy(key.words + n, attrs, numAttrs * sizeof(int64_t));
+  n += numAttrs;
+  key.size = n;
+  uint64_t h = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    h = (h ^ static_cast<uint64_t>(key.words[i])) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 32;
+  }
+  key.hash = static_cast<size_t>(h);
+  return true;
+}
+
 /// One cached primitive with the reorders around it.
 struct Entry {
   dnnl::primitive prim;
@@ -237,7 +300,27 @@ struct Entry {
   bool constWeights = false;
   // Reordered constant weights by the caller's weights address.
   std::unordered_map<const void *, memory> constWeightsMem;
-  std::list<std::string>::iterator lru;
+  std::list<const Key *>::iterator lru;
+
+  // What a cached call needs besides its buffers, set when the entry is
+  // made: the post-op flags and clip bounds (for the loop of `manual`),
+  // the dim the bias runs along, the output's rank, the weights argument.
+  PostOps post;
+  size_t channelDim = 1;
+  int32_t rank = 0;
+  int weightsArg = DNNL_ARG_WEIGHTS;
+  // The memory objects of a run, made on the first one (`bound`) and
+  // pointed at each call's buffers (set_data_handle; `handle` is what each
+  // points at now): the caller's operands, their reordered temporaries,
+  // the scratchpad, the bias and the residual. A layout with padding
+  // (a blocked layout whose dims are not multiples of the block) is
+  // pointed again on every call even at the same address: set_data_handle
+  // zeroes the padding, which the buffer's previous user may have written.
+  enum { kScratch = 6, kBias = 7, kRes = 8, kNumMems = 9 };
+  bool bound = false;
+  memory mems[kNumMems];
+  void *handle[kNumMems] = {};
+  bool padded[kNumMems] = {};
 
   /// Bytes of the temporaries one run takes from the allocator: reordered
   /// operands (constant weights excluded: kept by the entry) and the
@@ -286,26 +369,33 @@ struct LibraryCalls::Impl {
   std::mutex mutex;
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
-  std::unordered_map<std::string, std::unique_ptr<Entry>> cache;
-  std::list<std::string> lru; // most recently used first
+  std::unordered_map<Key, std::unique_ptr<Entry>, KeyHash> cache;
+  std::list<const Key *> lru; // most recently used first
   int64_t created = 0;
+  /// The key of the current call (guarded by `mutex`; kept here rather
+  /// than on the stack: it is about 700 bytes).
+  Key key;
 
-  Entry *lookup(const std::string &key) {
+  Entry *lookup(const Key &key) {
     auto it = cache.find(key);
     if (it == cache.end())
       return nullptr;
     lru.splice(lru.begin(), lru, it->second->lru);
     return it->second.get();
   }
-  Entry *insert(const std::string &key, std::unique_ptr<Entry> e) {
+  Entry *insert(const Key &key, std::unique_ptr<Entry> e) {
+    if (key.size < 0)
+      fail(1, "library call: operands of rank above 5 or more than 32 "
+              "attributes");
     while (cache.size() >= capacity && !lru.empty()) {
-      cache.erase(lru.back());
+      cache.erase(cache.find(*lru.back()));
       lru.pop_back();
     }
-    lru.push_front(key);
-    e->lru = lru.begin();
+    auto it = cache.emplace(key, std::move(e)).first;
+    lru.push_front(&it->first);
+    it->second->lru = lru.begin();
     ++created;
-    return (cache[key] = std::move(e)).get();
+    return it->second.get();
   }
 
   /// Fills the reorder slots of `e` for operand `i` (`toPrim`: caller to
@@ -320,16 +410,60 @@ struct LibraryCalls::Impl {
                                  engine, e.prim_[i], engine, e.user[i]));
   }
 
+  /// Runs `p` with `n` arguments on the stream (the C API: the C++ one
+  /// copies its argument map into a vector on every call).
+  void run(const dnnl::primitive &p, const dnnl_exec_arg_t *args, int n) {
+    dnnl::error::wrap_c_api(
+        dnnl_primitive_execute(p.get(), stream.get(), n, args),
+        "could not execute a primitive");
+  }
+
+  /// Points memory object `i` of `e` at `data`.
+  static void point(Entry &e, int i, void *data) {
+    if (e.handle[i] == data && !e.padded[i])
+      return;
+    e.mems[i].set_data_handle(data);
+    e.handle[i] = data;
+  }
+
+  /// Makes the memory objects of `e`, pointing at nothing yet.
+  void bind(Entry &e) {
+    for (int i = 0; i < 3; ++i) {
+      e.mems[i] = memory(e.user[i], engine, DNNL_MEMORY_NONE);
+      if (e.reorder[i] && !(i == 1 && e.constWeights))
+        e.mems[3 + i] = memory(e.prim_[i], engine, DNNL_MEMORY_NONE);
+    }
+    if (e.scratchMd.get_size())
+      e.mems[Entry::kScratch] = memory(e.scratchMd, engine, DNNL_MEMORY_NONE);
+    if (e.post.bias_())
+      e.mems[Entry::kBias] = memory(e.biasMd, engine, DNNL_MEMORY_NONE);
+    if (e.post.res_() && !e.manual)
+      e.mems[Entry::kRes] = memory(e.resMd, engine, DNNL_MEMORY_NONE);
+    for (int i = 0; i < Entry::kNumMems; ++i) {
+      e.handle[i] = nullptr;
+      e.padded[i] = false;
+      if (!e.mems[i])
+        continue;
+      memory::desc md = e.mems[i].get_desc();
+      for (int d = 0; d < md.data.ndims; ++d)
+        e.padded[i] |= md.data.padded_dims[d] != md.data.dims[d];
+    }
+    e.bound = true;
+  }
+
   /// Runs `e` on the caller's buffers `data[0..2]` (inputs, then output)
-  /// with the post-op operands of `p`.
-  void execute(Entry &e, float *const data[3], const PostOps &p,
-               const ScratchAllocator &alloc, int weightsArg) {
+  /// and its post-op operands `data[3]` (bias) and `data[4]` (residual),
+  /// null where the call has none. Allocates nothing but the temporaries
+  /// (from `alloc`) on an entry that ran before.
+  void execute(Entry &e, float *const data[5], const ScratchAllocator &alloc) {
+    if (!e.bound)
+      bind(e);
     Temp t0(alloc), t1(alloc), t2(alloc), scratch(alloc);
     Temp *temps[3] = {&t0, &t1, &t2};
-    memory user[3], prim[3];
+    dnnl_memory_t user[3], prim[3];
     for (int i = 0; i < 3; ++i) {
-      user[i] = memory(e.user[i], engine, data[i]);
-      prim[i] = user[i];
+      point(e, i, data[i]);
+      user[i] = prim[i] = e.mems[i].get();
     }
     for (int i = 0; i < 3; ++i) {
       if (!e.reorder[i])
@@ -338,42 +472,90 @@ struct LibraryCalls::Impl {
         auto it = e.constWeightsMem.find(data[1]);
         if (it == e.constWeightsMem.end()) {
           memory w(e.prim_[1], engine);
-          e.reorders[1].execute(stream, user[1], w);
+          dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, user[1]},
+                                     {DNNL_ARG_TO, w.get()}};
+          run(e.reorders[1], args, 2);
           it = e.constWeightsMem.emplace(data[1], w).first;
         }
-        prim[1] = it->second;
+        prim[1] = it->second.get();
         continue;
       }
       size_t bytes = e.prim_[i].get_size();
       if (!temps[i]->allocate(bytes))
         fail(2, "out of memory: a temporary of " + std::to_string(bytes) +
                     " bytes failed");
-      prim[i] = memory(e.prim_[i], engine, temps[i]->p);
-      if (i < 2)
-        e.reorders[i].execute(stream, user[i], prim[i]);
+      point(e, 3 + i, temps[i]->p);
+      prim[i] = e.mems[3 + i].get();
+      if (i < 2) {
+        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, user[i]},
+                                   {DNNL_ARG_TO, prim[i]}};
+        run(e.reorders[i], args, 2);
+      }
     }
     size_t sbytes = e.scratchMd.get_size();
     if (!scratch.allocate(sbytes))
       fail(2, "out of memory: a scratchpad of " + std::to_string(sbytes) +
                   " bytes failed");
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, prim[0]},
-                                            {weightsArg, prim[1]},
-                                            {DNNL_ARG_DST, prim[2]}};
-    if (sbytes)
-      args[DNNL_ARG_SCRATCHPAD] = memory(e.scratchMd, engine, scratch.p);
-    if (p.bias_())
-      args[DNNL_ARG_BIAS] = memory(e.biasMd, engine, p.bias.data);
-    if (p.res_() && !e.manual && !e.sum)
-      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
-          memory(e.resMd, engine, p.res.data);
-    if (p.res_() && !e.manual && e.sum) {
-      memory res(e.resMd, engine, p.res.data);
-      e.resReorder.execute(stream, res, prim[2]);
+    dnnl_exec_arg_t args[6] = {{DNNL_ARG_SRC, prim[0]},
+                               {e.weightsArg, prim[1]},
+                               {DNNL_ARG_DST, prim[2]}};
+    int n = 3;
+    if (sbytes) {
+      point(e, Entry::kScratch, scratch.p);
+      args[n++] = {DNNL_ARG_SCRATCHPAD, e.mems[Entry::kScratch].get()};
     }
-    e.prim.execute(stream, args);
-    if (e.reorder[2])
-      e.reorders[2].execute(stream, prim[2], user[2]);
+    if (e.post.bias_()) {
+      point(e, Entry::kBias, data[3]);
+      args[n++] = {DNNL_ARG_BIAS, e.mems[Entry::kBias].get()};
+    }
+    if (e.post.res_() && !e.manual) {
+      point(e, Entry::kRes, data[4]);
+      dnnl_memory_t res = e.mems[Entry::kRes].get();
+      if (e.sum) {
+        dnnl_exec_arg_t r[2] = {{DNNL_ARG_FROM, res}, {DNNL_ARG_TO, prim[2]}};
+        run(e.resReorder, r, 2);
+      } else {
+        args[n++] = {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, res};
+      }
+    }
+    run(e.prim, args, n);
+    if (e.reorder[2]) {
+      dnnl_exec_arg_t r[2] = {{DNNL_ARG_FROM, prim[2]}, {DNNL_ARG_TO, user[2]}};
+      run(e.reorders[2], r, 2);
+    }
     stream.wait();
+  }
+
+  /// Runs a call whose entry is cached: its operands were checked when the
+  /// entry was made (same key: same ranks, sizes, strides and attributes),
+  /// so only the buffers are read. `tempBytes` as in `dispatch`.
+  void runCached(Entry &e, int32_t numOperands, void *const *operands,
+                 const ScratchAllocator &alloc, int64_t *tempBytes) {
+    if (tempBytes) {
+      *tempBytes = e.temporaryBytes();
+      return;
+    }
+    float *data[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
+    for (int32_t i = 0; i < numOperands && i < 3; ++i)
+      data[i] = dataOf(operands[i]);
+    int32_t next = 3;
+    if (e.post.bias_())
+      data[3] = dataOf(operands[next++]);
+    if (e.post.res_())
+      data[4] = dataOf(operands[next++]);
+    execute(e, data, alloc);
+    if (!e.manual)
+      return;
+    // The post-op loop of a primitive that took no chain (rare: it reads
+    // the views again).
+    PostOps p = e.post;
+    View y = readView(operands[2], e.rank);
+    next = 3;
+    if (p.bias_())
+      p.bias = readView(operands[next++], 1);
+    if (p.res_())
+      p.res = readView(operands[next++], e.rank);
+    applyPostOps(y, p, false, true, true, e.channelDim);
   }
 
   /// Reads the post-op operands (after the output) of a call.
@@ -381,26 +563,20 @@ struct LibraryCalls::Impl {
                       void *const *operands, const int32_t *ranks,
                       const View &y, int64_t channels, const char *name);
 
-  Entry *matmulEntry(View &a, View &b, View &c, const int64_t *attrs,
+  // A call whose entry is not cached: checks its operands, makes the
+  // entry under `key` (none for an empty output) and runs it.
+  Entry *matmulEntry(const Key &key, View &a, View &b, View &c,
                      const PostOps &p);
-  void matmul(int32_t numOperands, void *const *operands, const int32_t *ranks,
-              int32_t numAttrs, const int64_t *attrs,
+  void matmul(const Key &key, int32_t numOperands, void *const *operands,
+              const int32_t *ranks, int32_t numAttrs, const int64_t *attrs,
               const ScratchAllocator &alloc, int64_t *tempBytes);
-  void deconv(int32_t numOperands, void *const *operands, const int32_t *ranks,
-              int32_t numAttrs, const int64_t *attrs,
+  void deconv(const Key &key, int32_t numOperands, void *const *operands,
+              const int32_t *ranks, int32_t numAttrs, const int64_t *attrs,
               const ScratchAllocator &alloc, int64_t *tempBytes);
-  void conv(int32_t numOperands, void *const *operands, const int32_t *ranks,
-            int32_t numAttrs, const int64_t *attrs,
+  void conv(const Key &key, int32_t numOperands, void *const *operands,
+            const int32_t *ranks, int32_t numAttrs, const int64_t *attrs,
             const ScratchAllocator &alloc, int64_t *tempBytes);
 };
-
-/// Appends `v` to the cache key.
-static void keyAdd(std::string &key, const memory::dims &v) {
-  int64_t n = static_cast<int64_t>(v.size());
-  key.append(reinterpret_cast<const char *>(&n), sizeof n);
-  key.append(reinterpret_cast<const char *>(v.data()),
-             v.size() * sizeof(int64_t));
-}
 
 PostOps LibraryCalls::Impl::readPostOps(const int64_t *post, int32_t numPost,
                                         int32_t numOperands,
@@ -454,22 +630,8 @@ PostOps LibraryCalls::Impl::readPostOps(const int64_t *post, int32_t numPost,
   return p;
 }
 
-Entry *LibraryCalls::Impl::matmulEntry(View &a, View &b, View &c,
-                                       const int64_t *attrs, const PostOps &p) {
-  std::string key = "mm";
-  for (const View *v : {&a, &b, &c}) {
-    keyAdd(key, v->sizes);
-    keyAdd(key, v->strides);
-  }
-  keyAdd(key, {p.flags, attrs[0], attrs[1]});
-  if (p.flags & 8) {
-    float bounds[2] = {p.lo, p.hi};
-    key.append(reinterpret_cast<const char *>(bounds), sizeof bounds);
-  }
-  if (p.bias_())
-    keyAdd(key, p.bias.strides);
-  if (p.res_())
-    keyAdd(key, p.res.strides);
+Entry *LibraryCalls::Impl::matmulEntry(const Key &key, View &a, View &b,
+                                       View &c, const PostOps &p) {
   if (Entry *e = lookup(key))
     return e;
   auto ne = std::make_unique<Entry>();
@@ -518,12 +680,16 @@ Entry *LibraryCalls::Impl::matmulEntry(View &a, View &b, View &c,
     setReorder(*ne, i, i < 2);
   ne->scratchMd = pd.scratchpad_desc();
   ne->prim = dnnl::matmul(pd);
+  ne->post = p;
+  ne->post.bias = ne->post.res = View();
+  ne->channelDim = 2;
+  ne->rank = 3;
   return insert(key, std::move(ne));
 }
 
-void LibraryCalls::Impl::matmul(int32_t numOperands, void *const *operands,
-                                const int32_t *ranks, int32_t numAttrs,
-                                const int64_t *attrs,
+void LibraryCalls::Impl::matmul(const Key &key, int32_t numOperands,
+                                void *const *operands, const int32_t *ranks,
+                                int32_t numAttrs, const int64_t *attrs,
                                 const ScratchAllocator &alloc,
                                 int64_t *tempBytes) {
   if (numAttrs != 2 && numAttrs != 3 && numAttrs != 5)
@@ -562,20 +728,20 @@ void LibraryCalls::Impl::matmul(int32_t numOperands, void *const *operands,
     applyPostOps(c, p, true, true, true, 2);
     return;
   }
-  Entry *e = matmulEntry(a, b, c, attrs, p);
+  Entry *e = matmulEntry(key, a, b, c, p);
   if (tempBytes) {
     *tempBytes = e->temporaryBytes();
     return;
   }
-  float *data[3] = {a.data, b.data, c.data};
-  execute(*e, data, p, alloc, DNNL_ARG_WEIGHTS);
+  float *data[5] = {a.data, b.data, c.data, p.bias.data, p.res.data};
+  execute(*e, data, alloc);
   if (e->manual)
     applyPostOps(c, p, false, true, true, 2);
 }
 
-void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
-                              const int32_t *ranks, int32_t numAttrs,
-                              const int64_t *attrs,
+void LibraryCalls::Impl::conv(const Key &key, int32_t numOperands,
+                              void *const *operands, const int32_t *ranks,
+                              int32_t numAttrs, const int64_t *attrs,
                               const ScratchAllocator &alloc,
                               int64_t *tempBytes) {
   int32_t r = ranks[0];
@@ -594,8 +760,6 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
       padL(attrs + 2 + 2 * k, attrs + 2 + 3 * k),
       padR(attrs + 2 + 3 * k, attrs + 2 + 4 * k);
   int64_t oc = w.sizes[0], cg = w.sizes[1];
-  std::string shapes = dimsText(x.sizes) + " * " + dimsText(w.sizes) + " -> " +
-                       dimsText(y.sizes);
   bool ok = groups >= 1 && x.sizes[1] == groups * cg && oc % groups == 0 &&
             y.sizes[0] == x.sizes[0] && y.sizes[1] == oc;
   for (int64_t i = 0; ok && i < k; ++i) {
@@ -606,7 +770,8 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
   }
   if (!ok)
     fail(1, "Conv library call (group " + std::to_string(groups) +
-                "): shapes " + shapes + " do not match");
+                "): shapes " + dimsText(x.sizes) + " * " + dimsText(w.sizes) +
+                " -> " + dimsText(y.sizes) + " do not match");
   PostOps p;
   if (numAttrs > 2 + 4 * k)
     p = readPostOps(attrs + 2 + 4 * k, numAttrs - 2 - 4 * k, numOperands,
@@ -622,16 +787,6 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
     applyPostOps(y, p, true, true, true, 1);
     return;
   }
-  std::string key = "conv";
-  for (const View *v : {&x, &w, &y}) {
-    keyAdd(key, v->sizes);
-    keyAdd(key, v->strides);
-  }
-  keyAdd(key, memory::dims(attrs, attrs + numAttrs));
-  if (p.bias_())
-    keyAdd(key, p.bias.strides);
-  if (p.res_())
-    keyAdd(key, p.res.strides);
   Entry *e = lookup(key);
   if (!e) {
     auto ne = std::make_unique<Entry>();
@@ -725,21 +880,25 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
       setReorder(*ne, i, i < 2);
     ne->scratchMd = pd.scratchpad_desc();
     ne->prim = dnnl::convolution_forward(pd);
+    ne->post = p;
+    ne->post.bias = ne->post.res = View();
+    ne->channelDim = 1;
+    ne->rank = r;
     e = insert(key, std::move(ne));
   }
   if (tempBytes) {
     *tempBytes = e->temporaryBytes();
     return;
   }
-  float *data[3] = {x.data, w.data, y.data};
-  execute(*e, data, p, alloc, DNNL_ARG_WEIGHTS);
+  float *data[5] = {x.data, w.data, y.data, p.bias.data, p.res.data};
+  execute(*e, data, alloc);
   if (e->manual)
     applyPostOps(y, p, false, true, true, 1);
 }
 
-void LibraryCalls::Impl::deconv(int32_t numOperands, void *const *operands,
-                                const int32_t *ranks, int32_t numAttrs,
-                                const int64_t *attrs,
+void LibraryCalls::Impl::deconv(const Key &key, int32_t numOperands,
+                                void *const *operands, const int32_t *ranks,
+                                int32_t numAttrs, const int64_t *attrs,
                                 const ScratchAllocator &alloc,
                                 int64_t *tempBytes) {
   int32_t r = ranks[0];
@@ -775,12 +934,6 @@ void LibraryCalls::Impl::deconv(int32_t numOperands, void *const *operands,
       zeroFill(y);
     return;
   }
-  std::string key = "deconv";
-  for (const View *v : {&x, &w, &y}) {
-    keyAdd(key, v->sizes);
-    keyAdd(key, v->strides);
-  }
-  keyAdd(key, memory::dims(attrs, attrs + numAttrs));
   Entry *e = lookup(key);
   if (!e) {
     auto ne = std::make_unique<Entry>();
@@ -846,14 +999,15 @@ void LibraryCalls::Impl::deconv(int32_t numOperands, void *const *operands,
       setReorder(*ne, i, i < 2);
     ne->scratchMd = pd.scratchpad_desc();
     ne->prim = dnnl::deconvolution_forward(pd);
+    ne->rank = r;
     e = insert(key, std::move(ne));
   }
   if (tempBytes) {
     *tempBytes = e->temporaryBytes();
     return;
   }
-  float *data[3] = {x.data, w.data, y.data};
-  execute(*e, data, PostOps(), alloc, DNNL_ARG_WEIGHTS);
+  float *data[5] = {x.data, w.data, y.data, nullptr, nullptr};
+  execute(*e, data, alloc);
 }
 
 LibraryCalls::LibraryCalls(size_t maxPrimitives, int32_t numThreads)
@@ -898,17 +1052,27 @@ int32_t LibraryCalls::dispatch(int32_t callId, int32_t numOperands,
     if (numOperands < 3 || numOperands > 5 || !operands || !ranks ||
         (numAttrs > 0 && !attrs))
       fail(1, std::string(name) + " library call: expects 3 to 5 operands");
+    // A call seen before (same key) runs its cached entry without reading
+    // or checking its operands again.
+    // A call that does not fit in a key fails its checks below.
+    Key &key = impl_->key;
+    if (!makeKey(callId, numOperands, operands, ranks, numAttrs, attrs, key))
+      key.size = -1;
+    else if (Entry *e = impl_->lookup(key)) {
+      impl_->runCached(*e, numOperands, operands, allocator, tempBytes);
+      return 0;
+    }
     switch (callId) {
     case DISC_LIB_MATMUL:
-      impl_->matmul(numOperands, operands, ranks, numAttrs, attrs, allocator,
-                    tempBytes);
+      impl_->matmul(key, numOperands, operands, ranks, numAttrs, attrs,
+                    allocator, tempBytes);
       return 0;
     case DISC_LIB_CONV_TRANSPOSE:
-      impl_->deconv(numOperands, operands, ranks, numAttrs, attrs, allocator,
-                    tempBytes);
+      impl_->deconv(key, numOperands, operands, ranks, numAttrs, attrs,
+                    allocator, tempBytes);
       return 0;
     case DISC_LIB_CONV:
-      impl_->conv(numOperands, operands, ranks, numAttrs, attrs, allocator,
+      impl_->conv(key, numOperands, operands, ranks, numAttrs, attrs, allocator,
                   tempBytes);
       return 0;
     default:

@@ -3,6 +3,10 @@
 // Runs the DISC_LIB_* primitives of abi.h with oneDNN. Shapes are dynamic:
 // a primitive is created the first time a (call, shapes, strides, attrs)
 // key is seen and kept in a least-recently-used cache of bounded size.
+// The key is every word of the call but its data pointers, in a fixed-size
+// array: a call seen before finds its entry without allocating, skips the
+// operand checks (they passed when the entry was made) and runs on memory
+// objects the entry keeps, pointed at the call's buffers.
 // Every temporary buffer of a call (oneDNN's scratchpad in
 // `scratchpad_mode::user`, operands reordered into the layout the primitive
 // wants) comes from the caller's allocator, so the session's tracked peak

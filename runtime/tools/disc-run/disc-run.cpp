@@ -607,16 +607,10 @@ int runMain(int argc, char **argv) {
     }
     outputsJson.push_back(entry);
   }
-  // The compiler's prediction for these input shapes (docs/memory.md):
-  // null when the model cannot predict its peak before running.
-  std::vector<std::vector<int64_t>> inputShapes;
-  for (const Tensor &t : inputs)
-    inputShapes.push_back(t.shape());
-  int64_t predicted = -1;
-  if (Status s = exe->predictPeakBytes(inputShapes, &predicted,
-                                       static_cast<int32_t>(opts.threads));
-      !s)
-    return fail(Failure{exitCodeFor(s), s.message()});
+  // The compiler's prediction for these input shapes (docs/memory.md), as
+  // the session evaluated it before the runs: null when the model cannot
+  // predict its peak before running.
+  int64_t predicted = stats.predicted_peak_bytes;
   json predictedJson = predicted >= 0 ? json(predicted) : json(nullptr);
   double med = median(latencies);
   std::cout << "latency_ms: " << formatValue(med) << " (median of "

@@ -22,6 +22,7 @@ struct CountingAllocator {
   int64_t live = 0, peak = 0, calls = 0;
   std::vector<std::pair<void *, int64_t>> blocks;
   int64_t limit = -1; // refuse above this many live bytes
+  bool poison = false; // fill each block with NaN (a reused block's data)
 
   ScratchAllocator hooks() {
     ScratchAllocator a;
@@ -33,6 +34,8 @@ struct CountingAllocator {
       void *p = nullptr;
       if (posix_memalign(&p, static_cast<size_t>(align), bytes) != 0)
         return nullptr;
+      if (c->poison)
+        std::fill_n(static_cast<float *>(p), bytes / sizeof(float), NAN);
       c->blocks.push_back({p, bytes});
       c->live += bytes;
       c->peak = std::max(c->peak, c->live);
@@ -235,6 +238,131 @@ TEST(LibraryCalls, ConvPostOpsMatchLoopsAndTemporariesArePredicted) {
           ASSERT_NEAR(y[at], ref, 1e-4)
               << "at " << n << "," << o << "," << i << "," << j;
         }
+}
+
+namespace {
+
+/// Direct loops of a 3x3 stride-1 pad-1 Conv with bias, residual and an
+/// optional Relu.
+std::vector<float> convRef(const std::vector<float> &x,
+                           const std::vector<float> &w,
+                           const std::vector<float> &bias,
+                           const std::vector<float> &res, int64_t N, int64_t C,
+                           int64_t H, int64_t W, int64_t OC, bool relu) {
+  const int64_t K = 3;
+  std::vector<float> y(N * OC * H * W);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < OC; ++o)
+      for (int64_t i = 0; i < H; ++i)
+        for (int64_t j = 0; j < W; ++j) {
+          double ref = bias[o];
+          for (int64_t c = 0; c < C; ++c)
+            for (int64_t u = 0; u < K; ++u)
+              for (int64_t v = 0; v < K; ++v) {
+                int64_t hi = i - 1 + u, wi = j - 1 + v;
+                if (hi < 0 || hi >= H || wi < 0 || wi >= W)
+                  continue;
+                ref += x[((n * C + c) * H + hi) * W + wi] *
+                       w[((o * C + c) * K + u) * K + v];
+              }
+          int64_t at = ((n * OC + o) * H + i) * W + j;
+          ref += res[at];
+          y[at] = static_cast<float>(relu && ref < 0 ? 0 : ref);
+        }
+  return y;
+}
+
+} // namespace
+
+// A call seen before runs its cached entry on the new call's buffers: every
+// operand (input, weights, bias, residual, output at an offset) moves
+// between calls of the same shapes, constant weights at a new address are
+// reordered again, and other attributes (no Relu) or other strides make
+// another entry.
+TEST(LibraryCalls, CachedEntryRunsOnEachCallsBuffers) {
+  const int64_t N = 1, H = 6, W = 5;
+  int64_t C = 8, OC = 16;
+  LibraryCalls lib(512, /*numThreads=*/1);
+  CountingAllocator alloc;
+  // Temporaries hold NaN when handed out: a padded layout's padding that
+  // is not zeroed again on each call would show in the results.
+  alloc.poison = true;
+  std::string error;
+  // Constant weights are the model's: they keep their address and data, so
+  // every round's weights stay allocated (the entry keeps them reordered
+  // by address).
+  std::vector<std::vector<float>> weights;
+  auto check = [&](int round, int64_t constW, int64_t flags, int64_t pad) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    unsigned seed = 100 + 10 * round;
+    weights.push_back(randomVector(OC * C * 9, seed + 1));
+    const std::vector<float> &w = weights.back();
+    std::vector<float> x = randomVector(N * C * H * W, seed),
+                       bias = randomVector(OC, seed + 2),
+                       res = randomVector(N * OC * H * W, seed + 3),
+                       y(3 + N * OC * H * W, -7.0f);
+    // The output 3 elements into its buffer (a descriptor offset); `pad`
+    // widens the input's rows (other strides).
+    std::vector<float> xp(N * C * H * (W + pad));
+    for (int64_t r = 0; r < N * C * H; ++r)
+      for (int64_t j = 0; j < W; ++j)
+        xp[r * (W + pad) + j] = x[r * W + j];
+    auto dx = desc(xp.data(), {N, C, H, W},
+                   {C * H * (W + pad), H * (W + pad), W + pad, 1});
+    auto dw_ = desc(const_cast<float *>(w.data()), {OC, C, 3, 3});
+    auto dy = desc(y.data(), {N, OC, H, W});
+    dy[2] = 3;
+    auto db = desc(bias.data(), {OC});
+    auto dr = desc(res.data(), {N, OC, H, W});
+    std::vector<int64_t> attrs = {1, constW, 1, 1, 1, 1, 1, 1, 1, 1, flags};
+    void *ops[5] = {dx.data(), dw_.data(), dy.data(), db.data(), dr.data()};
+    int32_t ranks[5] = {4, 4, 4, 1, 4};
+    ASSERT_EQ(lib.call(DISC_LIB_CONV, 5, ops, ranks, 11, attrs.data(),
+                       alloc.hooks(), error),
+              0)
+        << error;
+    std::vector<float> ref =
+        convRef(x, w, bias, res, N, C, H, W, OC, (flags & 4) != 0);
+    for (int k = 0; k < 3; ++k)
+      EXPECT_EQ(y[k], -7.0f); // before the offset: untouched
+    for (size_t k = 0; k < ref.size(); ++k)
+      ASSERT_NEAR(y[3 + k], ref[k], 1e-4) << "at " << k;
+    EXPECT_EQ(alloc.live, 0);
+  };
+  for (int round = 0; round < 3; ++round)
+    check(round, /*constW=*/0, /*flags=*/7, /*pad=*/0);
+  EXPECT_EQ(lib.numCreated(), 1);
+  for (int round = 3; round < 5; ++round)
+    check(round, /*constW=*/1, /*flags=*/7, /*pad=*/0);
+  EXPECT_EQ(lib.numCreated(), 2);
+  check(5, /*constW=*/0, /*flags=*/3, /*pad=*/0);
+  EXPECT_EQ(lib.numCreated(), 3);
+  check(6, /*constW=*/0, /*flags=*/7, /*pad=*/2);
+  check(7, /*constW=*/0, /*flags=*/7, /*pad=*/2);
+  EXPECT_EQ(lib.numCreated(), 4);
+  // Channels that are not a multiple of any block (padded layouts where
+  // oneDNN picks blocked ones).
+  C = 3, OC = 5;
+  for (int round = 8; round < 11; ++round)
+    check(round, /*constW=*/round % 2, /*flags=*/7, /*pad=*/0);
+  EXPECT_EQ(lib.numCreated(), 6);
+  C = 8, OC = 16;
+  // The prediction of a cached call's temporaries needs no buffers.
+  std::vector<int64_t> dx = desc(nullptr, {N, C, H, W}),
+                       dw_ = desc(nullptr, {OC, C, 3, 3}),
+                       dy = desc(nullptr, {N, OC, H, W}),
+                       db = desc(nullptr, {OC}),
+                       dr = desc(nullptr, {N, OC, H, W});
+  void *ops[5] = {dx.data(), dw_.data(), dy.data(), db.data(), dr.data()};
+  int32_t ranks[5] = {4, 4, 4, 1, 4};
+  std::vector<int64_t> attrs = {1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 7};
+  int64_t bytes = -1;
+  ASSERT_EQ(lib.temporaryBytes(DISC_LIB_CONV, 5, ops, ranks, 11, attrs.data(),
+                               &bytes, error),
+            0)
+      << error;
+  EXPECT_GE(bytes, 0);
+  EXPECT_EQ(lib.numCreated(), 6);
 }
 
 // MatMul with bias and Relu (flags 5): C = relu(A x B + bias).

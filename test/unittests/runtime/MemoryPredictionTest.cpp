@@ -115,6 +115,36 @@ TEST(MemoryPrediction, PredictionEqualsTheMeasuredPeak) {
   EXPECT_EQ(predicted, -1);
 }
 
+// The session predicts once per input shapes and keeps the result (at most
+// 32 shapes, most recently used first): each run's stats carry the
+// prediction of its own shapes, whichever came before.
+TEST(MemoryPrediction, SessionPredictionFollowsTheShapes) {
+  std::shared_ptr<const Executable> exe;
+  ASSERT_TRUE(Executable::load(DISC_FIXTURE_MEMORY, &exe).isOk());
+  Session session(exe, SessionOptions());
+  std::vector<int64_t> batches = {1, 5, 1, 5, 64, 1};
+  for (int64_t b = 2; b <= 40; ++b) // more shapes than the session keeps
+    batches.push_back(b);
+  for (int64_t b : {1, 40, 3, 2, 1})
+    batches.push_back(b);
+  for (int64_t batch : batches) {
+    Tensor a = Tensor::zeros(DType::Float32, {batch, 4});
+    Tensor b = Tensor::zeros(DType::Float32, {batch, 4});
+    std::vector<Tensor> out;
+    ASSERT_TRUE(session.run({a, b}, &out).isOk());
+    EXPECT_EQ(session.stats().predicted_peak_bytes, 32 * batch)
+        << "batch " << batch;
+    EXPECT_EQ(session.stats().peak_bytes, 32 * batch) << "batch " << batch;
+    EXPECT_EQ(session.stats().remat_minimum_peak_bytes, 32 * batch);
+  }
+  // A batch outside the symbol's range is still rejected.
+  std::vector<Tensor> out;
+  Status s = session.run({Tensor::zeros(DType::Float32, {65, 4}),
+                          Tensor::zeros(DType::Float32, {65, 4})},
+                         &out);
+  EXPECT_EQ(s.code(), StatusCode::InvalidArgument);
+}
+
 TEST(MemoryPrediction, CApi) {
   disc_executable_t *exe = nullptr;
   ASSERT_EQ(disc_executable_load(DISC_FIXTURE_MEMORY, &exe), DISC_STATUS_OK)

@@ -82,6 +82,25 @@ TEST(RematPlanner, LiveBytesAbovePredictionLowerTheLimit) {
   EXPECT_EQ(drifting.drift(), 20);
 }
 
+// A session keeps one planner per input shapes and resets it before each
+// run: a reset planner decides as a new one, drift and decisions forgotten.
+TEST(RematPlanner, ResetDecidesAsANewPlanner) {
+  RematPlanner planner(twoCandidates(), 350, RematPolicyKind::LargestFirst);
+  EXPECT_TRUE(planner.decideEvict(0, 120)); // 20 bytes above the prediction
+  EXPECT_EQ(planner.drift(), 20);
+  planner.reset();
+  EXPECT_EQ(planner.drift(), 0);
+  EXPECT_EQ(planner.decisions(), (std::vector<char>{0, 0}));
+  EXPECT_EQ(decideAll(planner), (std::vector<char>{0, 0}));
+  RematPlanner fresh(twoCandidates(), 340, RematPolicyKind::LargestFirst);
+  RematPlanner tight(twoCandidates(), 340, RematPolicyKind::LargestFirst);
+  std::vector<char> first = decideAll(tight);
+  tight.reset();
+  EXPECT_EQ(decideAll(tight), first);
+  EXPECT_EQ(first, decideAll(fresh));
+  EXPECT_EQ(tight.minimumPeak(), fresh.minimumPeak());
+}
+
 /// Nested regeneration: A (100 bytes, away while ops 1..2 run) and B (50
 /// bytes, away while op 2 runs) are both regenerated before op 3. A's
 /// recompute reads B, so B is regenerated first (regenerateOrder 0) and A's
