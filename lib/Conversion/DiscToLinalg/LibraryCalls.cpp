@@ -252,28 +252,31 @@ static bool isChannelBias(Value bias, int64_t rank, int64_t channelDim,
   return t.getNumElements() == channels;
 }
 
-/// The NHWC bits of the Conv calls of `body` (docs/runtime-abi.md,
-/// *Post-ops*): a Conv call's final value (`finalOf`: after its fused
-/// post-ops) whose every reader is a Conv call of `body` reading it as its
-/// input (operand 0, not as its weights) or as the residual of its post-op
-/// chain (`residualOwner`: a fused residual add -> its call) is written
-/// NHWC (bit 64), and each such reader reads it NHWC (bit 128 input, 256
-/// residual). A value returned, viewed or read by a loop nest keeps NCHW.
+/// The NHWC bits of the Conv and ConvTranspose calls of `body`
+/// (docs/runtime-abi.md, *Post-ops*): a call's final value (`finalOf`:
+/// after its fused post-ops) whose every reader is a Conv or ConvTranspose
+/// call of `body` reading it as its input (operand 0, not as its weights)
+/// or as the residual of a Conv's post-op chain (`residualOwner`: a fused
+/// residual add -> its call) is written NHWC (bit 64), and each such
+/// reader reads it NHWC (bit 128 input, 256 residual). A value returned, viewed or read by a loop nest keeps NCHW.
 /// NHWC has the byte size of NCHW, so the buffers and the memory model are
 /// unchanged.
 static llvm::DenseMap<Operation *, int64_t> nhwcBits(
     Block &body, ArrayRef<std::pair<Operation *, Value>> finalOf,
     const llvm::DenseMap<Operation *, Operation *> &residualOwner) {
   llvm::DenseMap<Operation *, int64_t> bits;
+  auto isConvCall = [](Operation *op) {
+    return isa<ConvOp, ConvTransposeOp>(op) && op->hasAttr(kLibraryCallAttr);
+  };
   for (auto [call, v] : finalOf) {
-    if (!isa<ConvOp>(call) || v.use_empty())
+    if (!isa<ConvOp, ConvTransposeOp>(call) || v.use_empty())
       continue;
     bool ok = true;
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
       if (user->getBlock() != &body) {
         ok = false;
-      } else if (isa<ConvOp>(user) && user->hasAttr(kLibraryCallAttr)) {
+      } else if (isConvCall(user)) {
         ok = use.getOperandNumber() == 0 && user->getOperand(1) != v;
       } else if (auto it = residualOwner.find(user);
                  it != residualOwner.end() && isa<ConvOp>(it->second)) {
@@ -290,7 +293,7 @@ static llvm::DenseMap<Operation *, int64_t> nhwcBits(
     bits[call] |= 64;
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
-      if (isa<ConvOp>(user) && user->hasAttr(kLibraryCallAttr))
+      if (isConvCall(user))
         bits[user] |= 128;
       else
         bits[residualOwner.lookup(user)] |= 256;
@@ -343,8 +346,10 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
     if (!(fits ? fits(&op) : fitsLibraryCall(&op)))
       continue;
     op.setAttr(kLibraryCallAttr, b.getUnitAttr());
-    if (isa<ConvTransposeOp>(op))
+    if (isa<ConvTransposeOp>(op)) {
+      finalOf.push_back({&op, op.getResult(0)});
       continue; // no post-ops
+    }
     auto rt = cast<RankedTensorType>(op.getResult(0).getType());
     bool isConv = isa<ConvOp>(op);
     int64_t channelDim = isConv ? 1 : rt.getRank() - 1;
@@ -672,9 +677,14 @@ mlir::disc::lowerConvTransposeToLibraryCall(OpBuilder &b, ConvTransposeOp op,
   for (int64_t i = 0; i < k; ++i)
     args.push_back(
         i64(b, loc, pad[k + i] - (i < (int64_t)outPad.size() ? outPad[i] : 0)));
-  func::FuncOp f =
-      declare(b, op, ("disc_lib_conv_transpose" + Twine(k) + "d").str(),
-              ValueRange(args).getTypes());
+  // The NHWC bits (markLibraryCalls): the flags word, `_post0`.
+  std::string name = ("disc_lib_conv_transpose" + Twine(k) + "d").str();
+  if (auto flags = op->getAttrOfType<DenseI64ArrayAttr>(kPostOpAttrsAttr)) {
+    assert(flags.size() == 1 && "a ConvTranspose call takes only flags");
+    args.push_back(i64(b, loc, flags[0]));
+    name += "_post0";
+  }
+  func::FuncOp f = declare(b, op, name, ValueRange(args).getTypes());
   func::CallOp::create(b, loc, f, args);
   return yTensor;
 }

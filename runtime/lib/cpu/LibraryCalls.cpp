@@ -793,11 +793,20 @@ void LibraryCalls::Impl::deconv(int32_t numOperands, void *const *operands,
   int32_t r = ranks[0];
   int64_t k = r - 2;
   if (numOperands != 3 || k < 1 || k > 3 || ranks[1] != r || ranks[2] != r ||
-      numAttrs != 2 + 4 * k)
+      (numAttrs != 2 + 4 * k && numAttrs != 3 + 4 * k))
     fail(1, "ConvTranspose library call: 3 operands of equal rank 3..5 and " +
-                std::to_string(2 + 4 * k) + " attributes");
+                std::to_string(2 + 4 * k) + " or " + std::to_string(3 + 4 * k) +
+                " attributes");
   View x = readView(operands[0], r), w = readView(operands[1], r),
        y = readView(operands[2], r);
+  // The flags word: only the NHWC bits of the input and the output.
+  int64_t flags = numAttrs == 3 + 4 * k ? attrs[2 + 4 * k] : 0;
+  if (flags & ~(kNhwcOutput | kNhwcInput))
+    fail(1, "ConvTranspose library call: bad flags " + std::to_string(flags));
+  if (flags & kNhwcInput)
+    reinterpretNhwc(x, "ConvTranspose library call: ", "input");
+  if (flags & kNhwcOutput)
+    reinterpretNhwc(y, "ConvTranspose library call: ", "output");
   int64_t groups = attrs[0];
   bool constW = attrs[1] != 0;
   memory::dims strides(attrs + 2, attrs + 2 + k),
@@ -833,8 +842,8 @@ void LibraryCalls::Impl::deconv(int32_t numOperands, void *const *operands,
   if (!e) {
     auto ne = std::make_unique<Entry>();
     ne->constWeights = constW;
-    ne->user[0] = stridedDesc(x.sizes, x.strides);
-    ne->user[2] = stridedDesc(y.sizes, y.strides);
+    ne->user[0] = convUserDesc(x, flags & kNhwcInput);
+    ne->user[2] = convUserDesc(y, flags & kNhwcOutput);
     // ONNX W [IC, OC/G, K...] is oneDNN's [OC, IC, K...] (or [G, OC/G,
     // IC/G, K...]) read with swapped strides.
     int64_t icg = ic / groups;
@@ -877,6 +886,17 @@ void LibraryCalls::Impl::deconv(int32_t numOperands, void *const *operands,
       plainOk = impl.find("ref") == std::string::npos;
       plain = plainOk && impl.find("gemm") == std::string::npos;
     } catch (const dnnl::error &) {
+    }
+    // One NHWC operand: the JIT kernel takes channels last only for both
+    // (oneDNN 2.6), so the other is reordered from or to it.
+    if (!plain && (flags & (kNhwcInput | kNhwcOutput))) {
+      try {
+        pd = make(convUserDesc(x, true), convUserDesc(y, true));
+        std::string impl = pd.impl_info_str();
+        plain = impl.find("ref") == std::string::npos &&
+                impl.find("gemm") == std::string::npos;
+      } catch (const dnnl::error &) {
+      }
     }
     if (!plain) {
       try {

@@ -62,13 +62,25 @@ func.func @not_only_convs(%x: tensor<?x8x?x?xf32>) -> (tensor<?x8x?x?xf32>, tens
   return %e, %c2, %c3 : tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>
 }
 
-// A Conv's value read as another Conv's weights, or by a ConvTranspose,
-// stays NCHW.
+// A Conv's value read as another Conv's weights stays NCHW; one read only
+// by a ConvTranspose is NHWC, and the ConvTranspose (no post-ops) passes
+// the flags word alone.
 // MARK-LABEL: func.func @weights_and_deconv
 // MARK-NOT: post_op_attrs
-// MARK: disc.conv_transpose {{.*}}disc.library_call
+// MARK: disc.conv {{.*}}disc.library_call, feature_group_count
 // MARK-NOT: post_op_attrs
+// MARK: disc.conv {{.*}}disc.library_call, feature_group_count
+// MARK: disc.conv {{.*}}disc.library_call, disc.post_op_attrs = array<i64: 64>, feature_group_count
+// MARK: disc.conv_transpose {{.*}}disc.library_call, disc.post_op_attrs = array<i64: 128>, feature_group_count
 // MARK: return
+// CHECK-LABEL: func.func @weights_and_deconv
+// CHECK: call @disc_lib_conv2d(
+// CHECK: call @disc_lib_conv2d(
+// CHECK: %[[F1:.+]] = arith.constant 64 : i64
+// CHECK: call @disc_lib_conv2d_post0({{.*}}, %[[F1]])
+// CHECK: %[[F2:.+]] = arith.constant 128 : i64
+// CHECK: call @disc_lib_conv_transpose2d_post0({{.*}}, %[[F2]])
+// CHECK: return
 func.func @weights_and_deconv(%x: tensor<1x8x3x3xf32>, %y: tensor<1x8x5x5xf32>) -> (tensor<1x1x3x3xf32>, tensor<1x8x6x6xf32>) {
   %w = disc.constant dense<0.5> : tensor<8x8x1x1xf32>
   %c1 = disc.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, feature_group_count = 1 : i64} : (tensor<1x8x3x3xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x3x3xf32>

@@ -578,3 +578,78 @@ TEST(LibraryCalls, NhwcBitsAreChecked) {
   EXPECT_NE(error.find("bad post-op flags 128"), std::string::npos) << error;
   EXPECT_EQ(alloc.live, 0);
 }
+
+// Conv -> ConvTranspose through an NHWC buffer (conv flags 64, the
+// ConvTranspose's flags word 128), and a ConvTranspose writing NHWC (64):
+// the same values as the NCHW chain, and the predicted temporaries.
+TEST(LibraryCalls, NhwcConvTransposeMatchesNchw) {
+  const int64_t N = 1, C = 3, H = 5, W = 4, OC = 16, OC2 = 8;
+  std::vector<float> x = randomVector(N * C * H * W, 81),
+                     w1 = randomVector(OC * C, 82),
+                     w2 = randomVector(OC * OC2 * 2 * 2, 83);
+  const int64_t OH = 2 * H, OW = 2 * W;
+  auto dx = desc(x.data(), {N, C, H, W});
+  auto dw1 = desc(w1.data(), {OC, C, 1, 1});
+  auto dw2 = desc(w2.data(), {OC, OC2, 2, 2}); // ONNX [C, OC/G, K...]
+  LibraryCalls lib;
+  CountingAllocator alloc;
+  std::string error;
+  auto chain = [&](std::vector<float> &out, int64_t convBits,
+                   int64_t deconvBits) {
+    std::vector<float> t(N * OC * H * W);
+    auto dt = desc(t.data(), {N, OC, H, W});
+    auto dy = desc(out.data(), {N, OC2, OH, OW});
+    std::vector<int64_t> a1 = {1, 1, 1, 1, 1, 1, 0, 0, 0, 0};
+    if (convBits)
+      a1.push_back(convBits);
+    ASSERT_EQ(run(lib, alloc, DISC_LIB_CONV, dx, dw1, dt, 4, a1, error), 0)
+        << error;
+    std::vector<int64_t> a2 = {1, 1, 2, 2, 1, 1, 0, 0, 0, 0};
+    if (deconvBits)
+      a2.push_back(deconvBits);
+    void *ops[3] = {dt.data(), dw2.data(), dy.data()};
+    int32_t ranks[3] = {4, 4, 4};
+    int64_t predicted = -1;
+    ASSERT_EQ(lib.temporaryBytes(DISC_LIB_CONV_TRANSPOSE, 3, ops, ranks,
+                                 static_cast<int32_t>(a2.size()), a2.data(),
+                                 &predicted, error),
+              0)
+        << error;
+    alloc.peak = 0;
+    ASSERT_EQ(run(lib, alloc, DISC_LIB_CONV_TRANSPOSE, dt, dw2, dy, 4, a2,
+                  error),
+              0)
+        << error;
+    EXPECT_EQ(alloc.peak, predicted) << "bits " << deconvBits;
+    EXPECT_EQ(alloc.live, 0);
+  };
+  std::vector<float> ref(N * OC2 * OH * OW), y(ref.size()), yNhwc(ref.size());
+  chain(ref, 0, 0);
+  chain(y, 64, 128);
+  chain(yNhwc, 64, 128 | 64);
+  for (int64_t o = 0; o < OC2; ++o)
+    for (int64_t i = 0; i < OH; ++i)
+      for (int64_t j = 0; j < OW; ++j) {
+        // Stride 2, kernel 2: one input pixel per output pixel.
+        double r = 0;
+        for (int64_t c = 0; c < OC; ++c) {
+          double t = 0;
+          for (int64_t ci = 0; ci < C; ++ci)
+            t += x[(ci * H + i / 2) * W + j / 2] * w1[c * C + ci];
+          r += t * w2[((c * OC2 + o) * 2 + i % 2) * 2 + j % 2];
+        }
+        int64_t at = (o * OH + i) * OW + j;
+        ASSERT_NEAR(ref[at], r, 1e-4) << "at " << o << "," << i << "," << j;
+        ASSERT_NEAR(y[at], r, 1e-4) << "at " << o << "," << i << "," << j;
+        ASSERT_NEAR(yNhwc[(i * OW + j) * OC2 + o], r, 1e-4)
+            << "at " << o << "," << i << "," << j;
+      }
+  // Other bits on a ConvTranspose are status 1.
+  std::vector<float> t(N * OC * H * W);
+  auto dt = desc(t.data(), {N, OC, H, W});
+  auto dy = desc(y.data(), {N, OC2, OH, OW});
+  EXPECT_EQ(run(lib, alloc, DISC_LIB_CONV_TRANSPOSE, dt, dw2, dy, 4,
+                {1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1}, error),
+            1);
+  EXPECT_NE(error.find("bad flags 1"), std::string::npos) << error;
+}
