@@ -258,12 +258,12 @@ static bool isChannelBias(Value bias, int64_t rank, int64_t channelDim,
 /// call of `body` reading it as its input (operand 0, not as its weights)
 /// or as the residual of a Conv's post-op chain (`residualOwner`: a fused
 /// residual add -> its call) is written NHWC (bit 64), and each such
-/// reader reads it NHWC (bit 128 input, 256 residual). A value returned, viewed or read by a loop nest keeps NCHW.
-/// NHWC has the byte size of NCHW, so the buffers and the memory model are
-/// unchanged.
-static llvm::DenseMap<Operation *, int64_t> nhwcBits(
-    Block &body, ArrayRef<std::pair<Operation *, Value>> finalOf,
-    const llvm::DenseMap<Operation *, Operation *> &residualOwner) {
+/// reader reads it NHWC (bit 128 input, 256 residual). A value returned, viewed
+/// or read by a loop nest keeps NCHW. NHWC has the byte size of NCHW, so the
+/// buffers and the memory model are unchanged.
+static llvm::DenseMap<Operation *, int64_t>
+nhwcBits(Block &body, ArrayRef<std::pair<Operation *, Value>> finalOf,
+         const llvm::DenseMap<Operation *, Operation *> &residualOwner) {
   llvm::DenseMap<Operation *, int64_t> bits;
   auto isConvCall = [](Operation *op) {
     return isa<ConvOp, ConvTransposeOp>(op) && op->hasAttr(kLibraryCallAttr);

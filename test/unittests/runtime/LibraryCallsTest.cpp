@@ -466,10 +466,9 @@ TEST(LibraryCalls, NhwcChainMatchesNchwChainAndLoops) {
   const int64_t N = 2, C = 5, H = 7, W = 6, OC = 16, K = 3;
   std::vector<float> x = randomVector(N * C * H * W, 61),
                      w1 = randomVector(OC * C * K * K, 62),
-                     b1 = randomVector(OC, 63),
-                     w2 = randomVector(OC * OC, 64);
-  std::vector<float> t(N * OC * H * W), y(N * OC * H * W),
-      tRef(N * OC * H * W), yRef(N * OC * H * W);
+                     b1 = randomVector(OC, 63), w2 = randomVector(OC * OC, 64);
+  std::vector<float> t(N * OC * H * W), y(N * OC * H * W), tRef(N * OC * H * W),
+      yRef(N * OC * H * W);
   auto dx = desc(x.data(), {N, C, H, W});
   auto dw1 = desc(w1.data(), {OC, C, K, K});
   auto db1 = desc(b1.data(), {OC});
@@ -486,8 +485,8 @@ TEST(LibraryCalls, NhwcChainMatchesNchwChainAndLoops) {
     void *ops1[4] = {dx.data(), dw1.data(), dt.data(), db1.data()};
     int32_t ranks1[4] = {4, 4, 4, 1};
     int64_t predicted = -1;
-    ASSERT_EQ(lib.temporaryBytes(DISC_LIB_CONV, 4, ops1, ranks1, 11,
-                                 a1.data(), &predicted, error),
+    ASSERT_EQ(lib.temporaryBytes(DISC_LIB_CONV, 4, ops1, ranks1, 11, a1.data(),
+                                 &predicted, error),
               0)
         << error;
     alloc.peak = 0;
@@ -499,8 +498,8 @@ TEST(LibraryCalls, NhwcChainMatchesNchwChainAndLoops) {
     std::vector<int64_t> a2 = {1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2 | bits2};
     void *ops2[4] = {dt.data(), dw2.data(), dy.data(), dt.data()};
     int32_t ranks2[4] = {4, 4, 4, 4};
-    ASSERT_EQ(lib.temporaryBytes(DISC_LIB_CONV, 4, ops2, ranks2, 11,
-                                 a2.data(), &predicted, error),
+    ASSERT_EQ(lib.temporaryBytes(DISC_LIB_CONV, 4, ops2, ranks2, 11, a2.data(),
+                                 &predicted, error),
               0)
         << error;
     alloc.peak = 0;
@@ -555,8 +554,8 @@ TEST(LibraryCalls, NhwcBitsAreChecked) {
   auto dx = desc(x.data(), {N, C, H, W});
   auto dw = desc(w.data(), {C, C, 1, 1});
   // A view of the first W columns of [N, C, H, W + 1].
-  auto dy = desc(y.data(), {N, C, H, W},
-                 {C * H * (W + 1), H * (W + 1), W + 1, 1});
+  auto dy =
+      desc(y.data(), {N, C, H, W}, {C * H * (W + 1), H * (W + 1), W + 1, 1});
   LibraryCalls lib;
   CountingAllocator alloc;
   std::string error;
@@ -573,8 +572,8 @@ TEST(LibraryCalls, NhwcBitsAreChecked) {
   auto da = desc(a.data(), {1, 3, 4});
   auto db = desc(b.data(), {1, 4, 3});
   auto dc = desc(c.data(), {1, 3, 3});
-  EXPECT_EQ(
-      run(lib, alloc, DISC_LIB_MATMUL, da, db, dc, 3, {0, 0, 128}, error), 1);
+  EXPECT_EQ(run(lib, alloc, DISC_LIB_MATMUL, da, db, dc, 3, {0, 0, 128}, error),
+            1);
   EXPECT_NE(error.find("bad post-op flags 128"), std::string::npos) << error;
   EXPECT_EQ(alloc.live, 0);
 }
@@ -616,9 +615,8 @@ TEST(LibraryCalls, NhwcConvTransposeMatchesNchw) {
               0)
         << error;
     alloc.peak = 0;
-    ASSERT_EQ(run(lib, alloc, DISC_LIB_CONV_TRANSPOSE, dt, dw2, dy, 4, a2,
-                  error),
-              0)
+    ASSERT_EQ(
+        run(lib, alloc, DISC_LIB_CONV_TRANSPOSE, dt, dw2, dy, 4, a2, error), 0)
         << error;
     EXPECT_EQ(alloc.peak, predicted) << "bits " << deconvBits;
     EXPECT_EQ(alloc.live, 0);
