@@ -426,6 +426,16 @@ static std::string generateWrapper(StringRef entryName, StringRef signature,
       os << (i ? ", a" : "a") << i;
     os << "};\n  disc_library_call(3, x, w, y, " << k + 2 << ", " << 2 + 4 * k
        << ", attrs);\n}\n";
+    // With the flags word (only the NHWC bits, docs/runtime-abi.md).
+    os << "DISC_HIDDEN void _mlir_ciface_disc_lib_conv_transpose" << k
+       << "d_post0(void *x, void *w, void *y";
+    for (int i = 0; i < 3 + 4 * k; ++i)
+      os << ", int64_t a" << i;
+    os << ") {\n  int64_t attrs[" << 3 + 4 * k << "] = {";
+    for (int i = 0; i < 3 + 4 * k; ++i)
+      os << (i ? ", a" : "a") << i;
+    os << "};\n  disc_library_call(3, x, w, y, " << k + 2 << ", " << 3 + 4 * k
+       << ", attrs);\n}\n";
   }
   // With post-ops (docs/runtime-abi.md): bias [N] and/or residual
   // operands after the output, one more attribute (the post-op flags).

@@ -20,10 +20,11 @@ inline constexpr llvm::StringLiteral kLibraryCallAttr = "disc.library_call";
 /// chain order: "bias", "add", then one activation ("relu"; "max" and/or
 /// "min" by a scalar, a Clip; "sigmoid"; "tanh").
 inline constexpr llvm::StringLiteral kPostOpsAttr = "disc.post_ops";
-/// On a call with post-ops: the trailing attributes the runtime call takes
-/// (docs/runtime-abi.md, *Post-ops*): `flags` (bit 0 bias, 1 residual add,
-/// 2 Relu, 3 clip, 4 logistic, 5 tanh; at most one of bits 2-5), then for
-/// a clip its lower and upper bound as f32 bit patterns.
+/// On a call with post-ops or NHWC operands: the trailing attributes the
+/// runtime call takes (docs/runtime-abi.md, *Post-ops*): `flags` (bit 0
+/// bias, 1 residual add, 2 Relu, 3 clip, 4 logistic, 5 tanh, at most one
+/// of bits 2-5; Conv on oneDNN: 6 output, 7 input, 8 residual is NHWC),
+/// then for a clip its lower and upper bound as f32 bit patterns.
 inline constexpr llvm::StringLiteral kPostOpAttrsAttr = "disc.post_op_attrs";
 /// On a fused post-op: the index of its operand that carries the chain.
 inline constexpr llvm::StringLiteral kFusedIntoCallAttr =

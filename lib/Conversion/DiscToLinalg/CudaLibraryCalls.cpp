@@ -88,7 +88,8 @@ bool mlir::disc::fitsCudaLibraryCall(Operation *op) {
 }
 
 void mlir::disc::markCudaLibraryCalls(func::FuncOp func) {
-  markLibraryCalls(func, fitsCudaLibraryCall, /*clipAndEltwise=*/false);
+  markLibraryCalls(func, fitsCudaLibraryCall, /*clipAndEltwise=*/false,
+                   /*nhwc=*/false);
 }
 
 std::string mlir::disc::describeOnnxNode(Operation *op) {

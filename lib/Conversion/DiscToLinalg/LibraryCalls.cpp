@@ -252,9 +252,59 @@ static bool isChannelBias(Value bias, int64_t rank, int64_t channelDim,
   return t.getNumElements() == channels;
 }
 
+/// The NHWC bits of the Conv and ConvTranspose calls of `body`
+/// (docs/runtime-abi.md, *Post-ops*): a call's final value (`finalOf`:
+/// after its fused post-ops) whose every reader is a Conv or ConvTranspose
+/// call of `body` reading it as its input (operand 0, not as its weights)
+/// or as the residual of a Conv's post-op chain (`residualOwner`: a fused
+/// residual add -> its call) is written NHWC (bit 64), and each such
+/// reader reads it NHWC (bit 128 input, 256 residual). A value returned, viewed
+/// or read by a loop nest keeps NCHW. NHWC has the byte size of NCHW, so the
+/// buffers and the memory model are unchanged.
+static llvm::DenseMap<Operation *, int64_t>
+nhwcBits(Block &body, ArrayRef<std::pair<Operation *, Value>> finalOf,
+         const llvm::DenseMap<Operation *, Operation *> &residualOwner) {
+  llvm::DenseMap<Operation *, int64_t> bits;
+  auto isConvCall = [](Operation *op) {
+    return isa<ConvOp, ConvTransposeOp>(op) && op->hasAttr(kLibraryCallAttr);
+  };
+  for (auto [call, v] : finalOf) {
+    if (!isa<ConvOp, ConvTransposeOp>(call) || v.use_empty())
+      continue;
+    bool ok = true;
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (user->getBlock() != &body) {
+        ok = false;
+      } else if (isConvCall(user)) {
+        ok = use.getOperandNumber() == 0 && user->getOperand(1) != v;
+      } else if (auto it = residualOwner.find(user);
+                 it != residualOwner.end() && isa<ConvOp>(it->second)) {
+        auto idx = user->getAttrOfType<IntegerAttr>(kFusedIntoCallAttr);
+        ok = idx && use.getOperandNumber() == 1 - idx.getInt();
+      } else {
+        ok = false;
+      }
+      if (!ok)
+        break;
+    }
+    if (!ok)
+      continue;
+    bits[call] |= 64;
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (isConvCall(user))
+        bits[user] |= 128;
+      else
+        bits[residualOwner.lookup(user)] |= 256;
+    }
+  }
+  return bits;
+}
+
 void mlir::disc::markLibraryCalls(func::FuncOp func,
                                   llvm::function_ref<bool(Operation *)> fits,
-                                  bool clipAndEltwise) {
+                                  bool clipAndEltwise, bool nhwc) {
   if (func.isExternal())
     return;
   Block &body = func.getBody().front();
@@ -288,12 +338,18 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
         return n;
     return nullptr;
   };
+  // Each call's final value (after its post-ops), and the call each fused
+  // residual add belongs to, for the NHWC chains.
+  SmallVector<std::pair<Operation *, Value>> finalOf;
+  llvm::DenseMap<Operation *, Operation *> residualOwner;
   for (Operation &op : body) {
     if (!(fits ? fits(&op) : fitsLibraryCall(&op)))
       continue;
     op.setAttr(kLibraryCallAttr, b.getUnitAttr());
-    if (isa<ConvTransposeOp>(op))
+    if (isa<ConvTransposeOp>(op)) {
+      finalOf.push_back({&op, op.getResult(0)});
       continue; // no post-ops
+    }
     auto rt = cast<RankedTensorType>(op.getResult(0).getType());
     bool isConv = isa<ConvOp>(op);
     int64_t channelDim = isConv ? 1 : rt.getRank() - 1;
@@ -350,6 +406,7 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
             break;
           kind = "add";
           residual = true;
+          residualOwner[user] = &op;
         } else if (isa<MaxOp>(user) && c && !std::isnan(*c) && !hasLo &&
                    (!hasHi || *c <= hi) &&
                    (clipAndEltwise || (*c == 0.0f && !hasHi))) {
@@ -381,6 +438,7 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
       cur = user->getResult(0);
       last = user;
     }
+    finalOf.push_back({&op, cur});
     if (post.empty())
       continue;
     op.setAttr(kPostOpsAttr, b.getArrayAttr(post));
@@ -396,6 +454,16 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
       attrs[0] |= eltFlag;
     }
     op.setAttr(kPostOpAttrsAttr, b.getDenseI64ArrayAttr(attrs));
+  }
+  if (!nhwc)
+    return;
+  // The NHWC bits join the flags word; a call without post-ops gets one.
+  for (auto [call, bit] : nhwcBits(body, finalOf, residualOwner)) {
+    SmallVector<int64_t> attrs = {0};
+    if (auto a = call->getAttrOfType<DenseI64ArrayAttr>(kPostOpAttrsAttr))
+      attrs.assign(a.asArrayRef().begin(), a.asArrayRef().end());
+    attrs[0] |= bit;
+    call->setAttr(kPostOpAttrsAttr, b.getDenseI64ArrayAttr(attrs));
   }
 }
 
@@ -418,14 +486,17 @@ struct PostOps {
 
 static PostOps collectPostOps(OpBuilder &b, Operation *op) {
   PostOps p;
+  // A Conv call with only NHWC bits has the flags word and no post-op list.
+  auto encoded = op->getAttrOfType<DenseI64ArrayAttr>(kPostOpAttrsAttr);
   auto list = op->getAttrOfType<ArrayAttr>(kPostOpsAttr);
-  if (!list)
+  if (!encoded && !list)
     return p;
   p.any = true;
-  auto encoded = op->getAttrOfType<DenseI64ArrayAttr>(kPostOpAttrsAttr);
   assert(encoded && !encoded.empty() && "post-ops without their encoding");
   p.attrs.assign(encoded.asArrayRef().begin(), encoded.asArrayRef().end());
   p.flags = p.attrs[0];
+  if (!list)
+    return p;
   Value cur = op->getResult(0);
   for (Attribute a : list) {
     Operation *user = *cur.getUsers().begin();
@@ -606,9 +677,14 @@ mlir::disc::lowerConvTransposeToLibraryCall(OpBuilder &b, ConvTransposeOp op,
   for (int64_t i = 0; i < k; ++i)
     args.push_back(
         i64(b, loc, pad[k + i] - (i < (int64_t)outPad.size() ? outPad[i] : 0)));
-  func::FuncOp f =
-      declare(b, op, ("disc_lib_conv_transpose" + Twine(k) + "d").str(),
-              ValueRange(args).getTypes());
+  // The NHWC bits (markLibraryCalls): the flags word, `_post0`.
+  std::string name = ("disc_lib_conv_transpose" + Twine(k) + "d").str();
+  if (auto flags = op->getAttrOfType<DenseI64ArrayAttr>(kPostOpAttrsAttr)) {
+    assert(flags.size() == 1 && "a ConvTranspose call takes only flags");
+    args.push_back(i64(b, loc, flags[0]));
+    name += "_post0";
+  }
+  func::FuncOp f = declare(b, op, name, ValueRange(args).getTypes());
   func::CallOp::create(b, loc, f, args);
   return yTensor;
 }

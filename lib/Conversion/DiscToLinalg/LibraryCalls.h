@@ -57,9 +57,16 @@ bool fitsLibraryCall(Operation *op);
 /// oneDNN forms; the CUDA target passes its own, CudaLibraryCalls.h).
 /// `clipAndEltwise` false keeps Relu as the only activation post-op (no
 /// Clip, Sigmoid or Tanh: the cuDNN calls do not take them yet).
+/// `nhwc` (oneDNN only: the CUDA runtime does not take the bits) marks
+/// chains of Conv calls whose buffers between them hold NHWC data: a Conv
+/// whose final value (after its post-ops) is read only by Conv calls, as
+/// their input or residual, writes it NHWC and they read it NHWC (flags
+/// bits 64, 128, 256 of `disc.post_op_attrs`, which a Conv call without
+/// post-ops then carries alone; docs/runtime-abi.md). The buffers keep the
+/// byte size and the NCHW type; only their contents are permuted.
 void markLibraryCalls(func::FuncOp func,
                       llvm::function_ref<bool(Operation *)> fits = nullptr,
-                      bool clipAndEltwise = true);
+                      bool clipAndEltwise = true, bool nhwc = true);
 
 /// Name prefix of the functions compiled code calls for library calls.
 inline constexpr llvm::StringLiteral kLibraryCallPrefix = "disc_lib_";

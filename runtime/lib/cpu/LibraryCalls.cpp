@@ -156,9 +156,48 @@ struct ThreadScope {
   }
 };
 
+/// The NHWC bits of a Conv call's flags (docs/runtime-abi.md): its output,
+/// input, residual buffer holds NHWC data (channels last, dense).
+constexpr int64_t kNhwcOutput = 64, kNhwcInput = 128, kNhwcResidual = 256;
+
+/// The channels-last permutation of the dense buffer of `v` (shape
+/// [N, C, D...], dense row-major strides checked): the strides of the same
+/// shape laid out [N, D..., C]. `what` names the operand in the error.
+void reinterpretNhwc(View &v, const std::string &who, const char *what) {
+  int64_t r = static_cast<int64_t>(v.sizes.size()), dense = 1;
+  for (int64_t i = r - 1; i >= 0; --i) {
+    if (v.sizes[i] != 1 && v.strides[i] != dense)
+      fail(1, who + "the " + what +
+                  " is marked NHWC but its buffer is not dense: sizes " +
+                  dimsText(v.sizes) + ", strides " + dimsText(v.strides));
+    dense *= v.sizes[i];
+  }
+  int64_t c = v.sizes[1];
+  v.strides[1] = 1;
+  int64_t s = c;
+  for (int64_t i = r - 1; i >= 2; --i) {
+    v.strides[i] = s;
+    s *= v.sizes[i];
+  }
+  v.strides[0] = s;
+}
+
+/// The user memory descriptor of a Conv operand: oneDNN's channels-last
+/// tag (acb, acdb, acdeb) for an NHWC buffer, else its strides.
+memory::desc convUserDesc(const View &v, bool nhwc) {
+  if (!nhwc)
+    return stridedDesc(v.sizes, v.strides);
+  static const memory::format_tag tags[] = {memory::format_tag::acb,
+                                            memory::format_tag::acdb,
+                                            memory::format_tag::acdeb};
+  return memory::desc(v.sizes, memory::data_type::f32,
+                      tags[v.sizes.size() - 3]);
+}
+
 /// Post-ops of a call (docs/runtime-abi.md): flags bit 0 bias, bit 1
 /// residual add, then one activation: bit 2 Relu, bit 3 clip to [lo, hi],
-/// bit 4 logistic, bit 5 tanh; applied in that order.
+/// bit 4 logistic, bit 5 tanh; applied in that order. Bits 6-8 (Conv
+/// only): the output, input, residual is NHWC.
 struct PostOps {
   int64_t flags = 0;
   View bias, res; // bias: [channels]; res: the output's shape
@@ -588,7 +627,9 @@ PostOps LibraryCalls::Impl::readPostOps(const int64_t *post, int32_t numPost,
   p.flags = flags;
   std::string who = std::string(name) + " library call: ";
   int64_t act = flags & 60;
-  if (flags < 0 || flags > 63 || (act & (act - 1)) != 0)
+  bool conv = std::strcmp(name, "Conv") == 0;
+  if (flags < 0 || flags > (conv ? 511 : 63) || (act & (act - 1)) != 0 ||
+      ((flags & kNhwcResidual) && !(flags & 2)))
     fail(1, who + "bad post-op flags " + std::to_string(flags));
   if (numPost != ((flags & 8) ? 3 : 1))
     fail(1, who + "post-op flags " + std::to_string(flags) + " take " +
@@ -626,6 +667,8 @@ PostOps LibraryCalls::Impl::readPostOps(const int64_t *post, int32_t numPost,
     if (p.res.sizes != y.sizes)
       fail(1, who + "residual " + dimsText(p.res.sizes) + " and output " +
                   dimsText(y.sizes) + " differ");
+    if (flags & kNhwcResidual)
+      reinterpretNhwc(p.res, who, "residual");
   }
   return p;
 }
@@ -778,6 +821,11 @@ void LibraryCalls::Impl::conv(const Key &key, int32_t numOperands,
                     operands, ranks, y, oc, "Conv");
   else if (numOperands != 3)
     fail(1, "Conv library call: expects 3 operands");
+  // NHWC buffers: their views get the channels-last strides.
+  if (p.flags & kNhwcInput)
+    reinterpretNhwc(x, "Conv library call: ", "input");
+  if (p.flags & kNhwcOutput)
+    reinterpretNhwc(y, "Conv library call: ", "output");
   if (volume(y.sizes) == 0)
     return;
   if (cg == 0 || volume(w.sizes) == 0) {
@@ -791,8 +839,8 @@ void LibraryCalls::Impl::conv(const Key &key, int32_t numOperands,
   if (!e) {
     auto ne = std::make_unique<Entry>();
     ne->constWeights = constW;
-    ne->user[0] = stridedDesc(x.sizes, x.strides);
-    ne->user[2] = stridedDesc(y.sizes, y.strides);
+    ne->user[0] = convUserDesc(x, p.flags & kNhwcInput);
+    ne->user[2] = convUserDesc(y, p.flags & kNhwcOutput);
     memory::dims wSizes = w.sizes, wStrides = w.strides;
     if (groups > 1) {
       wSizes = {groups, oc / groups};
@@ -806,7 +854,7 @@ void LibraryCalls::Impl::conv(const Key &key, int32_t numOperands,
     if (p.bias_())
       ne->biasMd = stridedDesc({oc}, p.bias.strides);
     if (p.res_())
-      ne->resMd = stridedDesc(p.res.sizes, p.res.strides);
+      ne->resMd = convUserDesc(p.res, p.flags & kNhwcResidual);
     auto any = [](const memory::dims &d) {
       return memory::desc(d, memory::data_type::f32, memory::format_tag::any);
     };
@@ -904,11 +952,20 @@ void LibraryCalls::Impl::deconv(const Key &key, int32_t numOperands,
   int32_t r = ranks[0];
   int64_t k = r - 2;
   if (numOperands != 3 || k < 1 || k > 3 || ranks[1] != r || ranks[2] != r ||
-      numAttrs != 2 + 4 * k)
+      (numAttrs != 2 + 4 * k && numAttrs != 3 + 4 * k))
     fail(1, "ConvTranspose library call: 3 operands of equal rank 3..5 and " +
-                std::to_string(2 + 4 * k) + " attributes");
+                std::to_string(2 + 4 * k) + " or " + std::to_string(3 + 4 * k) +
+                " attributes");
   View x = readView(operands[0], r), w = readView(operands[1], r),
        y = readView(operands[2], r);
+  // The flags word: only the NHWC bits of the input and the output.
+  int64_t flags = numAttrs == 3 + 4 * k ? attrs[2 + 4 * k] : 0;
+  if (flags & ~(kNhwcOutput | kNhwcInput))
+    fail(1, "ConvTranspose library call: bad flags " + std::to_string(flags));
+  if (flags & kNhwcInput)
+    reinterpretNhwc(x, "ConvTranspose library call: ", "input");
+  if (flags & kNhwcOutput)
+    reinterpretNhwc(y, "ConvTranspose library call: ", "output");
   int64_t groups = attrs[0];
   bool constW = attrs[1] != 0;
   memory::dims strides(attrs + 2, attrs + 2 + k),
@@ -938,8 +995,8 @@ void LibraryCalls::Impl::deconv(const Key &key, int32_t numOperands,
   if (!e) {
     auto ne = std::make_unique<Entry>();
     ne->constWeights = constW;
-    ne->user[0] = stridedDesc(x.sizes, x.strides);
-    ne->user[2] = stridedDesc(y.sizes, y.strides);
+    ne->user[0] = convUserDesc(x, flags & kNhwcInput);
+    ne->user[2] = convUserDesc(y, flags & kNhwcOutput);
     // ONNX W [IC, OC/G, K...] is oneDNN's [OC, IC, K...] (or [G, OC/G,
     // IC/G, K...]) read with swapped strides.
     int64_t icg = ic / groups;
@@ -982,6 +1039,17 @@ void LibraryCalls::Impl::deconv(const Key &key, int32_t numOperands,
       plainOk = impl.find("ref") == std::string::npos;
       plain = plainOk && impl.find("gemm") == std::string::npos;
     } catch (const dnnl::error &) {
+    }
+    // One NHWC operand: the JIT kernel takes channels last only for both
+    // (oneDNN 2.6), so the other is reordered from or to it.
+    if (!plain && (flags & (kNhwcInput | kNhwcOutput))) {
+      try {
+        pd = make(convUserDesc(x, true), convUserDesc(y, true));
+        std::string impl = pd.impl_info_str();
+        plain = impl.find("ref") == std::string::npos &&
+                impl.find("gemm") == std::string::npos;
+      } catch (const dnnl::error &) {
+      }
     }
     if (!plain) {
       try {

@@ -583,3 +583,199 @@ TEST(LibraryCalls, SessionReportsLibraryCallErrors) {
   EXPECT_EQ(out[0].data<float>()[0], 6.0f);
   EXPECT_EQ(out[0].data<float>()[1], 15.0f);
 }
+
+// Two chained Conv calls with the NHWC bits (docs/runtime-abi.md): conv1
+// (bias, Relu) writes its output channels-last (flags 5 | 64); conv2 reads
+// it as its input and as its residual (flags 2 | 128 | 256) and writes
+// NCHW. The buffer between them holds NHWC data (checked against direct
+// loops), the final output equals the same chain without the bits, and
+// `temporaryBytes` predicts each call's peak exactly.
+TEST(LibraryCalls, NhwcChainMatchesNchwChainAndLoops) {
+  const int64_t N = 2, C = 5, H = 7, W = 6, OC = 16, K = 3;
+  std::vector<float> x = randomVector(N * C * H * W, 61),
+                     w1 = randomVector(OC * C * K * K, 62),
+                     b1 = randomVector(OC, 63), w2 = randomVector(OC * OC, 64);
+  std::vector<float> t(N * OC * H * W), y(N * OC * H * W), tRef(N * OC * H * W),
+      yRef(N * OC * H * W);
+  auto dx = desc(x.data(), {N, C, H, W});
+  auto dw1 = desc(w1.data(), {OC, C, K, K});
+  auto db1 = desc(b1.data(), {OC});
+  auto dw2 = desc(w2.data(), {OC, OC, 1, 1});
+  LibraryCalls lib;
+  CountingAllocator alloc;
+  std::string error;
+  // conv1: 3x3 pad 1, bias + Relu; conv2: 1x1 + residual (its input).
+  auto chain = [&](std::vector<float> &mid, std::vector<float> &out,
+                   int64_t bits1, int64_t bits2) {
+    auto dt = desc(mid.data(), {N, OC, H, W});
+    auto dy = desc(out.data(), {N, OC, H, W});
+    std::vector<int64_t> a1 = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 5 | bits1};
+    void *ops1[4] = {dx.data(), dw1.data(), dt.data(), db1.data()};
+    int32_t ranks1[4] = {4, 4, 4, 1};
+    int64_t predicted = -1;
+    ASSERT_EQ(lib.temporaryBytes(DISC_LIB_CONV, 4, ops1, ranks1, 11, a1.data(),
+                                 &predicted, error),
+              0)
+        << error;
+    alloc.peak = 0;
+    ASSERT_EQ(lib.call(DISC_LIB_CONV, 4, ops1, ranks1, 11, a1.data(),
+                       alloc.hooks(), error),
+              0)
+        << error;
+    EXPECT_EQ(alloc.peak, predicted) << "conv1, bits " << bits1;
+    std::vector<int64_t> a2 = {1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2 | bits2};
+    void *ops2[4] = {dt.data(), dw2.data(), dy.data(), dt.data()};
+    int32_t ranks2[4] = {4, 4, 4, 4};
+    ASSERT_EQ(lib.temporaryBytes(DISC_LIB_CONV, 4, ops2, ranks2, 11, a2.data(),
+                                 &predicted, error),
+              0)
+        << error;
+    alloc.peak = 0;
+    ASSERT_EQ(lib.call(DISC_LIB_CONV, 4, ops2, ranks2, 11, a2.data(),
+                       alloc.hooks(), error),
+              0)
+        << error;
+    EXPECT_EQ(alloc.peak, predicted) << "conv2, bits " << bits2;
+    EXPECT_EQ(alloc.live, 0);
+  };
+  chain(t, y, 64, 128 | 256);
+  chain(tRef, yRef, 0, 0);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < OC; ++o)
+      for (int64_t i = 0; i < H; ++i)
+        for (int64_t j = 0; j < W; ++j) {
+          double ref = b1[o];
+          for (int64_t c = 0; c < C; ++c)
+            for (int64_t u = 0; u < K; ++u)
+              for (int64_t v = 0; v < K; ++v) {
+                int64_t hi = i - 1 + u, wi = j - 1 + v;
+                if (hi < 0 || hi >= H || wi < 0 || wi >= W)
+                  continue;
+                ref += x[((n * C + c) * H + hi) * W + wi] *
+                       w1[((o * C + c) * K + u) * K + v];
+              }
+          ref = ref > 0 ? ref : 0;
+          // Channels last: [N, H, W, OC].
+          ASSERT_NEAR(t[((n * H + i) * W + j) * OC + o], ref, 1e-4)
+              << "at " << n << "," << o << "," << i << "," << j;
+          ASSERT_NEAR(tRef[((n * OC + o) * H + i) * W + j], ref, 1e-4);
+        }
+  for (size_t e = 0; e < y.size(); ++e)
+    ASSERT_NEAR(y[e], yRef[e], 1e-4) << "at " << e;
+  // And conv2's output against loops over the NCHW intermediate.
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < OC; ++o)
+      for (int64_t p = 0; p < H * W; ++p) {
+        double ref = tRef[(n * OC + o) * H * W + p];
+        for (int64_t c = 0; c < OC; ++c)
+          ref += tRef[(n * OC + c) * H * W + p] * w2[o * OC + c];
+        ASSERT_NEAR(yRef[(n * OC + o) * H * W + p], ref, 1e-4);
+      }
+}
+
+// The NHWC bits need dense buffers and a Conv: a strided output view, a
+// residual bit without a residual, or the bits on a MatMul are status 1.
+TEST(LibraryCalls, NhwcBitsAreChecked) {
+  const int64_t N = 1, C = 4, H = 5, W = 5;
+  std::vector<float> x = randomVector(N * C * H * W, 71),
+                     w = randomVector(C * C, 72), y(N * C * H * (W + 1));
+  auto dx = desc(x.data(), {N, C, H, W});
+  auto dw = desc(w.data(), {C, C, 1, 1});
+  // A view of the first W columns of [N, C, H, W + 1].
+  auto dy =
+      desc(y.data(), {N, C, H, W}, {C * H * (W + 1), H * (W + 1), W + 1, 1});
+  LibraryCalls lib;
+  CountingAllocator alloc;
+  std::string error;
+  std::vector<int64_t> attrs = {1, 1, 1, 1, 1, 1, 0, 0, 0, 0, /*flags=*/64};
+  EXPECT_EQ(run(lib, alloc, DISC_LIB_CONV, dx, dw, dy, 4, attrs, error), 1);
+  EXPECT_NE(error.find("the output is marked NHWC but its buffer is not "
+                       "dense"),
+            std::string::npos)
+      << error;
+  attrs.back() = 256;
+  EXPECT_EQ(run(lib, alloc, DISC_LIB_CONV, dx, dw, dy, 4, attrs, error), 1);
+  EXPECT_NE(error.find("bad post-op flags 256"), std::string::npos) << error;
+  std::vector<float> a(12), b(12), c(9);
+  auto da = desc(a.data(), {1, 3, 4});
+  auto db = desc(b.data(), {1, 4, 3});
+  auto dc = desc(c.data(), {1, 3, 3});
+  EXPECT_EQ(run(lib, alloc, DISC_LIB_MATMUL, da, db, dc, 3, {0, 0, 128}, error),
+            1);
+  EXPECT_NE(error.find("bad post-op flags 128"), std::string::npos) << error;
+  EXPECT_EQ(alloc.live, 0);
+}
+
+// Conv -> ConvTranspose through an NHWC buffer (conv flags 64, the
+// ConvTranspose's flags word 128), and a ConvTranspose writing NHWC (64):
+// the same values as the NCHW chain, and the predicted temporaries.
+TEST(LibraryCalls, NhwcConvTransposeMatchesNchw) {
+  const int64_t N = 1, C = 3, H = 5, W = 4, OC = 16, OC2 = 8;
+  std::vector<float> x = randomVector(N * C * H * W, 81),
+                     w1 = randomVector(OC * C, 82),
+                     w2 = randomVector(OC * OC2 * 2 * 2, 83);
+  const int64_t OH = 2 * H, OW = 2 * W;
+  auto dx = desc(x.data(), {N, C, H, W});
+  auto dw1 = desc(w1.data(), {OC, C, 1, 1});
+  auto dw2 = desc(w2.data(), {OC, OC2, 2, 2}); // ONNX [C, OC/G, K...]
+  LibraryCalls lib;
+  CountingAllocator alloc;
+  std::string error;
+  auto chain = [&](std::vector<float> &out, int64_t convBits,
+                   int64_t deconvBits) {
+    std::vector<float> t(N * OC * H * W);
+    auto dt = desc(t.data(), {N, OC, H, W});
+    auto dy = desc(out.data(), {N, OC2, OH, OW});
+    std::vector<int64_t> a1 = {1, 1, 1, 1, 1, 1, 0, 0, 0, 0};
+    if (convBits)
+      a1.push_back(convBits);
+    ASSERT_EQ(run(lib, alloc, DISC_LIB_CONV, dx, dw1, dt, 4, a1, error), 0)
+        << error;
+    std::vector<int64_t> a2 = {1, 1, 2, 2, 1, 1, 0, 0, 0, 0};
+    if (deconvBits)
+      a2.push_back(deconvBits);
+    void *ops[3] = {dt.data(), dw2.data(), dy.data()};
+    int32_t ranks[3] = {4, 4, 4};
+    int64_t predicted = -1;
+    ASSERT_EQ(lib.temporaryBytes(DISC_LIB_CONV_TRANSPOSE, 3, ops, ranks,
+                                 static_cast<int32_t>(a2.size()), a2.data(),
+                                 &predicted, error),
+              0)
+        << error;
+    alloc.peak = 0;
+    ASSERT_EQ(
+        run(lib, alloc, DISC_LIB_CONV_TRANSPOSE, dt, dw2, dy, 4, a2, error), 0)
+        << error;
+    EXPECT_EQ(alloc.peak, predicted) << "bits " << deconvBits;
+    EXPECT_EQ(alloc.live, 0);
+  };
+  std::vector<float> ref(N * OC2 * OH * OW), y(ref.size()), yNhwc(ref.size());
+  chain(ref, 0, 0);
+  chain(y, 64, 128);
+  chain(yNhwc, 64, 128 | 64);
+  for (int64_t o = 0; o < OC2; ++o)
+    for (int64_t i = 0; i < OH; ++i)
+      for (int64_t j = 0; j < OW; ++j) {
+        // Stride 2, kernel 2: one input pixel per output pixel.
+        double r = 0;
+        for (int64_t c = 0; c < OC; ++c) {
+          double t = 0;
+          for (int64_t ci = 0; ci < C; ++ci)
+            t += x[(ci * H + i / 2) * W + j / 2] * w1[c * C + ci];
+          r += t * w2[((c * OC2 + o) * 2 + i % 2) * 2 + j % 2];
+        }
+        int64_t at = (o * OH + i) * OW + j;
+        ASSERT_NEAR(ref[at], r, 1e-4) << "at " << o << "," << i << "," << j;
+        ASSERT_NEAR(y[at], r, 1e-4) << "at " << o << "," << i << "," << j;
+        ASSERT_NEAR(yNhwc[(i * OW + j) * OC2 + o], r, 1e-4)
+            << "at " << o << "," << i << "," << j;
+      }
+  // Other bits on a ConvTranspose are status 1.
+  std::vector<float> t(N * OC * H * W);
+  auto dt = desc(t.data(), {N, OC, H, W});
+  auto dy = desc(y.data(), {N, OC2, OH, OW});
+  EXPECT_EQ(run(lib, alloc, DISC_LIB_CONV_TRANSPOSE, dt, dw2, dy, 4,
+                {1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1}, error),
+            1);
+  EXPECT_NE(error.find("bad flags 1"), std::string::npos) << error;
+}
