@@ -767,7 +767,7 @@ LogicalResult mlir::disc::emitModelArtifact(
   std::vector<std::pair<std::string, std::string>> kernels;
   llvm::StringSet<> parallelKernels;
   module.walk([&](LLVM::LLVMFuncOp f) {
-    if (f->removeAttr("disc.parallel_min_chunk"))
+    if (f->removeAttr("disc.parallel"))
       parallelKernels.insert(f.getName());
   });
   if (codegenReport)

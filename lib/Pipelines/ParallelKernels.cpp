@@ -5,14 +5,16 @@
 // `disc-parallelize-kernels` (after disc-outline-kernels, on linalg on
 // buffers): a kernel `disc_kernel_<n>` whose loop nest is one linalg op
 // with a parallel outer loop that indexes every output (so iterations of
-// that loop write disjoint elements) gets two more `index` arguments lo and
-// hi, and its op runs over the outer iterations [lo, hi) only (linalg's
-// TilingInterface: subviews of the operands, linalg.index offset). The one
-// call passes [0, n). The kernel is marked `disc.parallel_min_chunk`, the
-// smallest number of outer iterations worth a thread. Kernels with little
-// work (a static iteration count below kMinParallelIterations), with
-// anything but pure arithmetic in their body (run-time checks, calls), or
-// whose inputs may alias an output through another indexing stay serial.
+// that loop write disjoint elements) runs over a chunk [lo, hi) of that
+// loop, or of the first two such loops flattened row-major (a batch of 1
+// leaves the second to split), given as two more `index` arguments
+// (linalg's TilingInterface: subviews of the operands, linalg.index
+// offset). A third new argument, computed at the call from the other
+// loops' sizes, is the smallest chunk worth a thread; the one call passes
+// [0, n). The kernel is marked `disc.parallel`. Kernels with little static
+// work (below kMinParallelIterations), with anything but pure arithmetic
+// in their body (run-time checks, calls), or whose inputs may alias an
+// output through another view or indexing stay serial.
 //
 // `disc-lower-parallel-calls` (after the lowering to the LLVM dialect):
 // each call of a marked kernel becomes a call of the model's
@@ -49,7 +51,7 @@ namespace {
 constexpr int64_t kMinParallelIterations = 32768;
 constexpr int64_t kMinChunkIterations = 16384;
 
-constexpr StringLiteral kMinChunkAttr = "disc.parallel_min_chunk";
+constexpr StringLiteral kParallelAttr = "disc.parallel";
 
 /// The buffer a memref value views (an allocation, global or block
 /// argument), or null when unknown.
@@ -147,9 +149,10 @@ struct ParallelizeKernelsPass
         Value src = outside(in->get());
         if (out && src && out != src)
           continue;
-        if (root.getMatchingIndexingMap(in) !=
-                root.getMatchingIndexingMap(&init) ||
-            in->get().getType() != init.get().getType())
+        // Same buffer (or unknown): only the very same view read at the
+        // element it writes (an in-place elementwise op) is safe.
+        if (in->get() != init.get() || root.getMatchingIndexingMap(in) !=
+                                           root.getMatchingIndexingMap(&init))
           return true;
       }
     }
@@ -200,21 +203,21 @@ struct ParallelizeKernelsPass
       }
       if (outerStatic && innerStatic && outer * inner < kMinParallelIterations)
         continue;
-      int64_t minChunk =
-          innerStatic
-              ? std::max<int64_t>(1, (kMinChunkIterations + inner - 1) / inner)
-              : 1;
-      if (outerStatic && outer < 2 * minChunk)
+      if (outerStatic && innerStatic &&
+          outer < 2 * ((kMinChunkIterations + inner - 1) / inner))
         continue;
-      tile(kernel, root, call, outArg.getArgNumber(), pos, minChunk);
+      tile(kernel, root, call, outArg.getArgNumber(), pos);
     }
   }
 
   /// Runs `root` over the chunk [lo, hi) (two new arguments of `kernel`)
   /// of its first `pos.size()` loops, flattened row-major; the call passes
-  /// [0, n), n = the product of dims `pos` of argument `out`.
+  /// [0, n), n = the product of dims `pos` of argument `out`, and a third
+  /// new argument that the kernel does not read: the smallest chunk worth a
+  /// thread (kMinChunkIterations over the iterations of one chunked step,
+  /// at least 1), computed at the call from the sizes of the other loops.
   void tile(func::FuncOp kernel, linalg::LinalgOp root, func::CallOp call,
-            unsigned out, ArrayRef<unsigned> pos, int64_t minChunk) {
+            unsigned out, ArrayRef<unsigned> pos) {
     MLIRContext *ctx = &getContext();
     Block &body = kernel.getBody().front();
     Type indexType = IndexType::get(ctx);
@@ -224,6 +227,7 @@ struct ParallelizeKernelsPass
     SmallVector<Range> domain = tiling.getIterationDomain(b);
     Value lo = body.addArgument(indexType, loc);
     Value hi = body.addArgument(indexType, loc);
+    body.addArgument(indexType, loc); // the smallest chunk
     kernel.setType(FunctionType::get(ctx, body.getArgumentTypes(), {}));
     SmallVector<OpFoldResult> offsets, sizes;
     for (Range &r : domain) {
@@ -260,11 +264,32 @@ struct ParallelizeKernelsPass
       root.emitError("disc-parallelize-kernels: tiling failed");
       return signalPassFailure();
     }
-    root->erase();
-    kernel->setAttr(kMinChunkAttr,
-                    IntegerAttr::get(IntegerType::get(ctx, 64), minChunk));
-    // [0, n) at the call.
+    // Sizes of the other loops at the call: constants, or dims of
+    // arguments (others, unknown there, count as 1).
     OpBuilder cb(call);
+    Value inner = arith::ConstantIndexOp::create(cb, loc, 1);
+    for (const Range &r : ArrayRef<Range>(domain).drop_front(pos.size())) {
+      Value size;
+      if (std::optional<int64_t> c = getConstantIntValue(r.size)) {
+        size = arith::ConstantIndexOp::create(cb, loc, *c);
+      } else if (auto dim =
+                     cast<Value>(r.size).getDefiningOp<memref::DimOp>()) {
+        auto arg = dyn_cast<BlockArgument>(dim.getSource());
+        std::optional<int64_t> index = dim.getConstantIndex();
+        if (arg && arg.getOwner() == &body && index)
+          size = memref::DimOp::create(
+              cb, loc, call.getOperand(arg.getArgNumber()), *index);
+      }
+      if (size)
+        inner = arith::MulIOp::create(cb, loc, inner, size);
+    }
+    Value one = arith::ConstantIndexOp::create(cb, loc, 1);
+    Value chunk = arith::CeilDivUIOp::create(
+        cb, loc, arith::ConstantIndexOp::create(cb, loc, kMinChunkIterations),
+        arith::MaxUIOp::create(cb, loc, inner, one));
+    root->erase();
+    kernel->setAttr(kParallelAttr, UnitAttr::get(ctx));
+    // [0, n) at the call.
     Value outBuffer = call.getOperand(out);
     Value total;
     for (unsigned p : pos) {
@@ -279,6 +304,7 @@ struct ParallelizeKernelsPass
     SmallVector<Value> operands(call.getOperands());
     operands.push_back(arith::ConstantIndexOp::create(cb, loc, 0));
     operands.push_back(total);
+    operands.push_back(chunk);
     func::CallOp::create(cb, call.getLoc(), kernel, operands);
     call->erase();
   }
@@ -303,7 +329,7 @@ struct LowerParallelCallsPass
     auto voidType = LLVM::LLVMVoidType::get(ctx);
     SmallVector<LLVM::LLVMFuncOp> kernels;
     for (auto f : module.getOps<LLVM::LLVMFuncOp>())
-      if (f->hasAttr(kMinChunkAttr) && !f.isExternal())
+      if (f->hasAttr(kParallelAttr) && !f.isExternal())
         kernels.push_back(f);
     if (kernels.empty())
       return;
@@ -317,12 +343,11 @@ struct LowerParallelCallsPass
     SymbolUserMap users(tables, module);
     for (LLVM::LLVMFuncOp kernel : kernels) {
       Location loc = kernel.getLoc();
-      int64_t minChunk =
-          kernel->getAttrOfType<IntegerAttr>(kMinChunkAttr).getInt();
       ArrayRef<Type> params = kernel.getFunctionType().getParams();
-      assert(params.size() >= 2 && "a parallel kernel takes lo and hi last");
+      assert(params.size() >= 3 &&
+             "a parallel kernel takes lo, hi and the smallest chunk last");
       auto envType = LLVM::LLVMStructType::getLiteral(
-          ctx, SmallVector<Type>(params.drop_back(2)));
+          ctx, SmallVector<Type>(params.drop_back(3)));
       // The body: loads the arguments, runs the kernel on [lo, hi).
       std::string name =
           "disc_parallel_body_" + kernel.getName().drop_front(12).str();
@@ -333,7 +358,7 @@ struct LowerParallelCallsPass
         Block *entry = thunk.addEntryBlock(mb);
         OpBuilder tb = OpBuilder::atBlockEnd(entry);
         SmallVector<Value> args;
-        for (auto [i, t] : llvm::enumerate(params.drop_back(2))) {
+        for (auto [i, t] : llvm::enumerate(params.drop_back(3))) {
           Value field = LLVM::GEPOp::create(
               tb, loc, ptr, envType, entry->getArgument(0),
               ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
@@ -341,6 +366,7 @@ struct LowerParallelCallsPass
         }
         args.push_back(entry->getArgument(1));
         args.push_back(entry->getArgument(2));
+        args.push_back(LLVM::ConstantOp::create(tb, loc, i64, 0)); // unread
         LLVM::CallOp::create(tb, loc, kernel, args);
         LLVM::ReturnOp::create(tb, loc, ValueRange());
       }
@@ -354,16 +380,16 @@ struct LowerParallelCallsPass
         Value env = LLVM::AllocaOp::create(ab, loc, ptr, envType, one);
         OpBuilder cb(call);
         ValueRange operands = call.getArgOperands();
-        for (auto [i, v] : llvm::enumerate(operands.drop_back(2))) {
+        for (auto [i, v] : llvm::enumerate(operands.drop_back(3))) {
           Value field = LLVM::GEPOp::create(
               cb, loc, ptr, envType, env,
               ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
           LLVM::StoreOp::create(cb, loc, v, field);
         }
         Value fn = LLVM::AddressOfOp::create(cb, loc, ptr, thunk.getName());
-        Value chunk = LLVM::ConstantOp::create(cb, loc, i64, minChunk);
+        Value n = operands[operands.size() - 2];
         LLVM::CallOp::create(cb, loc, parallelFor,
-                             ValueRange{fn, env, operands.back(), chunk});
+                             ValueRange{fn, env, n, operands.back()});
         call->erase();
       }
     }

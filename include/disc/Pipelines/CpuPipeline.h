@@ -50,8 +50,9 @@ void buildDiscCpuLoopsToLLVMPipeline(OpPassManager &pm,
                                      bool parallelKernels = false);
 
 /// disc-parallelize-kernels: outlined kernels whose loop nest has a
-/// parallel outer loop take its range [lo, hi) as two more arguments and
-/// are marked `disc.parallel_min_chunk` (ParallelKernels.cpp).
+/// parallel outer loop take a chunk [lo, hi) of it and the smallest chunk
+/// worth a thread as three more arguments and are marked `disc.parallel`
+/// (ParallelKernels.cpp).
 std::unique_ptr<Pass> createParallelizeKernelsPass();
 /// disc-lower-parallel-calls: on the LLVM dialect, each call of a marked
 /// kernel becomes a call of `disc_parallel_for` with a body function and

@@ -74,9 +74,10 @@ TEST(ParallelForTest, ChunksAreContiguousAndBalanced) {
   Record r(10);
   parallelFor(3, &Record::body, &r, 10, 1);
   std::sort(r.chunks.begin(), r.chunks.end());
-  if (r.chunks.size() == 3) // libgomp gave the full team
+  if (r.chunks.size() == 3) { // libgomp gave the full team
     EXPECT_EQ(r.chunks, (std::vector<std::pair<int64_t, int64_t>>{
                             {0, 4}, {4, 7}, {7, 10}}));
+  }
   int64_t next = 0;
   for (auto [lo, hi] : r.chunks) {
     EXPECT_EQ(lo, next);
