@@ -455,11 +455,14 @@ void mlir::disc::buildDiscBufferizedLinalgPipeline(
 void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
                                       const CpuPipelineOptions &options) {
   buildDiscBufferizedLinalgPipeline(pm, options, /*promoteSmallBuffers=*/true);
-  buildDiscCpuLoopsToLLVMPipeline(pm);
+  buildDiscCpuLoopsToLLVMPipeline(pm, options.parallelKernels);
 }
 
-void mlir::disc::buildDiscCpuLoopsToLLVMPipeline(OpPassManager &pm) {
+void mlir::disc::buildDiscCpuLoopsToLLVMPipeline(OpPassManager &pm,
+                                                 bool parallelKernels) {
   pm.addPass(std::make_unique<OutlineKernelsPass>());
+  if (parallelKernels)
+    pm.addPass(createParallelizeKernelsPass());
   pm.addNestedPass<func::FuncOp>(
       std::make_unique<ReassociateReductionsPass>());
 
@@ -482,6 +485,8 @@ void mlir::disc::buildDiscCpuLoopsToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  if (parallelKernels)
+    pm.addPass(createLowerParallelCallsPass());
   pm.addPass(createCanonicalizerPass());
 }
 
@@ -492,6 +497,7 @@ void mlir::disc::registerDiscPipelines() {
   PassRegistration<FuseMarkedProducersPass>();
   PassRegistration<ReassociateReductionsPass>();
   PassRegistration<ApproximateMathPass>();
+  registerParallelKernelsPasses();
   registerDiscFusionPass();
   PassPipelineRegistration<>(
       "disc-cpu-pipeline", "Lower the disc dialect to the LLVM dialect",

@@ -208,6 +208,10 @@ def run_model(model, args):
             cmd += ["--compare", f"{name}={os.path.join(args.work_dir, rel)}"]
         cmd += ["--rtol", repr(args.rtol), "--atol", repr(args.atol),
                 "--repeat", str(args.repeat), "--report", report]
+        cmd += args.run_arg
+        outdir = os.path.join(args.work_dir, f"{tag}.{shape}.out")
+        if args.same_as_one_thread:
+            cmd += ["--output-dir", outdir]
         rc, out, _ = run(cmd, args.timeout)
         rep = read_report(report, row)
         outs = rep.get("outputs") or []
@@ -231,10 +235,35 @@ def run_model(model, args):
             row.status = "MISMATCH"
         else:
             row.status = peak_status(row, args)
+        if row.status == "PASS" and args.same_as_one_thread:
+            row.status = same_as_one_thread(so, case, outdir, args)
     if not compile_status and args.exact_peak:
         for shape in PEAK_ONLY_SHAPES.get(model, []) if not args.shapes else []:
             rows.append(run_peak_only(model, so, shape, args))
     return rows
+
+
+def same_as_one_thread(so, case, outdir, args):
+    """Runs the case again with --threads 1 and compares every output file
+    of the first run (--output-dir) byte for byte with it."""
+    one = outdir + ".t1"
+    cmd = [os.path.join(args.bin_dir, "disc-run"), so, "--threads", "1",
+           "--output-dir", one]
+    for name, rel in case["inputs"].items():
+        cmd += ["--input", f"{name}={os.path.join(args.work_dir, rel)}"]
+    rc, _, _ = run(cmd, args.timeout)
+    if rc != 0:
+        return f"RUN_FAIL({rc}, 1 thread)"
+    files = sorted(os.listdir(outdir)) if os.path.isdir(outdir) else []
+    if not files:
+        return "NO_OUTPUTS"
+    for f in files:
+        with open(os.path.join(outdir, f), "rb") as a, \
+                open(os.path.join(one, f), "rb") as b:
+            if a.read() != b.read():
+                log(f"  {f}: differs from the 1-thread run")
+                return "NOT_BITWISE"
+    return "PASS"
 
 
 def read_report(path, row):
@@ -327,6 +356,11 @@ def main(argv=None):
                    help="suffix of the compiled model's file names, so that "
                         "builds with different --compile-arg can share a "
                         "work dir")
+    p.add_argument("--run-arg", action="append", default=[],
+                   help="extra disc-run argument (repeatable)")
+    p.add_argument("--same-as-one-thread", action="store_true",
+                   help="also run each case with --threads 1 and fail when "
+                        "an output differs in any bit")
     p.add_argument("--exact-peak", action="store_true",
                    help="fail a run whose measured peak bytes differ from "
                         "the predicted peak bytes")

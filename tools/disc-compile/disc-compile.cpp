@@ -169,8 +169,9 @@ static cl::opt<bool> fusion(
 static cl::opt<bool> reportCodegen(
     "report-codegen",
     cl::desc("Print to stderr every loop-nest kernel (an op that got no "
-             "library call) with its ONNX node and whether LLVM vectorized "
-             "it, then a summary"),
+             "library call) with its ONNX node, whether LLVM vectorized it "
+             "and whether it runs on the session's threads (parallel), then "
+             "a summary"),
     cl::init(false), cl::cat(discCategory));
 
 static cl::opt<unsigned> compileJobs(

@@ -23,6 +23,9 @@ struct CpuPipelineOptions {
   /// Run disc-fusion after the shape passes (false when the caller already
   /// did, before building the memory model: `disc-compile`).
   bool fusion = true;
+  /// Run the outlined loop nests with a parallel outer loop on the
+  /// session's threads (disc-parallelize-kernels, ParallelKernels.cpp).
+  bool parallelKernels = true;
 };
 
 /// disc → linalg/tensor → one-shot bufferization (+ ownership-based buffer
@@ -41,8 +44,21 @@ void buildDiscBufferizedLinalgPipeline(OpPassManager &pm,
 
 /// The CPU pipeline's tail: linalg and scf on buffers (outlined loop
 /// nests) → LLVM dialect. Also ends the CUDA emulation
-/// (`--target=cuda-emulate`).
-void buildDiscCpuLoopsToLLVMPipeline(OpPassManager &pm);
+/// (`--target=cuda-emulate`). `parallelKernels`: kernels with a parallel
+/// outer loop run through `disc_ral_context.parallel_for` (CPU target only).
+void buildDiscCpuLoopsToLLVMPipeline(OpPassManager &pm,
+                                     bool parallelKernels = false);
+
+/// disc-parallelize-kernels: outlined kernels whose loop nest has a
+/// parallel outer loop take a chunk [lo, hi) of it and the smallest chunk
+/// worth a thread as three more arguments and are marked `disc.parallel`
+/// (ParallelKernels.cpp).
+std::unique_ptr<Pass> createParallelizeKernelsPass();
+/// disc-lower-parallel-calls: on the LLVM dialect, each call of a marked
+/// kernel becomes a call of `disc_parallel_for` with a body function and
+/// its arguments in a stack struct.
+std::unique_ptr<Pass> createLowerParallelCallsPass();
+void registerParallelKernelsPasses();
 
 /// Registers DISC pass pipelines (`disc-cpu-pipeline`).
 void registerDiscPipelines();

@@ -622,8 +622,8 @@ Status Executable::loadImpl(const std::string &path,
                               "'; is it a DISC model?");
   }
   int32_t version = versionFn();
-  // Version 2 and 3 models use a prefix of the current context.
-  if (version != DISC_MODEL_ABI_VERSION && version != 2 && version != 3)
+  // Version 2 to 4 models use a prefix of the current context.
+  if (version < 2 || version > DISC_MODEL_ABI_VERSION)
     return Status::loadFailed("'" + path + "' has model ABI version " +
                               std::to_string(version) + ", runtime expects " +
                               std::to_string(DISC_MODEL_ABI_VERSION));

@@ -4,6 +4,7 @@
 #include "disc/runtime/abi.h"
 
 #include "../cpu/LibraryCalls.h"
+#include "../cpu/ParallelFor.h"
 #include "Prediction.h"
 #include "RematPlanner.h"
 #include "../cuda/Device.h"
@@ -987,6 +988,11 @@ Session::Session(std::shared_ptr<const Executable> executable,
   impl_->ctx.remat_evict = &Impl::rematEvictCallback;
   impl_->ctx.remat_regenerate = &Impl::rematRegenerateCallback;
   impl_->ctx.remat_regenerated = &Impl::rematRegeneratedCallback;
+  impl_->ctx.parallel_for = [](void *self, runtime::cpu::ParallelBody body,
+                               void *env, int64_t n, int64_t minChunk) {
+    runtime::cpu::parallelFor(static_cast<Impl *>(self)->options.num_threads,
+                              body, env, n, minChunk);
+  };
   if (impl_->exe && impl_->exe->signature().target == "cuda") {
     impl_->onDevice = true;
     impl_->ctx.device_launch = &Impl::deviceLaunchCallback;

@@ -14,9 +14,10 @@ extern "C" {
 #endif
 
 /// Version 3 added the rematerialization and device entries at the end of
-/// `disc_ral_context`, version 4 `device_check`; the runtime still loads
-/// version 2 and 3 models (they use a prefix of the context).
-#define DISC_MODEL_ABI_VERSION 4
+/// `disc_ral_context`, version 4 `device_check`, version 5 `parallel_for`;
+/// the runtime still loads version 2 to 4 models (they use a prefix of the
+/// context).
+#define DISC_MODEL_ABI_VERSION 5
 
 /// Runtime services handed to every `disc_model_run` call. `alloc` returns a
 /// buffer of `bytes` bytes aligned to `alignment` (power of two, >= 16) or
@@ -98,6 +99,15 @@ typedef struct disc_ral_context {
   /// `error`.
   int32_t (*device_scratch)(void *self, int64_t site, int64_t bytes,
                             void **device);
+  /// Parallel loop (ABI v5, docs/runtime-abi.md, "Threads"): runs
+  /// `body(env, lo, hi)` over disjoint chunks [lo, hi) that cover [0, n)
+  /// exactly once, on the session's threads, each chunk at least
+  /// `min_chunk` iterations (or all of [0, n)); returns when every chunk has
+  /// run. `body` must not allocate through the context, report errors or
+  /// unwind. NULL: the model runs `body(env, 0, n)` itself.
+  void (*parallel_for)(void *self,
+                       void (*body)(void *env, int64_t lo, int64_t hi),
+                       void *env, int64_t n, int64_t min_chunk);
 } disc_ral_context;
 
 /// Library call ids (`disc_ral_context.library_call`).

@@ -1,0 +1,62 @@
+//===- ParallelFor.cpp - Generated loop nests on the session's threads ----===//
+#include "ParallelFor.h"
+
+#include <algorithm>
+
+// libgomp's entry points (GCC's OpenMP ABI, libgomp.so.1 GOMP_4.0 and
+// OMP_1.0), declared here rather than through <omp.h> and -fopenmp, which
+// are compiler-specific: a clang build would otherwise bring its own OpenMP
+// runtime, a second thread pool next to oneDNN's.
+extern "C" {
+int omp_get_max_threads(void);
+int omp_get_thread_num(void);
+int omp_get_num_threads(void);
+void GOMP_parallel(void (*fn)(void *), void *data, unsigned numThreads,
+                   unsigned flags);
+}
+
+namespace disc::runtime::cpu {
+namespace {
+struct Job {
+  ParallelBody body;
+  void *env;
+  int64_t n;
+};
+
+/// Runs on every thread of the team: the static chunk of thread t.
+void runChunk(void *data) {
+  const Job *job = static_cast<const Job *>(data);
+  int64_t t = omp_get_thread_num(), numThreads = omp_get_num_threads();
+  // The first n % T threads run one iteration more.
+  int64_t q = job->n / numThreads, r = job->n % numThreads;
+  int64_t lo = t * q + std::min(t, r), hi = lo + q + (t < r ? 1 : 0);
+  if (lo < hi)
+    job->body(job->env, lo, hi);
+}
+} // namespace
+
+int32_t parallelForThreads(int32_t threads, int64_t n, int64_t minChunk) {
+  if (threads <= 0)
+    threads = omp_get_max_threads();
+  minChunk = std::max<int64_t>(minChunk, 1);
+  int64_t byWork = n / minChunk;
+  return static_cast<int32_t>(
+      std::max<int64_t>(1, std::min<int64_t>(threads, byWork)));
+}
+
+void parallelFor(int32_t threads, ParallelBody body, void *env, int64_t n,
+                 int64_t minChunk) {
+  if (n <= 0)
+    return;
+  int32_t t = parallelForThreads(threads, n, minChunk);
+  if (t <= 1) {
+    body(env, 0, n);
+    return;
+  }
+  Job job{body, env, n};
+  // The team may be smaller than asked (OMP_THREAD_LIMIT, nesting): the
+  // chunks follow the team's actual size.
+  GOMP_parallel(&runChunk, &job, static_cast<unsigned>(t), 0);
+}
+
+} // namespace disc::runtime::cpu
