@@ -587,13 +587,20 @@ struct LibraryCalls::Impl {
       return;
     // The post-op loop of a primitive that took no chain (rare: it reads
     // the views again).
+    // NHWC buffers get the channels-last strides, as when the entry was
+    // made (their density was checked then).
     PostOps p = e.post;
     View y = readView(operands[2], e.rank);
+    if (p.flags & kNhwcOutput)
+      reinterpretNhwc(y, "Conv library call: ", "output");
     next = 3;
     if (p.bias_())
       p.bias = readView(operands[next++], 1);
-    if (p.res_())
+    if (p.res_()) {
       p.res = readView(operands[next++], e.rank);
+      if (p.flags & kNhwcResidual)
+        reinterpretNhwc(p.res, "Conv library call: ", "residual");
+    }
     applyPostOps(y, p, false, true, true, e.channelDim);
   }
 
