@@ -37,6 +37,26 @@
 
 using namespace mlir;
 
+Value mlir::disc::bufferRoot(Value v) {
+  while (true) {
+    if (isa<BlockArgument>(v))
+      return v;
+    Operation *def = v.getDefiningOp();
+    if (isa<memref::AllocOp, memref::AllocaOp, memref::GetGlobalOp>(def))
+      return v;
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
+      v = view.getViewSource();
+      continue;
+    }
+    if (isa<memref::CastOp, memref::ReinterpretCastOp, memref::CollapseShapeOp,
+            memref::ExpandShapeOp>(def)) {
+      v = def->getOperand(0);
+      continue;
+    }
+    return Value();
+  }
+}
+
 namespace {
 /// Rewrites `memref.copy` into `linalg.copy`, so copies become plain loops
 /// instead of calls into MLIR's C runner utilities (which a model.so does
@@ -218,28 +238,6 @@ struct OutlineKernelsPass
         outline(module, symbols, op, next++);
     }
   }
-  /// The buffer a memref value views: the allocation, global or entry
-  /// block argument, or null when it comes from anything else (a loop
-  /// result, a call).
-  static Value rootBuffer(Value v) {
-    while (true) {
-      if (isa<BlockArgument>(v))
-        return v;
-      Operation *def = v.getDefiningOp();
-      if (isa<memref::AllocOp, memref::AllocaOp, memref::GetGlobalOp>(def))
-        return v;
-      if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
-        v = view.getViewSource();
-        continue;
-      }
-      if (isa<memref::CastOp, memref::ReinterpretCastOp,
-              memref::CollapseShapeOp, memref::ExpandShapeOp>(def)) {
-        v = def->getOperand(0);
-        continue;
-      }
-      return Value();
-    }
-  }
   /// Writes `disc.noalias_params` on the kernel: the LLVM parameter index
   /// of the aligned pointer of every memref argument whose buffer no other
   /// argument views (a memref of rank r becomes 3 + 2r parameters: the
@@ -254,7 +252,7 @@ struct OutlineKernelsPass
         roots.push_back(Value());
         continue;
       }
-      Value root = rootBuffer(v);
+      Value root = disc::bufferRoot(v);
       if (!root)
         return;
       roots.push_back(root);

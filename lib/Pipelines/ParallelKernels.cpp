@@ -53,28 +53,6 @@ constexpr int64_t kMinChunkIterations = 16384;
 
 constexpr StringLiteral kParallelAttr = "disc.parallel";
 
-/// The buffer a memref value views (an allocation, global or block
-/// argument), or null when unknown.
-Value rootBuffer(Value v) {
-  while (true) {
-    if (isa<BlockArgument>(v))
-      return v;
-    Operation *def = v.getDefiningOp();
-    if (isa<memref::AllocOp, memref::AllocaOp, memref::GetGlobalOp>(def))
-      return v;
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
-      v = view.getViewSource();
-      continue;
-    }
-    if (isa<memref::CastOp, memref::ReinterpretCastOp, memref::CollapseShapeOp,
-            memref::ExpandShapeOp>(def)) {
-      v = def->getOperand(0);
-      continue;
-    }
-    return Value();
-  }
-}
-
 struct ParallelizeKernelsPass
     : public PassWrapper<ParallelizeKernelsPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ParallelizeKernelsPass)
@@ -137,7 +115,7 @@ struct ParallelizeKernelsPass
       auto arg = dyn_cast<BlockArgument>(v);
       if (!arg || arg.getOwner()->getParentOp() != root->getParentOp())
         return Value();
-      return rootBuffer(call.getOperand(arg.getArgNumber()));
+      return disc::bufferRoot(call.getOperand(arg.getArgNumber()));
     };
     for (OpOperand &init : root.getDpsInitsMutable()) {
       Value out = outside(init.get());

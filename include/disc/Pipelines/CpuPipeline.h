@@ -99,6 +99,13 @@ FailureOr<std::string> buildSignatureJson(ModuleOp module,
                                           llvm::StringRef entryName,
                                           llvm::StringRef modelName);
 
+/// The buffer a memref value views on the CPU path: its allocation, global
+/// or block argument, through views, casts and reshapes; null when it comes
+/// from anything else (a loop result, a call). Used for the kernels'
+/// `noalias` parameters (disc-outline-kernels) and to keep kernels whose
+/// inputs view their output serial (disc-parallelize-kernels).
+Value bufferRoot(Value v);
+
 } // namespace mlir::disc
 
 #endif // DISC_PIPELINES_CPUPIPELINE_H
