@@ -11,6 +11,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -1112,13 +1113,46 @@ int32_t LibraryCalls::temporaryBytes(int32_t callId, int32_t numOperands,
                   ScratchAllocator(), bytes, error);
 }
 
+/// The OpenMP threads of a call: `threads`, or 1 when the call has fewer
+/// than kSerialMacs multiply-adds (an OpenMP fork and join of the team
+/// costs several microseconds, more than such a call's work: a
+/// [3, 64] x [64, 256] MatMul of a one-token decoder step is 49,152). A
+/// function of the operands' sizes only, which are part of the cache key,
+/// so an entry is always made and run on the same threads. Operands whose
+/// ranks are out of range get `threads` (their checks fail later).
+static int callThreads(int32_t callId, void *const *operands,
+                       const int32_t *ranks, int threads) {
+  constexpr double kSerialMacs = 1 << 18;
+  if (threads == 1)
+    return threads;
+  for (int i = 0; i < 3; ++i)
+    if (!operands[i] || ranks[i] < 1 || ranks[i] > 8)
+      return threads;
+  auto dims = [&](int i) {
+    return static_cast<const int64_t *>(operands[i]) + 3;
+  };
+  auto volume = [&](int i) {
+    double v = 1;
+    for (int32_t d = 0; d < ranks[i]; ++d)
+      v *= static_cast<double>(dims(i)[d]);
+    return v;
+  };
+  double macs;
+  if (callId == DISC_LIB_MATMUL) // output x the reduced dim of A
+    macs = volume(2) * static_cast<double>(dims(0)[ranks[0] - 1]);
+  else if (callId == DISC_LIB_CONV) // output x weights per output channel
+    macs = volume(2) * volume(1) / std::max<double>(1, dims(1)[0]);
+  else // ConvTranspose: input x weights per input channel
+    macs = volume(0) * volume(1) / std::max<double>(1, dims(1)[0]);
+  return macs < kSerialMacs ? 1 : threads;
+}
+
 int32_t LibraryCalls::dispatch(int32_t callId, int32_t numOperands,
                                void *const *operands, const int32_t *ranks,
                                int32_t numAttrs, const int64_t *attrs,
                                const ScratchAllocator &allocator,
                                int64_t *tempBytes, std::string &error) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  ThreadScope threads(impl_->threads);
   const char *name = callId == DISC_LIB_MATMUL           ? "MatMul"
                      : callId == DISC_LIB_CONV           ? "Conv"
                      : callId == DISC_LIB_CONV_TRANSPOSE ? "ConvTranspose"
@@ -1127,6 +1161,9 @@ int32_t LibraryCalls::dispatch(int32_t callId, int32_t numOperands,
     if (numOperands < 3 || numOperands > 5 || !operands || !ranks ||
         (numAttrs > 0 && !attrs))
       fail(1, std::string(name) + " library call: expects 3 to 5 operands");
+    // The primitive is made and run on these threads (oneDNN sizes its
+    // kernels and scratchpad by the threads it is made with).
+    ThreadScope threads(callThreads(callId, operands, ranks, impl_->threads));
     // A call seen before (same key) runs its cached entry without reading
     // or checking its operands again.
     // A call that does not fit in a key fails its checks below.
