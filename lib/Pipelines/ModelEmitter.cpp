@@ -430,27 +430,20 @@ static std::string generateWrapper(StringRef entryName, StringRef signature,
         "{\n"
         "  int64_t attrs[2] = {ta, tb};\n"
         "  disc_library_call(1, a, b, c, 3, 2, attrs);\n}\n";
-  for (int k = 1; k <= 3; ++k) {
-    os << "DISC_HIDDEN void _mlir_ciface_disc_lib_conv_transpose" << k
-       << "d(void *x, void *w, void *y";
-    for (int i = 0; i < 2 + 4 * k; ++i)
-      os << ", int64_t a" << i;
-    os << ") {\n  int64_t attrs[" << 2 + 4 * k << "] = {";
-    for (int i = 0; i < 2 + 4 * k; ++i)
-      os << (i ? ", a" : "a") << i;
-    os << "};\n  disc_library_call(3, x, w, y, " << k + 2 << ", " << 2 + 4 * k
-       << ", attrs);\n}\n";
-    // With the flags word (only the NHWC bits, docs/runtime-abi.md).
-    os << "DISC_HIDDEN void _mlir_ciface_disc_lib_conv_transpose" << k
-       << "d_post0(void *x, void *w, void *y";
-    for (int i = 0; i < 3 + 4 * k; ++i)
-      os << ", int64_t a" << i;
-    os << ") {\n  int64_t attrs[" << 3 + 4 * k << "] = {";
-    for (int i = 0; i < 3 + 4 * k; ++i)
-      os << (i ? ", a" : "a") << i;
-    os << "};\n  disc_library_call(3, x, w, y, " << k + 2 << ", " << 3 + 4 * k
-       << ", attrs);\n}\n";
-  }
+  // `_post0`: with the flags word (only the NHWC bits, docs/runtime-abi.md).
+  for (int k = 1; k <= 3; ++k)
+    for (bool flags : {false, true}) {
+      int n = 2 + 4 * k + (flags ? 1 : 0);
+      os << "DISC_HIDDEN void _mlir_ciface_disc_lib_conv_transpose" << k
+         << (flags ? "d_post0" : "d") << "(void *x, void *w, void *y";
+      for (int i = 0; i < n; ++i)
+        os << ", int64_t a" << i;
+      os << ") {\n  int64_t attrs[" << n << "] = {";
+      for (int i = 0; i < n; ++i)
+        os << (i ? ", a" : "a") << i;
+      os << "};\n  disc_library_call(3, x, w, y, " << k + 2 << ", " << n
+         << ", attrs);\n}\n";
+    }
   // With post-ops (docs/runtime-abi.md): bias [N] and/or residual
   // operands after the output, one more attribute (the post-op flags).
   os << "static void disc_library_call_n(int32_t id, int32_t n, void "

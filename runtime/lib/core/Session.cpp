@@ -57,16 +57,23 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   /// before allocate no bookkeeping memory.
   std::vector<std::unordered_map<void *, int64_t>::node_type> spareLive;
   std::vector<std::multimap<int64_t, void *>::node_type> spareCached;
-  void addLive(void *p, int64_t bytes) {
-    if (spareLive.empty()) {
-      live.emplace(p, bytes);
+  /// Inserts (key, value) into `map`, in a node of `spare` when one is left.
+  template <typename Map, typename K, typename V>
+  static void insertReusing(Map &map,
+                            std::vector<typename Map::node_type> &spare, K key,
+                            V value) {
+    if (spare.empty()) {
+      map.emplace(key, value);
       return;
     }
-    auto node = std::move(spareLive.back());
-    spareLive.pop_back();
-    node.key() = p;
-    node.mapped() = bytes;
-    live.insert(std::move(node));
+    auto node = std::move(spare.back());
+    spare.pop_back();
+    node.key() = key;
+    node.mapped() = value;
+    map.insert(std::move(node));
+  }
+  void addLive(void *p, int64_t bytes) {
+    insertReusing(live, spareLive, p, bytes);
   }
   void eraseLive(std::unordered_map<void *, int64_t>::iterator it) {
     spareLive.push_back(live.extract(it));
@@ -88,15 +95,7 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   // `mutex`.
   std::multimap<int64_t, void *> blockCache;
   void addCachedBlock(int64_t size, void *p) {
-    if (spareCached.empty()) {
-      blockCache.emplace(size, p);
-      return;
-    }
-    auto node = std::move(spareCached.back());
-    spareCached.pop_back();
-    node.key() = size;
-    node.mapped() = p;
-    blockCache.insert(std::move(node));
+    insertReusing(blockCache, spareCached, size, p);
   }
   /// The size each host block was allocated with.
   std::unordered_map<void *, int64_t> blockBytes;

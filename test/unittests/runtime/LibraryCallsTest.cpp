@@ -187,59 +187,6 @@ TEST(LibraryCalls, GroupedDilatedConvMatchesLoops) {
   EXPECT_EQ(lib.numCreated(), 1);
 }
 
-// Conv with the post-op chain bias + residual + Relu (flags 7), on 2
-// threads, against direct loops; `temporaryBytes` predicts exactly the
-// peak the call takes from the allocator, without running it.
-TEST(LibraryCalls, ConvPostOpsMatchLoopsAndTemporariesArePredicted) {
-  const int64_t N = 2, C = 8, H = 7, W = 6, OC = 16, K = 3;
-  std::vector<float> x = randomVector(N * C * H * W, 11),
-                     w = randomVector(OC * C * K * K, 12),
-                     bias = randomVector(OC, 13),
-                     res = randomVector(N * OC * H * W, 14), y(N * OC * H * W);
-  auto dx = desc(x.data(), {N, C, H, W});
-  auto dw_ = desc(w.data(), {OC, C, K, K});
-  auto dy = desc(y.data(), {N, OC, H, W});
-  auto db = desc(bias.data(), {OC});
-  auto dr = desc(res.data(), {N, OC, H, W});
-  LibraryCalls lib(512, /*numThreads=*/2);
-  CountingAllocator alloc;
-  std::string error;
-  std::vector<int64_t> attrs = {1, 0, 1, 1, 1, 1, 1, 1, 1, 1, /*flags=*/7};
-  void *ops[5] = {dx.data(), dw_.data(), dy.data(), db.data(), dr.data()};
-  int32_t ranks[5] = {4, 4, 4, 1, 4};
-  int64_t predicted = -1;
-  ASSERT_EQ(lib.temporaryBytes(DISC_LIB_CONV, 5, ops, ranks, 11, attrs.data(),
-                               &predicted, error),
-            0)
-      << error;
-  ASSERT_EQ(lib.call(DISC_LIB_CONV, 5, ops, ranks, 11, attrs.data(),
-                     alloc.hooks(), error),
-            0)
-      << error;
-  EXPECT_EQ(alloc.peak, predicted);
-  EXPECT_EQ(lib.numCreated(), 1);
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t o = 0; o < OC; ++o)
-      for (int64_t i = 0; i < H; ++i)
-        for (int64_t j = 0; j < W; ++j) {
-          double ref = bias[o];
-          for (int64_t c = 0; c < C; ++c)
-            for (int64_t u = 0; u < K; ++u)
-              for (int64_t v = 0; v < K; ++v) {
-                int64_t hi = i - 1 + u, wi = j - 1 + v;
-                if (hi < 0 || hi >= H || wi < 0 || wi >= W)
-                  continue;
-                ref += x[((n * C + c) * H + hi) * W + wi] *
-                       w[((o * C + c) * K + u) * K + v];
-              }
-          int64_t at = ((n * OC + o) * H + i) * W + j;
-          ref += res[at];
-          ref = ref > 0 ? ref : 0;
-          ASSERT_NEAR(y[at], ref, 1e-4)
-              << "at " << n << "," << o << "," << i << "," << j;
-        }
-}
-
 namespace {
 
 /// Direct loops of a 3x3 stride-1 pad-1 Conv with bias, residual and an
@@ -273,6 +220,42 @@ std::vector<float> convRef(const std::vector<float> &x,
 }
 
 } // namespace
+
+// Conv with the post-op chain bias + residual + Relu (flags 7), on 2
+// threads, against direct loops; `temporaryBytes` predicts exactly the
+// peak the call takes from the allocator, without running it.
+TEST(LibraryCalls, ConvPostOpsMatchLoopsAndTemporariesArePredicted) {
+  const int64_t N = 2, C = 8, H = 7, W = 6, OC = 16, K = 3;
+  std::vector<float> x = randomVector(N * C * H * W, 11),
+                     w = randomVector(OC * C * K * K, 12),
+                     bias = randomVector(OC, 13),
+                     res = randomVector(N * OC * H * W, 14), y(N * OC * H * W);
+  auto dx = desc(x.data(), {N, C, H, W});
+  auto dw_ = desc(w.data(), {OC, C, K, K});
+  auto dy = desc(y.data(), {N, OC, H, W});
+  auto db = desc(bias.data(), {OC});
+  auto dr = desc(res.data(), {N, OC, H, W});
+  LibraryCalls lib(512, /*numThreads=*/2);
+  CountingAllocator alloc;
+  std::string error;
+  std::vector<int64_t> attrs = {1, 0, 1, 1, 1, 1, 1, 1, 1, 1, /*flags=*/7};
+  void *ops[5] = {dx.data(), dw_.data(), dy.data(), db.data(), dr.data()};
+  int32_t ranks[5] = {4, 4, 4, 1, 4};
+  int64_t predicted = -1;
+  ASSERT_EQ(lib.temporaryBytes(DISC_LIB_CONV, 5, ops, ranks, 11, attrs.data(),
+                               &predicted, error),
+            0)
+      << error;
+  ASSERT_EQ(lib.call(DISC_LIB_CONV, 5, ops, ranks, 11, attrs.data(),
+                     alloc.hooks(), error),
+            0)
+      << error;
+  EXPECT_EQ(alloc.peak, predicted);
+  EXPECT_EQ(lib.numCreated(), 1);
+  std::vector<float> ref = convRef(x, w, bias, res, N, C, H, W, OC, true);
+  for (size_t at = 0; at < y.size(); ++at)
+    ASSERT_NEAR(y[at], ref[at], 1e-4) << "at " << at;
+}
 
 // A call seen before runs its cached entry on the new call's buffers: every
 // operand (input, weights, bias, residual, output at an offset) moves
