@@ -89,8 +89,8 @@ static void addDim(ModuleOp module, StringRef name, int64_t min, int64_t max,
 }
 
 /// Imports the model, records `ranges`, annotates shapes, runs disc-fusion
-/// (unless `--fusion=false`) and (with `schedule`) disc-memory-schedule. Returns the schedule time in ms
-/// through `ms`.
+/// (unless `--fusion=false`) and (with `schedule`) disc-memory-schedule.
+/// Returns the schedule time in ms through `ms`.
 static OwningOpRef<ModuleOp> prepare(
     MLIRContext &ctx,
     ArrayRef<std::tuple<std::string, int64_t, int64_t, std::optional<int64_t>>>
@@ -275,8 +275,7 @@ int main(int argc, char **argv) {
     llvm::sort(exact);
     double msOracle, msOracleNone;
     OwningOpRef<ModuleOp> oracle = prepare(ctx, exact, true, msOracle);
-    OwningOpRef<ModuleOp> oracleNone =
-        prepare(ctx, exact, false, msOracleNone);
+    OwningOpRef<ModuleOp> oracleNone = prepare(ctx, exact, false, msOracleNone);
     if (!oracle || !oracleNone)
       return fail("could not compile the specialized model for '" + c + "'");
     std::optional<int64_t> gNone, gMem, gOracle, gOracleNone;

@@ -48,12 +48,13 @@ void transformerQueries(ShapeConstraintSolver &s, MLIRContext *ctx) {
     benchmark::DoNotOptimize(s.isEqual(batch * seq * 4 * 64, tokens2 * 256));
     benchmark::DoNotOptimize(s.isEqual(tokens, tokens2));
     // Broadcast of the attention mask [batch, 1, 1, seq] to scores.
-    benchmark::DoNotOptimize(s.isEqual(batch * 4 * seq * seq,
-                                       batch * seq * (seq * 4)));
+    benchmark::DoNotOptimize(
+        s.isEqual(batch * 4 * seq * seq, batch * seq * (seq * 4)));
     // Which buffer is bigger: scores vs hidden, FFN vs hidden.
     benchmark::DoNotOptimize(s.compare(batch * 4 * seq * seq, tokens * 256));
     benchmark::DoNotOptimize(s.compare(tokens * 1024, batch * seq * 256));
-    benchmark::DoNotOptimize(s.compare(batch * seq * 256 + k(256), tokens * 256));
+    benchmark::DoNotOptimize(
+        s.compare(batch * seq * 256 + k(256), tokens * 256));
     benchmark::DoNotOptimize(s.compare(seq, k(2048)));
     // Causal mask range: seq - 1 < seq; slice end min(seq, 512) style.
     benchmark::DoNotOptimize(s.compare(seq - 1, seq));
@@ -86,15 +87,13 @@ void convQueries(ShapeConstraintSolver &s, MLIRContext *ctx) {
     benchmark::DoNotOptimize(s.compare(ws[i], ws[i - 1]));
     // Downsample branch (1x1, stride 2, pad 0) matches the main branch.
     if (i >= 3)
-      benchmark::DoNotOptimize(
-          s.isEqual(convOut(hs[i - 1], 1, 2, 0), hs[i]));
+      benchmark::DoNotOptimize(s.isEqual(convOut(hs[i - 1], 1, 2, 0), hs[i]));
     // Feature-map element counts between stages.
     benchmark::DoNotOptimize(
         s.compare(n * 64 * hs[i] * ws[i], n * 64 * hs[i - 1] * ws[i - 1]));
     benchmark::DoNotOptimize(s.compare(hs[i], ws[i]));
   }
-  benchmark::DoNotOptimize(
-      s.compare(hs.back(), getAffineConstantExpr(1, ctx)));
+  benchmark::DoNotOptimize(s.compare(hs.back(), getAffineConstantExpr(1, ctx)));
 }
 
 /// Harder queries: non-monotone differences; the last three need Z3

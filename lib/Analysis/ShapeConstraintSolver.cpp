@@ -108,8 +108,9 @@ CompareResult flip(CompareResult r) {
 }
 
 CompareResult fromConstant(int64_t d) {
-  return d > 0 ? CompareResult::GT
-               : d < 0 ? CompareResult::LT : CompareResult::EQ;
+  return d > 0   ? CompareResult::GT
+         : d < 0 ? CompareResult::LT
+                 : CompareResult::EQ;
 }
 } // namespace
 
@@ -554,8 +555,8 @@ struct ShapeConstraintSolver::Impl {
     for (const auto &[m, c] : p) {
       Poly term = constant(c);
       for (unsigned id : m)
-        term = mul(term, add(atomPoly(id),
-                             constant(symbols[atoms[id].index].min)));
+        term = mul(term,
+                   add(atomPoly(id), constant(symbols[atoms[id].index].min)));
       shifted = add(shifted, term);
     }
     if (overflow)
@@ -652,7 +653,8 @@ struct ShapeConstraintSolver::Impl {
         const Atom &a = atoms[id];
         if (a.kind == Atom::Dim)
           return true;
-        if (a.kind == Atom::FloorDiv && (hasDims(a.dividend) || hasDims(a.divisor)))
+        if (a.kind == Atom::FloorDiv &&
+            (hasDims(a.dividend) || hasDims(a.divisor)))
           return true;
       }
     return false;
@@ -755,8 +757,8 @@ struct ShapeConstraintSolver::Impl {
       const SymbolInfo &info = symbols[s];
       for (int64_t bump : {1, 3, 100, 10000}) {
         std::vector<int64_t> pt = mins;
-        pt[s] = info.max ? std::min(*info.max, info.min + bump)
-                         : info.min + bump;
+        pt[s] =
+            info.max ? std::min(*info.max, info.min + bump) : info.min + bump;
         tryPoint(pt);
       }
     }
@@ -788,9 +790,8 @@ struct ShapeConstraintSolver::Impl {
     for (const auto &[pos, e] : subst) {
       Item item;
       item.c.poly =
-          add(toPoly(e), scale(atomPoly(intern(
-                                   Atom{Atom::Symbol, pos, {}, {}})),
-                               -1));
+          add(toPoly(e),
+              scale(atomPoly(intern(Atom{Atom::Symbol, pos, {}, {}})), -1));
       item.c.rel = Rel::EQ;
       collectSymbols(item.c.poly, item.syms);
       items.push_back(std::move(item));
@@ -905,7 +906,7 @@ struct ShapeConstraintSolver::Impl {
       ++stats.canonicalHits;
       if (lo.v == 0)
         return orient(!hi.inf && hi.v == 0 ? CompareResult::EQ
-                                             : CompareResult::GE);
+                                           : CompareResult::GE);
       if (!hi.inf && hi.v < 0)
         return orient(CompareResult::LT);
       if (!hi.inf && hi.v == 0)
@@ -984,9 +985,9 @@ struct ShapeConstraintSolver::Impl {
       auto found = memo.find(key);
       if (found != memo.end())
         return found->second;
-      CompareResult r = x == y ? CompareResult::EQ
-                               : compareDiff(add(atomPoly(x),
-                                                 scale(atomPoly(y), -1)));
+      CompareResult r =
+          x == y ? CompareResult::EQ
+                 : compareDiff(add(atomPoly(x), scale(atomPoly(y), -1)));
       memo[key] = r;
       return r;
     };

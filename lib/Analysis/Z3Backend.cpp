@@ -127,17 +127,16 @@ Z3Status Z3Backend::check(llvm::ArrayRef<Atom> atoms,
     // Linear problems (every monomial of degree <= 1, constant divisors)
     // go to the QF_LIA solver, which is much cheaper to set up than the
     // default portfolio; the rest gets the default (non-linear) solver.
-    z3::solver solver = isLinear(atoms, constraints)
-                            ? z3::solver(ctx, "QF_LIA")
-                            : z3::solver(ctx);
+    z3::solver solver = isLinear(atoms, constraints) ? z3::solver(ctx, "QF_LIA")
+                                                     : z3::solver(ctx);
     // Z3 4.8.12's wall-clock "timeout" arms a scoped_timer thread that can
     // deadlock against the timers its own tactics start (seen here: both
     // threads parked on the timer mutex in non-linear conv queries). The
     // resource limit is checked in the solver's own loops and needs no
     // thread; it is scaled from the millisecond budget.
     uint64_t limit = static_cast<uint64_t>(timeoutMs) * kRlimitPerMs;
-    solver.set("rlimit", static_cast<unsigned>(
-                             std::min<uint64_t>(limit, UINT32_MAX)));
+    solver.set("rlimit",
+               static_cast<unsigned>(std::min<uint64_t>(limit, UINT32_MAX)));
     Encoder enc(ctx, solver, atoms);
     for (const Constraint &c : constraints) {
       z3::expr e = enc.poly(c.poly);

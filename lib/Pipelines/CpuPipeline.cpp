@@ -13,6 +13,7 @@
 #include "disc/Transforms/MemoryModel.h"
 #include "disc/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/BufferViewFlowAnalysis.h"
@@ -21,7 +22,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -340,9 +340,7 @@ struct ReassociateReductionsPass
     : public PassWrapper<ReassociateReductionsPass,
                          OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ReassociateReductionsPass)
-  StringRef getArgument() const final {
-    return "disc-reassociate-reductions";
-  }
+  StringRef getArgument() const final { return "disc-reassociate-reductions"; }
   StringRef getDescription() const final {
     return "Allow reassociation on the combiners of float reductions";
   }
@@ -356,12 +354,12 @@ struct ReassociateReductionsPass
         for (Operation *user : acc.getUsers())
           if (auto fm = dyn_cast<arith::ArithFastMathInterface>(user))
             if (isa<FloatType>(acc.getType()))
-              user->setAttr(fm.getFastMathAttrName(),
-                            arith::FastMathFlagsAttr::get(
-                                user->getContext(),
-                                fm.getFastMathFlagsAttr().getValue() |
-                                    arith::FastMathFlags::reassoc |
-                                    arith::FastMathFlags::contract));
+              user->setAttr(
+                  fm.getFastMathAttrName(),
+                  arith::FastMathFlagsAttr::get(
+                      user->getContext(), fm.getFastMathFlagsAttr().getValue() |
+                                              arith::FastMathFlags::reassoc |
+                                              arith::FastMathFlags::contract));
     });
   }
 };
@@ -383,12 +381,11 @@ struct ApproximateMathPass
   }
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) {
-          return name == math::ExpOp::getOperationName() ||
-                 name == math::TanhOp::getOperationName() ||
-                 name == math::ErfOp::getOperationName();
-        });
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      return name == math::ExpOp::getOperationName() ||
+             name == math::TanhOp::getOperationName() ||
+             name == math::ErfOp::getOperationName();
+    });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
@@ -461,8 +458,7 @@ void mlir::disc::buildDiscCpuLoopsToLLVMPipeline(OpPassManager &pm,
   pm.addPass(std::make_unique<OutlineKernelsPass>());
   if (parallelKernels)
     pm.addPass(createParallelizeKernelsPass());
-  pm.addNestedPass<func::FuncOp>(
-      std::make_unique<ReassociateReductionsPass>());
+  pm.addNestedPass<func::FuncOp>(std::make_unique<ReassociateReductionsPass>());
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addNestedPass<func::FuncOp>(std::make_unique<ApproximateMathPass>());

@@ -350,8 +350,8 @@ struct SmallDeviceBuffersPass
         MemRefType type = alloc.getType();
         Value replacement;
         if (emulate) {
-          replacement = memref::AllocaOp::create(b, loc, type,
-                                                 alloc.getAlignmentAttr());
+          replacement =
+              memref::AllocaOp::create(b, loc, type, alloc.getAlignmentAttr());
         } else {
           if (!scratchFn) {
             OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
@@ -364,10 +364,13 @@ struct SmallDeviceBuffersPass
           }
           int64_t bytes =
               type.getNumElements() * elementBytes(type.getElementType());
-          Value id = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(site++));
-          Value size = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(bytes));
-          Value raw = func::CallOp::create(b, loc, scratchFn, ValueRange{id, size})
-                          .getResult(0);
+          Value id =
+              arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(site++));
+          Value size =
+              arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(bytes));
+          Value raw =
+              func::CallOp::create(b, loc, scratchFn, ValueRange{id, size})
+                  .getResult(0);
           Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
           replacement =
               memref::ViewOp::create(b, loc, type, raw, c0, ValueRange{});

@@ -178,8 +178,8 @@ struct PolyContext {
           q[m] = c / *rc;
         return q;
       }
-      AffineExpr canon = getAffineBinaryOpExpr(e.getKind(), fromPoly(l),
-                                               fromPoly(r));
+      AffineExpr canon =
+          getAffineBinaryOpExpr(e.getKind(), fromPoly(l), fromPoly(r));
       Poly p;
       p[{atomId(canon)}] = 1;
       return p;
@@ -261,8 +261,7 @@ AffineExpr ShapeAnalysis::newSymbol(StringRef name, bool root, bool unknown,
 }
 
 AffineExpr ShapeAnalysis::fresh(Operation *op, bool unknown) {
-  std::string name = (unknown ? "?" : "") +
-                     op->getName().stripDialect().str() +
+  std::string name = (unknown ? "?" : "") + op->getName().stripDialect().str() +
                      std::to_string(symbols.size());
   return newSymbol(name, false, unknown);
 }
@@ -309,8 +308,8 @@ void ShapeAnalysis::equate(AffineExpr a, AffineExpr b) {
       if (m2 == m)
         continue;
       for (unsigned id : m2)
-        if (id == k || (id >= PolyContext::kAtomBase &&
-                        usesSymbol(pc.atomExpr(id), k)))
+        if (id == k ||
+            (id >= PolyContext::kAtomBase && usesSymbol(pc.atomExpr(id), k)))
           ok = false;
     }
     if (!ok)
@@ -679,37 +678,38 @@ void ShapeAnalysis::visit(Operation *op) {
   auto res = [&](unsigned i = 0) { return op->getResult(i); };
   auto setVals = [&](SmallVector<AffineExpr> v) {
     if (op->getNumResults() == 1 && isShapeLike(res()) &&
-        v.size() == (size_t)cast<RankedTensorType>(res().getType())
-                        .getNumElements())
+        v.size() ==
+            (size_t)cast<RankedTensorType>(res().getType()).getNumElements())
       values[res()] = std::move(v);
   };
   // Elementwise-broadcast values of several operands, combined by `fn`.
-  auto mapValues = [&](ArrayRef<Value> ins,
-                       llvm::function_ref<AffineExpr(ArrayRef<AffineExpr>)> fn) {
-    if (op->getNumResults() != 1 || !isShapeLike(res()))
-      return;
-    size_t n = cast<RankedTensorType>(res().getType()).getNumElements();
-    SmallVector<SmallVector<AffineExpr>> vs;
-    for (Value in : ins) {
-      auto v = valuesOf(in);
-      if (!v || (v->size() != n && v->size() != 1))
-        return;
-      vs.push_back(*v);
-    }
-    SmallVector<AffineExpr> out;
-    for (size_t i = 0; i < n; ++i) {
-      SmallVector<AffineExpr> args;
-      for (auto &v : vs)
-        args.push_back(v.size() == 1 ? v[0] : v[i]);
-      if (llvm::any_of(args, [](AffineExpr e) { return !e; })) {
-        out.push_back(AffineExpr());
-        continue;
-      }
-      AffineExpr r = fn(args);
-      out.push_back(r ? normalize(r) : r);
-    }
-    setVals(out);
-  };
+  auto mapValues =
+      [&](ArrayRef<Value> ins,
+          llvm::function_ref<AffineExpr(ArrayRef<AffineExpr>)> fn) {
+        if (op->getNumResults() != 1 || !isShapeLike(res()))
+          return;
+        size_t n = cast<RankedTensorType>(res().getType()).getNumElements();
+        SmallVector<SmallVector<AffineExpr>> vs;
+        for (Value in : ins) {
+          auto v = valuesOf(in);
+          if (!v || (v->size() != n && v->size() != 1))
+            return;
+          vs.push_back(*v);
+        }
+        SmallVector<AffineExpr> out;
+        for (size_t i = 0; i < n; ++i) {
+          SmallVector<AffineExpr> args;
+          for (auto &v : vs)
+            args.push_back(v.size() == 1 ? v[0] : v[i]);
+          if (llvm::any_of(args, [](AffineExpr e) { return !e; })) {
+            out.push_back(AffineExpr());
+            continue;
+          }
+          AffineExpr r = fn(args);
+          out.push_back(r ? normalize(r) : r);
+        }
+        setVals(out);
+      };
 
   llvm::TypeSwitch<Operation *>(op)
       .Case([&](disc::ConstantOp c) {
@@ -795,59 +795,60 @@ void ShapeAnalysis::visit(Operation *op) {
       })
       .Case<disc::AddOp, disc::SubOp, disc::MulOp, disc::DivOp, disc::MaxOp,
             disc::MinOp, disc::RemOp, disc::PowOp, disc::AndOp, disc::OrOp,
-            disc::XorOp, disc::ShiftLeftOp,
-            disc::ShiftRightOp>([&](Operation *bin) {
-        Value l = bin->getOperand(0), r = bin->getOperand(1);
-        SmallVector<SmallVector<AffineExpr>> ins = {dimsOrFresh(l),
-                                                    dimsOrFresh(r)};
-        setDims(res(), broadcast(ins, op), op);
-        mapValues({l, r}, [&](ArrayRef<AffineExpr> a) -> AffineExpr {
-          AffineExpr x = normalize(a[0]), y = normalize(a[1]);
-          if (isa<disc::AddOp>(bin))
-            return x + y;
-          if (isa<disc::SubOp>(bin))
-            return x - y;
-          if (isa<disc::MulOp>(bin))
-            return x * y;
-          if (isa<disc::DivOp>(bin)) {
-            // Truncating division equals floordiv for non-negative sizes.
-            if (auto c = constOf(y); c && *c > 0) {
-              if (auto xc = constOf(x))
-                return cst(*xc / *c);
-              return x.floorDiv(*c);
-            }
-            return exactDiv(x, y);
-          }
-          if (isa<disc::MaxOp, disc::MinOp>(bin)) {
-            CompareResult cr = x == y ? CompareResult::EQ : solver.compare(x, y);
-            bool isMax = isa<disc::MaxOp>(bin);
-            switch (cr) {
-            case CompareResult::EQ:
-              return x;
-            case CompareResult::GT:
-            case CompareResult::GE:
-              return isMax ? x : y;
-            case CompareResult::LT:
-            case CompareResult::LE:
-              return isMax ? y : x;
-            default:
+            disc::XorOp, disc::ShiftLeftOp, disc::ShiftRightOp>(
+          [&](Operation *bin) {
+            Value l = bin->getOperand(0), r = bin->getOperand(1);
+            SmallVector<SmallVector<AffineExpr>> ins = {dimsOrFresh(l),
+                                                        dimsOrFresh(r)};
+            setDims(res(), broadcast(ins, op), op);
+            mapValues({l, r}, [&](ArrayRef<AffineExpr> a) -> AffineExpr {
+              AffineExpr x = normalize(a[0]), y = normalize(a[1]);
+              if (isa<disc::AddOp>(bin))
+                return x + y;
+              if (isa<disc::SubOp>(bin))
+                return x - y;
+              if (isa<disc::MulOp>(bin))
+                return x * y;
+              if (isa<disc::DivOp>(bin)) {
+                // Truncating division equals floordiv for non-negative sizes.
+                if (auto c = constOf(y); c && *c > 0) {
+                  if (auto xc = constOf(x))
+                    return cst(*xc / *c);
+                  return x.floorDiv(*c);
+                }
+                return exactDiv(x, y);
+              }
+              if (isa<disc::MaxOp, disc::MinOp>(bin)) {
+                CompareResult cr =
+                    x == y ? CompareResult::EQ : solver.compare(x, y);
+                bool isMax = isa<disc::MaxOp>(bin);
+                switch (cr) {
+                case CompareResult::EQ:
+                  return x;
+                case CompareResult::GT:
+                case CompareResult::GE:
+                  return isMax ? x : y;
+                case CompareResult::LT:
+                case CompareResult::LE:
+                  return isMax ? y : x;
+                default:
+                  return AffineExpr();
+                }
+              }
+              auto xc = constOf(x), yc = constOf(y);
+              if (xc && yc) {
+                if (isa<disc::RemOp>(bin) && *yc != 0)
+                  return cst(*xc % *yc);
+                if (isa<disc::AndOp>(bin))
+                  return cst(*xc & *yc);
+                if (isa<disc::OrOp>(bin))
+                  return cst(*xc | *yc);
+                if (isa<disc::XorOp>(bin))
+                  return cst(*xc ^ *yc);
+              }
               return AffineExpr();
-            }
-          }
-          auto xc = constOf(x), yc = constOf(y);
-          if (xc && yc) {
-            if (isa<disc::RemOp>(bin) && *yc != 0)
-              return cst(*xc % *yc);
-            if (isa<disc::AndOp>(bin))
-              return cst(*xc & *yc);
-            if (isa<disc::OrOp>(bin))
-              return cst(*xc | *yc);
-            if (isa<disc::XorOp>(bin))
-              return cst(*xc ^ *yc);
-          }
-          return AffineExpr();
-        });
-      })
+            });
+          })
       .Case([&](disc::DotGeneralOp d) {
         SmallVector<AffineExpr> l = dimsOrFresh(d.getLhs()),
                                 r = dimsOrFresh(d.getRhs());
@@ -1007,9 +1008,8 @@ void ShapeAnalysis::visit(Operation *op) {
               known = known * out[i];
             }
           }
-          if (numMissing == 1 && llvm::all_of(in, [](AffineExpr e) {
-                return (bool)e;
-              })) {
+          if (numMissing == 1 &&
+              llvm::all_of(in, [](AffineExpr e) { return (bool)e; })) {
             AffineExpr q = exactDiv(total, known);
             if (!q) {
               q = fresh(op, false);
@@ -1263,11 +1263,11 @@ void ShapeAnalysis::run() {
     auto t = dyn_cast<RankedTensorType>(arg.getType());
     if (!t)
       continue;
-    auto names = func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(),
-                                                  "disc.dims");
+    auto names =
+        func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), "disc.dims");
     std::string argName = "input_" + std::to_string(arg.getArgNumber());
-    if (auto n = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                   "disc.name"))
+    if (auto n =
+            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "disc.name"))
       argName = n.str();
     SmallVector<AffineExpr> dims;
     for (int64_t i = 0; i < t.getRank(); ++i) {
@@ -1469,7 +1469,8 @@ static void makeStatic(func::FuncOp func, ShapeAnalysis &sa) {
         return false;
     }
     oldTypes.push_back({v, t});
-    v.setType(RankedTensorType::get(shape, t.getElementType(), t.getEncoding()));
+    v.setType(
+        RankedTensorType::get(shape, t.getElementType(), t.getEncoding()));
     return true;
   };
   bool returnChanged = false;
@@ -1570,10 +1571,9 @@ LogicalResult mlir::disc::annotateShapes(ModuleOp module, bool simplify) {
           return refs[i] = it->second;
       }
       std::string symName;
-      bool ident = !name.empty() && (isalpha(name[0]) || name[0] == '_') &&
-                   llvm::all_of(name, [](char c) {
-                     return isalnum(c) || c == '_';
-                   });
+      bool ident =
+          !name.empty() && (isalpha(name[0]) || name[0] == '_') &&
+          llvm::all_of(name, [](char c) { return isalnum(c) || c == '_'; });
       if (root && ident && !taken.contains(name))
         symName = name.str();
       else
@@ -1582,9 +1582,9 @@ LogicalResult mlir::disc::annotateShapes(ModuleOp module, bool simplify) {
         while (taken.contains(symName));
       taken.insert(symName);
       auto op = disc_shape::SymbolicDimOp::create(
-          mb, func.getLoc(), mb.getStringAttr(symName), StringAttr::get(ctx, name),
-          mb.getI64IntegerAttr(root ? 1 : 0), IntegerAttr(), IntegerAttr(),
-          UnitAttr::get(ctx), UnitAttr());
+          mb, func.getLoc(), mb.getStringAttr(symName),
+          StringAttr::get(ctx, name), mb.getI64IntegerAttr(root ? 1 : 0),
+          IntegerAttr(), IntegerAttr(), UnitAttr::get(ctx), UnitAttr());
       if (root) {
         emittedNames.insert(name);
         auto r = ranges.find(name);
@@ -1678,15 +1678,17 @@ LogicalResult mlir::disc::annotateShapes(ModuleOp module, bool simplify) {
     if (emittedNames.contains(r.getKey()))
       continue;
     std::string symName = r.getKey().str();
-    bool ident = !symName.empty() && (isalpha(symName[0]) || symName[0] == '_') &&
-                 llvm::all_of(symName, [](char c) { return isalnum(c) || c == '_'; });
+    bool ident =
+        !symName.empty() && (isalpha(symName[0]) || symName[0] == '_') &&
+        llvm::all_of(symName, [](char c) { return isalnum(c) || c == '_'; });
     if (!ident || taken.contains(symName))
       do
         symName = "S" + std::to_string(freshCounter++);
       while (taken.contains(symName));
     taken.insert(symName);
     auto op = disc_shape::SymbolicDimOp::create(
-        mb, module.getLoc(), mb.getStringAttr(symName), StringAttr::get(ctx, r.getKey()),
+        mb, module.getLoc(), mb.getStringAttr(symName),
+        StringAttr::get(ctx, r.getKey()),
         mb.getI64IntegerAttr(r.getValue().min), IntegerAttr(), IntegerAttr(),
         UnitAttr::get(ctx), UnitAttr());
     if (r.getValue().max)
@@ -1763,8 +1765,8 @@ LogicalResult mlir::disc::printShapes(ModuleOp module, StringRef entry,
       }
       b += std::to_string(c);
     }
-    os << llvm::left_justify(producer, 40) << " " << shape << "  bytes="
-       << b << (unknown ? "  (unknown dims)" : "") << "\n";
+    os << llvm::left_justify(producer, 40) << " " << shape << "  bytes=" << b
+       << (unknown ? "  (unknown dims)" : "") << "\n";
   };
   auto locName = [](Location loc) -> std::string {
     if (auto n = dyn_cast<NameLoc>(loc))
@@ -1781,8 +1783,8 @@ LogicalResult mlir::disc::printShapes(ModuleOp module, StringRef entry,
   };
   for (BlockArgument arg : func.getArguments()) {
     std::string name = "input_" + std::to_string(arg.getArgNumber());
-    if (auto n = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                   "disc.name"))
+    if (auto n =
+            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "disc.name"))
       name = n.str();
     line(arg, "input " + name);
   }

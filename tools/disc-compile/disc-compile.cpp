@@ -23,24 +23,24 @@
 #include "disc/Transforms/Remat.h"
 #include "disc/Transforms/ShapeAnalysis.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/Format.h"
-#include <chrono>
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include <chrono>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -160,11 +160,11 @@ static cl::opt<bool> timing(
              "machine code emission and linking (wall and user time)"),
     cl::init(false), cl::cat(discCategory));
 
-static cl::opt<bool> fusion(
-    "fusion",
-    cl::desc("Fuse elementwise producers into their single consumer "
-             "(disc-fusion, docs/memory.md; default true)"),
-    cl::init(true), cl::cat(discCategory));
+static cl::opt<bool>
+    fusion("fusion",
+           cl::desc("Fuse elementwise producers into their single consumer "
+                    "(disc-fusion, docs/memory.md; default true)"),
+           cl::init(true), cl::cat(discCategory));
 
 static cl::opt<bool> reportCodegen(
     "report-codegen",
@@ -307,7 +307,8 @@ int main(int argc, char **argv) {
   // The entry gets a name that cannot clash with a host program's `main`.
   const std::string entry = "disc_entry";
   if (llvm::StringRef(inputPath).ends_with(".mlir")) {
-    module = parseSourceFile<ModuleOp>(inputPath, sourceMgr, ParserConfig(&context));
+    module =
+        parseSourceFile<ModuleOp>(inputPath, sourceMgr, ParserConfig(&context));
     if (module) {
       // The first public function is the entry.
       func::FuncOp first;
@@ -370,10 +371,11 @@ int main(int argc, char **argv) {
       r.max = parts.size() == 1 ? v[0] : v[1];
       if (parts.size() == 3)
         r.likely = v[2];
-      if (*r.max < r.min || (r.likely && (*r.likely < r.min ||
-                                         *r.likely > *r.max)))
-        return fail(2, "bad --dim '" + opt + "': empty range or likely "
-                                              "value outside it");
+      if (*r.max < r.min ||
+          (r.likely && (*r.likely < r.min || *r.likely > *r.max)))
+        return fail(2, "bad --dim '" + opt +
+                           "': empty range or likely "
+                           "value outside it");
       ranges[name] = r;
     }
     OpBuilder b(&context);
@@ -596,10 +598,8 @@ int main(int argc, char **argv) {
     return fail(2, "-o is required for --emit=obj and --emit=lib");
   TimingScope emitTimer = rootTimer.nest("emit");
   if (failed(disc::emitModelArtifact(*module, entry, *signature, outputPath,
-                                     kind, sanitize, &emitTimer,
-                                     compileJobs,
-                                     reportCodegen ? &llvm::errs()
-                                                   : nullptr)))
+                                     kind, sanitize, &emitTimer, compileJobs,
+                                     reportCodegen ? &llvm::errs() : nullptr)))
     return fail(1, "could not write '" + outputPath + "'");
   return 0;
 }

@@ -37,10 +37,10 @@ const char *stringifyCompareResult(CompareResult r);
 
 /// Facts about one root symbol. Sizes are element counts, not bytes.
 struct SymbolInfo {
-  std::string name;                ///< user-facing name, e.g. "seq"
-  int64_t min = 0;                 ///< inclusive lower bound (dims are >= 0)
-  std::optional<int64_t> max;      ///< inclusive upper bound, if any
-  std::optional<int64_t> likely;   ///< tie-breaker only, never a fact
+  std::string name;              ///< user-facing name, e.g. "seq"
+  int64_t min = 0;               ///< inclusive lower bound (dims are >= 0)
+  std::optional<int64_t> max;    ///< inclusive upper bound, if any
+  std::optional<int64_t> likely; ///< tie-breaker only, never a fact
 };
 
 /// Counters of the work done, for `--emit=shapes` and benchmarks.

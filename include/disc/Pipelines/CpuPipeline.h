@@ -1,4 +1,5 @@
-//===- CpuPipeline.h - disc dialect to a loadable model.so on CPU -*- C++ -*-===//
+//===- CpuPipeline.h - disc dialect to a loadable model.so on CPU -*- C++
+//-*-===//
 #ifndef DISC_PIPELINES_CPUPIPELINE_H
 #define DISC_PIPELINES_CPUPIPELINE_H
 

@@ -70,7 +70,8 @@ Value extremeScalar(OpBuilder &b, Location loc, Type t, bool negative) {
         b, loc,
         b.getFloatAttr(ft, APFloat::getInf(ft.getFloatSemantics(), negative)));
   unsigned w = t.getIntOrFloatBitWidth();
-  APInt v = negative ? APInt::getSignedMinValue(w) : APInt::getSignedMaxValue(w);
+  APInt v =
+      negative ? APInt::getSignedMinValue(w) : APInt::getSignedMaxValue(w);
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(t, v));
 }
 
@@ -187,9 +188,15 @@ struct IMath {
   OpBuilder &b;
   Location loc;
   Value c(int64_t v) { return cstIndex(b, loc, v); }
-  Value add(Value x, Value y) { return b.createOrFold<arith::AddIOp>(loc, x, y); }
-  Value sub(Value x, Value y) { return b.createOrFold<arith::SubIOp>(loc, x, y); }
-  Value mul(Value x, Value y) { return b.createOrFold<arith::MulIOp>(loc, x, y); }
+  Value add(Value x, Value y) {
+    return b.createOrFold<arith::AddIOp>(loc, x, y);
+  }
+  Value sub(Value x, Value y) {
+    return b.createOrFold<arith::SubIOp>(loc, x, y);
+  }
+  Value mul(Value x, Value y) {
+    return b.createOrFold<arith::MulIOp>(loc, x, y);
+  }
   Value max(Value x, Value y) {
     return b.createOrFold<arith::MaxSIOp>(loc, x, y);
   }
@@ -517,8 +524,8 @@ Value emitScalar(Operation *op, OpBuilder &b, Location loc, ValueRange a,
       })
       .Case([&](CompareOp o) -> Value {
         if (isFloat)
-          return arith::CmpFOp::create(
-              b, loc, floatPredicate(o.getDirection()), a[0], a[1]);
+          return arith::CmpFOp::create(b, loc, floatPredicate(o.getDirection()),
+                                       a[0], a[1]);
         if (isa<IntegerType>(elt))
           return arith::CmpIOp::create(
               b, loc, intPredicate(o.getDirection(), elt.isInteger(1)), a[0],
@@ -550,8 +557,7 @@ using BroadcastFacts =
 /// Expands whose shape entries it proves non-negative.
 using ProvenReshapes = llvm::DenseSet<Operation *>;
 
-using ScalarFn =
-    function_ref<Value(OpBuilder &, Location, ValueRange, Type)>;
+using ScalarFn = function_ref<Value(OpBuilder &, Location, ValueRange, Type)>;
 
 /// Classifies how each operand dim maps to the result dim it is aligned
 /// with (ranks aligned from the right). `Same`: the operand dim equals the
@@ -561,8 +567,7 @@ using ScalarFn =
 /// single non-1 source is that source's dim.
 SmallVector<SmallVector<DimKind>>
 classify(ValueRange operands, RankedTensorType resultType,
-         bool resultFromOperands,
-         ArrayRef<SmallVector<bool>> proven = {}) {
+         bool resultFromOperands, ArrayRef<SmallVector<bool>> proven = {}) {
   int64_t rank = resultType.getRank();
   SmallVector<SmallVector<DimKind>> kinds;
   for (auto [n, v] : llvm::enumerate(operands)) {
@@ -620,9 +625,8 @@ Value buildMappedGeneric(OpBuilder &b, Location loc, Operation *op,
     int64_t shift = rank - tensorType(v).getRank();
     SmallVector<AffineExpr> exprs;
     for (auto [j, kind] : llvm::enumerate(k))
-      exprs.push_back(kind == DimKind::Zero
-                          ? getAffineConstantExpr(0, ctx)
-                          : getAffineDimExpr(j + shift, ctx));
+      exprs.push_back(kind == DimKind::Zero ? getAffineConstantExpr(0, ctx)
+                                            : getAffineDimExpr(j + shift, ctx));
     maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
   }
   maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
@@ -660,18 +664,17 @@ Value buildExtractGeneric(OpBuilder &b, Location loc, Operation *op,
     int64_t shift = rank - tensorType(v).getRank();
     if (extract) {
       for (auto [j, kind] : llvm::enumerate(k))
-        isOne[n].push_back(
-            kind == DimKind::Maybe
-                ? m.cmp(arith::CmpIPredicate::eq,
-                        tensor::DimOp::create(b, loc, v, j), m.c(1))
-                : Value());
+        isOne[n].push_back(kind == DimKind::Maybe
+                               ? m.cmp(arith::CmpIPredicate::eq,
+                                       tensor::DimOp::create(b, loc, v, j),
+                                       m.c(1))
+                               : Value());
       continue;
     }
     SmallVector<AffineExpr> exprs;
     for (auto [j, kind] : llvm::enumerate(k))
-      exprs.push_back(kind == DimKind::Zero
-                          ? getAffineConstantExpr(0, ctx)
-                          : getAffineDimExpr(j + shift, ctx));
+      exprs.push_back(kind == DimKind::Zero ? getAffineConstantExpr(0, ctx)
+                                            : getAffineDimExpr(j + shift, ctx));
     maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
     mapped.push_back(v);
   }
@@ -685,7 +688,8 @@ Value buildExtractGeneric(OpBuilder &b, Location loc, Operation *op,
                Value zero = cstIndex(nb, nl, 0);
                SmallVector<Value> scalars;
                unsigned next = 0;
-               for (auto [n, vk] : llvm::enumerate(llvm::zip(operands, kinds))) {
+               for (auto [n, vk] :
+                    llvm::enumerate(llvm::zip(operands, kinds))) {
                  auto [v, k] = vk;
                  if (!viaExtract[n]) {
                    scalars.push_back(args[next++]);
@@ -738,8 +742,7 @@ FailureOr<Value> lowerElementwise(OpBuilder &b, Operation *op,
     Block *scratch = scratchOwner->getBody();
     SmallVector<Value> args;
     for (Value v : operands)
-      args.push_back(
-          scratch->addArgument(tensorType(v).getElementType(), loc));
+      args.push_back(scratch->addArgument(tensorType(v).getElementType(), loc));
     OpBuilder sb = OpBuilder::atBlockEnd(scratch);
     Value r = fn(sb, loc, args, resultType.getElementType());
     bool ok = r && r.getType() == resultType.getElementType();
@@ -805,13 +808,11 @@ FailureOr<Value> lowerElementwise(OpBuilder &b, Operation *op,
   auto ifOp = scf::IfOp::create(
       b, loc, cond,
       [&](OpBuilder &tb, Location tl) {
-        Value r =
-            buildMappedGeneric(tb, tl, op, operands, kinds, dest, fn);
+        Value r = buildMappedGeneric(tb, tl, op, operands, kinds, dest, fn);
         scf::YieldOp::create(tb, tl, r);
       },
       [&](OpBuilder &eb, Location el) {
-        Value r =
-            buildExtractGeneric(eb, el, op, operands, kinds, dest, fn);
+        Value r = buildExtractGeneric(eb, el, op, operands, kinds, dest, fn);
         scf::YieldOp::create(eb, el, r);
       });
   return ifOp.getResult(0);
@@ -930,9 +931,8 @@ Value padSpatial(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> lo,
   int64_t rank = tensorType(input).getRank();
   int64_t first = rank - lo.size();
   bool any = llvm::any_of(lo, [](int64_t v) { return v != 0; }) ||
-             llvm::any_of(hi, [](OpFoldResult v) {
-               return !isConstantIntValue(v, 0);
-             });
+             llvm::any_of(
+                 hi, [](OpFoldResult v) { return !isConstantIntValue(v, 0); });
   if (!any)
     return input;
   SmallVector<OpFoldResult> low(first, b.getIndexAttr(0));
@@ -1099,15 +1099,14 @@ Value convOnPadded(OpBuilder &b, Location loc, Value input, Value filter,
                                  AffineMap::get(loops, 0, outExprs, ctx)};
   SmallVector<IterType> iters(2 + g + k, IterType::parallel);
   iters.append(1 + k, IterType::reduction);
-  Value result =
-      linalg::GenericOp::create(
-          b, loc, TypeRange{outType}, ValueRange{input, filter},
-          ValueRange{out}, maps, iters,
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            linalg::YieldOp::create(nb, nl,
-                                    mulAdd(nb, nl, args[0], args[1], args[2]));
-          })
-          .getResult(0);
+  Value result = linalg::GenericOp::create(
+                     b, loc, TypeRange{outType}, ValueRange{input, filter},
+                     ValueRange{out}, maps, iters,
+                     [&](OpBuilder &nb, Location nl, ValueRange args) {
+                       linalg::YieldOp::create(
+                           nb, nl, mulAdd(nb, nl, args[0], args[1], args[2]));
+                     })
+                     .getResult(0);
   if (g) {
     SmallVector<ReassociationIndices> assoc = {{0}, {1, 2}};
     for (int64_t i = 0; i < k; ++i)
@@ -1256,13 +1255,12 @@ Value windowReduce(OpBuilder &b, Location loc, Value input, int64_t lead,
                Value x = args[0], acc = args[2];
                Value r;
                if (isa<FloatType>(elt))
-                 r = isMax ? arith::MaximumFOp::create(nb, nl, acc, x)
-                                 .getResult()
-                           : arith::AddFOp::create(nb, nl, acc, x).getResult();
-               else
                  r = isMax
-                         ? arith::MaxSIOp::create(nb, nl, acc, x).getResult()
-                         : arith::AddIOp::create(nb, nl, acc, x).getResult();
+                         ? arith::MaximumFOp::create(nb, nl, acc, x).getResult()
+                         : arith::AddFOp::create(nb, nl, acc, x).getResult();
+               else
+                 r = isMax ? arith::MaxSIOp::create(nb, nl, acc, x).getResult()
+                           : arith::AddIOp::create(nb, nl, acc, x).getResult();
                linalg::YieldOp::create(nb, nl, r);
              })
       .getResult(0);
@@ -1337,11 +1335,11 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op) {
   } else {
     // Counts over the spatial dims only: [D...] ones, padded.
     SmallVector<OpFoldResult> spatial(inSizes.begin() + 2, inSizes.end());
-    SmallVector<int64_t> spatialShape(tensorType(input).getShape().drop_front(2));
-    Value ones = fill(b, loc, cstScalar(b, loc, elt, 1),
-                      emptyTensor(b, loc, RankedTensorType::get(spatialShape,
-                                                                elt),
-                                  spatial));
+    SmallVector<int64_t> spatialShape(
+        tensorType(input).getShape().drop_front(2));
+    Value ones = fill(
+        b, loc, cstScalar(b, loc, elt, 1),
+        emptyTensor(b, loc, RankedTensorType::get(spatialShape, elt), spatial));
     Value zero = cstScalar(b, loc, elt, 0);
     Value paddedOnes;
     if (op.getCountIncludePad()) {
@@ -1428,8 +1426,7 @@ FailureOr<Value> lowerReduce(OpBuilder &b, ReduceOp op) {
     else if (op.getKeepDims())
       outExprs.push_back(getAffineConstantExpr(0, ctx));
   }
-  Value init =
-      fill(b, loc, initValue, emptyTensor(b, loc, resultType, *dims));
+  Value init = fill(b, loc, initValue, emptyTensor(b, loc, resultType, *dims));
   SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
                                  AffineMap::get(rank, 0, outExprs, ctx)};
   Value result =
@@ -1468,30 +1465,28 @@ FailureOr<Value> lowerReduce(OpBuilder &b, ReduceOp op) {
   IMath m{b, loc};
   Value count = m.c(1);
   for (int64_t d : red)
-    count = m.mul(count, toValue(b, loc, tensor::getMixedSize(b, loc, input, d)));
+    count =
+        m.mul(count, toValue(b, loc, tensor::getMixedSize(b, loc, input, d)));
   Value countI64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), count);
-  Value divisor = isFloat
-                      ? arith::SIToFPOp::create(b, loc, elt, countI64)
-                            .getResult()
-                      : convertScalar(b, loc, countI64, elt, false, false);
+  Value divisor =
+      isFloat ? arith::SIToFPOp::create(b, loc, elt, countI64).getResult()
+              : convertScalar(b, loc, countI64, elt, false, false);
   if (!isFloat) // avoid dividing by zero for empty integer means
-    divisor = arith::MaxSIOp::create(b, loc, divisor,
-                                     cstScalar(b, loc, elt, 1));
+    divisor =
+        arith::MaxSIOp::create(b, loc, divisor, cstScalar(b, loc, elt, 1));
   // Divide in place.
   int64_t outRank = resultType.getRank();
   SmallVector<AffineMap> divMaps(
       1, AffineMap::getMultiDimIdentityMap(outRank, ctx));
   return linalg::GenericOp::create(
              b, loc, TypeRange{resultType}, ValueRange{}, ValueRange{result},
-             divMaps,
-             SmallVector<IterType>(outRank, IterType::parallel),
+             divMaps, SmallVector<IterType>(outRank, IterType::parallel),
              [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value r =
-                   isFloat
-                       ? arith::DivFOp::create(nb, nl, args[0], divisor)
-                             .getResult()
-                       : arith::DivSIOp::create(nb, nl, args[0], divisor)
-                             .getResult();
+               Value r = isFloat
+                             ? arith::DivFOp::create(nb, nl, args[0], divisor)
+                                   .getResult()
+                             : arith::DivSIOp::create(nb, nl, args[0], divisor)
+                                   .getResult();
                linalg::YieldOp::create(nb, nl, r);
              })
       .getResult(0);
@@ -1544,23 +1539,23 @@ FailureOr<Value> lowerArgReduce(OpBuilder &b, ArgReduceOp op) {
             nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, axis));
         Value better, eq;
         if (isFloat) {
-          better = arith::CmpFOp::create(
-              nb, nl,
-              isMax ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT, x,
-              accV);
-          eq = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, x,
-                                     accV);
+          better = arith::CmpFOp::create(nb, nl,
+                                         isMax ? arith::CmpFPredicate::OGT
+                                               : arith::CmpFPredicate::OLT,
+                                         x, accV);
+          eq =
+              arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, x, accV);
         } else {
-          better = arith::CmpIOp::create(
-              nb, nl,
-              isMax ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt, x,
-              accV);
-          eq = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, x,
-                                     accV);
+          better = arith::CmpIOp::create(nb, nl,
+                                         isMax ? arith::CmpIPredicate::sgt
+                                               : arith::CmpIPredicate::slt,
+                                         x, accV);
+          eq = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, x, accV);
         }
-        Value tie = arith::CmpIOp::create(
-            nb, nl, last ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt,
-            i, accI);
+        Value tie = arith::CmpIOp::create(nb, nl,
+                                          last ? arith::CmpIPredicate::sgt
+                                               : arith::CmpIPredicate::slt,
+                                          i, accI);
         Value take = arith::OrIOp::create(
             nb, nl, better, arith::AndIOp::create(nb, nl, eq, tie));
         linalg::YieldOp::create(
@@ -1771,10 +1766,8 @@ FailureOr<Value> lowerSlice(OpBuilder &b, SliceOp op, RuntimeChecks &checks) {
   for (auto [k, axis] : llvm::enumerate(op.getAxes())) {
     Value d = toValue(b, loc, tensor::getMixedSize(b, loc, src, axis));
     Value start = elementAsIndex(b, loc, op.getStarts(), k);
-    Value step =
-        positiveSteps
-            ? m.c(stepVals[k].getSExtValue())
-            : elementAsIndex(b, loc, op.getSteps(), k);
+    Value step = positiveSteps ? m.c(stepVals[k].getSExtValue())
+                               : elementAsIndex(b, loc, op.getSteps(), k);
     Value wrapped = m.select(m.cmp(arith::CmpIPredicate::slt, start, m.c(0)),
                              m.add(start, d), start);
     Value clampedPos = m.min(m.max(wrapped, m.c(0)), d);
@@ -1812,8 +1805,8 @@ FailureOr<Value> lowerSlice(OpBuilder &b, SliceOp op, RuntimeChecks &checks) {
                  idx.push_back(iv);
                }
                linalg::YieldOp::create(
-                   nb, nl, tensor::ExtractOp::create(nb, nl, src, idx)
-                               .getResult());
+                   nb, nl,
+                   tensor::ExtractOp::create(nb, nl, src, idx).getResult());
              })
       .getResult(0);
 }
@@ -1865,8 +1858,8 @@ FailureOr<Value> lowerGather(OpBuilder &b, GatherOp op, RuntimeChecks &checks) {
                for (int64_t i = axis + 1; i < dataRank; ++i)
                  idx.push_back(linalg::IndexOp::create(nb, nl, i + q - 1));
                linalg::YieldOp::create(
-                   nb, nl, tensor::ExtractOp::create(nb, nl, data, idx)
-                               .getResult());
+                   nb, nl,
+                   tensor::ExtractOp::create(nb, nl, data, idx).getResult());
              })
       .getResult(0);
 }
@@ -1934,8 +1927,8 @@ FailureOr<Value> lowerPad(OpBuilder &b, PadOp op) {
                  idx.push_back(j);
                }
                linalg::YieldOp::create(
-                   nb, nl, tensor::ExtractOp::create(nb, nl, src, idx)
-                               .getResult());
+                   nb, nl,
+                   tensor::ExtractOp::create(nb, nl, src, idx).getResult());
              })
       .getResult(0);
 }
@@ -3013,8 +3006,8 @@ struct DiscLowerToLinalgPass
         failedAny = true;
         continue;
       }
-      Value v = castTo(rewriter, op->getLoc(), *lowered,
-                       op->getResult(0).getType());
+      Value v =
+          castTo(rewriter, op->getLoc(), *lowered, op->getResult(0).getType());
       rewriter.replaceOp(op, v);
     }
     checks.finish();

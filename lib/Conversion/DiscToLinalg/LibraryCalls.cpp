@@ -241,8 +241,7 @@ static bool isChannelBias(Value bias, int64_t rank, int64_t channelDim,
                           int64_t channels) {
   auto t = cast<RankedTensorType>(bias.getType());
   if (!matchPattern(bias, m_Constant()) || !t.hasStaticShape() ||
-      t.getRank() < 1 || t.getRank() > rank ||
-      channels == ShapedType::kDynamic)
+      t.getRank() < 1 || t.getRank() > rank || channels == ShapedType::kDynamic)
     return false;
   for (int64_t i = 0; i < t.getRank(); ++i) {
     int64_t at = rank - t.getRank() + i;
@@ -513,8 +512,8 @@ static PostOps collectPostOps(OpBuilder &b, Operation *op) {
       assert(ok && "a bias post-op is a constant");
       (void)ok;
       auto t = cast<RankedTensorType>(other.getType());
-      Value c = arith::ConstantOp::create(b, op->getLoc(), t,
-                                          cast<TypedAttr>(attr));
+      Value c =
+          arith::ConstantOp::create(b, op->getLoc(), t, cast<TypedAttr>(attr));
       if (t.getRank() != 1) {
         SmallVector<ReassociationIndices> all(1);
         for (int64_t i = 0; i < t.getRank(); ++i)

@@ -1,4 +1,5 @@
-//===- Builders.cpp - shared builders of the ONNX importer ------------------===//
+//===- Builders.cpp - shared builders of the ONNX importer
+//------------------===//
 //
 //===----------------------------------------------------------------------===//
 #include "Importer.h"
@@ -97,7 +98,8 @@ Value Importer::setKnown(Value v, const Dims &k) {
     SmallVector<APInt> vals;
     unsigned w = type.getElementType().getIntOrFloatBitWidth();
     for (const Dim &d : k)
-      vals.push_back(APInt(w, d.size, /*isSigned=*/true, /*implicitTrunc=*/true));
+      vals.push_back(
+          APInt(w, d.size, /*isSigned=*/true, /*implicitTrunc=*/true));
     Value c = constDense(DenseElementsAttr::get(type, vals));
     if (unsignedVals.contains(v))
       unsignedVals.insert(c);
@@ -159,9 +161,8 @@ Value Importer::dimOf(Value x, int64_t i) {
   if (d.isStatic())
     return constI64({d.size});
   Value s = shapeOf(x);
-  Value g = GatherOp::create(b, loc,
-                             RankedTensorType::get({1}, b.getI64Type()), s,
-                             constI64({i}), (uint64_t)0)
+  Value g = GatherOp::create(b, loc, RankedTensorType::get({1}, b.getI64Type()),
+                             s, constI64({i}), (uint64_t)0)
                 .getResult();
   knownVals[g] = Dims{d};
   return g;
@@ -176,9 +177,9 @@ TDim Importer::tdimMul(const TDim &a, const TDim &c) {
     return a;
   Value av = a.v ? a.v : constI64({a.d.size});
   Value cv = c.v ? c.v : constI64({c.d.size});
-  Value m = MulOp::create(b, loc, RankedTensorType::get({1}, b.getI64Type()),
-                          av, cv)
-                .getResult();
+  Value m =
+      MulOp::create(b, loc, RankedTensorType::get({1}, b.getI64Type()), av, cv)
+          .getResult();
   knownVals[m] = Dims{Dim()};
   return {Dim(), m};
 }
@@ -210,9 +211,9 @@ Value Importer::concatI64(ArrayRef<Value> parts) {
       vals.push_back(d.size);
     return constI64(vals);
   }
-  Value c = ConcatenateOp::create(
-                b, loc, RankedTensorType::get({len}, b.getI64Type()), parts,
-                (uint64_t)0)
+  Value c = ConcatenateOp::create(b, loc,
+                                  RankedTensorType::get({len}, b.getI64Type()),
+                                  parts, (uint64_t)0)
                 .getResult();
   if (allKnown)
     knownVals[c] = k;
@@ -247,9 +248,8 @@ Value Importer::reshapeT(Value x, ArrayRef<TDim> t) {
     outDims.push_back(d.d);
   Dims inDims = dims(x);
   if (inDims.size() == outDims.size() &&
-      llvm::all_of(llvm::zip(inDims, outDims), [](auto p) {
-        return std::get<0>(p) == std::get<1>(p);
-      }))
+      llvm::all_of(llvm::zip(inDims, outDims),
+                   [](auto p) { return std::get<0>(p) == std::get<1>(p); }))
     return x;
   // A constant reshaped to static dims is a constant (a Conv bias [C] as
   // [C, 1, 1]: the library-call post-ops take it as the call's bias).
@@ -273,7 +273,8 @@ Value Importer::reshapeT(Value x, ArrayRef<TDim> t) {
     }
   }
   Value shape = shapeFrom(t);
-  Value r = mk<DynamicReshapeOp>(outDims, elt(x), x, shape, /*allow_zero=*/true);
+  Value r =
+      mk<DynamicReshapeOp>(outDims, elt(x), x, shape, /*allow_zero=*/true);
   if (isUns(x))
     unsignedVals.insert(r);
   if (std::optional<Dims> k = known(x))
@@ -332,8 +333,8 @@ Value Importer::binaryFolded(StringRef op, Value l, Value r) {
                (((op == "Add" || op == "Sub") && c.size == 0) ||
                 ((op == "Mul" || op == "Div") && c.size == 1))) {
       o = a;
-    } else if (a.isStatic() && ((op == "Add" && a.size == 0) ||
-                                (op == "Mul" && a.size == 1))) {
+    } else if (a.isStatic() &&
+               ((op == "Add" && a.size == 0) || (op == "Mul" && a.size == 1))) {
       o = c;
     }
     k.push_back(o);

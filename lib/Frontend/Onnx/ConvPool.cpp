@@ -1,4 +1,5 @@
-//===- ConvPool.cpp - ONNX MatMul, Gemm, convolution and pooling ------------===//
+//===- ConvPool.cpp - ONNX MatMul, Gemm, convolution and pooling
+//------------===//
 //
 //===----------------------------------------------------------------------===//
 #include "Importer.h"
@@ -167,8 +168,8 @@ static LogicalResult resolveAutoPad(StringRef autoPad, ArrayRef<Dim> spatial,
   return success();
 }
 
-static Dim windowOut(const Dim &d, int64_t kernel, int64_t stride,
-                     int64_t dil, int64_t lo, int64_t hi, bool ceilMode) {
+static Dim windowOut(const Dim &d, int64_t kernel, int64_t stride, int64_t dil,
+                     int64_t lo, int64_t hi, bool ceilMode) {
   if (!d.isStatic() || kernel == kDyn)
     return Dim();
   int64_t num = d.size + lo + hi - dil * (kernel - 1) - 1;
@@ -192,11 +193,10 @@ Value Importer::padSameRuntime(Value x, const Window &w, Value value) {
     int64_t s = w.strides[i], span = (w.kernel[i] - 1) * w.dilations[i] + 1;
     Dim d = o[i + 2];
     if (d.isStatic() || s == 1) {
-      int64_t total =
-          d.isStatic()
-              ? std::max<int64_t>(0, (ceilDiv(d.size, s) - 1) * s + span -
-                                         d.size)
-              : span - 1;
+      int64_t total = d.isStatic()
+                          ? std::max<int64_t>(0, (ceilDiv(d.size, s) - 1) * s +
+                                                     span - d.size)
+                          : span - 1;
       int64_t small = total / 2, big = total - small;
       lo.push_back(constI64({upper ? small : big}));
       hi.push_back(constI64({upper ? big : small}));
@@ -208,8 +208,8 @@ Value Importer::padSameRuntime(Value x, const Window &w, Value value) {
     Value in = dimOf(x, i + 2);
     Value outSize =
         op(DivOp(), op(AddOp(), in, constI64({s - 1})), constI64({s}));
-    Value total = op(AddOp(), op(MulOp(), outSize, constI64({s})),
-                     constI64({span - s}));
+    Value total =
+        op(AddOp(), op(MulOp(), outSize, constI64({s})), constI64({span - s}));
     total = op(MaxOp(), op(SubOp(), total, in), constI64({0}));
     Value small = op(DivOp(), total, constI64({2}));
     Value big = op(SubOp(), total, small);
@@ -292,8 +292,8 @@ LogicalResult Importer::importPool(StringRef op) {
   int64_t k = r - 2;
   if (op.starts_with("Global")) {
     SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(2, r));
-    out(0, reduce(op == "GlobalMaxPool" ? ReduceKind::Max : ReduceKind::Mean,
-                  x, axes, true));
+    out(0, reduce(op == "GlobalMaxPool" ? ReduceKind::Max : ReduceKind::Mean, x,
+                  axes, true));
     return success();
   }
   bool wantIndices = op == "MaxPool" && wantOut(1);

@@ -1,4 +1,5 @@
-//===- Elementwise.cpp - ONNX elementwise and math ops ----------------------===//
+//===- Elementwise.cpp - ONNX elementwise and math ops
+//----------------------===//
 //
 //===----------------------------------------------------------------------===//
 #include "Importer.h"
@@ -152,11 +153,10 @@ LogicalResult Importer::importUnary(StringRef op) {
     return success();
   }
   if (op == "IsNaN" || op == "IsInf") {
-    Value r = op == "IsNaN"
-                  ? mk<IsNanOp>(dims(x), b.getI1Type(), x)
-                  : mk<IsInfOp>(dims(x), b.getI1Type(), x,
-                                aInt("detect_positive", 1) != 0,
-                                aInt("detect_negative", 1) != 0);
+    Value r = op == "IsNaN" ? mk<IsNanOp>(dims(x), b.getI1Type(), x)
+                            : mk<IsInfOp>(dims(x), b.getI1Type(), x,
+                                          aInt("detect_positive", 1) != 0,
+                                          aInt("detect_negative", 1) != 0);
     out(0, r);
     return success();
   }
@@ -245,7 +245,8 @@ LogicalResult Importer::importActivation(StringRef op) {
     r = select(compare(CompareDirection::LT, x, zero),
                binary<MulOp>(x, s(alpha)), x);
   } else if (op == "Elu" || op == "Selu") {
-    float alpha = aFloat("alpha", op == "Elu" ? 1.0f : 1.67326319217681884765625f);
+    float alpha =
+        aFloat("alpha", op == "Elu" ? 1.0f : 1.67326319217681884765625f);
     Value em1 = binary<SubOp>(unary<ExpOp>(x), s(1));
     Value neg = binary<MulOp>(em1, s(alpha));
     CompareDirection dir =
@@ -308,10 +309,14 @@ LogicalResult Importer::importCompare(StringRef op) {
     return failure();
   r = legacyBroadcast(l, r);
   CompareDirection dir = CompareDirection::EQ;
-  if (op == "Less") dir = CompareDirection::LT;
-  else if (op == "LessOrEqual") dir = CompareDirection::LE;
-  else if (op == "Greater") dir = CompareDirection::GT;
-  else if (op == "GreaterOrEqual") dir = CompareDirection::GE;
+  if (op == "Less")
+    dir = CompareDirection::LT;
+  else if (op == "LessOrEqual")
+    dir = CompareDirection::LE;
+  else if (op == "Greater")
+    dir = CompareDirection::GT;
+  else if (op == "GreaterOrEqual")
+    dir = CompareDirection::GE;
   if (op != "Equal" && (isUns(l) || isUns(r))) {
     FailureOr<Value> wl = widen(l), wr = widen(r);
     if (::mlir::failed(wl) || ::mlir::failed(wr))
@@ -337,7 +342,9 @@ LogicalResult Importer::importWhere(StringRef) {
   if (kp && kt && kf && allInts(*kp) && rank(r) <= 1 &&
       tt(r).hasStaticShape()) {
     int64_t n = tt(r).getNumElements();
-    auto at = [&](const Dims &k, int64_t i) { return k[k.size() == 1 ? 0 : i]; };
+    auto at = [&](const Dims &k, int64_t i) {
+      return k[k.size() == 1 ? 0 : i];
+    };
     if ((int64_t)kp->size() <= n && (int64_t)kt->size() <= n &&
         (int64_t)kf->size() <= n) {
       Dims k;

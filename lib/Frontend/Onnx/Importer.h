@@ -1,4 +1,5 @@
-//===- Importer.h - ONNX importer state shared by the op families -*- C++ -*-===//
+//===- Importer.h - ONNX importer state shared by the op families -*- C++
+//-*-===//
 //
 // The Importer class walks the (checked) ONNX graph in order and builds one
 // `func.func` whose body uses `disc` ops. Its core (graph walk, value maps,
@@ -35,7 +36,6 @@
 
 namespace mlir::disc::onnx_import {
 
-
 constexpr int64_t kDyn = ShapedType::kDynamic;
 /// The lowest and highest opset of the default domain the importer accepts.
 constexpr int64_t kMinOpset = 1;
@@ -55,7 +55,8 @@ struct Dim {
   Dim(int64_t s, StringAttr n) : size(s), name(n) {}
   bool isStatic() const { return size != kDyn; }
   bool operator==(const Dim &o) const {
-    return isStatic() ? size == o.size : (!o.isStatic() && name && name == o.name);
+    return isStatic() ? size == o.size
+                      : (!o.isStatic() && name && name == o.name);
   }
 };
 using Dims = SmallVector<Dim, 4>;

@@ -1,4 +1,5 @@
-//===- Indexing.cpp - ONNX gather, scatter and mask ops ---------------------===//
+//===- Indexing.cpp - ONNX gather, scatter and mask ops
+//---------------------===//
 //
 //===----------------------------------------------------------------------===//
 #include "Importer.h"
@@ -96,7 +97,8 @@ LogicalResult Importer::importOneHot(StringRef) {
   Value idx = in(0), depth = in(1), vals = in(2);
   if (!maybeScalar(depth))
     return err() << "depth must be a scalar";
-  if (rank(vals) != 1 || (!tt(vals).isDynamicDim(0) && tt(vals).getDimSize(0) != 2))
+  if (rank(vals) != 1 ||
+      (!tt(vals).isDynamicDim(0) && tt(vals).getDimSize(0) != 2))
     return err() << "values must be a 2-element vector";
   int64_t r = rank(idx) + 1;
   FailureOr<int64_t> axis = normAxis(aInt("axis", -1), r);

@@ -1,4 +1,5 @@
-//===- Misc.cpp - ONNX constants, ranges, windows, Resize, GridSample -------===//
+//===- Misc.cpp - ONNX constants, ranges, windows, Resize, GridSample
+//-------===//
 //
 //===----------------------------------------------------------------------===//
 #include "Importer.h"
@@ -167,7 +168,8 @@ LogicalResult Importer::importConstant(StringRef) {
     return success();
   }
   if (attr("value_floats")) {
-    SmallVector<float> f = aFloats("value_floats").value_or(SmallVector<float>{});
+    SmallVector<float> f =
+        aFloats("value_floats").value_or(SmallVector<float>{});
     auto type = RankedTensorType::get({(int64_t)f.size()}, b.getF32Type());
     out(0, constDense(DenseElementsAttr::get(type, ArrayRef<float>(f))));
     return success();

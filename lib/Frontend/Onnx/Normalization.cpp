@@ -1,4 +1,5 @@
-//===- Normalization.cpp - ONNX normalization, softmax and losses -----------===//
+//===- Normalization.cpp - ONNX normalization, softmax and losses
+//-----------===//
 //
 //===----------------------------------------------------------------------===//
 #include "Importer.h"
@@ -148,8 +149,8 @@ Value Importer::foldBatchNormIntoConv(Value x, Value scale, Value bias,
 
 LogicalResult Importer::importBatchNorm(StringRef) {
   Value x = in(0), scale = in(1), bias = in(2), mean = in(3), var = in(4);
-  if (aInt("training_mode", 0) != 0 || wantOut(1) || wantOut(2) ||
-      wantOut(3) || wantOut(4))
+  if (aInt("training_mode", 0) != 0 || wantOut(1) || wantOut(2) || wantOut(3) ||
+      wantOut(4))
     return err() << "training mode is not supported (inference only)";
   if (opset < 9 && aInt("spatial", 1) != 1)
     return err() << "spatial=0 is not supported";
@@ -190,8 +191,8 @@ LogicalResult Importer::importInstanceNorm(StringRef) {
   Value mean = reduce(ReduceKind::Mean, x, axes, true);
   Value d = binary<SubOp>(x, mean);
   Value var = reduce(ReduceKind::Mean, binary<MulOp>(d, d), axes, true);
-  Value norm = binary<MulOp>(
-      d, unary<RsqrtOp>(binary<AddOp>(var, scalarLike(x, eps))));
+  Value norm =
+      binary<MulOp>(d, unary<RsqrtOp>(binary<AddOp>(var, scalarLike(x, eps))));
   auto bcast = [&](Value v) {
     SmallVector<TDim> t = {tdimOf(v, 0)};
     t.append(r - 2, tdimConst(1));

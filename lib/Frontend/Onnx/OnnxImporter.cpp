@@ -93,7 +93,8 @@ LogicalResult Importer::scanUnsupported() {
         version = o.version();
     bool ok = domain.empty() && findOp(n.op_type(), version);
     if (!ok) {
-      std::string opName = domain.empty() ? n.op_type() : domain + "." + n.op_type();
+      std::string opName =
+          domain.empty() ? n.op_type() : domain + "." + n.op_type();
       bad.push_back(opName + " (node '" + name + "', opset " +
                     std::to_string(version) + ")");
     }
@@ -134,8 +135,8 @@ FailureOr<Value> Importer::importTensor(const onnx::TensorProto &t,
   SmallVector<int64_t> shape;
   int64_t numel = 1;
   for (int64_t d : t.dims()) {
-    if (d < 0 || (d > 0 && numel > std::numeric_limits<int64_t>::max() / d /
-                                       16)) {
+    if (d < 0 ||
+        (d > 0 && numel > std::numeric_limits<int64_t>::max() / d / 16)) {
       fail() << "invalid dims";
       return failure();
     }
@@ -242,7 +243,8 @@ Value Importer::lookup(const std::string &name) {
     const onnx::NodeProto *savedNode = node;
     node = nullptr;
     loc = nameLoc(name);
-    FailureOr<Value> c = importTensor(*init->second, "initializer '" + name + "'");
+    FailureOr<Value> c =
+        importTensor(*init->second, "initializer '" + name + "'");
     loc = saved;
     node = savedNode;
     if (::mlir::failed(c))
@@ -581,9 +583,9 @@ using namespace mlir;
 using namespace mlir::disc;
 using namespace mlir::disc::onnx_import;
 
-OwningOpRef<ModuleOp> mlir::disc::importOnnxModel(MLIRContext &context,
-                                                  llvm::StringRef path,
-                                                  const OnnxImportOptions &options) {
+OwningOpRef<ModuleOp>
+mlir::disc::importOnnxModel(MLIRContext &context, llvm::StringRef path,
+                            const OnnxImportOptions &options) {
   onnx::ModelProto model;
   std::string error;
   Location loc = FileLineColLoc::get(&context, path, 0, 0);

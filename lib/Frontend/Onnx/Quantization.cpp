@@ -1,4 +1,5 @@
-//===- Quantization.cpp - ONNX quantization ops -----------------------------===//
+//===- Quantization.cpp - ONNX quantization ops
+//-----------------------------===//
 //
 //===----------------------------------------------------------------------===//
 #include "Importer.h"

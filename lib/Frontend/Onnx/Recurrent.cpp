@@ -1,4 +1,5 @@
-//===- Recurrent.cpp - ONNX recurrent layers (RNN, GRU, LSTM) ---------------===//
+//===- Recurrent.cpp - ONNX recurrent layers (RNN, GRU, LSTM)
+//---------------===//
 //
 //===----------------------------------------------------------------------===//
 #include "Importer.h"

@@ -1,4 +1,5 @@
-//===- Reductions.cpp - ONNX reductions, CumSum, TopK and Einsum ------------===//
+//===- Reductions.cpp - ONNX reductions, CumSum, TopK and Einsum
+//------------===//
 //
 //===----------------------------------------------------------------------===//
 #include "Importer.h"
@@ -27,7 +28,7 @@ namespace mlir::disc::onnx_import {
 /// keepdims = 0, the result is reshaped to the unmasked dims in order (its
 /// rank is rank - L, the axes being distinct as the spec requires).
 FailureOr<Value> Importer::reduceSumRuntimeAxes(Value x, Value axesV,
-                                               bool keep) {
+                                                bool keep) {
   int64_t r = rank(x);
   if (rank(axesV) != 1 || ShapedType::isDynamic(tt(axesV).getDimSize(0))) {
     err() << "axes given at run time must be a 1-D tensor of static length";
@@ -46,8 +47,7 @@ FailureOr<Value> Importer::reduceSumRuntimeAxes(Value x, Value axesV,
   for (int64_t i = 0; i < r; ++i) {
     Value m = zero;
     for (int64_t j = 0; j < n; ++j)
-      m = select(compare(CompareDirection::EQ, axis[j], constI64({i})), one,
-                 m);
+      m = select(compare(CompareDirection::EQ, axis[j], constI64({i})), one, m);
     masked.push_back(m);
   }
   Value y = x;
@@ -63,9 +63,9 @@ FailureOr<Value> Importer::reduceSumRuntimeAxes(Value x, Value axesV,
                           constI64({std::numeric_limits<int64_t>::max()})));
     steps.push_back(one);
   }
-  Value kept = mk<SliceOp>(Dims(r, Dim()), elt(x), y, concatI64(starts),
-                           concatI64(ends), concatI64(steps),
-                           llvm::to_vector(llvm::seq<int64_t>(0, r)));
+  Value kept =
+      mk<SliceOp>(Dims(r, Dim()), elt(x), y, concatI64(starts), concatI64(ends),
+                  concatI64(steps), llvm::to_vector(llvm::seq<int64_t>(0, r)));
   if (isUns(x))
     unsignedVals.insert(kept);
   if (keep)
@@ -100,8 +100,8 @@ LogicalResult Importer::importReduce(StringRef op) {
     Value axesV = in(1);
     bool emptyAxes = axesV && rank(axesV) == 1 && tt(axesV).getDimSize(0) == 0;
     if (axesV && !emptyAxes && !knownInts(axesV) && op == "ReduceSum") {
-      FailureOr<Value> y = reduceSumRuntimeAxes(
-          x, toI64(axesV), aInt("keepdims", 1) != 0);
+      FailureOr<Value> y =
+          reduceSumRuntimeAxes(x, toI64(axesV), aInt("keepdims", 1) != 0);
       if (::mlir::failed(y))
         return failure();
       out(0, *y);
@@ -151,8 +151,8 @@ LogicalResult Importer::importReduce(StringRef op) {
   else if (op == "ReduceLogSumExp") {
     // max + log(sum(exp(x - max))).
     Value mk1 = reduce(ReduceKind::Max, x, *na, true);
-    Value s = reduce(ReduceKind::Sum, unary<ExpOp>(binary<SubOp>(x, mk1)), *na,
-                     keep);
+    Value s =
+        reduce(ReduceKind::Sum, unary<ExpOp>(binary<SubOp>(x, mk1)), *na, keep);
     Value m = keep ? mk1 : reduce(ReduceKind::Max, x, *na, false);
     y = binary<AddOp>(unary<LogOp>(s), m);
   } else

@@ -1,4 +1,5 @@
-//===- Sequences.cpp - ONNX sequence ops ------------------------------------===//
+//===- Sequences.cpp - ONNX sequence ops
+//------------------------------------===//
 //
 //===----------------------------------------------------------------------===//
 #include "Importer.h"
@@ -38,8 +39,7 @@ FailureOr<SmallVector<Value>> Importer::inSeq(unsigned i) {
 /// count from the end, `n` being the sequence length (ONNX
 /// SequenceAt/Insert/Erase).
 FailureOr<Value> Importer::seqIndex(Value pos, int64_t n) {
-  if (!pos || tt(pos).getNumElements() != 1 ||
-      !isa<IntegerType>(elt(pos))) {
+  if (!pos || tt(pos).getNumElements() != 1 || !isa<IntegerType>(elt(pos))) {
     err() << "position must be an integer scalar";
     return failure();
   }
@@ -59,8 +59,7 @@ LogicalResult Importer::importSequence(StringRef op) {
   };
   auto sameType = [&](ArrayRef<Value> elems) -> LogicalResult {
     for (Value e : elems)
-      if (e.getType() != elems.front().getType() ||
-          !tt(e).hasStaticShape())
+      if (e.getType() != elems.front().getType() || !tt(e).hasStaticShape())
         return err() << "a run-time position needs sequence elements of one "
                         "static type";
     return success();
@@ -173,8 +172,9 @@ LogicalResult Importer::importSequence(StringRef op) {
       Dims dv = dims(v);
       for (size_t i = 0; i < o.size(); ++i)
         if (i == (size_t)*axis)
-          o[i] = o[i].isStatic() && dv[i].isStatic() ? Dim(o[i].size + dv[i].size)
-                                                     : Dim();
+          o[i] = o[i].isStatic() && dv[i].isStatic()
+                     ? Dim(o[i].size + dv[i].size)
+                     : Dim();
         else if (!o[i].isStatic() && dv[i].isStatic())
           o[i] = dv[i];
     }
@@ -255,12 +255,12 @@ LogicalResult Importer::importSequence(StringRef op) {
     for (int64_t i = 0; i <= n; ++i) {
       // slot i: e[i] before p, t at p, e[i-1] after p.
       Value after = i > 0 ? elems[i - 1] : t;
-      Value at = select(compare(CompareDirection::EQ, *p, constI64({i})), t,
-                        after);
-      res.push_back(i < n ? select(compare(CompareDirection::GT, *p,
-                                           constI64({i})),
-                                   elems[i], at)
-                          : at);
+      Value at =
+          select(compare(CompareDirection::EQ, *p, constI64({i})), t, after);
+      res.push_back(
+          i < n ? select(compare(CompareDirection::GT, *p, constI64({i})),
+                         elems[i], at)
+                : at);
     }
     return setSeq(res);
   }

@@ -1,4 +1,5 @@
-//===- TensorShape.cpp - ONNX shape and data movement ops -------------------===//
+//===- TensorShape.cpp - ONNX shape and data movement ops
+//-------------------===//
 //
 //===----------------------------------------------------------------------===//
 #include "Importer.h"
@@ -449,8 +450,8 @@ LogicalResult Importer::importSplit(StringRef) {
   if (sizes.empty() && d.isStatic()) {
     int64_t chunk = ceilDiv(d.size, n);
     for (int64_t i = 0; i < n; ++i)
-      sizes.push_back(std::max<int64_t>(
-          0, std::min(chunk, d.size - chunk * i)));
+      sizes.push_back(
+          std::max<int64_t>(0, std::min(chunk, d.size - chunk * i)));
   }
   std::optional<Dims> kx = known(x);
   Value one = constI64({1});
@@ -475,8 +476,8 @@ LogicalResult Importer::importSplit(StringRef) {
                                       ArrayRef<int64_t>{axis}),
                           i);
       if (kx && r == 1)
-        res = setKnown(res, Dims(kx->begin() + start,
-                                 kx->begin() + start + sizes[i]));
+        res = setKnown(
+            res, Dims(kx->begin() + start, kx->begin() + start + sizes[i]));
       out(i, res);
       start += sizes[i];
     }
@@ -485,17 +486,17 @@ LogicalResult Importer::importSplit(StringRef) {
   // Equal split of a dynamic dim: chunk = ceil(dim / n) at run time.
   Value dimV = dimOf(x, axis);
   auto i64x1 = RankedTensorType::get({1}, b.getI64Type());
-  Value chunk = DivOp::create(
-                    b, loc, i64x1,
+  Value chunk =
+      DivOp::create(b, loc, i64x1,
                     AddOp::create(b, loc, i64x1, dimV, constI64({n - 1})),
                     constI64({n}))
-                    .getResult();
+          .getResult();
   for (int64_t i = 0; i < n; ++i) {
     Value start = MulOp::create(b, loc, i64x1, chunk, constI64({i}));
-    Value end = i == n - 1 ? dimV
-                           : MulOp::create(b, loc, i64x1, chunk,
-                                           constI64({i + 1}))
-                                 .getResult();
+    Value end = i == n - 1
+                    ? dimV
+                    : MulOp::create(b, loc, i64x1, chunk, constI64({i + 1}))
+                          .getResult();
     Dims o = dims(x);
     o[axis] = Dim();
     out(i, mk<SliceOp>(o, elt(x), x, start, end, one, ArrayRef<int64_t>{axis}));
@@ -507,9 +508,8 @@ LogicalResult Importer::importSplit(StringRef) {
 /// full-rank vectors, entry i taken from the last j with
 /// axes[j] (+ rank if negative) == i, else 0 / INT64_MAX / 1 (ONNX Slice-13
 /// defaults). Out-of-range axes select no dim.
-FailureOr<Value> Importer::sliceRuntimeAxes(Value x, Value axesV,
-                                           Value startsV, Value endsV,
-                                           Value stepsV) {
+FailureOr<Value> Importer::sliceRuntimeAxes(Value x, Value axesV, Value startsV,
+                                            Value endsV, Value stepsV) {
   int64_t r = rank(x);
   int64_t n = tt(startsV).getDimSize(0);
   for (Value v : {axesV, endsV, stepsV})
@@ -539,9 +539,9 @@ FailureOr<Value> Importer::sliceRuntimeAxes(Value x, Value axesV,
     fe.push_back(e0);
     fp.push_back(p0);
   }
-  Value res = mk<SliceOp>(Dims(r, Dim()), elt(x), x, concatI64(fs),
-                          concatI64(fe), concatI64(fp),
-                          llvm::to_vector(llvm::seq<int64_t>(0, r)));
+  Value res =
+      mk<SliceOp>(Dims(r, Dim()), elt(x), x, concatI64(fs), concatI64(fe),
+                  concatI64(fp), llvm::to_vector(llvm::seq<int64_t>(0, r)));
   if (isUns(x))
     unsignedVals.insert(res);
   return res;
@@ -573,8 +573,8 @@ LogicalResult Importer::importSlice(StringRef) {
     if (has(3) && !knownInts(in(3))) {
       // Axes given at run time: scatter the bounds into full-rank vectors
       // (defaults 0 / INT64_MAX / 1 for the axes not listed).
-      FailureOr<Value> full = sliceRuntimeAxes(x, toI64(in(3)), startsV,
-                                               endsV, stepsV);
+      FailureOr<Value> full =
+          sliceRuntimeAxes(x, toI64(in(3)), startsV, endsV, stepsV);
       if (::mlir::failed(full))
         return failure();
       out(0, *full);
@@ -608,9 +608,12 @@ LogicalResult Importer::importSlice(StringRef) {
   for (int64_t j = 0; j < n; ++j) {
     int64_t a = (*na)[j];
     std::optional<int64_t> st, en, sp;
-    if (ks && (*ks)[j].isStatic()) st = (*ks)[j].size;
-    if (ke && (*ke)[j].isStatic()) en = (*ke)[j].size;
-    if (kp && (*kp)[j].isStatic()) sp = (*kp)[j].size;
+    if (ks && (*ks)[j].isStatic())
+      st = (*ks)[j].size;
+    if (ke && (*ke)[j].isStatic())
+      en = (*ke)[j].size;
+    if (kp && (*kp)[j].isStatic())
+      sp = (*kp)[j].size;
     if (sp && *sp == 0)
       return err() << "slice step must be non-zero";
     if (st && en && sp && in[a].isStatic()) {

@@ -1,7 +1,7 @@
 //===- CApi.cpp - C API over the C++ runtime ------------------------------===//
 
-#include "disc/runtime/c_api.h"
 #include "disc/runtime/Runtime.h"
+#include "disc/runtime/c_api.h"
 
 #include <cstdint>
 #include <cstring>

@@ -5,9 +5,9 @@
 #include "../cpu/LibraryCalls.h"
 #include "disc/runtime/abi.h"
 
+#include "../cuda/Device.h"
 #include "Prediction.h"
 #include "RematPlanner.h"
-#include "../cuda/Device.h"
 
 #include <dlfcn.h>
 #include <nlohmann/json.hpp>
@@ -93,8 +93,7 @@ Status parseTensorSpecs(const json &root, const char *key, bool isInput,
         if (isInput)
           return Status::loadFailed(where + ": input dims cannot be null");
       } else {
-        return Status::loadFailed(where +
-                                  ": dims must be integers or strings");
+        return Status::loadFailed(where + ": dims must be integers or strings");
       }
       spec.shape.push_back(std::move(dim));
     }

@@ -5,10 +5,10 @@
 
 #include "../cpu/LibraryCalls.h"
 #include "../cpu/ParallelFor.h"
-#include "Prediction.h"
-#include "RematPlanner.h"
 #include "../cuda/Device.h"
 #include "../cuda/LibraryCalls.h"
+#include "Prediction.h"
+#include "RematPlanner.h"
 
 #include <algorithm>
 #include <chrono>
@@ -150,8 +150,8 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
                                      int64_t *words);
   static int32_t deviceConstantCallback(void *self, const void *host,
                                         int64_t bytes, void **device);
-  static int32_t deviceScratchCallback(void *self, int64_t site,
-                                       int64_t bytes, void **device);
+  static int32_t deviceScratchCallback(void *self, int64_t site, int64_t bytes,
+                                       void **device);
   void *tryAllocate(int64_t bytes, int64_t alignment, bool *refused);
   /// Frees a buffer of the tracked allocator (host or device memory).
   void releaseBuffer(void *ptr);
@@ -226,9 +226,10 @@ namespace {
 /// Calls the model with a setjmp guard. No object with a non-trivial
 /// destructor lives in this frame, so the longjmp from `allocCallback` is
 /// well defined. Returns the model status, or -1 when the allocator aborted.
-__attribute__((noinline)) int32_t
-callModelGuarded(Session::Impl *impl, disc_model_run_fn fn, void **inputs,
-                 void **outputs) {
+__attribute__((noinline)) int32_t callModelGuarded(Session::Impl *impl,
+                                                   disc_model_run_fn fn,
+                                                   void **inputs,
+                                                   void **outputs) {
   if (setjmp(impl->jmp) != 0) {
     impl->armed = false;
     return -1;
@@ -401,8 +402,7 @@ int32_t Session::Impl::libraryCallback(void *self, int32_t callId,
 /// stream, workspaces from the tracked allocator (docs/cuda.md).
 int32_t Session::Impl::deviceLibraryCall(int32_t callId, int32_t numOperands,
                                          void *const *operands,
-                                         const int32_t *ranks,
-                                         int32_t numAttrs,
+                                         const int32_t *ranks, int32_t numAttrs,
                                          const int64_t *attrs) {
   if (!deviceLibrary)
     deviceLibrary = std::make_unique<runtime::cuda::LibraryCalls>(*device);
@@ -488,8 +488,7 @@ void Session::Impl::freeCallback(void *self, void *ptr) {
   int64_t size = block == impl->blockBytes.end() ? bytes : block->second;
   impl->heldBytes -= size;
   if (impl->useBlockCache() && block != impl->blockBytes.end() &&
-      impl->cachedBytes + impl->currentBytes + size <=
-          2 * impl->maxPeakBytes) {
+      impl->cachedBytes + impl->currentBytes + size <= 2 * impl->maxPeakBytes) {
     impl->addCachedBlock(size, ptr);
     impl->cachedBytes += size;
     return;
@@ -1211,8 +1210,8 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
     finishStats(0);
     StatusCode code = (rc >= 1 && rc <= 4) ? static_cast<StatusCode>(rc)
                                            : StatusCode::Internal;
-    return Status(code, "model '" + (sig.model.empty() ? exe->path()
-                                                        : sig.model) +
+    return Status(code, "model '" +
+                            (sig.model.empty() ? exe->path() : sig.model) +
                             "' returned status " + std::to_string(rc));
   }
 

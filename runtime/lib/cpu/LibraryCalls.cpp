@@ -201,7 +201,7 @@ memory::desc convUserDesc(const View &v, bool nhwc) {
 /// only): the output, input, residual is NHWC.
 struct PostOps {
   int64_t flags = 0;
-  View bias, res; // bias: [channels]; res: the output's shape
+  View bias, res;             // bias: [channels]; res: the output's shape
   float lo = 0.0f, hi = 0.0f; // clip bounds
   bool bias_() const { return flags & 1; }
   bool res_() const { return flags & 2; }

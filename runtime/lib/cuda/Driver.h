@@ -65,8 +65,8 @@ struct DriverApi {
   /// cuModuleGetGlobal_v2: address and size of a module's global variable
   /// (the device error word of run-time checks). May be null in a
   /// substitute table: modules then have no such word.
-  CUresult (*moduleGetGlobal)(CUdeviceptr *ptr, size_t *bytes,
-                              CUmodule module, const char *name);
+  CUresult (*moduleGetGlobal)(CUdeviceptr *ptr, size_t *bytes, CUmodule module,
+                              const char *name);
   /// cuMemAllocHost_v2 / cuMemFreeHost: page-locked host memory for
   /// offloaded buffers. Both null when the driver lacks them (a substitute
   /// driver): plain host memory then.

@@ -48,12 +48,11 @@ std::string npyDescrToDType(const std::string &descr, DType *out) {
   static const struct {
     const char *kind;
     DType dtype;
-  } table[] = {{"f2", DType::Float16}, {"f4", DType::Float32},
-               {"f8", DType::Float64}, {"i1", DType::Int8},
-               {"i2", DType::Int16},   {"i4", DType::Int32},
-               {"i8", DType::Int64},   {"u1", DType::UInt8},
-               {"u2", DType::UInt16},  {"u4", DType::UInt32},
-               {"u8", DType::UInt64},  {"b1", DType::Bool}};
+  } table[] = {
+      {"f2", DType::Float16}, {"f4", DType::Float32}, {"f8", DType::Float64},
+      {"i1", DType::Int8},    {"i2", DType::Int16},   {"i4", DType::Int32},
+      {"i8", DType::Int64},   {"u1", DType::UInt8},   {"u2", DType::UInt16},
+      {"u4", DType::UInt32},  {"u8", DType::UInt64},  {"b1", DType::Bool}};
   for (const auto &entry : table) {
     if (kind == entry.kind) {
       *out = entry.dtype;
@@ -147,8 +146,7 @@ Status parseNpy(const void *data, size_t size, Tensor *out) {
     return Status::invalidArgument(".npy: header has no 'descr'");
   pos = skipSpaces(header, pos);
   if (pos >= header.size() || (header[pos] != '\'' && header[pos] != '"'))
-    return Status::invalidArgument(
-        ".npy: structured dtypes are not supported");
+    return Status::invalidArgument(".npy: structured dtypes are not supported");
   char quote = header[pos];
   size_t end = header.find(quote, pos + 1);
   if (end == std::string::npos)
@@ -212,10 +210,10 @@ Status parseNpy(const void *data, size_t size, Tensor *out) {
   size_t dataStart = headerStart + headerLen;
   uint64_t need = static_cast<uint64_t>(n) * dtypeSize(dtype);
   if (need > size - dataStart)
-    return Status::invalidArgument(
-        ".npy: truncated data: shape " + shapeToString(shape) + " needs " +
-        std::to_string(need) + " bytes, file has " +
-        std::to_string(size - dataStart));
+    return Status::invalidArgument(".npy: truncated data: shape " +
+                                   shapeToString(shape) + " needs " +
+                                   std::to_string(need) + " bytes, file has " +
+                                   std::to_string(size - dataStart));
   Tensor t = Tensor::fromData(dtype, shape, bytes + dataStart);
   if (!t.isValid())
     return Status::resourceExhausted(".npy: cannot allocate " +
@@ -324,7 +322,8 @@ bool onnxToDType(int32_t type, DType *out) {
 }
 
 /// Stores `value` as element `i` of `t` (narrowing as the dtype says).
-template <typename V> void storeElement(Tensor &t, int64_t i, V value) {
+template <typename V>
+void storeElement(Tensor &t, int64_t i, V value) {
   char *p = static_cast<char *>(t.data());
   switch (t.dtype()) {
   case DType::Float32:
@@ -513,9 +512,8 @@ Status parseShape(const std::string &text, std::vector<int64_t> *out) {
   size_t pos = 0;
   while (true) {
     size_t end = text.find('x', pos);
-    std::string part = text.substr(pos, end == std::string::npos
-                                            ? std::string::npos
-                                            : end - pos);
+    std::string part = text.substr(
+        pos, end == std::string::npos ? std::string::npos : end - pos);
     if (part.empty() || part.size() > 18 ||
         part.find_first_not_of("0123456789") != std::string::npos)
       return Status::invalidArgument("bad shape '" + text +

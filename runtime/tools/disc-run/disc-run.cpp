@@ -168,8 +168,8 @@ Failure parseArgs(int argc, char **argv, Options *opts) {
         return usageError("option '" + arg + "' needs a value");
       value = args[++i];
     }
-    auto splitPair = [&](std::vector<std::pair<std::string, std::string>> &dst)
-        -> Failure {
+    auto splitPair =
+        [&](std::vector<std::pair<std::string, std::string>> &dst) -> Failure {
       size_t p = value.find('=');
       if (p == std::string::npos || p == 0 || p + 1 == value.size())
         return usageError(key + " expects NAME=VALUE, got '" + value + "'");
@@ -277,7 +277,7 @@ Failure loadInput(const TensorSpec &spec, const std::string &value,
     if (Status s = io::parseShape(m[1].str(), &shape); !s)
       return usageError("input '" + spec.name + "': " + s.message());
     std::string kind = m[3].str();
-    io::FillKind fill = kind == "random" ? io::FillKind::Random
+    io::FillKind fill = kind == "random"  ? io::FillKind::Random
                         : kind == "zeros" ? io::FillKind::Zeros
                                           : io::FillKind::Ones;
     if (Status s = io::makeFilledTensor(spec.dtype, shape, fill, seed, out); !s)
@@ -321,10 +321,9 @@ CompareResult compareTensors(const Tensor &got, const Tensor &ref, double rtol,
   }
   int64_t n = got.numElements();
   bool exact = !gotFloat;
-  bool bothInt64ish = exact && (got.dtype() == DType::Int64 ||
-                                got.dtype() == DType::UInt64 ||
-                                ref.dtype() == DType::Int64 ||
-                                ref.dtype() == DType::UInt64);
+  bool bothInt64ish =
+      exact && (got.dtype() == DType::Int64 || got.dtype() == DType::UInt64 ||
+                ref.dtype() == DType::Int64 || ref.dtype() == DType::UInt64);
   for (int64_t i = 0; i < n; ++i) {
     double a = got.elementAsDouble(i);
     double b = ref.elementAsDouble(i);
@@ -406,8 +405,8 @@ std::string summarize(const Tensor &t) {
 std::string sanitizeName(const std::string &name, size_t index) {
   std::string s;
   for (char c : name)
-    s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
-          c == '-' || c == '.')
+    s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
+          c == '.')
              ? c
              : '_';
   if (s.empty() || s == "." || s == "..")
@@ -471,8 +470,8 @@ int runMain(int argc, char **argv) {
       return fail(usageError("unknown input '" + name +
                              "'; model inputs: " + listNames(sig.inputs)));
     if (given[idx])
-      return fail(usageError("input '" + sig.inputs[idx].name +
-                             "' given twice"));
+      return fail(
+          usageError("input '" + sig.inputs[idx].name + "' given twice"));
     uint64_t seed = opts.seed * 1000003ull + static_cast<uint64_t>(idx);
     if (Failure f = loadInput(sig.inputs[idx], value, seed, &inputs[idx]))
       return fail(f);
@@ -510,8 +509,8 @@ int runMain(int argc, char **argv) {
     struct stat st;
     if (stat(opts.outputDir.c_str(), &st) != 0 &&
         mkdir(opts.outputDir.c_str(), 0755) != 0)
-      return fail(usageError("cannot create --output-dir '" + opts.outputDir +
-                             "'"));
+      return fail(
+          usageError("cannot create --output-dir '" + opts.outputDir + "'"));
   }
 
   // Run.
@@ -524,7 +523,9 @@ int runMain(int argc, char **argv) {
     for (const Tensor &t : inputs)
       shapes.push_back(t.shape());
     int64_t peak = -1;
-    if (Status s = exe->predictPeakBytes(shapes, &peak, static_cast<int32_t>(opts.threads)); !s)
+    if (Status s = exe->predictPeakBytes(shapes, &peak,
+                                         static_cast<int32_t>(opts.threads));
+        !s)
       return fail({exitCodeFor(s), s.message()});
     if (peak < 0)
       return fail(usageError(
@@ -556,14 +557,10 @@ int runMain(int argc, char **argv) {
     const Tensor &t = outputs[i];
     const std::string &name = sig.outputs[i].name;
     std::cout << "output " << i << " '" << name << "': " << dtypeName(t.dtype())
-              << " " << shapeToString(t.shape()) << " " << summarize(t)
-              << "\n";
-    json entry = {{"name", name},
-                  {"dtype", dtypeName(t.dtype())},
-                  {"shape", t.shape()},
-                  {"max_abs_err", nullptr},
-                  {"max_rel_err", nullptr},
-                  {"compared", false},
+              << " " << shapeToString(t.shape()) << " " << summarize(t) << "\n";
+    json entry = {{"name", name},           {"dtype", dtypeName(t.dtype())},
+                  {"shape", t.shape()},     {"max_abs_err", nullptr},
+                  {"max_rel_err", nullptr}, {"compared", false},
                   {"passed", true}};
     auto ref = refs.find(static_cast<int64_t>(i));
     if (ref != refs.end()) {
@@ -583,9 +580,8 @@ int runMain(int argc, char **argv) {
         std::cout << "max_abs_err=" << formatValue(c.maxAbsErr)
                   << " max_rel_err=" << formatValue(c.maxRelErr);
         if (!c.passed)
-          std::cout << " mismatches=" << c.mismatches << "/"
-                    << t.numElements() << " first at flat index "
-                    << c.firstMismatch << " (got "
+          std::cout << " mismatches=" << c.mismatches << "/" << t.numElements()
+                    << " first at flat index " << c.firstMismatch << " (got "
                     << formatValue(t.elementAsDouble(c.firstMismatch))
                     << ", expected "
                     << formatValue(ref->second.elementAsDouble(c.firstMismatch))

@@ -51,8 +51,8 @@ TEST_F(SolverTest, SymbolsAreNumbered) {
 
 TEST_F(SolverTest, CanonicalFormEqualities) {
   AffineExpr s0 = sym(), s1 = sym();
-  EXPECT_TRUE(solver.isEqual((s0 + s1) * (s0 + s1),
-                             s0 * s0 + s1 * s1 + s0 * s1 * 2));
+  EXPECT_TRUE(
+      solver.isEqual((s0 + s1) * (s0 + s1), s0 * s0 + s1 * s1 + s0 * s1 * 2));
   EXPECT_TRUE(solver.isEqual(s0 * s1 * 4, s1 * (s0 * 2) * 2));
   EXPECT_FALSE(solver.isEqual(s0 + 1, s0));
   EXPECT_EQ(solver.compare(s0 + 3, s0 + 1), CompareResult::GT);
@@ -129,8 +129,8 @@ TEST_F(SolverTest, NegativeMinNeedsZ3) {
 
 TEST_F(SolverTest, FloorDivArithmetic) {
   AffineExpr s0 = sym(1);
-  EXPECT_TRUE(solver.isEqual((s0 + 2 - 3).floorDiv(2) + 1,
-                             (s0 - 1).floorDiv(2) + 1));
+  EXPECT_TRUE(
+      solver.isEqual((s0 + 2 - 3).floorDiv(2) + 1, (s0 - 1).floorDiv(2) + 1));
   EXPECT_TRUE(solver.isEqual((s0 - 1).floorDiv(2) + 1, (s0 + 1).floorDiv(2)));
   EXPECT_TRUE(solver.isEqual((s0 * 4 + 6).floorDiv(4), s0 + 1));
   EXPECT_TRUE(solver.isEqual((s0 * 2 + 1).floorDiv(4), s0.floorDiv(2)));
@@ -169,8 +169,7 @@ TEST_F(SolverTest, OnlyZ3CanDecide) {
   SolverStats before = solver.getStats();
   // s0 >= s1 => s0 floordiv 2 >= s1 floordiv 2: two opaque floordiv atoms
   // and a relation; sample points show 0 and > 0 but only Z3 excludes < 0.
-  EXPECT_EQ(solver.compare(s0.floorDiv(2), s1.floorDiv(2)),
-            CompareResult::GE);
+  EXPECT_EQ(solver.compare(s0.floorDiv(2), s1.floorDiv(2)), CompareResult::GE);
   // x*x - x >= 0 over integers x >= -1: not monotone even after shifting
   // x to x + 1 (t*t - 3*t + 2); non-linear, for Z3.
   EXPECT_EQ(solver.compare(x * x, x), CompareResult::GE);
@@ -303,8 +302,7 @@ TEST_F(SolverTest, TimeoutYieldsUnknownNotGuess) {
   // does, the answer is either the true one or UNKNOWN.
   AffineExpr x = sym(1), y = sym(1), z = sym(1);
   solver.setTimeoutMs(1);
-  CompareResult r =
-      solver.compare(x * x * x + y * y * y, z * z * z);
+  CompareResult r = solver.compare(x * x * x + y * y * y, z * z * z);
   EXPECT_TRUE(r == CompareResult::UNKNOWN || r == CompareResult::GT ||
               r == CompareResult::LT)
       << stringifyCompareResult(r);

@@ -84,8 +84,7 @@ TEST(CApi, Errors) {
   EXPECT_EQ(exe, nullptr);
   EXPECT_NE(std::string(disc_last_error_message()).find("/nonexistent.so"),
             std::string::npos);
-  EXPECT_EQ(disc_executable_load(nullptr, &exe),
-            DISC_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(disc_executable_load(nullptr, &exe), DISC_STATUS_INVALID_ARGUMENT);
 
   ASSERT_EQ(disc_executable_load(DISC_FIXTURE_HOG, &exe), DISC_STATUS_OK);
   disc_session_t *session = nullptr;

@@ -21,7 +21,7 @@ namespace {
 struct CountingAllocator {
   int64_t live = 0, peak = 0, calls = 0;
   std::vector<std::pair<void *, int64_t>> blocks;
-  int64_t limit = -1; // refuse above this many live bytes
+  int64_t limit = -1;  // refuse above this many live bytes
   bool poison = false; // fill each block with NaN (a reused block's data)
 
   ScratchAllocator hooks() {

@@ -1,4 +1,5 @@
-//===- RematPlannerTest.cpp - run-time rematerialization policy on scripted sizes -===//
+//===- RematPlannerTest.cpp - run-time rematerialization policy on scripted
+//sizes -===//
 
 #include "core/RematPlanner.h"
 
@@ -191,11 +192,11 @@ TEST(RematPlanner, RandomLimitsAreNeverExceeded) {
       cand.flops = static_cast<double>(uniform(1, 100000));
       p.candidates.push_back(cand);
     }
-    std::sort(p.candidates.begin(), p.candidates.end(),
-              [](const RematProfile::Candidate &a,
-                 const RematProfile::Candidate &b) {
-                return a.evictAfter < b.evictAfter;
-              });
+    std::sort(
+        p.candidates.begin(), p.candidates.end(),
+        [](const RematProfile::Candidate &a, const RematProfile::Candidate &b) {
+          return a.evictAfter < b.evictAfter;
+        });
     // A candidate is live from its producer to its last use; here it simply
     // adds its bytes to every point of its gap.
     for (int i = 0; i < n; ++i) {

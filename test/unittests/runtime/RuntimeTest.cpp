@@ -74,8 +74,7 @@ TEST(Executable, LoadErrors) {
 
   s = Executable::load(DISC_FIXTURE_BAD_SIGNATURE, &exe);
   EXPECT_EQ(s.code(), StatusCode::LoadFailed);
-  EXPECT_NE(s.message().find("invalid JSON"), std::string::npos)
-      << s.message();
+  EXPECT_NE(s.message().find("invalid JSON"), std::string::npos) << s.message();
 
   s = Executable::load(DISC_FIXTURE_NO_RUN, &exe);
   EXPECT_EQ(s.code(), StatusCode::LoadFailed);
@@ -333,8 +332,9 @@ TEST(Session, IndependentSessionsRunConcurrently) {
     for (int i = 0; i < 200; ++i) {
       std::vector<Tensor> out;
       Status s = session.run({iota(batch, 0), iota(batch, 1)}, &out);
-      *ok &= s.isOk() && out[0].data<float>()[batch * 4 - 1] ==
-                             2.0f * (batch * 4 - 1) + 1.0f &&
+      *ok &= s.isOk() &&
+             out[0].data<float>()[batch * 4 - 1] ==
+                 2.0f * (batch * 4 - 1) + 1.0f &&
              session.stats().peak_bytes == 32 * batch;
     }
   };

@@ -71,9 +71,9 @@ TEST(Npy, RejectsBadFiles) {
 TEST(TensorProto, ReadsOnnxTestData) {
   Tensor t;
   std::string name;
-  Status s = io::readTensorProto(
-      std::string(DISC_ONNX_TESTDATA) + "/test_add/test_data_set_0/input_0.pb",
-      &t, &name);
+  Status s = io::readTensorProto(std::string(DISC_ONNX_TESTDATA) +
+                                     "/test_add/test_data_set_0/input_0.pb",
+                                 &t, &name);
   ASSERT_TRUE(s.isOk()) << s.toString();
   EXPECT_EQ(t.dtype(), DType::Float32);
   EXPECT_EQ(t.shape(), (std::vector<int64_t>{3, 4, 5}));
@@ -98,7 +98,8 @@ TEST(TensorProto, ReadsOtherElementTypes) {
   };
   for (const Case &c : cases) {
     Tensor t;
-    Status s = io::readTensorProto(std::string(DISC_ONNX_TESTDATA) + c.file, &t);
+    Status s =
+        io::readTensorProto(std::string(DISC_ONNX_TESTDATA) + c.file, &t);
     ASSERT_TRUE(s.isOk()) << c.file << ": " << s.toString();
     EXPECT_EQ(t.dtype(), c.dtype) << c.file;
   }
@@ -116,8 +117,8 @@ TEST(TensorProto, RejectsBadFiles) {
                                "/test_add/test_data_set_0/input_0.pb",
                            &contents)
                   .isOk());
-  for (size_t len : {size_t(1), size_t(5), contents.size() / 2,
-                     contents.size() - 1})
+  for (size_t len :
+       {size_t(1), size_t(5), contents.size() / 2, contents.size() - 1})
     EXPECT_FALSE(io::parseTensorProto(contents.data(), len, &t).isOk()) << len;
 }
 
@@ -132,9 +133,9 @@ TEST(Generate, ShapesAndDeterminism) {
   EXPECT_FALSE(io::parseShape("-1", &shape).isOk());
 
   Tensor a, b, c;
-  ASSERT_TRUE(io::makeFilledTensor(DType::Float32, {100}, io::FillKind::Random,
-                                   1, &a)
-                  .isOk());
+  ASSERT_TRUE(
+      io::makeFilledTensor(DType::Float32, {100}, io::FillKind::Random, 1, &a)
+          .isOk());
   io::makeFilledTensor(DType::Float32, {100}, io::FillKind::Random, 1, &b);
   io::makeFilledTensor(DType::Float32, {100}, io::FillKind::Random, 2, &c);
   EXPECT_EQ(std::memcmp(a.data(), b.data(), 400), 0);

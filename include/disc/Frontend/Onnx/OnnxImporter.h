@@ -36,7 +36,8 @@ struct OnnxImportOptions {
 /// unsupported op (one error listing every unsupported op with node name,
 /// op type and opset), unsupported element types. They are reported through
 /// the context's diagnostic engine and a null module is returned.
-OwningOpRef<ModuleOp> importOnnxModel(MLIRContext &context, llvm::StringRef path,
+OwningOpRef<ModuleOp> importOnnxModel(MLIRContext &context,
+                                      llvm::StringRef path,
                                       const OnnxImportOptions &options = {});
 
 } // namespace mlir::disc

@@ -26,9 +26,8 @@ void DiscDialect::initialize() {
       >();
 }
 
-Operation *DiscDialect::materializeConstant(OpBuilder &builder,
-                                            Attribute value, Type type,
-                                            Location loc) {
+Operation *DiscDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                            Type type, Location loc) {
   auto typed = dyn_cast<TypedAttr>(value);
   if (!typed || typed.getType() != type)
     return nullptr;

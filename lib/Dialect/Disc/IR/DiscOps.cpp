@@ -42,7 +42,8 @@ static LogicalResult verifyBroadcast(Operation *op, ValueRange operands,
   return success();
 }
 
-static LogicalResult verifySameElementType(Operation *op, ArrayRef<Type> types) {
+static LogicalResult verifySameElementType(Operation *op,
+                                           ArrayRef<Type> types) {
   Type elt = getElementTypeOrSelf(types.front());
   for (Type t : types.drop_front())
     if (getElementTypeOrSelf(t) != elt)
@@ -57,8 +58,8 @@ static LogicalResult verifyDimList(Operation *op, StringRef name,
   llvm::SmallSet<int64_t, 8> seen;
   for (int64_t d : dims) {
     if (d < 0 || d >= rank)
-      return op->emitOpError(name) << " entry " << d << " out of range [0, "
-                                   << rank << ")";
+      return op->emitOpError(name)
+             << " entry " << d << " out of range [0, " << rank << ")";
     if (!seen.insert(d).second)
       return op->emitOpError(name) << " entry " << d << " repeated";
   }
@@ -123,8 +124,8 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 #define DISC_BINARY_VERIFIER(OP)                                               \
   LogicalResult OP::verify() {                                                 \
     if (failed(verifySameElementType(                                          \
-            *this, {getLhs().getType(), getRhs().getType(),                    \
-                    getResult().getType()})))                                  \
+            *this,                                                             \
+            {getLhs().getType(), getRhs().getType(), getResult().getType()}))) \
       return failure();                                                        \
     return verifyBroadcast(*this, getOperands(), getType());                   \
   }
@@ -156,8 +157,8 @@ LogicalResult IsNanOp::verify() { return verifyPredicate(*this); }
 LogicalResult IsInfOp::verify() { return verifyPredicate(*this); }
 
 LogicalResult CompareOp::verify() {
-  if (failed(verifySameElementType(
-          *this, {getLhs().getType(), getRhs().getType()})))
+  if (failed(verifySameElementType(*this,
+                                   {getLhs().getType(), getRhs().getType()})))
     return failure();
   return verifyBroadcast(*this, getOperands().drop_front(0), getType());
 }
@@ -203,8 +204,7 @@ LogicalResult DotGeneralOp::verify() {
     if (!sameDim(lhs.getDimSize(l), rhs.getDimSize(r)))
       return emitOpError("contracting dims ")
              << l << " and " << r << " have different sizes";
-  int64_t expected =
-      lhs.getRank() + rhs.getRank() - lb.size() - 2 * lc.size();
+  int64_t expected = lhs.getRank() + rhs.getRank() - lb.size() - 2 * lc.size();
   if (getType().getRank() != expected)
     return emitOpError("result rank ")
            << getType().getRank() << " does not match expected " << expected;
@@ -321,8 +321,7 @@ LogicalResult ReduceOp::verify() {
   RankedTensorType in = getInput().getType();
   if (failed(verifySameElementType(*this, {in, getType()})))
     return failure();
-  if (failed(verifyDimList(*this, "dimensions", getDimensions(),
-                           in.getRank())))
+  if (failed(verifyDimList(*this, "dimensions", getDimensions(), in.getRank())))
     return failure();
   int64_t expected = getKeepDims()
                          ? in.getRank()
@@ -351,9 +350,8 @@ LogicalResult ArgReduceOp::verify() {
 LogicalResult ShapeOfOp::verify() {
   int64_t n = getType().getDimSize(0);
   if (!ShapedType::isDynamic(n) && n != getOperand().getType().getRank())
-    return emitOpError("result has ")
-           << n << " elements but operand has rank "
-           << getOperand().getType().getRank();
+    return emitOpError("result has ") << n << " elements but operand has rank "
+                                      << getOperand().getType().getRank();
   return success();
 }
 
@@ -361,8 +359,8 @@ OpFoldResult ShapeOfOp::fold(FoldAdaptor) {
   RankedTensorType t = getOperand().getType();
   if (!t.hasStaticShape())
     return {};
-  auto type = RankedTensorType::get({t.getRank()},
-                                    IntegerType::get(getContext(), 64));
+  auto type =
+      RankedTensorType::get({t.getRank()}, IntegerType::get(getContext(), 64));
   return DenseIntElementsAttr::get(type, t.getShape());
 }
 
@@ -453,8 +451,8 @@ LogicalResult GatherOp::verify() {
 
 LogicalResult PadOp::verify() {
   RankedTensorType in = getOperand().getType();
-  if (failed(verifySameElementType(
-          *this, {in, getValue().getType(), getType()})))
+  if (failed(
+          verifySameElementType(*this, {in, getValue().getType(), getType()})))
     return failure();
   if (getType().getRank() != in.getRank())
     return emitOpError("result rank must equal operand rank");
@@ -467,9 +465,9 @@ LogicalResult PadOp::verify() {
 LogicalResult RangeOp::verify() {
   if (getType().getRank() != 1)
     return emitOpError("result must be 1-D");
-  return verifySameElementType(*this, {getStart().getType(),
-                                       getLimit().getType(),
-                                       getDelta().getType(), getType()});
+  return verifySameElementType(*this,
+                               {getStart().getType(), getLimit().getType(),
+                                getDelta().getType(), getType()});
 }
 
 LogicalResult ResizeOp::verify() {

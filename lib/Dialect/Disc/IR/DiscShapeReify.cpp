@@ -71,25 +71,22 @@ public:
       return r;
     if (isConstantIntValue(r, 0))
       return l;
-    return binary<arith::AddIOp>(l, r, [](int64_t a, int64_t c) {
-      return a + c;
-    });
+    return binary<arith::AddIOp>(l, r,
+                                 [](int64_t a, int64_t c) { return a + c; });
   }
   OpFoldResult sub(OpFoldResult l, OpFoldResult r) {
     if (isConstantIntValue(r, 0))
       return l;
-    return binary<arith::SubIOp>(l, r, [](int64_t a, int64_t c) {
-      return a - c;
-    });
+    return binary<arith::SubIOp>(l, r,
+                                 [](int64_t a, int64_t c) { return a - c; });
   }
   OpFoldResult mul(OpFoldResult l, OpFoldResult r) {
     if (isConstantIntValue(l, 1))
       return r;
     if (isConstantIntValue(r, 1))
       return l;
-    return binary<arith::MulIOp>(l, r, [](int64_t a, int64_t c) {
-      return a * c;
-    });
+    return binary<arith::MulIOp>(l, r,
+                                 [](int64_t a, int64_t c) { return a * c; });
   }
   OpFoldResult floorDiv(OpFoldResult l, OpFoldResult r) {
     if (isConstantIntValue(r, 1))
@@ -108,14 +105,12 @@ public:
     });
   }
   OpFoldResult max(OpFoldResult l, OpFoldResult r) {
-    return binary<arith::MaxSIOp>(l, r, [](int64_t a, int64_t c) {
-      return std::max(a, c);
-    });
+    return binary<arith::MaxSIOp>(
+        l, r, [](int64_t a, int64_t c) { return std::max(a, c); });
   }
   OpFoldResult min(OpFoldResult l, OpFoldResult r) {
-    return binary<arith::MinSIOp>(l, r, [](int64_t a, int64_t c) {
-      return std::min(a, c);
-    });
+    return binary<arith::MinSIOp>(
+        l, r, [](int64_t a, int64_t c) { return std::min(a, c); });
   }
   Value cmp(arith::CmpIPredicate pred, OpFoldResult l, OpFoldResult r) {
     return b.createOrFold<arith::CmpIOp>(loc, pred, val(l), val(r));
@@ -177,8 +172,8 @@ static LogicalResult finish(OpBuilder &b, Type resultType,
 
 static SmallVector<OpFoldResult> dimsOf(IndexMath &m, Value v) {
   SmallVector<OpFoldResult> dims;
-  for (int64_t i = 0, e = cast<RankedTensorType>(v.getType()).getRank();
-       i < e; ++i)
+  for (int64_t i = 0, e = cast<RankedTensorType>(v.getType()).getRank(); i < e;
+       ++i)
     dims.push_back(m.dim(v, i));
   return dims;
 }
@@ -282,8 +277,9 @@ DISC_REIFY_BROADCAST(SelectOp)
 
 /// Batch dims (lhs order), then lhs free dims, then rhs free dims
 /// (StableHLO dot_general).
-LogicalResult DotGeneralOp::reifyResultShapes(
-    OpBuilder &b, ReifiedRankedShapedTypeDims &out) {
+LogicalResult
+DotGeneralOp::reifyResultShapes(OpBuilder &b,
+                                ReifiedRankedShapedTypeDims &out) {
   IndexMath m(b, getLoc());
   SmallVector<OpFoldResult> dims;
   for (int64_t d : getLhsBatchingDimensions())
@@ -343,8 +339,7 @@ LogicalResult PoolOp::reifyResultShapes(OpBuilder &b,
                                         ReifiedRankedShapedTypeDims &out) {
   IndexMath m(b, getLoc());
   int64_t k = getInput().getType().getRank() - 2;
-  SmallVector<OpFoldResult> dims = {m.dim(getInput(), 0),
-                                    m.dim(getInput(), 1)};
+  SmallVector<OpFoldResult> dims = {m.dim(getInput(), 0), m.dim(getInput(), 1)};
   for (int64_t i = 0; i < k; ++i)
     dims.push_back(m.windowOutput(m.dim(getInput(), i + 2),
                                   m.cst(getWindow()[i]), getPadding()[i],
@@ -366,8 +361,8 @@ LogicalResult ReduceOp::reifyResultShapes(OpBuilder &b,
   return finish(b, getType(), dims, out);
 }
 
-LogicalResult ArgReduceOp::reifyResultShapes(
-    OpBuilder &b, ReifiedRankedShapedTypeDims &out) {
+LogicalResult ArgReduceOp::reifyResultShapes(OpBuilder &b,
+                                             ReifiedRankedShapedTypeDims &out) {
   IndexMath m(b, getLoc());
   SmallVector<OpFoldResult> dims;
   for (int64_t i = 0, e = getInput().getType().getRank(); i < e; ++i) {
@@ -381,8 +376,8 @@ LogicalResult ArgReduceOp::reifyResultShapes(
 
 LogicalResult ShapeOfOp::reifyResultShapes(OpBuilder &b,
                                            ReifiedRankedShapedTypeDims &out) {
-  return finish(b, getType(), {b.getIndexAttr(getOperand().getType().getRank())},
-                out);
+  return finish(b, getType(),
+                {b.getIndexAttr(getOperand().getType().getRank())}, out);
 }
 
 /// NumPy broadcast of the operand's shape and the values of `shape`
@@ -420,14 +415,14 @@ LogicalResult ExpandOp::reifyResultShapes(OpBuilder &b,
 /// ONNX Reshape: an entry 0 copies the operand's dim at the same index
 /// (unless `allow_zero`); one entry -1 is the element count divided by the
 /// product of the other entries.
-LogicalResult DynamicReshapeOp::reifyResultShapes(
-    OpBuilder &b, ReifiedRankedShapedTypeDims &out) {
+LogicalResult
+DynamicReshapeOp::reifyResultShapes(OpBuilder &b,
+                                    ReifiedRankedShapedTypeDims &out) {
   IndexMath m(b, getLoc());
   int64_t rank = getType().getRank();
   int64_t inRank = getOperand().getType().getRank();
   if (getType().hasStaticShape())
-    return finish(b, getType(), SmallVector<OpFoldResult>(rank, m.cst(0)),
-                  out);
+    return finish(b, getType(), SmallVector<OpFoldResult>(rank, m.cst(0)), out);
   SmallVector<OpFoldResult> entries;
   for (int64_t i = 0; i < rank; ++i) {
     OpFoldResult s = m.element(getShape(), i);
@@ -450,23 +445,23 @@ LogicalResult DynamicReshapeOp::reifyResultShapes(
       if (j == i)
         continue;
       OpFoldResult e = entries[j];
-      known = m.mul(known, m.select(m.cmp(arith::CmpIPredicate::eq, e,
-                                          m.cst(-1)),
-                                    m.cst(1), e));
+      known =
+          m.mul(known, m.select(m.cmp(arith::CmpIPredicate::eq, e, m.cst(-1)),
+                                m.cst(1), e));
     }
     // Guard the division: a zero-sized known part makes the -1 entry 0.
-    OpFoldResult inferred = m.select(
-        m.cmp(arith::CmpIPredicate::eq, known, m.cst(0)), m.cst(0),
-        m.floorDiv(numel, m.max(known, m.cst(1))));
-    dims.push_back(m.select(
-        m.cmp(arith::CmpIPredicate::eq, entries[i], m.cst(-1)), inferred,
-        entries[i]));
+    OpFoldResult inferred =
+        m.select(m.cmp(arith::CmpIPredicate::eq, known, m.cst(0)), m.cst(0),
+                 m.floorDiv(numel, m.max(known, m.cst(1))));
+    dims.push_back(
+        m.select(m.cmp(arith::CmpIPredicate::eq, entries[i], m.cst(-1)),
+                 inferred, entries[i]));
   }
   return finish(b, getType(), dims, out);
 }
 
-LogicalResult TransposeOp::reifyResultShapes(
-    OpBuilder &b, ReifiedRankedShapedTypeDims &out) {
+LogicalResult TransposeOp::reifyResultShapes(OpBuilder &b,
+                                             ReifiedRankedShapedTypeDims &out) {
   IndexMath m(b, getLoc());
   SmallVector<OpFoldResult> dims;
   for (int64_t p : getPermutation())
@@ -474,8 +469,9 @@ LogicalResult TransposeOp::reifyResultShapes(
   return finish(b, getType(), dims, out);
 }
 
-LogicalResult ConcatenateOp::reifyResultShapes(
-    OpBuilder &b, ReifiedRankedShapedTypeDims &out) {
+LogicalResult
+ConcatenateOp::reifyResultShapes(OpBuilder &b,
+                                 ReifiedRankedShapedTypeDims &out) {
   IndexMath m(b, getLoc());
   int64_t axis = getDimension();
   SmallVector<OpFoldResult> dims;
@@ -551,9 +547,9 @@ LogicalResult PadOp::reifyResultShapes(OpBuilder &b,
       dims.push_back(m.cst(getType().getDimSize(i)));
       continue;
     }
-    dims.push_back(m.add(m.dim(getOperand(), i),
-                         m.add(m.element(getPads(), i),
-                               m.element(getPads(), rank + i))));
+    dims.push_back(
+        m.add(m.dim(getOperand(), i),
+              m.add(m.element(getPads(), i), m.element(getPads(), rank + i))));
   }
   return finish(b, getType(), dims, out);
 }
@@ -562,8 +558,7 @@ LogicalResult PadOp::reifyResultShapes(OpBuilder &b,
 LogicalResult RangeOp::reifyResultShapes(OpBuilder &b,
                                          ReifiedRankedShapedTypeDims &out) {
   if (!getType().isDynamicDim(0))
-    return finish(b, getType(), {b.getIndexAttr(getType().getDimSize(0))},
-                  out);
+    return finish(b, getType(), {b.getIndexAttr(getType().getDimSize(0))}, out);
   Location loc = getLoc();
   IndexMath m(b, loc);
   Value start = tensor::ExtractOp::create(b, loc, getStart(), ValueRange{});

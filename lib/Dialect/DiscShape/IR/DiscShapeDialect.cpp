@@ -133,9 +133,10 @@ static LogicalResult checkRef(Operation *from, FlatSymbolRefAttr ref,
   return success();
 }
 
-LogicalResult mlir::disc_shape::verifyDimEntry(
-    Operation *from, Attribute entry, int64_t staticSize,
-    function_ref<InFlightDiagnostic()> emitError) {
+LogicalResult
+mlir::disc_shape::verifyDimEntry(Operation *from, Attribute entry,
+                                 int64_t staticSize,
+                                 function_ref<InFlightDiagnostic()> emitError) {
   bool isStatic = !ShapedType::isDynamic(staticSize);
   if (auto i = dyn_cast<IntegerAttr>(entry)) {
     if (i.getInt() < 0)
@@ -176,8 +177,9 @@ LogicalResult mlir::disc_shape::verifyDimEntry(
 }
 
 /// Checks one value's dims list against its type.
-static LogicalResult verifyDimsList(Operation *from, Attribute list, Type type,
-                                    function_ref<InFlightDiagnostic()> emitError) {
+static LogicalResult
+verifyDimsList(Operation *from, Attribute list, Type type,
+               function_ref<InFlightDiagnostic()> emitError) {
   auto arr = dyn_cast<ArrayAttr>(list);
   if (!arr)
     return emitError() << "disc_shape.dims entry must be an array, got "
@@ -208,8 +210,8 @@ LogicalResult DiscShapeDialect::verifyOperationAttribute(Operation *op,
     return op->emitOpError("disc_shape.dims must be an array of arrays");
   if (lists.size() != op->getNumResults())
     return op->emitOpError("disc_shape.dims has ")
-           << lists.size() << " entries but the op has "
-           << op->getNumResults() << " results";
+           << lists.size() << " entries but the op has " << op->getNumResults()
+           << " results";
   for (auto [list, result] : llvm::zip(lists, op->getResults()))
     if (failed(verifyDimsList(op, list, result.getType(),
                               [&] { return op->emitOpError(); })))
@@ -253,8 +255,8 @@ LogicalResult SymbolicDimOp::verify() {
     return emitOpError("min must be non-negative, got ") << getMin();
   if (getMax() && *getMax() < getMin())
     return emitOpError("empty range [") << getMin() << ", " << *getMax() << "]";
-  if (getLikely() && (*getLikely() < getMin() ||
-                      (getMax() && *getLikely() > *getMax())))
+  if (getLikely() &&
+      (*getLikely() < getMin() || (getMax() && *getLikely() > *getMax())))
     return emitOpError("likely value ") << *getLikely() << " outside the range";
   if (getKnownNonOne() && getMax() && getMin() == 1 && *getMax() == 1)
     return emitOpError("knownNonOne contradicts the range [1, 1]");

@@ -152,8 +152,12 @@ public:
   int64_t byteSize() const { return numElements() * dtypeSize(dtype_); }
   void *data() { return data_; }
   const void *data() const { return data_; }
-  template <typename T> T *data() { return static_cast<T *>(data_); }
-  template <typename T> const T *data() const {
+  template <typename T>
+  T *data() {
+    return static_cast<T *>(data_);
+  }
+  template <typename T>
+  const T *data() const {
     return static_cast<const T *>(data_);
   }
   /// Element `i` (flat row-major index) converted to double; for summaries.

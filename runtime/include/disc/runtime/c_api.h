@@ -72,13 +72,13 @@ typedef struct disc_session_options {
 } disc_session_options_t;
 
 typedef struct disc_session_stats {
-  double last_latency_ms; /* wall time of the last run, milliseconds */
-  int64_t peak_bytes;     /* peak live bytes during the last run */
-  int64_t current_bytes;  /* live bytes now (0 between runs) */
-  int64_t num_allocs;     /* alloc calls during the last run */
-  int64_t leaked_allocs;  /* allocations the model leaked (freed by us) */
-  int64_t remat_evictions;          /* candidates evicted in the last run */
-  int64_t remat_regenerations;      /* candidates recomputed */
+  double last_latency_ms;      /* wall time of the last run, milliseconds */
+  int64_t peak_bytes;          /* peak live bytes during the last run */
+  int64_t current_bytes;       /* live bytes now (0 between runs) */
+  int64_t num_allocs;          /* alloc calls during the last run */
+  int64_t leaked_allocs;       /* allocations the model leaked (freed by us) */
+  int64_t remat_evictions;     /* candidates evicted in the last run */
+  int64_t remat_regenerations; /* candidates recomputed */
   int64_t remat_bytes_recomputed;   /* bytes of the recomputed buffers */
   double remat_recompute_ms;        /* milliseconds spent recomputing */
   int64_t remat_minimum_peak_bytes; /* lowest reachable peak, -1 unknown */

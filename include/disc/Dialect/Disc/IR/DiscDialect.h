@@ -9,8 +9,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include "disc/Dialect/Disc/IR/DiscOpsDialect.h.inc"
 #include "disc/Dialect/Disc/IR/DiscEnums.h.inc"
+#include "disc/Dialect/Disc/IR/DiscOpsDialect.h.inc"
 #define GET_ATTRDEF_CLASSES
 #include "disc/Dialect/Disc/IR/DiscAttrs.h.inc"
 #define GET_OP_CLASSES

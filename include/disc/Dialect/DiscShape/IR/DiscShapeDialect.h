@@ -29,15 +29,14 @@ Attribute buildDimEntry(MLIRContext *ctx, AffineExpr expr,
 /// symbol name to the affine symbol position to use (returning -1 for an
 /// unknown name makes the decode fail).
 FailureOr<AffineExpr>
-decodeDimEntry(Attribute entry,
-               llvm::function_ref<int(StringRef)> symbolIndex);
+decodeDimEntry(Attribute entry, llvm::function_ref<int(StringRef)> symbolIndex);
 
 /// Checks that `entry` is a well-formed dim entry whose symbol refs name
 /// `disc_shape.symbolic_dim` ops visible from `from`; `staticSize` (if not
 /// dynamic) must agree with a constant entry.
-LogicalResult verifyDimEntry(Operation *from, Attribute entry,
-                             int64_t staticSize,
-                             llvm::function_ref<InFlightDiagnostic()> emitError);
+LogicalResult
+verifyDimEntry(Operation *from, Attribute entry, int64_t staticSize,
+               llvm::function_ref<InFlightDiagnostic()> emitError);
 
 } // namespace mlir::disc_shape
 
