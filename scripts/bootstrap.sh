@@ -21,14 +21,24 @@ PACKAGES=(
   nlohmann-json3-dev
   # Install tests (nm, readelf, c++filt) and Debian packages (cpack -G DEB).
   binutils dpkg-dev file
-  # Runtime: oneDNN library calls (MatMul, Conv).
-  libdnnl-dev
+  # Runtime: oneDNN library calls (MatMul, Conv). Debian's dnnl-config.cmake
+  # calls find_package(OpenCL REQUIRED) (runtime/CMakeLists.txt's
+  # find_package(dnnl)), but libdnnl-dev only *recommends* the OpenCL headers
+  # and libOpenCL.so, and this script installs without recommends.
+  libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
   # Fuzzing (libFuzzer) and sanitizer builds (scripts/fuzz.sh,
   # scripts/sanitize.sh); sanitized model wrappers are compiled by clang-22.
   clang-22 libclang-rt-22-dev
   # Model export and reference values (PyTorch 1.13, NumPy, ONNX 1.12).
   python3 python3-numpy python3-torch python3-torchvision python3-onnx
 )
+
+# `bootstrap.sh --list` prints the package list, one per line (read by
+# scripts/check-deps.sh).
+if [ "${1:-}" = "--list" ]; then
+  printf '%s\n' "${PACKAGES[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -42,9 +52,49 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 
-echo "bootstrap: installing ${missing[*]}"
+echo "bootstrap: ${#missing[@]} of ${#PACKAGES[@]} packages missing, installing:"
+printf '  %s\n' "${missing[@]}"
 SUDO=""
 if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if ! $SUDO apt-get update -qq; then
+  echo "bootstrap: error: apt-get update failed" >&2
+  exit 1
+fi
+
+# A package without an installation candidate would make apt-get refuse the
+# whole list with one line among its output; name it here instead.
+unavailable=()
+for p in "${missing[@]}"; do
+  cand="$(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ {print $2}')"
+  if [ -z "$cand" ] || [ "$cand" = "(none)" ]; then unavailable+=("$p"); fi
+done
+if [ ${#unavailable[@]} -ne 0 ]; then
+  echo "bootstrap: error: no installation candidate for: ${unavailable[*]}" >&2
+  exit 1
+fi
+
+if ! $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"; then
+  # Find which package fails on its own (dependency conflicts, download or
+  # maintainer-script errors).
+  failed=()
+  for p in "${missing[@]}"; do
+    if ! $SUDO apt-get install -y -qq --no-install-recommends "$p" >/dev/null 2>&1; then
+      failed+=("$p")
+    fi
+  done
+  echo "bootstrap: error: apt-get could not install: ${failed[*]:-(the list as a whole)}" >&2
+  exit 1
+fi
+
+still=()
+for p in "${missing[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    still+=("$p")
+  fi
+done
+if [ ${#still[@]} -ne 0 ]; then
+  echo "bootstrap: error: not installed after apt-get: ${still[*]}" >&2
+  exit 1
+fi
+echo "bootstrap: installed ${#missing[@]} packages"
