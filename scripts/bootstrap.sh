@@ -7,6 +7,8 @@ set -euo pipefail
 PACKAGES=(
   # Build toolchain.
   cmake ninja-build ccache g++ pkg-config
+  # Formatting check (scripts/check-format.sh, run by CI).
+  clang-format
   # LLVM/MLIR 22 (dylibs, headers, tblgen, FileCheck, lit).
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   # ONNX frontend: protobuf parsing, checker, and the backend test suite.
