@@ -269,8 +269,11 @@ private:
   // Known values (small integer tensors)
   //===--------------------------------------------------------------------===//
   std::optional<Dims> known(Value v);
-  static bool allInts(const Dims &k) {
-    return llvm::all_of(k, [](const Dim &d) { return d.isStatic(); });
+  static bool allInts(ArrayRef<Dim> k) {
+    for (const Dim &d : k)
+      if (!d.isStatic())
+        return false;
+    return true;
   }
   std::optional<SmallVector<int64_t>> knownInts(Value v) {
     std::optional<Dims> k = known(v);

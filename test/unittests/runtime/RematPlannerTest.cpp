@@ -1,5 +1,4 @@
-//===- RematPlannerTest.cpp - run-time rematerialization policy on scripted
-//sizes -===//
+//===- RematPlannerTest.cpp - remat policy on scripted sizes --------------===//
 
 #include "core/RematPlanner.h"
 

@@ -32,8 +32,9 @@ TEST(Npy, RoundTripAllDTypes) {
       EXPECT_EQ(back.dtype(), dt);
       EXPECT_EQ(back.shape(), shape);
       ASSERT_EQ(back.byteSize(), t.byteSize());
-      if (t.byteSize())
+      if (t.byteSize()) {
         EXPECT_EQ(std::memcmp(back.data(), t.data(), t.byteSize()), 0);
+      }
     }
   }
 }
