@@ -28,6 +28,8 @@
 #ifndef DISC_RUNTIME_LIB_CPU_LIBRARYCALLS_H
 #define DISC_RUNTIME_LIB_CPU_LIBRARYCALLS_H
 
+#include "../core/CallOperands.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -39,13 +41,8 @@
 #pragma GCC visibility push(hidden)
 namespace disc::runtime::cpu {
 
-/// Allocation hooks for per-call temporaries. `alloc` returns a buffer of
-/// `bytes` bytes aligned to `alignment`, or NULL (it must not unwind).
-struct ScratchAllocator {
-  void *self = nullptr;
-  void *(*alloc)(void *self, int64_t bytes, int64_t alignment) = nullptr;
-  void (*free)(void *self, void *ptr) = nullptr;
-};
+/// Allocation hooks for per-call temporaries (CallOperands.h).
+using ScratchAllocator = runtime::ScratchAllocator;
 
 class LibraryCalls {
 public:

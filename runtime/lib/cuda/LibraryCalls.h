@@ -32,6 +32,7 @@
 #ifndef DISC_RUNTIME_LIB_CUDA_LIBRARYCALLS_H
 #define DISC_RUNTIME_LIB_CUDA_LIBRARYCALLS_H
 
+#include "../core/CallOperands.h"
 #include "VendorLibs.h"
 
 #include <cstddef>
@@ -45,14 +46,10 @@ namespace disc::runtime::cuda {
 
 class Device;
 
-/// Allocation hooks for per-call device workspaces: `alloc` returns device
-/// memory of `bytes` bytes or NULL (it must not unwind); `free` releases it
-/// after the stream has drained.
-struct DeviceScratch {
-  void *self = nullptr;
-  void *(*alloc)(void *self, int64_t bytes, int64_t alignment) = nullptr;
-  void (*free)(void *self, void *ptr) = nullptr;
-};
+/// Allocation hooks for per-call device workspaces (CallOperands.h):
+/// `alloc` returns device memory; `free` releases it after the stream has
+/// drained.
+using DeviceScratch = runtime::ScratchAllocator;
 
 class LibraryCalls {
 public:
