@@ -27,6 +27,7 @@
 #define DISC_RUNTIME_LIB_CORE_CALLOPERANDS_H
 
 #include <cstdint>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +74,32 @@ private:
   int64_t alignment_;
 };
 
+/// A library-call module: runs the DISC_LIB_* calls of abi.h on one
+/// device (cpu::LibraryCalls with oneDNN, cuda::LibraryCalls with
+/// cuBLAS/cuDNN). One module serves one session.
+class LibraryModule {
+public:
+  LibraryModule() = default;
+  virtual ~LibraryModule() = default;
+  LibraryModule(const LibraryModule &) = delete;
+  LibraryModule &operator=(const LibraryModule &) = delete;
+
+  /// Runs one library call (arguments as `disc_ral_context.library_call`)
+  /// with its temporaries from `scratch`. Returns 0, or a status code of
+  /// docs/runtime-abi.md with `error` set (see each module).
+  virtual int32_t call(int32_t callId, int32_t numOperands,
+                       void *const *operands, const int32_t *ranks,
+                       int32_t numAttrs, const int64_t *attrs,
+                       const ScratchAllocator &scratch, std::string &error) = 0;
+};
+
+/// The entries a module has made and keeps now (its primitive or plan
+/// cache; for tests).
+struct CacheCounts {
+  int64_t created = 0;
+  int64_t cached = 0;
+};
+
 /// Why a call failed: a status of docs/runtime-abi.md (1 operands that do
 /// not fit, 2 out of memory, 3 a library missing, 4 the library failed)
 /// and the message.
@@ -83,6 +110,23 @@ struct CallError {
 
 [[noreturn]] inline void fail(int32_t status, std::string message) {
   throw CallError{status, std::move(message)};
+}
+
+/// Runs `body()`, a call that fails by throwing CallError, and returns its
+/// status: the CallError's (with `error` its message), or 2 with `error` =
+/// `outOfMemory` when the host runs out of memory.
+template <typename Body>
+int32_t catchCallError(Body body, std::string &error,
+                       const std::string &outOfMemory) {
+  try {
+    return body();
+  } catch (const CallError &e) {
+    error = e.message;
+    return e.status;
+  } catch (const std::bad_alloc &) {
+    error = outOfMemory;
+    return 2;
+  }
 }
 
 /// A memref descriptor of f32 data: the first element (aligned pointer

@@ -10,7 +10,7 @@
 // device behind the kernel entries of the context (RalContext.h).
 //
 // Thread safety: as the session, one thread at a time, except `allocate`,
-// `release` and `libraryCall`, which compiled code may call from worker
+// `release` and the library calls, which compiled code may call from worker
 // threads (the allocator serializes the former, the library modules take
 // their own mutex).
 //
@@ -82,14 +82,8 @@ public:
                              const OutputView &view,
                              TrackedAllocator &allocator, Tensor *out) = 0;
 
-  /// Runs one library call (arguments as `disc_ral_context.library_call`)
-  /// with temporaries from `scratch`. Returns 0, or a status of
-  /// docs/runtime-abi.md with `error` set.
-  virtual int32_t libraryCall(int32_t callId, int32_t numOperands,
-                              void *const *operands, const int32_t *ranks,
-                              int32_t numAttrs, const int64_t *attrs,
-                              const ScratchAllocator &scratch,
-                              std::string &error) = 0;
+  /// The module of the library calls on this device, made on first use.
+  virtual LibraryModule &libraryModule() = 0;
 
   /// Whether an evicted rematerialization candidate may be offloaded to
   /// host memory (an open CUDA device) rather than recomputed.

@@ -108,8 +108,8 @@ int32_t RalContext::libraryCall(void *self, int32_t callId, int32_t numOperands,
   };
   scratch.free = &RalContext::free;
   std::string message;
-  int32_t status = c->device_.libraryCall(callId, numOperands, operands, ranks,
-                                          numAttrs, attrs, scratch, message);
+  int32_t status = c->device_.libraryModule().call(
+      callId, numOperands, operands, ranks, numAttrs, attrs, scratch, message);
   if (status != 0)
     c->errors_.report(status, message.c_str());
   return status;

@@ -7,7 +7,7 @@
 //   alloc, free               TrackedAllocator (alloc: a buffer waiting at
 //                             a regenerate point first, RematRuntime)
 //   error                     RunErrors
-//   library_call              Device::libraryCall, temporaries from the
+//   library_call              Device::libraryModule, temporaries from the
 //                             allocator
 //   remat_evict/regenerate/   RematRuntime
 //     regenerated

@@ -239,13 +239,24 @@ Status Session::validateInputs(const std::vector<Tensor> &inputs) const {
   return runtime::validateInputs(impl_->exe->signature(), inputs);
 }
 
-Status Session::run(const std::vector<Tensor> &inputs,
-                    std::vector<Tensor> *outputs) {
+namespace {
+
+/// The checks both forms of Session::run begin with; clears `*outputs`.
+Status checkRun(const Session::Impl *impl, std::vector<Tensor> *outputs) {
   if (!outputs)
     return Status::invalidArgument("outputs must not be null");
   outputs->clear();
-  if (!impl_ || !impl_->exe)
+  if (!impl || !impl->exe)
     return Status::internal("session has no executable");
+  return Status::ok();
+}
+
+} // namespace
+
+Status Session::run(const std::vector<Tensor> &inputs,
+                    std::vector<Tensor> *outputs) {
+  if (Status s = checkRun(impl_.get(), outputs); !s)
+    return s;
   auto start = std::chrono::steady_clock::now();
   Status status;
   try {
@@ -265,11 +276,8 @@ Status Session::run(const std::vector<Tensor> &inputs,
 
 Status Session::run(const std::map<std::string, Tensor> &inputs,
                     std::vector<Tensor> *outputs) {
-  if (!outputs)
-    return Status::invalidArgument("outputs must not be null");
-  outputs->clear();
-  if (!impl_ || !impl_->exe)
-    return Status::internal("session has no executable");
+  if (Status s = checkRun(impl_.get(), outputs); !s)
+    return s;
   const Signature &sig = impl_->exe->signature();
   for (const auto &entry : inputs) {
     if (sig.findInput(entry.first) < 0) {

@@ -90,14 +90,7 @@ public:
     return Status::ok();
   }
 
-  int32_t libraryCall(int32_t callId, int32_t numOperands,
-                      void *const *operands, const int32_t *ranks,
-                      int32_t numAttrs, const int64_t *attrs,
-                      const ScratchAllocator &scratch,
-                      std::string &error) override {
-    return library_().call(callId, numOperands, operands, ranks, numAttrs,
-                           attrs, scratch, error);
-  }
+  LibraryModule &libraryModule() override { return library_(); }
 
 private:
   std::function<cpu::LibraryCalls &()> library_;

@@ -349,6 +349,20 @@ dnnl::primitive_attr makeAttr(const PostOps &p, const memory::desc &resMd,
   return attr;
 }
 
+/// The arguments of a call (as LibraryCalls::call) with its key, and what
+/// it is for: run with temporaries from `alloc`, or, with `tempBytes`, only
+/// report their bytes there.
+struct CallArgs {
+  const Key &key;
+  int32_t numOperands;
+  void *const *operands;
+  const int32_t *ranks;
+  int32_t numAttrs;
+  const int64_t *attrs;
+  const ScratchAllocator &alloc;
+  int64_t *tempBytes;
+};
+
 } // namespace
 
 struct LibraryCalls::Impl {
@@ -515,14 +529,21 @@ struct LibraryCalls::Impl {
     stream.wait();
   }
 
-  /// Runs `e` as `execute`, or with `tempBytes` only sets `*tempBytes` to
-  /// the bytes of its temporaries.
-  void runEntry(Entry &e, float *const data[5], const ScratchAllocator &alloc,
+  /// Runs `e` on inputs `in0`, `in1`, output `out` and the post-op
+  /// operands of `p` as `execute`, then the post-op loop of an entry that
+  /// took no chain; or, with `tempBytes`, only sets `*tempBytes` to the
+  /// bytes of its temporaries.
+  void runEntry(Entry &e, const View &in0, const View &in1, const View &out,
+                const PostOps &p, const ScratchAllocator &alloc,
                 int64_t *tempBytes) {
-    if (tempBytes)
+    if (tempBytes) {
       *tempBytes = e.temporaryBytes();
-    else
-      execute(e, data, alloc);
+      return;
+    }
+    float *data[5] = {in0.data, in1.data, out.data, p.bias.data, p.res.data};
+    execute(e, data, alloc);
+    if (e.manual)
+      applyPostOps(out, p, false, true, true, e.channelDim);
   }
 
   /// Sets the primitive's layouts of the operands of `e`, their reorders
@@ -586,15 +607,9 @@ struct LibraryCalls::Impl {
   // entry under `key` (none for an empty output) and runs it.
   Entry *matmulEntry(const Key &key, View &a, View &b, View &c,
                      const PostOps &p);
-  void matmul(const Key &key, int32_t numOperands, void *const *operands,
-              const int32_t *ranks, int32_t numAttrs, const int64_t *attrs,
-              const ScratchAllocator &alloc, int64_t *tempBytes);
-  void deconv(const Key &key, int32_t numOperands, void *const *operands,
-              const int32_t *ranks, int32_t numAttrs, const int64_t *attrs,
-              const ScratchAllocator &alloc, int64_t *tempBytes);
-  void conv(const Key &key, int32_t numOperands, void *const *operands,
-            const int32_t *ranks, int32_t numAttrs, const int64_t *attrs,
-            const ScratchAllocator &alloc, int64_t *tempBytes);
+  void matmul(const CallArgs &call);
+  void deconv(const CallArgs &call);
+  void conv(const CallArgs &call);
 };
 
 PostOps LibraryCalls::Impl::readPostOps(const int64_t *post, int32_t numPost,
@@ -646,6 +661,49 @@ PostOps LibraryCalls::Impl::readPostOps(const int64_t *post, int32_t numPost,
       reinterpretNhwc(p.res, who, "residual");
   }
   return p;
+}
+
+void LibraryCalls::Impl::matmul(const CallArgs &call) {
+  const auto &[key, numOperands, operands, ranks, numAttrs, attrs, alloc,
+               tempBytes] = call;
+  if (numAttrs != 2 && numAttrs != 3 && numAttrs != 5)
+    fail(1, "MatMul library call: expects 2, 3 or 5 attributes");
+  if (ranks[0] != 3 || ranks[1] != 3 || ranks[2] != 3)
+    fail(1, "MatMul library call: operands must have rank 3");
+  View a = readView(operands[0], 3), b = readView(operands[1], 3),
+       c = readView(operands[2], 3);
+  if (attrs[0]) {
+    std::swap(a.sizes[1], a.sizes[2]);
+    std::swap(a.strides[1], a.strides[2]);
+  }
+  if (attrs[1]) {
+    std::swap(b.sizes[1], b.sizes[2]);
+    std::swap(b.strides[1], b.strides[2]);
+  }
+  int64_t batch = c.sizes[0], m = c.sizes[1], n = c.sizes[2], k = a.sizes[2];
+  auto batchOk = [&](int64_t x) { return x == batch || x == 1; };
+  if (b.sizes[1] != k || a.sizes[1] != m || b.sizes[2] != n ||
+      !batchOk(a.sizes[0]) || !batchOk(b.sizes[0]))
+    fail(1, "MatMul library call: shapes " + dimsText(a.sizes) + " x " +
+                dimsText(b.sizes) + " -> " + dimsText(c.sizes) +
+                " do not match");
+  PostOps p;
+  if (numAttrs > 2)
+    p = readPostOps(attrs + 2, numAttrs - 2, numOperands, operands, ranks, c, n,
+                    "MatMul");
+  else if (numOperands != 3)
+    fail(1, "MatMul library call: expects 3 operands");
+  if (batch == 0 || m == 0 || n == 0)
+    return;
+  if (k == 0 || a.sizes[0] == 0 || b.sizes[0] == 0) {
+    if (tempBytes)
+      return;
+    zeroFill(c);
+    applyPostOps(c, p, true, true, true, 2);
+    return;
+  }
+  Entry *e = matmulEntry(key, a, b, c, p);
+  runEntry(*e, a, b, c, p, alloc, tempBytes);
 }
 
 Entry *LibraryCalls::Impl::matmulEntry(const Key &key, View &a, View &b,
@@ -705,59 +763,9 @@ Entry *LibraryCalls::Impl::matmulEntry(const Key &key, View &a, View &b,
   return insert(key, std::move(ne));
 }
 
-void LibraryCalls::Impl::matmul(const Key &key, int32_t numOperands,
-                                void *const *operands, const int32_t *ranks,
-                                int32_t numAttrs, const int64_t *attrs,
-                                const ScratchAllocator &alloc,
-                                int64_t *tempBytes) {
-  if (numAttrs != 2 && numAttrs != 3 && numAttrs != 5)
-    fail(1, "MatMul library call: expects 2, 3 or 5 attributes");
-  if (ranks[0] != 3 || ranks[1] != 3 || ranks[2] != 3)
-    fail(1, "MatMul library call: operands must have rank 3");
-  View a = readView(operands[0], 3), b = readView(operands[1], 3),
-       c = readView(operands[2], 3);
-  if (attrs[0]) {
-    std::swap(a.sizes[1], a.sizes[2]);
-    std::swap(a.strides[1], a.strides[2]);
-  }
-  if (attrs[1]) {
-    std::swap(b.sizes[1], b.sizes[2]);
-    std::swap(b.strides[1], b.strides[2]);
-  }
-  int64_t batch = c.sizes[0], m = c.sizes[1], n = c.sizes[2], k = a.sizes[2];
-  auto batchOk = [&](int64_t x) { return x == batch || x == 1; };
-  if (b.sizes[1] != k || a.sizes[1] != m || b.sizes[2] != n ||
-      !batchOk(a.sizes[0]) || !batchOk(b.sizes[0]))
-    fail(1, "MatMul library call: shapes " + dimsText(a.sizes) + " x " +
-                dimsText(b.sizes) + " -> " + dimsText(c.sizes) +
-                " do not match");
-  PostOps p;
-  if (numAttrs > 2)
-    p = readPostOps(attrs + 2, numAttrs - 2, numOperands, operands, ranks, c, n,
-                    "MatMul");
-  else if (numOperands != 3)
-    fail(1, "MatMul library call: expects 3 operands");
-  if (batch == 0 || m == 0 || n == 0)
-    return;
-  if (k == 0 || a.sizes[0] == 0 || b.sizes[0] == 0) {
-    if (tempBytes)
-      return;
-    zeroFill(c);
-    applyPostOps(c, p, true, true, true, 2);
-    return;
-  }
-  Entry *e = matmulEntry(key, a, b, c, p);
-  float *data[5] = {a.data, b.data, c.data, p.bias.data, p.res.data};
-  runEntry(*e, data, alloc, tempBytes);
-  if (!tempBytes && e->manual)
-    applyPostOps(c, p, false, true, true, 2);
-}
-
-void LibraryCalls::Impl::conv(const Key &key, int32_t numOperands,
-                              void *const *operands, const int32_t *ranks,
-                              int32_t numAttrs, const int64_t *attrs,
-                              const ScratchAllocator &alloc,
-                              int64_t *tempBytes) {
+void LibraryCalls::Impl::conv(const CallArgs &call) {
+  const auto &[key, numOperands, operands, ranks, numAttrs, attrs, alloc,
+               tempBytes] = call;
   int32_t r = ranks[0];
   int64_t k = r - 2;
   if (k < 1 || k > 3 || ranks[1] != r || ranks[2] != r ||
@@ -894,17 +902,12 @@ void LibraryCalls::Impl::conv(const Key &key, int32_t numOperands,
     ne->rank = r;
     e = insert(key, std::move(ne));
   }
-  float *data[5] = {x.data, w.data, y.data, p.bias.data, p.res.data};
-  runEntry(*e, data, alloc, tempBytes);
-  if (!tempBytes && e->manual)
-    applyPostOps(y, p, false, true, true, 1);
+  runEntry(*e, x, w, y, p, alloc, tempBytes);
 }
 
-void LibraryCalls::Impl::deconv(const Key &key, int32_t numOperands,
-                                void *const *operands, const int32_t *ranks,
-                                int32_t numAttrs, const int64_t *attrs,
-                                const ScratchAllocator &alloc,
-                                int64_t *tempBytes) {
+void LibraryCalls::Impl::deconv(const CallArgs &call) {
+  const auto &[key, numOperands, operands, ranks, numAttrs, attrs, alloc,
+               tempBytes] = call;
   int32_t r = ranks[0];
   int64_t k = r - 2;
   if (numOperands != 3 || k < 1 || k > 3 || ranks[1] != r || ranks[2] != r ||
@@ -1014,8 +1017,7 @@ void LibraryCalls::Impl::deconv(const Key &key, int32_t numOperands,
     ne->rank = r;
     e = insert(key, std::move(ne));
   }
-  float *data[5] = {x.data, w.data, y.data, nullptr, nullptr};
-  runEntry(*e, data, alloc, tempBytes);
+  runEntry(*e, x, w, y, PostOps(), alloc, tempBytes);
 }
 
 LibraryCalls::LibraryCalls(size_t maxPrimitives, int32_t numThreads)
@@ -1089,7 +1091,7 @@ int32_t LibraryCalls::dispatch(int32_t callId, int32_t numOperands,
                      : callId == DISC_LIB_CONV           ? "Conv"
                      : callId == DISC_LIB_CONV_TRANSPOSE ? "ConvTranspose"
                                                          : "unknown";
-  try {
+  auto run = [&]() -> int32_t {
     if (numOperands < 3 || numOperands > 5 || !operands || !ranks ||
         (numAttrs > 0 && !attrs))
       fail(1, std::string(name) + " library call: expects 3 to 5 operands");
@@ -1106,41 +1108,37 @@ int32_t LibraryCalls::dispatch(int32_t callId, int32_t numOperands,
       impl_->runCached(*e, numOperands, operands, allocator, tempBytes);
       return 0;
     }
+    CallArgs args{key,      numOperands, operands,  ranks,
+                  numAttrs, attrs,       allocator, tempBytes};
     switch (callId) {
     case DISC_LIB_MATMUL:
-      impl_->matmul(key, numOperands, operands, ranks, numAttrs, attrs,
-                    allocator, tempBytes);
+      impl_->matmul(args);
       return 0;
     case DISC_LIB_CONV_TRANSPOSE:
-      impl_->deconv(key, numOperands, operands, ranks, numAttrs, attrs,
-                    allocator, tempBytes);
+      impl_->deconv(args);
       return 0;
     case DISC_LIB_CONV:
-      impl_->conv(key, numOperands, operands, ranks, numAttrs, attrs, allocator,
-                  tempBytes);
+      impl_->conv(args);
       return 0;
     default:
       fail(1, "unknown library call id " + std::to_string(callId));
     }
-  } catch (const CallError &e) {
-    error = e.message;
-    return e.status;
-  } catch (const dnnl::error &e) {
-    error = std::string("oneDNN ") + name + ": " + e.what() + " (status " +
-            std::to_string(static_cast<int>(e.status)) + ")";
-    return 4;
-  } catch (const std::bad_alloc &) {
-    error = std::string(name) + " library call: out of host memory";
-    return 2;
-  }
+  };
+  return catchCallError(
+      [&]() -> int32_t {
+        try {
+          return run();
+        } catch (const dnnl::error &e) {
+          error = std::string("oneDNN ") + name + ": " + e.what() +
+                  " (status " + std::to_string(static_cast<int>(e.status)) +
+                  ")";
+          return 4;
+        }
+      },
+      error, std::string(name) + " library call: out of host memory");
 }
 
-int64_t LibraryCalls::numCreated() const {
+CacheCounts LibraryCalls::counts() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  return impl_->created;
-}
-
-int64_t LibraryCalls::numCached() const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  return static_cast<int64_t>(impl_->cache.size());
+  return {impl_->created, static_cast<int64_t>(impl_->cache.size())};
 }

@@ -128,27 +128,38 @@ struct LibraryCalls::Impl {
     check(st, what, dnn->getErrorString, "cudnnStatus_t");
   }
 
+  /// Loads the table `api` of a library with `load` from `names` and
+  /// creates its `handle` on the session stream (`<prefix>Create`,
+  /// `<prefix>SetStream`; statuses as `check` with `toText` and
+  /// `statusType`). Fails with status 3 when the library is not available.
+  template <typename Api, typename Handle>
+  void openLibrary(const Api *&api, Handle &handle,
+                   const Api *(*load)(const std::vector<std::string> &,
+                                      std::string *),
+                   const std::vector<std::string> &names,
+                   const char *(*Api::*toText)(int), const std::string &prefix,
+                   const char *statusType) {
+    std::string why;
+    api = load(names, &why);
+    if (!api)
+      fail(3, why);
+    check(api->create(&handle), (prefix + "Create").c_str(), api->*toText,
+          statusType);
+    check(api->setStream(handle, device.stream()),
+          (prefix + "SetStream").c_str(), api->*toText, statusType);
+  }
   void needBlas() {
     if (blasHandle)
       return;
-    std::string why;
-    blas = loadBlas(blasNames, &why);
-    if (!blas)
-      fail(3, why);
-    checkBlas(blas->create(&blasHandle), "cublasCreate");
-    checkBlas(blas->setStream(blasHandle, device.stream()), "cublasSetStream");
+    openLibrary(blas, blasHandle, loadBlas, blasNames,
+                &BlasApi::getStatusString, "cublas", "cublasStatus_t");
     checkBlas(blas->setMathMode(blasHandle, kCublasDefaultMath),
               "cublasSetMathMode");
   }
   void needDnn() {
-    if (dnnHandle)
-      return;
-    std::string why;
-    dnn = loadDnn(dnnNames, &why);
-    if (!dnn)
-      fail(3, why);
-    checkDnn(dnn->create(&dnnHandle), "cudnnCreate");
-    checkDnn(dnn->setStream(dnnHandle, device.stream()), "cudnnSetStream");
+    if (!dnnHandle)
+      openLibrary(dnn, dnnHandle, loadDnn, dnnNames, &DnnApi::getErrorString,
+                  "cudnn", "cudnnStatus_t");
   }
 
   /// A float tensor descriptor of `sizes`/`strides` (4 or 5 dims).
@@ -534,42 +545,33 @@ int32_t LibraryCalls::call(int32_t callId, int32_t numOperands,
                            int32_t numAttrs, const int64_t *attrs,
                            const DeviceScratch &scratch, std::string &error) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  try {
-    switch (callId) {
-    case DISC_LIB_MATMUL:
-      impl_->matmul(numOperands, operands, ranks, numAttrs, attrs, scratch);
-      return 0;
-    case DISC_LIB_CONV:
-      impl_->conv(numOperands, operands, ranks, numAttrs, attrs, scratch,
-                  /*transposed=*/false);
-      return 0;
-    case DISC_LIB_CONV_TRANSPOSE:
-      impl_->conv(numOperands, operands, ranks, numAttrs, attrs, scratch,
-                  /*transposed=*/true);
-      return 0;
-    default:
-      error = "library call " + std::to_string(callId) +
-              " has no CUDA implementation (MatMul, Conv and ConvTranspose "
-              "have)";
-      return 1;
-    }
-  } catch (const CallError &e) {
-    error = e.message;
-    return e.status;
-  } catch (const std::bad_alloc &) {
-    error = "out of host memory in a CUDA library call";
-    return 2;
-  }
+  return catchCallError(
+      [&]() -> int32_t {
+        switch (callId) {
+        case DISC_LIB_MATMUL:
+          impl_->matmul(numOperands, operands, ranks, numAttrs, attrs, scratch);
+          return 0;
+        case DISC_LIB_CONV:
+          impl_->conv(numOperands, operands, ranks, numAttrs, attrs, scratch,
+                      /*transposed=*/false);
+          return 0;
+        case DISC_LIB_CONV_TRANSPOSE:
+          impl_->conv(numOperands, operands, ranks, numAttrs, attrs, scratch,
+                      /*transposed=*/true);
+          return 0;
+        default:
+          error = "library call " + std::to_string(callId) +
+                  " has no CUDA implementation (MatMul, Conv and ConvTranspose "
+                  "have)";
+          return 1;
+        }
+      },
+      error, "out of host memory in a CUDA library call");
 }
 
-int64_t LibraryCalls::numPlansCreated() const {
+CacheCounts LibraryCalls::counts() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  return impl_->created;
-}
-
-int64_t LibraryCalls::numPlansCached() const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  return static_cast<int64_t>(impl_->lru.size());
+  return {impl_->created, static_cast<int64_t>(impl_->lru.size())};
 }
 
 } // namespace disc::runtime::cuda

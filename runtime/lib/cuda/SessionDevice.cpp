@@ -95,15 +95,10 @@ public:
     return Status::ok();
   }
 
-  int32_t libraryCall(int32_t callId, int32_t numOperands,
-                      void *const *operands, const int32_t *ranks,
-                      int32_t numAttrs, const int64_t *attrs,
-                      const ScratchAllocator &scratch,
-                      std::string &error) override {
+  LibraryModule &libraryModule() override {
     if (!library_)
       library_ = std::make_unique<cuda::LibraryCalls>(*device_);
-    return library_->call(callId, numOperands, operands, ranks, numAttrs, attrs,
-                          scratch, error);
+    return *library_;
   }
 
   bool offloads() const override { return device_ != nullptr; }

@@ -101,25 +101,35 @@ int exitCodeFor(const Status &s) {
   return kExitInternal;
 }
 
-bool parseInt(const std::string &text, int64_t *out) {
+/// Parses all of `text` with `parse` (strtoll- or strtod-like: the value,
+/// the end of the number through its second argument, errno on overflow);
+/// false for empty text, trailing characters or an out-of-range value.
+template <typename T, typename Parse>
+bool parseNumber(const std::string &text, T *out, Parse parse) {
   if (text.empty())
     return false;
   char *end = nullptr;
   errno = 0;
-  long long v = std::strtoll(text.c_str(), &end, 10);
+  T v = parse(text.c_str(), &end);
   if (errno || *end)
     return false;
   *out = v;
   return true;
 }
 
+bool parseInt(const std::string &text, int64_t *out) {
+  return parseNumber(text, out, [](const char *s, char **end) -> int64_t {
+    return std::strtoll(s, end, 10);
+  });
+}
+
+/// A non-negative number (not NaN).
 bool parseDouble(const std::string &text, double *out) {
-  if (text.empty())
-    return false;
-  char *end = nullptr;
-  errno = 0;
-  double v = std::strtod(text.c_str(), &end);
-  if (errno || *end || !(v >= 0))
+  double v = 0;
+  if (!parseNumber(
+          text, &v,
+          [](const char *s, char **end) { return std::strtod(s, end); }) ||
+      !(v >= 0))
     return false;
   *out = v;
   return true;
