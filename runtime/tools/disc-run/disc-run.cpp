@@ -22,12 +22,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <initializer_list>
 #include <iostream>
 #include <limits>
 #include <map>
 #include <regex>
 #include <set>
 #include <sys/stat.h>
+#include <utility>
 
 using namespace disc;
 using json = nlohmann::json;
@@ -115,6 +117,21 @@ bool parseNumber(const std::string &text, T *out, Parse parse) {
     return false;
   *out = v;
   return true;
+}
+
+/// Sets `*out` to the value `text` names among `choices`; false when it
+/// names none.
+template <typename T>
+bool parseChoice(const std::string &text,
+                 std::initializer_list<std::pair<const char *, T>> choices,
+                 T *out) {
+  for (const auto &[name, value] : choices) {
+    if (text == name) {
+      *out = value;
+      return true;
+    }
+  }
+  return false;
 }
 
 bool parseInt(const std::string &text, int64_t *out) {
@@ -218,21 +235,18 @@ Failure parseArgs(int argc, char **argv, Options *opts) {
         return usageError("bad --memory-limit '" + value + "'");
       }
     } else if (key == "--remat-policy") {
-      if (value == "largest")
-        opts->rematPolicy = RematPolicy::LargestFirst;
-      else if (value == "dtr")
-        opts->rematPolicy = RematPolicy::DtrScore;
-      else
+      if (!parseChoice(value,
+                       {{"largest", RematPolicy::LargestFirst},
+                        {"dtr", RematPolicy::DtrScore}},
+                       &opts->rematPolicy))
         return usageError("bad --remat-policy '" + value +
                           "' (expected largest or dtr)");
     } else if (key == "--evict-by") {
-      if (value == "auto")
-        opts->eviction = DeviceEviction::Auto;
-      else if (value == "recompute")
-        opts->eviction = DeviceEviction::Recompute;
-      else if (value == "offload")
-        opts->eviction = DeviceEviction::Offload;
-      else
+      if (!parseChoice(value,
+                       {{"auto", DeviceEviction::Auto},
+                        {"recompute", DeviceEviction::Recompute},
+                        {"offload", DeviceEviction::Offload}},
+                       &opts->eviction))
         return usageError("bad --evict-by '" + value +
                           "' (expected auto, recompute or offload)");
     } else if (key == "--threads") {
