@@ -20,7 +20,9 @@
 #ifndef DISC_RUNTIME_LIB_CORE_DEVICE_H
 #define DISC_RUNTIME_LIB_CORE_DEVICE_H
 
-#include "disc/runtime/Runtime.h"
+#include "disc/runtime/Signature.h"
+#include "disc/runtime/Status.h"
+#include "disc/runtime/Tensor.h"
 
 #include "CallOperands.h"
 

@@ -17,7 +17,9 @@
 #ifndef DISC_RUNTIME_LIB_CORE_INVOCATION_H
 #define DISC_RUNTIME_LIB_CORE_INVOCATION_H
 
-#include "disc/runtime/Runtime.h"
+#include "disc/runtime/Signature.h"
+#include "disc/runtime/Status.h"
+#include "disc/runtime/Tensor.h"
 
 #include <cstdint>
 #include <string>

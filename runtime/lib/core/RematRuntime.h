@@ -28,7 +28,7 @@
 #ifndef DISC_RUNTIME_LIB_CORE_REMATRUNTIME_H
 #define DISC_RUNTIME_LIB_CORE_REMATRUNTIME_H
 
-#include "disc/runtime/Runtime.h"
+#include "disc/runtime/Session.h"
 
 #include <chrono>
 #include <cstdint>
