@@ -236,22 +236,25 @@ inline int32_t operandsFor(int64_t flags) {
 /// the views of those the call does not take stay empty. Fails (status 1,
 /// the message starting with `who`) on a bias whose rank is not 1 or a
 /// residual whose rank is not `outputRank`; `residualRank` names the
-/// latter ("the output's rank").
+/// latter ("the output's rank"). `checkBias(bias)` runs on the bias before
+/// the residual is read (a module's own checks of it; it fails the same
+/// way).
 struct PostOpOperands {
   View bias, residual;
 };
 
-inline PostOpOperands readPostOpOperands(int64_t flags, void *const *operands,
-                                         const int32_t *ranks,
-                                         int32_t outputRank,
-                                         const std::string &who,
-                                         const char *residualRank) {
+template <typename CheckBias>
+PostOpOperands
+readPostOpOperands(int64_t flags, void *const *operands, const int32_t *ranks,
+                   int32_t outputRank, const std::string &who,
+                   const char *residualRank, CheckBias checkBias) {
   PostOpOperands p;
   int32_t next = 3;
   if (flags & 1) {
     if (ranks[next] != 1)
       fail(1, who + "the bias must have rank 1");
     p.bias = readView(operands[next++], 1);
+    checkBias(p.bias);
   }
   if (flags & 2) {
     if (ranks[next] != outputRank)

@@ -645,14 +645,16 @@ PostOps LibraryCalls::Impl::readPostOps(const int64_t *post, int32_t numPost,
   int32_t want = operandsFor(flags);
   if (numOperands != want)
     fail(1, who + "expects " + std::to_string(want) + " operands");
-  PostOpOperands o = readPostOpOperands(flags, operands, ranks,
-                                        static_cast<int32_t>(y.sizes.size()),
-                                        who, "the output's rank");
+  PostOpOperands o = readPostOpOperands(
+      flags, operands, ranks, static_cast<int32_t>(y.sizes.size()), who,
+      "the output's rank", [&](const View &bias) {
+        if (bias.sizes[0] != channels)
+          fail(1, who + "bias of " + std::to_string(bias.sizes[0]) +
+                      " elements for " + std::to_string(channels) +
+                      " channels");
+      });
   p.bias = std::move(o.bias);
   p.res = std::move(o.residual);
-  if (p.bias_() && p.bias.sizes[0] != channels)
-    fail(1, who + "bias of " + std::to_string(p.bias.sizes[0]) +
-                " elements for " + std::to_string(channels) + " channels");
   if (p.res_()) {
     if (p.res.sizes != y.sizes)
       fail(1, who + "residual " + dimsText(p.res.sizes) + " and output " +

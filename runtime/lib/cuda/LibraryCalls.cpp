@@ -306,8 +306,8 @@ void LibraryCalls::Impl::matmul(int32_t numOperands, void *const *operands,
                 toInt(cc.ld, "ldc"), strideC, toInt(batch, "batch")),
             "cublasSgemmStridedBatched");
   if (flags & 7) {
-    PostOpOperands o =
-        readPostOpOperands(flags, operands, ranks, 3, "matmul: ", "rank 3");
+    PostOpOperands o = readPostOpOperands(
+        flags, operands, ranks, 3, "matmul: ", "rank 3", [](const View &) {});
     View &bias = o.bias, &residual = o.residual;
     if (flags & 2) {
       if (residual.sizes != c.sizes)
@@ -506,8 +506,9 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
                                      y.data),
              "cudnnConvolutionForward");
   if (flags & 7) {
-    PostOpOperands o = readPostOpOperands(flags, operands, ranks, rank,
-                                          "conv: ", "the output's rank");
+    PostOpOperands o =
+        readPostOpOperands(flags, operands, ranks, rank,
+                           "conv: ", "the output's rank", [](const View &) {});
     View &bias = o.bias, &residual = o.residual;
     std::vector<int64_t> rstr;
     if (flags & 2) {
