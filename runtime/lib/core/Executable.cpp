@@ -512,6 +512,24 @@ Status Executable::predictMinimumPeakBytes(
   return Status::ok();
 }
 
+namespace {
+
+/// The optional integer `key` ("min" or "max") of the entry of symbol
+/// `name`: unset when absent or null. Errors: LoadFailed for another type.
+Status parseBound(const json &entry, const char *key, const std::string &name,
+                  std::optional<int64_t> *out) {
+  auto it = entry.find(key);
+  if (it == entry.end() || it->is_null())
+    return Status::ok();
+  if (!it->is_number_integer())
+    return Status::loadFailed("signature: symbol '" + name + "': '" + key +
+                              "' must be an integer or null");
+  *out = it->get<int64_t>();
+  return Status::ok();
+}
+
+} // namespace
+
 Status Signature::parse(std::string_view text, Signature *out) {
   json root = json::parse(text.begin(), text.end(), /*cb=*/nullptr,
                           /*allow_exceptions=*/false);
@@ -552,20 +570,12 @@ Status Signature::parse(std::string_view text, Signature *out) {
           !entry["name"].is_string())
         return Status::loadFailed("signature: symbols need a string 'name'");
       sym.name = entry["name"].get<std::string>();
-      auto min = entry.find("min");
-      if (min != entry.end() && !min->is_null()) {
-        if (!min->is_number_integer())
-          return Status::loadFailed("signature: symbol '" + sym.name +
-                                    "': 'min' must be an integer or null");
-        sym.min = min->get<int64_t>();
-      }
-      auto max = entry.find("max");
-      if (max != entry.end() && !max->is_null()) {
-        if (!max->is_number_integer())
-          return Status::loadFailed("signature: symbol '" + sym.name +
-                                    "': 'max' must be an integer or null");
-        sym.max = max->get<int64_t>();
-      }
+      std::optional<int64_t> min;
+      if (Status s = parseBound(entry, "min", sym.name, &min); !s)
+        return s;
+      sym.min = min.value_or(sym.min);
+      if (Status s = parseBound(entry, "max", sym.name, &sym.max); !s)
+        return s;
       sig.symbols.push_back(std::move(sym));
     }
   }

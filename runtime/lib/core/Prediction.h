@@ -9,7 +9,8 @@
 #ifndef DISC_RUNTIME_CORE_PREDICTION_H
 #define DISC_RUNTIME_CORE_PREDICTION_H
 
-#include "disc/runtime/Runtime.h"
+#include "disc/runtime/Signature.h"
+#include "disc/runtime/Status.h"
 
 #include <cstdint>
 #include <functional>

@@ -12,7 +12,7 @@
 #ifndef DISC_RUNTIME_CORE_REMATPLANNER_H
 #define DISC_RUNTIME_CORE_REMATPLANNER_H
 
-#include "disc/runtime/Runtime.h"
+#include "disc/runtime/Signature.h"
 
 #include <cstdint>
 #include <map>

@@ -14,19 +14,12 @@ namespace disc {
 //===----------------------------------------------------------------------===//
 
 const char *statusCodeName(StatusCode code) {
-  switch (code) {
-  case StatusCode::Ok:
-    return "ok";
-  case StatusCode::InvalidArgument:
-    return "invalid argument";
-  case StatusCode::ResourceExhausted:
-    return "resource exhausted";
-  case StatusCode::LoadFailed:
-    return "load failed";
-  case StatusCode::Internal:
-    return "internal";
-  }
-  return "unknown";
+  // By the numeric value of the code (Ok = 0 .. Internal = 4).
+  static const char *const kNames[] = {"ok", "invalid argument",
+                                       "resource exhausted", "load failed",
+                                       "internal"};
+  auto i = static_cast<int32_t>(code);
+  return i >= 0 && i < 5 ? kNames[i] : "unknown";
 }
 
 std::string Status::toString() const {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "LibraryCalls.h"
 
+#include "../core/CallOperands.h"
 #include "disc/runtime/abi.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -29,56 +30,18 @@ int omp_get_max_threads(void);
 void omp_set_num_threads(int numThreads);
 }
 
+using namespace disc::runtime;
 using namespace disc::runtime::cpu;
 using dnnl::memory;
 
 namespace {
 
-/// A memref descriptor of f32 data (docs/runtime-abi.md).
-struct View {
-  float *data = nullptr;
-  memory::dims sizes, strides;
-};
-
-View readView(void *descriptor, int32_t rank) {
-  const int64_t *w = static_cast<const int64_t *>(descriptor);
-  View v;
-  v.data = reinterpret_cast<float *>(static_cast<intptr_t>(w[1])) + w[2];
-  v.sizes.assign(w + 3, w + 3 + rank);
-  v.strides.assign(w + 3 + rank, w + 3 + 2 * rank);
-  return v;
-}
-
-/// The data pointer of a memref descriptor (aligned pointer plus offset).
-float *dataOf(void *descriptor) {
-  const int64_t *w = static_cast<const int64_t *>(descriptor);
-  return reinterpret_cast<float *>(static_cast<intptr_t>(w[1])) + w[2];
-}
-
-std::string dimsText(const memory::dims &d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + "]";
-}
-
-int64_t volume(const memory::dims &d) {
-  int64_t n = 1;
-  for (int64_t x : d)
-    n *= x;
-  return n;
-}
-
 /// A strided f32 memory descriptor. Strides of size-1 dims do not address
 /// anything; they are normalized so oneDNN accepts them.
-memory::desc stridedDesc(const memory::dims &sizes, memory::dims strides) {
-  int64_t dense = 1;
-  for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i >= 0; --i) {
-    if (sizes[i] == 1)
-      strides[i] = dense;
-    dense *= sizes[i] > 0 ? sizes[i] : 1;
-  }
-  return memory::desc(sizes, memory::data_type::f32, strides);
+memory::desc stridedDesc(const memory::dims &sizes,
+                         const memory::dims &strides) {
+  return memory::desc(sizes, memory::data_type::f32,
+                      normalizedStrides(sizes, strides));
 }
 
 memory::desc denseDesc(const memory::dims &sizes) {
@@ -108,33 +71,6 @@ void zeroFill(const View &v) {
       idx[i] = 0;
     }
   }
-}
-
-/// A buffer from the session allocator, freed on scope exit.
-struct Temp {
-  const ScratchAllocator &a;
-  void *p = nullptr;
-  explicit Temp(const ScratchAllocator &a) : a(a) {}
-  ~Temp() {
-    if (p)
-      a.free(a.self, p);
-  }
-  /// False when the allocator refused.
-  bool allocate(size_t bytes) {
-    if (bytes == 0)
-      return true;
-    p = a.alloc(a.self, static_cast<int64_t>(bytes), 64);
-    return p != nullptr;
-  }
-};
-
-struct CallError {
-  int32_t status;
-  std::string message;
-};
-
-[[noreturn]] void fail(int32_t status, std::string message) {
-  throw CallError{status, std::move(message)};
 }
 
 /// Runs the enclosing scope on `n` OpenMP threads (n > 0), then restores
@@ -181,6 +117,18 @@ void reinterpretNhwc(View &v, const std::string &who, const char *what) {
     s *= v.sizes[i];
   }
   v.strides[0] = s;
+}
+
+/// A descriptor of `sizes` in the layout the primitive prefers.
+memory::desc anyDesc(const memory::dims &sizes) {
+  return memory::desc(sizes, memory::data_type::f32, memory::format_tag::any);
+}
+
+/// ONNX dilations as oneDNN counts them (the skipped elements).
+memory::dims oneDnnDilations(memory::dims dilations) {
+  for (int64_t &d : dilations)
+    d -= 1;
+  return dilations;
 }
 
 /// The user memory descriptor of a Conv operand: oneDNN's channels-last
@@ -401,6 +349,20 @@ dnnl::primitive_attr makeAttr(const PostOps &p, const memory::desc &resMd,
   return attr;
 }
 
+/// The arguments of a call (as LibraryCalls::call) with its key, and what
+/// it is for: run with temporaries from `alloc`, or, with `tempBytes`, only
+/// report their bytes there.
+struct CallArgs {
+  const Key &key;
+  int32_t numOperands;
+  void *const *operands;
+  const int32_t *ranks;
+  int32_t numAttrs;
+  const int64_t *attrs;
+  const ScratchAllocator &alloc;
+  int64_t *tempBytes;
+};
+
 } // namespace
 
 struct LibraryCalls::Impl {
@@ -498,8 +460,9 @@ struct LibraryCalls::Impl {
   void execute(Entry &e, float *const data[5], const ScratchAllocator &alloc) {
     if (!e.bound)
       bind(e);
-    Temp t0(alloc), t1(alloc), t2(alloc), scratch(alloc);
-    Temp *temps[3] = {&t0, &t1, &t2};
+    ScratchBuffer t0(alloc, 64), t1(alloc, 64), t2(alloc, 64),
+        scratch(alloc, 64);
+    ScratchBuffer *temps[3] = {&t0, &t1, &t2};
     dnnl_memory_t user[3], prim[3];
     for (int i = 0; i < 3; ++i) {
       point(e, i, data[i]);
@@ -521,7 +484,7 @@ struct LibraryCalls::Impl {
         continue;
       }
       size_t bytes = e.prim_[i].get_size();
-      if (!temps[i]->allocate(bytes))
+      if (!temps[i]->allocate(static_cast<int64_t>(bytes)))
         fail(2, "out of memory: a temporary of " + std::to_string(bytes) +
                     " bytes failed");
       point(e, 3 + i, temps[i]->p);
@@ -533,7 +496,7 @@ struct LibraryCalls::Impl {
       }
     }
     size_t sbytes = e.scratchMd.get_size();
-    if (!scratch.allocate(sbytes))
+    if (!scratch.allocate(static_cast<int64_t>(sbytes)))
       fail(2, "out of memory: a scratchpad of " + std::to_string(sbytes) +
                   " bytes failed");
     dnnl_exec_arg_t args[6] = {{DNNL_ARG_SRC, prim[0]},
@@ -564,6 +527,36 @@ struct LibraryCalls::Impl {
       run(e.reorders[2], r, 2);
     }
     stream.wait();
+  }
+
+  /// Runs `e` on inputs `in0`, `in1`, output `out` and the post-op
+  /// operands of `p` as `execute`, then the post-op loop of an entry that
+  /// took no chain; or, with `tempBytes`, only sets `*tempBytes` to the
+  /// bytes of its temporaries.
+  void runEntry(Entry &e, const View &in0, const View &in1, const View &out,
+                const PostOps &p, const ScratchAllocator &alloc,
+                int64_t *tempBytes) {
+    if (tempBytes) {
+      *tempBytes = e.temporaryBytes();
+      return;
+    }
+    float *data[5] = {in0.data, in1.data, out.data, p.bias.data, p.res.data};
+    execute(e, data, alloc);
+    if (e.manual)
+      applyPostOps(out, p, false, true, true, e.channelDim);
+  }
+
+  /// Sets the primitive's layouts of the operands of `e`, their reorders
+  /// and the scratchpad from the primitive descriptor `pd` of a Conv or
+  /// ConvTranspose.
+  template <typename PrimitiveDesc>
+  void setLayouts(Entry &e, const PrimitiveDesc &pd) {
+    e.prim_[0] = pd.src_desc();
+    e.prim_[1] = pd.weights_desc();
+    e.prim_[2] = pd.dst_desc();
+    for (int i = 0; i < 3; ++i)
+      setReorder(e, i, i < 2);
+    e.scratchMd = pd.scratchpad_desc();
   }
 
   /// Runs a call whose entry is cached: its operands were checked when the
@@ -614,15 +607,9 @@ struct LibraryCalls::Impl {
   // entry under `key` (none for an empty output) and runs it.
   Entry *matmulEntry(const Key &key, View &a, View &b, View &c,
                      const PostOps &p);
-  void matmul(const Key &key, int32_t numOperands, void *const *operands,
-              const int32_t *ranks, int32_t numAttrs, const int64_t *attrs,
-              const ScratchAllocator &alloc, int64_t *tempBytes);
-  void deconv(const Key &key, int32_t numOperands, void *const *operands,
-              const int32_t *ranks, int32_t numAttrs, const int64_t *attrs,
-              const ScratchAllocator &alloc, int64_t *tempBytes);
-  void conv(const Key &key, int32_t numOperands, void *const *operands,
-            const int32_t *ranks, int32_t numAttrs, const int64_t *attrs,
-            const ScratchAllocator &alloc, int64_t *tempBytes);
+  void matmul(const CallArgs &call);
+  void deconv(const CallArgs &call);
+  void conv(const CallArgs &call);
 };
 
 PostOps LibraryCalls::Impl::readPostOps(const int64_t *post, int32_t numPost,
@@ -655,23 +642,20 @@ PostOps LibraryCalls::Impl::readPostOps(const int64_t *post, int32_t numPost,
       fail(1, who + "clip bounds " + std::to_string(p.lo) + " > " +
                   std::to_string(p.hi));
   }
-  int32_t want = 3 + (flags & 1) + ((flags >> 1) & 1);
+  int32_t want = operandsFor(flags);
   if (numOperands != want)
     fail(1, who + "expects " + std::to_string(want) + " operands");
-  int32_t next = 3;
-  if (p.bias_()) {
-    if (ranks[next] != 1)
-      fail(1, who + "the bias must have rank 1");
-    p.bias = readView(operands[next++], 1);
-    if (p.bias.sizes[0] != channels)
-      fail(1, who + "bias of " + std::to_string(p.bias.sizes[0]) +
-                  " elements for " + std::to_string(channels) + " channels");
-  }
+  PostOpOperands o = readPostOpOperands(
+      flags, operands, ranks, static_cast<int32_t>(y.sizes.size()), who,
+      "the output's rank", [&](const View &bias) {
+        if (bias.sizes[0] != channels)
+          fail(1, who + "bias of " + std::to_string(bias.sizes[0]) +
+                      " elements for " + std::to_string(channels) +
+                      " channels");
+      });
+  p.bias = std::move(o.bias);
+  p.res = std::move(o.residual);
   if (p.res_()) {
-    int32_t r = static_cast<int32_t>(y.sizes.size());
-    if (ranks[next] != r)
-      fail(1, who + "the residual must have the output's rank");
-    p.res = readView(operands[next++], r);
     if (p.res.sizes != y.sizes)
       fail(1, who + "residual " + dimsText(p.res.sizes) + " and output " +
                   dimsText(y.sizes) + " differ");
@@ -679,6 +663,49 @@ PostOps LibraryCalls::Impl::readPostOps(const int64_t *post, int32_t numPost,
       reinterpretNhwc(p.res, who, "residual");
   }
   return p;
+}
+
+void LibraryCalls::Impl::matmul(const CallArgs &call) {
+  const auto &[key, numOperands, operands, ranks, numAttrs, attrs, alloc,
+               tempBytes] = call;
+  if (numAttrs != 2 && numAttrs != 3 && numAttrs != 5)
+    fail(1, "MatMul library call: expects 2, 3 or 5 attributes");
+  if (ranks[0] != 3 || ranks[1] != 3 || ranks[2] != 3)
+    fail(1, "MatMul library call: operands must have rank 3");
+  View a = readView(operands[0], 3), b = readView(operands[1], 3),
+       c = readView(operands[2], 3);
+  if (attrs[0]) {
+    std::swap(a.sizes[1], a.sizes[2]);
+    std::swap(a.strides[1], a.strides[2]);
+  }
+  if (attrs[1]) {
+    std::swap(b.sizes[1], b.sizes[2]);
+    std::swap(b.strides[1], b.strides[2]);
+  }
+  int64_t batch = c.sizes[0], m = c.sizes[1], n = c.sizes[2], k = a.sizes[2];
+  auto batchOk = [&](int64_t x) { return x == batch || x == 1; };
+  if (b.sizes[1] != k || a.sizes[1] != m || b.sizes[2] != n ||
+      !batchOk(a.sizes[0]) || !batchOk(b.sizes[0]))
+    fail(1, "MatMul library call: shapes " + dimsText(a.sizes) + " x " +
+                dimsText(b.sizes) + " -> " + dimsText(c.sizes) +
+                " do not match");
+  PostOps p;
+  if (numAttrs > 2)
+    p = readPostOps(attrs + 2, numAttrs - 2, numOperands, operands, ranks, c, n,
+                    "MatMul");
+  else if (numOperands != 3)
+    fail(1, "MatMul library call: expects 3 operands");
+  if (batch == 0 || m == 0 || n == 0)
+    return;
+  if (k == 0 || a.sizes[0] == 0 || b.sizes[0] == 0) {
+    if (tempBytes)
+      return;
+    zeroFill(c);
+    applyPostOps(c, p, true, true, true, 2);
+    return;
+  }
+  Entry *e = matmulEntry(key, a, b, c, p);
+  runEntry(*e, a, b, c, p, alloc, tempBytes);
 }
 
 Entry *LibraryCalls::Impl::matmulEntry(const Key &key, View &a, View &b,
@@ -738,63 +765,9 @@ Entry *LibraryCalls::Impl::matmulEntry(const Key &key, View &a, View &b,
   return insert(key, std::move(ne));
 }
 
-void LibraryCalls::Impl::matmul(const Key &key, int32_t numOperands,
-                                void *const *operands, const int32_t *ranks,
-                                int32_t numAttrs, const int64_t *attrs,
-                                const ScratchAllocator &alloc,
-                                int64_t *tempBytes) {
-  if (numAttrs != 2 && numAttrs != 3 && numAttrs != 5)
-    fail(1, "MatMul library call: expects 2, 3 or 5 attributes");
-  if (ranks[0] != 3 || ranks[1] != 3 || ranks[2] != 3)
-    fail(1, "MatMul library call: operands must have rank 3");
-  View a = readView(operands[0], 3), b = readView(operands[1], 3),
-       c = readView(operands[2], 3);
-  if (attrs[0]) {
-    std::swap(a.sizes[1], a.sizes[2]);
-    std::swap(a.strides[1], a.strides[2]);
-  }
-  if (attrs[1]) {
-    std::swap(b.sizes[1], b.sizes[2]);
-    std::swap(b.strides[1], b.strides[2]);
-  }
-  int64_t batch = c.sizes[0], m = c.sizes[1], n = c.sizes[2], k = a.sizes[2];
-  auto batchOk = [&](int64_t x) { return x == batch || x == 1; };
-  if (b.sizes[1] != k || a.sizes[1] != m || b.sizes[2] != n ||
-      !batchOk(a.sizes[0]) || !batchOk(b.sizes[0]))
-    fail(1, "MatMul library call: shapes " + dimsText(a.sizes) + " x " +
-                dimsText(b.sizes) + " -> " + dimsText(c.sizes) +
-                " do not match");
-  PostOps p;
-  if (numAttrs > 2)
-    p = readPostOps(attrs + 2, numAttrs - 2, numOperands, operands, ranks, c, n,
-                    "MatMul");
-  else if (numOperands != 3)
-    fail(1, "MatMul library call: expects 3 operands");
-  if (batch == 0 || m == 0 || n == 0)
-    return;
-  if (k == 0 || a.sizes[0] == 0 || b.sizes[0] == 0) {
-    if (tempBytes)
-      return;
-    zeroFill(c);
-    applyPostOps(c, p, true, true, true, 2);
-    return;
-  }
-  Entry *e = matmulEntry(key, a, b, c, p);
-  if (tempBytes) {
-    *tempBytes = e->temporaryBytes();
-    return;
-  }
-  float *data[5] = {a.data, b.data, c.data, p.bias.data, p.res.data};
-  execute(*e, data, alloc);
-  if (e->manual)
-    applyPostOps(c, p, false, true, true, 2);
-}
-
-void LibraryCalls::Impl::conv(const Key &key, int32_t numOperands,
-                              void *const *operands, const int32_t *ranks,
-                              int32_t numAttrs, const int64_t *attrs,
-                              const ScratchAllocator &alloc,
-                              int64_t *tempBytes) {
+void LibraryCalls::Impl::conv(const CallArgs &call) {
+  const auto &[key, numOperands, operands, ranks, numAttrs, attrs, alloc,
+               tempBytes] = call;
   int32_t r = ranks[0];
   int64_t k = r - 2;
   if (k < 1 || k > 3 || ranks[1] != r || ranks[2] != r ||
@@ -804,12 +777,10 @@ void LibraryCalls::Impl::conv(const Key &key, int32_t numOperands,
                 " or " + std::to_string(5 + 4 * k) + " attributes");
   View x = readView(operands[0], r), w = readView(operands[1], r),
        y = readView(operands[2], r);
-  int64_t groups = attrs[0];
-  bool constW = attrs[1] != 0;
-  memory::dims strides(attrs + 2, attrs + 2 + k),
-      dil(attrs + 2 + k, attrs + 2 + 2 * k),
-      padL(attrs + 2 + 2 * k, attrs + 2 + 3 * k),
-      padR(attrs + 2 + 3 * k, attrs + 2 + 4 * k);
+  ConvAttrs ca = readConvAttrs(numAttrs, attrs, k);
+  int64_t groups = ca.groups;
+  const memory::dims &strides = ca.strides, &dil = ca.dilations,
+                     &padL = ca.padBegin, &padR = ca.padEnd;
   int64_t oc = w.sizes[0], cg = w.sizes[1];
   bool ok = groups >= 1 && x.sizes[1] == groups * cg && oc % groups == 0 &&
             y.sizes[0] == x.sizes[0] && y.sizes[1] == oc;
@@ -824,9 +795,9 @@ void LibraryCalls::Impl::conv(const Key &key, int32_t numOperands,
                 "): shapes " + dimsText(x.sizes) + " * " + dimsText(w.sizes) +
                 " -> " + dimsText(y.sizes) + " do not match");
   PostOps p;
-  if (numAttrs > 2 + 4 * k)
-    p = readPostOps(attrs + 2 + 4 * k, numAttrs - 2 - 4 * k, numOperands,
-                    operands, ranks, y, oc, "Conv");
+  if (ca.numPost > 0)
+    p = readPostOps(ca.post, ca.numPost, numOperands, operands, ranks, y, oc,
+                    "Conv");
   else if (numOperands != 3)
     fail(1, "Conv library call: expects 3 operands");
   // NHWC buffers: their views get the channels-last strides.
@@ -846,7 +817,7 @@ void LibraryCalls::Impl::conv(const Key &key, int32_t numOperands,
   Entry *e = lookup(key);
   if (!e) {
     auto ne = std::make_unique<Entry>();
-    ne->constWeights = constW;
+    ne->constWeights = ca.constWeights;
     ne->user[0] = convUserDesc(x, p.flags & kNhwcInput);
     ne->user[2] = convUserDesc(y, p.flags & kNhwcOutput);
     memory::dims wSizes = w.sizes, wStrides = w.strides;
@@ -863,24 +834,20 @@ void LibraryCalls::Impl::conv(const Key &key, int32_t numOperands,
       ne->biasMd = stridedDesc({oc}, p.bias.strides);
     if (p.res_())
       ne->resMd = convUserDesc(p.res, p.flags & kNhwcResidual);
-    auto any = [](const memory::dims &d) {
-      return memory::desc(d, memory::data_type::f32, memory::format_tag::any);
-    };
-    memory::dims dilates = dil;
-    for (int64_t &d : dilates)
-      d -= 1; // oneDNN counts the skipped elements
+    memory::dims dilates = oneDnnDilations(dil);
     auto make = [&](const memory::desc &src, const memory::desc &dst,
                     bool post) {
       dnnl::primitive_attr attr = makeAttr(p, ne->resMd, post, /*sum=*/true);
-      auto d = p.bias_()
-                   ? dnnl::convolution_forward::desc(
-                         dnnl::prop_kind::forward_inference,
-                         dnnl::algorithm::convolution_direct, src, any(wSizes),
-                         ne->biasMd, dst, strides, dilates, padL, padR)
-                   : dnnl::convolution_forward::desc(
-                         dnnl::prop_kind::forward_inference,
-                         dnnl::algorithm::convolution_direct, src, any(wSizes),
-                         dst, strides, dilates, padL, padR);
+      auto d =
+          p.bias_()
+              ? dnnl::convolution_forward::desc(
+                    dnnl::prop_kind::forward_inference,
+                    dnnl::algorithm::convolution_direct, src, anyDesc(wSizes),
+                    ne->biasMd, dst, strides, dilates, padL, padR)
+              : dnnl::convolution_forward::desc(
+                    dnnl::prop_kind::forward_inference,
+                    dnnl::algorithm::convolution_direct, src, anyDesc(wSizes),
+                    dst, strides, dilates, padL, padR);
       return dnnl::convolution_forward::primitive_desc(d, attr, engine);
     };
     // The caller's plain layouts first: no per-call reorders of the input
@@ -907,7 +874,7 @@ void LibraryCalls::Impl::conv(const Key &key, int32_t numOperands,
       }
       if (!plain) {
         try {
-          pd = make(any(x.sizes), any(y.sizes), post);
+          pd = make(anyDesc(x.sizes), anyDesc(y.sizes), post);
           plain = true;
         } catch (const dnnl::error &) {
           if (plainOk) {
@@ -923,18 +890,13 @@ void LibraryCalls::Impl::conv(const Key &key, int32_t numOperands,
       }
     }
     if (!done)
-      pd = make(any(x.sizes), any(y.sizes), false); // throws the reason
+      pd = make(anyDesc(x.sizes), anyDesc(y.sizes), false); // throws the reason
     if (p.res_() && !ne->manual) {
       ne->sum = true;
       ne->resReorder = dnnl::reorder(dnnl::reorder::primitive_desc(
           engine, ne->resMd, engine, pd.dst_desc()));
     }
-    ne->prim_[0] = pd.src_desc();
-    ne->prim_[1] = pd.weights_desc();
-    ne->prim_[2] = pd.dst_desc();
-    for (int i = 0; i < 3; ++i)
-      setReorder(*ne, i, i < 2);
-    ne->scratchMd = pd.scratchpad_desc();
+    setLayouts(*ne, pd);
     ne->prim = dnnl::convolution_forward(pd);
     ne->post = p;
     ne->post.bias = ne->post.res = View();
@@ -942,21 +904,12 @@ void LibraryCalls::Impl::conv(const Key &key, int32_t numOperands,
     ne->rank = r;
     e = insert(key, std::move(ne));
   }
-  if (tempBytes) {
-    *tempBytes = e->temporaryBytes();
-    return;
-  }
-  float *data[5] = {x.data, w.data, y.data, p.bias.data, p.res.data};
-  execute(*e, data, alloc);
-  if (e->manual)
-    applyPostOps(y, p, false, true, true, 1);
+  runEntry(*e, x, w, y, p, alloc, tempBytes);
 }
 
-void LibraryCalls::Impl::deconv(const Key &key, int32_t numOperands,
-                                void *const *operands, const int32_t *ranks,
-                                int32_t numAttrs, const int64_t *attrs,
-                                const ScratchAllocator &alloc,
-                                int64_t *tempBytes) {
+void LibraryCalls::Impl::deconv(const CallArgs &call) {
+  const auto &[key, numOperands, operands, ranks, numAttrs, attrs, alloc,
+               tempBytes] = call;
   int32_t r = ranks[0];
   int64_t k = r - 2;
   if (numOperands != 3 || k < 1 || k > 3 || ranks[1] != r || ranks[2] != r ||
@@ -966,20 +919,18 @@ void LibraryCalls::Impl::deconv(const Key &key, int32_t numOperands,
                 " attributes");
   View x = readView(operands[0], r), w = readView(operands[1], r),
        y = readView(operands[2], r);
+  ConvAttrs ca = readConvAttrs(numAttrs, attrs, k);
   // The flags word: only the NHWC bits of the input and the output.
-  int64_t flags = numAttrs == 3 + 4 * k ? attrs[2 + 4 * k] : 0;
+  int64_t flags = ca.flags;
   if (flags & ~(kNhwcOutput | kNhwcInput))
     fail(1, "ConvTranspose library call: bad flags " + std::to_string(flags));
   if (flags & kNhwcInput)
     reinterpretNhwc(x, "ConvTranspose library call: ", "input");
   if (flags & kNhwcOutput)
     reinterpretNhwc(y, "ConvTranspose library call: ", "output");
-  int64_t groups = attrs[0];
-  bool constW = attrs[1] != 0;
-  memory::dims strides(attrs + 2, attrs + 2 + k),
-      dil(attrs + 2 + k, attrs + 2 + 2 * k),
-      padL(attrs + 2 + 2 * k, attrs + 2 + 3 * k),
-      padR(attrs + 2 + 3 * k, attrs + 2 + 4 * k);
+  int64_t groups = ca.groups;
+  const memory::dims &strides = ca.strides, &dil = ca.dilations,
+                     &padL = ca.padBegin, &padR = ca.padEnd;
   int64_t ic = w.sizes[0], ocg = w.sizes[1];
   bool ok = groups >= 1 && x.sizes[1] == ic && ic % groups == 0 &&
             y.sizes[0] == x.sizes[0] && y.sizes[1] == groups * ocg;
@@ -1002,7 +953,7 @@ void LibraryCalls::Impl::deconv(const Key &key, int32_t numOperands,
   Entry *e = lookup(key);
   if (!e) {
     auto ne = std::make_unique<Entry>();
-    ne->constWeights = constW;
+    ne->constWeights = ca.constWeights;
     ne->user[0] = convUserDesc(x, flags & kNhwcInput);
     ne->user[2] = convUserDesc(y, flags & kNhwcOutput);
     // ONNX W [IC, OC/G, K...] is oneDNN's [OC, IC, K...] (or [G, OC/G,
@@ -1021,19 +972,14 @@ void LibraryCalls::Impl::deconv(const Key &key, int32_t numOperands,
       wStrides.push_back(w.strides[i]);
     }
     ne->user[1] = stridedDesc(wSizes, wStrides);
-    auto any = [](const memory::dims &d) {
-      return memory::desc(d, memory::data_type::f32, memory::format_tag::any);
-    };
-    memory::dims dilates = dil;
-    for (int64_t &d : dilates)
-      d -= 1;
+    memory::dims dilates = oneDnnDilations(dil);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     auto make = [&](const memory::desc &src, const memory::desc &dst) {
       return dnnl::deconvolution_forward::primitive_desc(
           dnnl::deconvolution_forward::desc(
               dnnl::prop_kind::forward_inference,
-              dnnl::algorithm::deconvolution_direct, src, any(wSizes), dst,
+              dnnl::algorithm::deconvolution_direct, src, anyDesc(wSizes), dst,
               strides, dilates, padL, padR),
           attr, engine);
     };
@@ -1061,29 +1007,19 @@ void LibraryCalls::Impl::deconv(const Key &key, int32_t numOperands,
     }
     if (!plain) {
       try {
-        pd = make(any(x.sizes), any(y.sizes));
+        pd = make(anyDesc(x.sizes), anyDesc(y.sizes));
       } catch (const dnnl::error &) {
         if (!plainOk)
           throw;
         pd = make(ne->user[0], ne->user[2]);
       }
     }
-    ne->prim_[0] = pd.src_desc();
-    ne->prim_[1] = pd.weights_desc();
-    ne->prim_[2] = pd.dst_desc();
-    for (int i = 0; i < 3; ++i)
-      setReorder(*ne, i, i < 2);
-    ne->scratchMd = pd.scratchpad_desc();
+    setLayouts(*ne, pd);
     ne->prim = dnnl::deconvolution_forward(pd);
     ne->rank = r;
     e = insert(key, std::move(ne));
   }
-  if (tempBytes) {
-    *tempBytes = e->temporaryBytes();
-    return;
-  }
-  float *data[5] = {x.data, w.data, y.data, nullptr, nullptr};
-  execute(*e, data, alloc);
+  runEntry(*e, x, w, y, PostOps(), alloc, tempBytes);
 }
 
 LibraryCalls::LibraryCalls(size_t maxPrimitives, int32_t numThreads)
@@ -1157,7 +1093,7 @@ int32_t LibraryCalls::dispatch(int32_t callId, int32_t numOperands,
                      : callId == DISC_LIB_CONV           ? "Conv"
                      : callId == DISC_LIB_CONV_TRANSPOSE ? "ConvTranspose"
                                                          : "unknown";
-  try {
+  auto run = [&]() -> int32_t {
     if (numOperands < 3 || numOperands > 5 || !operands || !ranks ||
         (numAttrs > 0 && !attrs))
       fail(1, std::string(name) + " library call: expects 3 to 5 operands");
@@ -1174,41 +1110,37 @@ int32_t LibraryCalls::dispatch(int32_t callId, int32_t numOperands,
       impl_->runCached(*e, numOperands, operands, allocator, tempBytes);
       return 0;
     }
+    CallArgs args{key,      numOperands, operands,  ranks,
+                  numAttrs, attrs,       allocator, tempBytes};
     switch (callId) {
     case DISC_LIB_MATMUL:
-      impl_->matmul(key, numOperands, operands, ranks, numAttrs, attrs,
-                    allocator, tempBytes);
+      impl_->matmul(args);
       return 0;
     case DISC_LIB_CONV_TRANSPOSE:
-      impl_->deconv(key, numOperands, operands, ranks, numAttrs, attrs,
-                    allocator, tempBytes);
+      impl_->deconv(args);
       return 0;
     case DISC_LIB_CONV:
-      impl_->conv(key, numOperands, operands, ranks, numAttrs, attrs, allocator,
-                  tempBytes);
+      impl_->conv(args);
       return 0;
     default:
       fail(1, "unknown library call id " + std::to_string(callId));
     }
-  } catch (const CallError &e) {
-    error = e.message;
-    return e.status;
-  } catch (const dnnl::error &e) {
-    error = std::string("oneDNN ") + name + ": " + e.what() + " (status " +
-            std::to_string(static_cast<int>(e.status)) + ")";
-    return 4;
-  } catch (const std::bad_alloc &) {
-    error = std::string(name) + " library call: out of host memory";
-    return 2;
-  }
+  };
+  return catchCallError(
+      [&]() -> int32_t {
+        try {
+          return run();
+        } catch (const dnnl::error &e) {
+          error = std::string("oneDNN ") + name + ": " + e.what() +
+                  " (status " + std::to_string(static_cast<int>(e.status)) +
+                  ")";
+          return 4;
+        }
+      },
+      error, std::string(name) + " library call: out of host memory");
 }
 
-int64_t LibraryCalls::numCreated() const {
+CacheCounts LibraryCalls::counts() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  return impl_->created;
-}
-
-int64_t LibraryCalls::numCached() const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  return static_cast<int64_t>(impl_->cache.size());
+  return {impl_->created, static_cast<int64_t>(impl_->cache.size())};
 }

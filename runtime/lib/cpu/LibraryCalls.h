@@ -28,6 +28,8 @@
 #ifndef DISC_RUNTIME_LIB_CPU_LIBRARYCALLS_H
 #define DISC_RUNTIME_LIB_CPU_LIBRARYCALLS_H
 
+#include "../core/CallOperands.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -39,31 +41,23 @@
 #pragma GCC visibility push(hidden)
 namespace disc::runtime::cpu {
 
-/// Allocation hooks for per-call temporaries. `alloc` returns a buffer of
-/// `bytes` bytes aligned to `alignment`, or NULL (it must not unwind).
-struct ScratchAllocator {
-  void *self = nullptr;
-  void *(*alloc)(void *self, int64_t bytes, int64_t alignment) = nullptr;
-  void (*free)(void *self, void *ptr) = nullptr;
-};
+/// Allocation hooks for per-call temporaries (CallOperands.h).
+using ScratchAllocator = runtime::ScratchAllocator;
 
-class LibraryCalls {
+class LibraryCalls final : public LibraryModule {
 public:
   /// `maxPrimitives`: cache capacity (entries, each one primitive plus its
   /// reorders and reordered constant weights). `numThreads`: OpenMP
   /// threads of every call, 0 = the OpenMP default.
   explicit LibraryCalls(size_t maxPrimitives = 512, int32_t numThreads = 0);
-  ~LibraryCalls();
-  LibraryCalls(const LibraryCalls &) = delete;
-  LibraryCalls &operator=(const LibraryCalls &) = delete;
+  ~LibraryCalls() override;
 
-  /// Runs one library call (arguments as `disc_ral_context.library_call`).
   /// Returns 0, or a status code of docs/runtime-abi.md with `error` set:
   /// 1 for operands that do not fit the call (ranks, dims, attrs), 2 when a
   /// temporary cannot be allocated, 4 when oneDNN fails.
   int32_t call(int32_t callId, int32_t numOperands, void *const *operands,
                const int32_t *ranks, int32_t numAttrs, const int64_t *attrs,
-               const ScratchAllocator &allocator, std::string &error);
+               const ScratchAllocator &allocator, std::string &error) override;
 
   /// Bytes of the temporaries `call` would take from the allocator for
   /// these operands (only their sizes and strides are read; data pointers
@@ -77,8 +71,9 @@ public:
                          std::string &error);
 
   /// Primitives created so far / currently cached (for tests).
-  int64_t numCreated() const;
-  int64_t numCached() const;
+  CacheCounts counts() const;
+  int64_t numCreated() const { return counts().created; }
+  int64_t numCached() const { return counts().cached; }
 
 private:
   int32_t dispatch(int32_t callId, int32_t numOperands, void *const *operands,

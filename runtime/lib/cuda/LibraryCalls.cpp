@@ -20,57 +20,6 @@ namespace disc::runtime::cuda {
 
 namespace {
 
-/// A memref descriptor (docs/runtime-abi.md): f32 device data.
-struct View {
-  float *data = nullptr;
-  std::vector<int64_t> sizes, strides;
-};
-
-View readView(void *descriptor, int32_t rank) {
-  const int64_t *w = static_cast<const int64_t *>(descriptor);
-  View v;
-  v.data = reinterpret_cast<float *>(static_cast<intptr_t>(w[1])) + w[2];
-  v.sizes.assign(w + 3, w + 3 + rank);
-  v.strides.assign(w + 3 + rank, w + 3 + 2 * rank);
-  return v;
-}
-
-std::string dimsText(const std::vector<int64_t> &d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + "]";
-}
-
-int64_t volume(const std::vector<int64_t> &d) {
-  int64_t n = 1;
-  for (int64_t x : d)
-    n *= x;
-  return n;
-}
-
-struct CallError {
-  int32_t status;
-  std::string message;
-};
-
-[[noreturn]] void fail(int32_t status, std::string message) {
-  throw CallError{status, std::move(message)};
-}
-
-/// Strides of size-1 dims address nothing: they get the dense value, which
-/// cuDNN accepts.
-std::vector<int64_t> normalizedStrides(const std::vector<int64_t> &sizes,
-                                       std::vector<int64_t> strides) {
-  int64_t dense = 1;
-  for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i >= 0; --i) {
-    if (sizes[i] == 1)
-      strides[i] = dense;
-    dense *= std::max<int64_t>(sizes[i], 1);
-  }
-  return strides;
-}
-
 int toInt(int64_t v, const char *what) {
   if (v < 0 || v > INT_MAX)
     fail(1, std::string(what) + " " + std::to_string(v) +
@@ -78,23 +27,17 @@ int toInt(int64_t v, const char *what) {
   return static_cast<int>(v);
 }
 
-/// A per-call device workspace from the session allocator, freed on scope
-/// exit (after the stream has drained: the allocator's free waits).
-struct Workspace {
-  const DeviceScratch &s;
-  void *p = nullptr;
-  explicit Workspace(const DeviceScratch &s) : s(s) {}
-  ~Workspace() {
-    if (p)
-      s.free(s.self, p);
-  }
-  bool allocate(int64_t bytes) {
-    if (bytes <= 0)
-      return true;
-    p = s.alloc(s.self, bytes, 256);
-    return p != nullptr;
-  }
-};
+/// Fails (status 4) when the library status `st` of the call `what` is not
+/// 0, with the library's text for it (`toText`, when the library has one)
+/// and `type`, the status type's name.
+void check(int st, const char *what, const char *(*toText)(int),
+           const char *type) {
+  if (st == 0)
+    return;
+  const char *text = toText ? toText(st) : 0;
+  fail(4, std::string(what) + " failed: " + (text ? text : "unknown") + " (" +
+              type + " " + std::to_string(st) + ")");
+}
 
 /// One column-major matrix in memory for an operand P of dims [p0, p1] and
 /// strides [s0, s1]: either P^T (P row-major, `rowMajor`) or P itself, with
@@ -179,41 +122,44 @@ struct LibraryCalls::Impl {
         maxPlans(std::max<size_t>(m, 1)) {}
 
   void checkBlas(cublasStatus_t st, const char *what) {
-    if (st == 0)
-      return;
-    const char *text = blas->getStatusString ? blas->getStatusString(st) : 0;
-    fail(4, std::string(what) + " failed: " + (text ? text : "unknown") +
-                " (cublasStatus_t " + std::to_string(st) + ")");
+    check(st, what, blas->getStatusString, "cublasStatus_t");
   }
   void checkDnn(cudnnStatus_t st, const char *what) {
-    if (st == 0)
-      return;
-    const char *text = dnn->getErrorString ? dnn->getErrorString(st) : 0;
-    fail(4, std::string(what) + " failed: " + (text ? text : "unknown") +
-                " (cudnnStatus_t " + std::to_string(st) + ")");
+    check(st, what, dnn->getErrorString, "cudnnStatus_t");
   }
 
+  /// Loads the table `api` of a library with `load` from `names` and
+  /// creates its `handle` on the session stream (`<prefix>Create`,
+  /// `<prefix>SetStream`; statuses as `check` with `toText` and
+  /// `statusType`). Fails with status 3 when the library is not available.
+  template <typename Api, typename Handle>
+  void openLibrary(const Api *&api, Handle &handle,
+                   const Api *(*load)(const std::vector<std::string> &,
+                                      std::string *),
+                   const std::vector<std::string> &names,
+                   const char *(*Api::*toText)(int), const std::string &prefix,
+                   const char *statusType) {
+    std::string why;
+    api = load(names, &why);
+    if (!api)
+      fail(3, why);
+    check(api->create(&handle), (prefix + "Create").c_str(), api->*toText,
+          statusType);
+    check(api->setStream(handle, device.stream()),
+          (prefix + "SetStream").c_str(), api->*toText, statusType);
+  }
   void needBlas() {
     if (blasHandle)
       return;
-    std::string why;
-    blas = loadBlas(blasNames, &why);
-    if (!blas)
-      fail(3, why);
-    checkBlas(blas->create(&blasHandle), "cublasCreate");
-    checkBlas(blas->setStream(blasHandle, device.stream()), "cublasSetStream");
+    openLibrary(blas, blasHandle, loadBlas, blasNames,
+                &BlasApi::getStatusString, "cublas", "cublasStatus_t");
     checkBlas(blas->setMathMode(blasHandle, kCublasDefaultMath),
               "cublasSetMathMode");
   }
   void needDnn() {
-    if (dnnHandle)
-      return;
-    std::string why;
-    dnn = loadDnn(dnnNames, &why);
-    if (!dnn)
-      fail(3, why);
-    checkDnn(dnn->create(&dnnHandle), "cudnnCreate");
-    checkDnn(dnn->setStream(dnnHandle, device.stream()), "cudnnSetStream");
+    if (!dnnHandle)
+      openLibrary(dnn, dnnHandle, loadDnn, dnnNames, &DnnApi::getErrorString,
+                  "cudnn", "cudnnStatus_t");
   }
 
   /// A float tensor descriptor of `sizes`/`strides` (4 or 5 dims).
@@ -306,7 +252,7 @@ void LibraryCalls::Impl::matmul(int32_t numOperands, void *const *operands,
       ranks[2] != 3)
     fail(1, "matmul: expected A, B, C of rank 3 and {transA, transB}");
   int64_t flags = numAttrs > 2 ? attrs[2] : 0;
-  int32_t want = 3 + ((flags & 1) ? 1 : 0) + ((flags & 2) ? 1 : 0);
+  int32_t want = operandsFor(flags);
   if (numOperands != want || (numAttrs != 2 && numAttrs != 3))
     fail(1, "matmul: " + std::to_string(numOperands) +
                 " operands for post-op flags " + std::to_string(flags));
@@ -345,7 +291,7 @@ void LibraryCalls::Impl::matmul(int32_t numOperands, void *const *operands,
   long long strideC = batch == 1 ? m * n : c.strides[0];
   // cuBLAS: lda >= rows of the stored matrix, >= 1.
   const float alpha = 1.0f, beta = 0.0f;
-  Workspace ws(scratch);
+  ScratchBuffer ws(scratch, 256);
   constexpr int64_t kWorkspaceBytes = int64_t(4) << 20;
   if (ws.allocate(kWorkspaceBytes))
     checkBlas(blas->setWorkspace(blasHandle, ws.p, kWorkspaceBytes),
@@ -360,17 +306,10 @@ void LibraryCalls::Impl::matmul(int32_t numOperands, void *const *operands,
                 toInt(cc.ld, "ldc"), strideC, toInt(batch, "batch")),
             "cublasSgemmStridedBatched");
   if (flags & 7) {
-    int32_t next = 3;
-    View bias, residual;
-    if (flags & 1) {
-      if (ranks[next] != 1)
-        fail(1, "matmul: the bias must have rank 1");
-      bias = readView(operands[next++], 1);
-    }
+    PostOpOperands o = readPostOpOperands(
+        flags, operands, ranks, 3, "matmul: ", "rank 3", [](const View &) {});
+    View &bias = o.bias, &residual = o.residual;
     if (flags & 2) {
-      if (ranks[next] != 3)
-        fail(1, "matmul: the residual must have rank 3");
-      residual = readView(operands[next], 3);
       if (residual.sizes != c.sizes)
         fail(1, "matmul: residual " + dimsText(residual.sizes) +
                     " for output " + dimsText(c.sizes));
@@ -459,22 +398,22 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
                               const int64_t *attrs,
                               const DeviceScratch &scratch, bool transposed) {
   const std::string what = transposed ? "conv_transpose" : "conv";
-  int32_t rank = numOperands >= 1 ? ranks[0] : 0;
-  int64_t k = rank - 2;
-  if (numOperands < 3 || k < 1 || k > 3 || ranks[1] != rank ||
-      ranks[2] != rank || (numAttrs != 2 + 4 * k && numAttrs != 3 + 4 * k) ||
+  int64_t k = convSpatialDims(numOperands, ranks);
+  int32_t rank = static_cast<int32_t>(k + 2);
+  if (k == 0 || (numAttrs != 2 + 4 * k && numAttrs != 3 + 4 * k) ||
       (transposed && numAttrs != 2 + 4 * k))
     fail(1, what + ": expected X, W, Y of rank 3..5 and 2 + 4k attributes");
-  int64_t flags = numAttrs == 3 + 4 * k ? attrs[2 + 4 * k] : 0;
-  int32_t want = 3 + ((flags & 1) ? 1 : 0) + ((flags & 2) ? 1 : 0);
+  ConvAttrs ca = readConvAttrs(numAttrs, attrs, k);
+  int64_t flags = ca.flags;
+  int32_t want = operandsFor(flags);
   if (numOperands != want)
     fail(1, "conv: " + std::to_string(numOperands) +
                 " operands for post-op flags " + std::to_string(flags));
   View x = readView(operands[0], rank), w = readView(operands[1], rank),
        y = readView(operands[2], rank);
-  int64_t groups = attrs[0];
-  const int64_t *str = attrs + 2, *dil = attrs + 2 + k, *pb = attrs + 2 + 2 * k,
-                *pe = attrs + 2 + 3 * k;
+  int64_t groups = ca.groups;
+  const std::vector<int64_t> &str = ca.strides, &dil = ca.dilations,
+                             &pb = ca.padBegin, &pe = ca.padEnd;
   for (int64_t i = 0; i < k; ++i)
     if (pb[i] != pe[i])
       fail(1, what + ": cuDNN takes symmetric pads only, spatial dim " +
@@ -541,7 +480,7 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
                            : plan(key, x, w, y, groups, pads, strides,
                                   dilations, /*backwardData=*/false);
   // The best algorithm whose workspace the allocator grants.
-  Workspace ws(scratch);
+  ScratchBuffer ws(scratch, 256);
   int algo = -1;
   size_t wsBytes = 0;
   for (const auto &[a, bytes] : p.algos) {
@@ -567,18 +506,12 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
                                      y.data),
              "cudnnConvolutionForward");
   if (flags & 7) {
-    int32_t next = 3;
-    View bias, residual;
+    PostOpOperands o =
+        readPostOpOperands(flags, operands, ranks, rank,
+                           "conv: ", "the output's rank", [](const View &) {});
+    View &bias = o.bias, &residual = o.residual;
     std::vector<int64_t> rstr;
-    if (flags & 1) {
-      if (ranks[next] != 1)
-        fail(1, "conv: the bias must have rank 1");
-      bias = readView(operands[next++], 1);
-    }
     if (flags & 2) {
-      if (ranks[next] != rank)
-        fail(1, "conv: the residual must have the output's rank");
-      residual = readView(operands[next], rank);
       if (k == 1) {
         residual.sizes.insert(residual.sizes.begin() + 2, 1);
         residual.strides.insert(residual.strides.begin() + 2,
@@ -613,42 +546,33 @@ int32_t LibraryCalls::call(int32_t callId, int32_t numOperands,
                            int32_t numAttrs, const int64_t *attrs,
                            const DeviceScratch &scratch, std::string &error) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  try {
-    switch (callId) {
-    case DISC_LIB_MATMUL:
-      impl_->matmul(numOperands, operands, ranks, numAttrs, attrs, scratch);
-      return 0;
-    case DISC_LIB_CONV:
-      impl_->conv(numOperands, operands, ranks, numAttrs, attrs, scratch,
-                  /*transposed=*/false);
-      return 0;
-    case DISC_LIB_CONV_TRANSPOSE:
-      impl_->conv(numOperands, operands, ranks, numAttrs, attrs, scratch,
-                  /*transposed=*/true);
-      return 0;
-    default:
-      error = "library call " + std::to_string(callId) +
-              " has no CUDA implementation (MatMul, Conv and ConvTranspose "
-              "have)";
-      return 1;
-    }
-  } catch (const CallError &e) {
-    error = e.message;
-    return e.status;
-  } catch (const std::bad_alloc &) {
-    error = "out of host memory in a CUDA library call";
-    return 2;
-  }
+  return catchCallError(
+      [&]() -> int32_t {
+        switch (callId) {
+        case DISC_LIB_MATMUL:
+          impl_->matmul(numOperands, operands, ranks, numAttrs, attrs, scratch);
+          return 0;
+        case DISC_LIB_CONV:
+          impl_->conv(numOperands, operands, ranks, numAttrs, attrs, scratch,
+                      /*transposed=*/false);
+          return 0;
+        case DISC_LIB_CONV_TRANSPOSE:
+          impl_->conv(numOperands, operands, ranks, numAttrs, attrs, scratch,
+                      /*transposed=*/true);
+          return 0;
+        default:
+          error = "library call " + std::to_string(callId) +
+                  " has no CUDA implementation (MatMul, Conv and ConvTranspose "
+                  "have)";
+          return 1;
+        }
+      },
+      error, "out of host memory in a CUDA library call");
 }
 
-int64_t LibraryCalls::numPlansCreated() const {
+CacheCounts LibraryCalls::counts() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  return impl_->created;
-}
-
-int64_t LibraryCalls::numPlansCached() const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  return static_cast<int64_t>(impl_->lru.size());
+  return {impl_->created, static_cast<int64_t>(impl_->lru.size())};
 }
 
 } // namespace disc::runtime::cuda

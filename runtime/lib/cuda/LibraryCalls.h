@@ -32,6 +32,7 @@
 #ifndef DISC_RUNTIME_LIB_CUDA_LIBRARYCALLS_H
 #define DISC_RUNTIME_LIB_CUDA_LIBRARYCALLS_H
 
+#include "../core/CallOperands.h"
 #include "VendorLibs.h"
 
 #include <cstddef>
@@ -45,16 +46,12 @@ namespace disc::runtime::cuda {
 
 class Device;
 
-/// Allocation hooks for per-call device workspaces: `alloc` returns device
-/// memory of `bytes` bytes or NULL (it must not unwind); `free` releases it
-/// after the stream has drained.
-struct DeviceScratch {
-  void *self = nullptr;
-  void *(*alloc)(void *self, int64_t bytes, int64_t alignment) = nullptr;
-  void (*free)(void *self, void *ptr) = nullptr;
-};
+/// Allocation hooks for per-call device workspaces (CallOperands.h):
+/// `alloc` returns device memory; `free` releases it after the stream has
+/// drained.
+using DeviceScratch = runtime::ScratchAllocator;
 
-class LibraryCalls {
+class LibraryCalls final : public LibraryModule {
 public:
   /// Calls on `device` (which must outlive this object); the libraries are
   /// loaded from `blasNames` / `dnnNames` on first use. `maxPlans`: capacity
@@ -63,11 +60,8 @@ public:
                         std::vector<std::string> blasNames = blasLibraryNames(),
                         std::vector<std::string> dnnNames = dnnLibraryNames(),
                         size_t maxPlans = 256);
-  ~LibraryCalls();
-  LibraryCalls(const LibraryCalls &) = delete;
-  LibraryCalls &operator=(const LibraryCalls &) = delete;
+  ~LibraryCalls() override;
 
-  /// Runs one library call (arguments as `disc_ral_context.library_call`).
   /// Returns 0, or a status code with `error` set: 1 for operands that do
   /// not fit the call (ranks, dims, strides cuBLAS/cuDNN cannot take,
   /// asymmetric pads, an unknown call id such as ConvTranspose), 2 when a
@@ -75,11 +69,12 @@ public:
   /// (the message names the library), 4 when the library fails.
   int32_t call(int32_t callId, int32_t numOperands, void *const *operands,
                const int32_t *ranks, int32_t numAttrs, const int64_t *attrs,
-               const DeviceScratch &scratch, std::string &error);
+               const DeviceScratch &scratch, std::string &error) override;
 
   /// Convolution plans created so far / cached now (for tests).
-  int64_t numPlansCreated() const;
-  int64_t numPlansCached() const;
+  CacheCounts counts() const;
+  int64_t numPlansCreated() const { return counts().created; }
+  int64_t numPlansCached() const { return counts().cached; }
 
 private:
   struct Impl;

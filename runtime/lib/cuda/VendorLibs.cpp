@@ -82,6 +82,29 @@ struct Cache {
       loaded;
 };
 
+/// The table of `names` from `cache`, loading it on the first request for
+/// these names: `entries(api)` lists the symbols of the table `api`, which
+/// `openFirst` fills (`what`, `envVar` as there). Null with `*error` (when
+/// not null) when the library is not available.
+template <typename Api, typename Entries>
+const Api *loadCached(Cache<Api> &cache, const std::vector<std::string> &names,
+                      const char *what, const char *envVar, Entries entries,
+                      std::string *error) {
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  auto it = cache.loaded.find(names);
+  if (it == cache.loaded.end()) {
+    auto api = std::make_unique<Api>();
+    std::vector<Entry> table = entries(*api);
+    std::string why;
+    if (!openFirst(names, what, envVar, table.data(), table.size(), &why))
+      api.reset();
+    it = cache.loaded.emplace(names, std::make_pair(std::move(api), why)).first;
+  }
+  if (!it->second.first && error)
+    *error = it->second.second;
+  return it->second.first.get();
+}
+
 } // namespace
 
 std::vector<std::string> blasLibraryNames() {
@@ -96,12 +119,8 @@ std::vector<std::string> dnnLibraryNames() {
 const BlasApi *loadBlas(const std::vector<std::string> &names,
                         std::string *error) {
   static Cache<BlasApi> cache;
-  std::lock_guard<std::mutex> lock(cache.mutex);
-  auto it = cache.loaded.find(names);
-  if (it == cache.loaded.end()) {
-    auto api = std::make_unique<BlasApi>();
-    BlasApi &a = *api;
-    const Entry entries[] = {
+  auto entries = [](BlasApi &a) -> std::vector<Entry> {
+    return {
         {"cublasCreate_v2", slot(a.create)},
         {"cublasDestroy_v2", slot(a.destroy)},
         {"cublasSetStream_v2", slot(a.setStream)},
@@ -110,26 +129,16 @@ const BlasApi *loadBlas(const std::vector<std::string> &names,
         {"cublasSgemmStridedBatched", slot(a.sgemmStridedBatched)},
         {"cublasGetStatusString", slot(a.getStatusString)},
     };
-    std::string why;
-    if (!openFirst(names, "cuBLAS", "DISC_CUBLAS_LIBRARY", entries,
-                   sizeof entries / sizeof *entries, &why))
-      api.reset();
-    it = cache.loaded.emplace(names, std::make_pair(std::move(api), why)).first;
-  }
-  if (!it->second.first && error)
-    *error = it->second.second;
-  return it->second.first.get();
+  };
+  return loadCached(cache, names, "cuBLAS", "DISC_CUBLAS_LIBRARY", entries,
+                    error);
 }
 
 const DnnApi *loadDnn(const std::vector<std::string> &names,
                       std::string *error) {
   static Cache<DnnApi> cache;
-  std::lock_guard<std::mutex> lock(cache.mutex);
-  auto it = cache.loaded.find(names);
-  if (it == cache.loaded.end()) {
-    auto api = std::make_unique<DnnApi>();
-    DnnApi &a = *api;
-    const Entry entries[] = {
+  auto entries = [](DnnApi &a) -> std::vector<Entry> {
+    return {
         {"cudnnCreate", slot(a.create)},
         {"cudnnDestroy", slot(a.destroy)},
         {"cudnnSetStream", slot(a.setStream)},
@@ -162,15 +171,9 @@ const DnnApi *loadDnn(const std::vector<std::string> &names,
         {"cudnnSetActivationDescriptor", slot(a.setActivationDescriptor)},
         {"cudnnActivationForward", slot(a.activationForward)},
     };
-    std::string why;
-    if (!openFirst(names, "cuDNN", "DISC_CUDNN_LIBRARY", entries,
-                   sizeof entries / sizeof *entries, &why))
-      api.reset();
-    it = cache.loaded.emplace(names, std::make_pair(std::move(api), why)).first;
-  }
-  if (!it->second.first && error)
-    *error = it->second.second;
-  return it->second.first.get();
+  };
+  return loadCached(cache, names, "cuDNN", "DISC_CUDNN_LIBRARY", entries,
+                    error);
 }
 
 } // namespace disc::runtime::cuda

@@ -22,12 +22,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <initializer_list>
 #include <iostream>
 #include <limits>
 #include <map>
 #include <regex>
 #include <set>
 #include <sys/stat.h>
+#include <utility>
 
 using namespace disc;
 using json = nlohmann::json;
@@ -101,25 +103,50 @@ int exitCodeFor(const Status &s) {
   return kExitInternal;
 }
 
-bool parseInt(const std::string &text, int64_t *out) {
+/// Parses all of `text` with `parse` (strtoll- or strtod-like: the value,
+/// the end of the number through its second argument, errno on overflow);
+/// false for empty text, trailing characters or an out-of-range value.
+template <typename T, typename Parse>
+bool parseNumber(const std::string &text, T *out, Parse parse) {
   if (text.empty())
     return false;
   char *end = nullptr;
   errno = 0;
-  long long v = std::strtoll(text.c_str(), &end, 10);
+  T v = parse(text.c_str(), &end);
   if (errno || *end)
     return false;
   *out = v;
   return true;
 }
 
+/// Sets `*out` to the value `text` names among `choices`; false when it
+/// names none.
+template <typename T>
+bool parseChoice(const std::string &text,
+                 std::initializer_list<std::pair<const char *, T>> choices,
+                 T *out) {
+  for (const auto &[name, value] : choices) {
+    if (text == name) {
+      *out = value;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool parseInt(const std::string &text, int64_t *out) {
+  return parseNumber(text, out, [](const char *s, char **end) -> int64_t {
+    return std::strtoll(s, end, 10);
+  });
+}
+
+/// A non-negative number (not NaN).
 bool parseDouble(const std::string &text, double *out) {
-  if (text.empty())
-    return false;
-  char *end = nullptr;
-  errno = 0;
-  double v = std::strtod(text.c_str(), &end);
-  if (errno || *end || !(v >= 0))
+  double v = 0;
+  if (!parseNumber(
+          text, &v,
+          [](const char *s, char **end) { return std::strtod(s, end); }) ||
+      !(v >= 0))
     return false;
   *out = v;
   return true;
@@ -208,21 +235,18 @@ Failure parseArgs(int argc, char **argv, Options *opts) {
         return usageError("bad --memory-limit '" + value + "'");
       }
     } else if (key == "--remat-policy") {
-      if (value == "largest")
-        opts->rematPolicy = RematPolicy::LargestFirst;
-      else if (value == "dtr")
-        opts->rematPolicy = RematPolicy::DtrScore;
-      else
+      if (!parseChoice(value,
+                       {{"largest", RematPolicy::LargestFirst},
+                        {"dtr", RematPolicy::DtrScore}},
+                       &opts->rematPolicy))
         return usageError("bad --remat-policy '" + value +
                           "' (expected largest or dtr)");
     } else if (key == "--evict-by") {
-      if (value == "auto")
-        opts->eviction = DeviceEviction::Auto;
-      else if (value == "recompute")
-        opts->eviction = DeviceEviction::Recompute;
-      else if (value == "offload")
-        opts->eviction = DeviceEviction::Offload;
-      else
+      if (!parseChoice(value,
+                       {{"auto", DeviceEviction::Auto},
+                        {"recompute", DeviceEviction::Recompute},
+                        {"offload", DeviceEviction::Offload}},
+                       &opts->eviction))
         return usageError("bad --evict-by '" + value +
                           "' (expected auto, recompute or offload)");
     } else if (key == "--threads") {

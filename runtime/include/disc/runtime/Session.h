@@ -1,0 +1,162 @@
+//===- Session.h - Runs of an Executable ------------------------*- C++ -*-===//
+//
+// A Session runs one Executable with a tracked, optionally limited,
+// allocator (SessionOptions::memory_limit_bytes), rematerialization under
+// the limit and the statistics of its last run (docs/runtime-api.md).
+//
+// Part of the C++ API; "disc/runtime/Runtime.h" includes every part.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_RUNTIME_SESSION_H
+#define DISC_RUNTIME_SESSION_H
+
+#include "disc/runtime/Executable.h"
+#include "disc/runtime/Status.h"
+#include "disc/runtime/Tensor.h"
+
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace disc {
+
+/// How the runtime picks the rematerialization candidates to evict under a
+/// memory limit (docs/memory.md, "Rematerialization").
+enum class RematPolicy {
+  /// The candidate that frees the most bytes first.
+  LargestFirst = 0,
+  /// DTR-style: bytes freed times the length of the gap (staleness), per
+  /// unit of recompute cost (FLOPs).
+  DtrScore = 1,
+};
+
+/// How a CUDA session gives up a rematerialization candidate's device
+/// buffer under a memory limit (docs/cuda.md, "Memory limit on the
+/// device"). CPU sessions always recompute.
+enum class DeviceEviction {
+  /// Per candidate, the cheaper of the two: recompute FLOPs at an assumed
+  /// device rate against the bytes copied out and back over PCIe.
+  Auto = 0,
+  /// Free the buffer and recompute it before its next use.
+  Recompute = 1,
+  /// Copy the buffer to page-locked host memory, free it, and copy it
+  /// back before its next use.
+  Offload = 2,
+};
+
+struct SessionOptions {
+  /// Upper bound, in bytes, on the bytes live at once through the context
+  /// allocator during a run (intermediates and outputs). 0 = no limit.
+  /// Before running, the runtime computes from the input shapes the lowest
+  /// peak reachable by evicting rematerialization candidates; a limit
+  /// below it fails with ResourceExhausted (both numbers in the message)
+  /// before any op runs. Otherwise the runtime evicts candidates at their
+  /// evict points as needed to stay within the limit and recomputes them
+  /// before their next use. Exceeding it anyway (memory the model does not
+  /// predict, such as library temporaries) aborts the run with
+  /// ResourceExhausted.
+  int64_t memory_limit_bytes = 0;
+  /// Which candidates go first under a limit.
+  RematPolicy remat_policy = RematPolicy::LargestFirst;
+  /// CUDA sessions: recompute or offload an evicted candidate.
+  DeviceEviction device_eviction = DeviceEviction::Auto;
+  /// Threads of the library calls (oneDNN Conv/MatMul/Gemm, its OpenMP
+  /// runtime). 0 = the OpenMP default (OMP_NUM_THREADS, else one per core).
+  /// The generated loops run on the calling thread.
+  int32_t num_threads = 0;
+};
+
+/// Statistics of the last `Session::run` (reset at the start of each run).
+struct SessionStats {
+  /// Wall time of the last run, in milliseconds (validation, model call and
+  /// output adoption).
+  double last_latency_ms = 0;
+  /// Peak bytes live through the context allocator during the last run,
+  /// counting output buffers the runtime adopted. Requested sizes, not
+  /// rounded to the alignment.
+  int64_t peak_bytes = 0;
+  /// Bytes still live through the allocator now (0 after every run: outputs
+  /// are handed to the Tensors and leaks are freed).
+  int64_t current_bytes = 0;
+  /// Number of successful `alloc` calls during the last run.
+  int64_t num_allocs = 0;
+  /// Allocations the model neither freed nor returned as an output; the
+  /// runtime freed them after the run.
+  int64_t leaked_allocs = 0;
+  /// Rematerialization: candidates evicted, regenerated (recomputed), the
+  /// bytes recomputed and the milliseconds spent recomputing.
+  int64_t remat_evictions = 0;
+  int64_t remat_regenerations = 0;
+  int64_t remat_bytes_recomputed = 0;
+  double remat_recompute_ms = 0;
+  /// CUDA sessions: the evicted candidates that were offloaded to host
+  /// memory instead of recomputed (counted in `remat_evictions` too), their
+  /// bytes, and the milliseconds spent copying them out and back.
+  int64_t remat_offloads = 0;
+  int64_t remat_bytes_offloaded = 0;
+  double remat_offload_ms = 0;
+  /// The lowest peak reachable by evicting candidates, and the peak
+  /// predicted with none evicted, for the last run's shapes (-1: not
+  /// predictable).
+  int64_t remat_minimum_peak_bytes = -1;
+  int64_t predicted_peak_bytes = -1;
+  /// Peak bytes the session held from the OS (or the device) during the
+  /// last run: the blocks of live buffers (a reused block may be larger
+  /// than its request) plus the freed blocks kept for reuse. At least
+  /// `peak_bytes`; below twice the highest peak of the session's runs
+  /// (docs/runtime-api.md, "Freed host blocks").
+  int64_t reserved_peak_bytes = 0;
+};
+
+/// Runs one Executable. Sessions are independent: each has its own
+/// allocator bookkeeping and statistics, so several sessions (of the same or
+/// different executables) may run concurrently on different threads.
+/// Thread-safety: one Session must be used by one thread at a time.
+class Session {
+public:
+  explicit Session(std::shared_ptr<const Executable> executable,
+                   SessionOptions options = {});
+  ~Session();
+  Session(Session &&) noexcept;
+  Session &operator=(Session &&) noexcept;
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+
+  /// Runs the model. `inputs` are in signature order; on success `*outputs`
+  /// receives one tensor per signature output (contiguous, owning its
+  /// buffer, independent of the session's lifetime).
+  /// Errors: InvalidArgument for a bad input (message names the input and
+  /// dim), ResourceExhausted when the memory limit is exceeded or the host is
+  /// out of memory (message gives requested bytes, live bytes, limit),
+  /// Internal or the model's status when `disc_model_run` fails. On error
+  /// `*outputs` is cleared and every allocation of the run is freed.
+  Status run(const std::vector<Tensor> &inputs, std::vector<Tensor> *outputs);
+  /// Same; lets `session.run({a, b}, &outputs)` pick the positional form.
+  Status run(std::initializer_list<Tensor> inputs,
+             std::vector<Tensor> *outputs) {
+    return run(std::vector<Tensor>(inputs), outputs);
+  }
+  /// Same, with inputs given by name. Errors additionally: a missing or an
+  /// unknown input name (InvalidArgument).
+  Status run(const std::map<std::string, Tensor> &inputs,
+             std::vector<Tensor> *outputs);
+
+  /// Checks `inputs` against the signature without running the model.
+  Status validateInputs(const std::vector<Tensor> &inputs) const;
+
+  const SessionStats &stats() const;
+  const SessionOptions &options() const;
+  const Executable &executable() const;
+
+  struct Impl;
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace disc
+
+#endif // DISC_RUNTIME_SESSION_H

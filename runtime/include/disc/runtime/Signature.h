@@ -1,0 +1,172 @@
+//===- Signature.h - A model's signature ------------------------*- C++ -*-===//
+//
+// The parsed `disc_model_signature()` JSON of a model.so
+// (docs/runtime-abi.md): its inputs and outputs with their static, named
+// and unknown dims, the ranges of the named dims, the memory model
+// (docs/memory.md: peak bytes as size expressions, library calls) and the
+// rematerialization candidates.
+//
+// Part of the C++ API; "disc/runtime/Runtime.h" includes every part.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_RUNTIME_SIGNATURE_H
+#define DISC_RUNTIME_SIGNATURE_H
+
+#include "disc/runtime/DType.h"
+#include "disc/runtime/Status.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace disc {
+
+/// One dim of a signature shape: static (`size >= 0`), named dynamic
+/// (`symbol` non-empty) or unknown ("?", outputs only).
+struct DimSpec {
+  int64_t size = -1;
+  std::string symbol;
+  bool isStatic() const { return size >= 0; }
+  bool isSymbolic() const { return !symbol.empty(); }
+  bool isUnknown() const { return size < 0 && symbol.empty(); }
+  /// "4", "batch" or "?".
+  std::string toString() const;
+};
+
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::Float32;
+  std::vector<DimSpec> shape;
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+};
+
+/// Valid range of a named dim: min <= size <= max (max absent = unbounded).
+struct SymbolSpec {
+  std::string name;
+  int64_t min = 0;
+  std::optional<int64_t> max;
+};
+
+/// A size expression of the memory model (docs/memory.md): an integer, a
+/// named input dim, or an operation on two sub-expressions.
+struct SizeExpr {
+  enum class Kind { Constant, Symbol, Add, Mul, FloorDiv, CeilDiv, Mod };
+  Kind kind = Kind::Constant;
+  int64_t value = 0;              ///< Constant
+  std::string symbol;             ///< Symbol: an input dim name
+  std::vector<SizeExpr> operands; ///< Add..Mod: exactly two
+
+  /// Value with the named dims bound; nullopt when a name is unbound, on a
+  /// division by zero or on overflow.
+  std::optional<int64_t>
+  evaluate(const std::map<std::string, int64_t> &dims) const;
+};
+
+/// A library call site of the memory model (docs/memory.md): the live
+/// bytes at its program point and the operands it passes (sizes and
+/// strides in elements), so the prediction can add the temporaries oneDNN
+/// takes for the actual shapes.
+struct LibraryCallSpec {
+  int32_t call = 0; ///< DISC_LIB_* (abi.h)
+  SizeExpr at;
+  std::vector<std::vector<SizeExpr>> sizes, strides; ///< per operand
+  std::vector<int64_t> attrs;
+};
+
+/// The "memory" entry of the signature: the compiler's prediction of the
+/// peak bytes live through the context allocator during one run.
+struct MemorySpec {
+  /// False for a model compiled without a memory model.
+  bool present = false;
+  /// False when the peak depends on sizes known only while running (a
+  /// data-dependent size such as NonZero's count); `reason` says which.
+  bool predictable = false;
+  std::string reason;
+  /// The predicted peak is the max of these, in bytes.
+  std::vector<SizeExpr> peakBytes;
+  /// The same expressions as text (`N*H*W*256 + 64`).
+  std::vector<std::string> peakBytesText;
+  /// Allocator calls of one run, as counted by the compiler.
+  int64_t numAllocs = -1;
+  /// Library calls (oneDNN) and where they run; their temporaries add to
+  /// the live bytes at that point.
+  std::vector<LibraryCallSpec> libraryCalls;
+};
+
+/// One rematerialization candidate (the signature's "remat" list): a
+/// buffer the model can give up after its last use before a long gap and
+/// recompute before its next use (docs/memory.md, "Rematerialization").
+struct RematCandidateSpec {
+  /// The op that produces it (name and ONNX node, for reports).
+  std::string producer;
+  /// Op index of its last use before the gap, and of the op its
+  /// regenerate point precedes (its next use, or earlier when another
+  /// candidate's recompute reads it).
+  int64_t evictAfter = 0;
+  int64_t regenerateBefore = 0;
+  /// Position among all regenerations (several can precede one op; a
+  /// candidate read by another's recompute comes first). Default: the id.
+  int64_t regenerateOrder = 0;
+  /// Allocator bytes of its buffer.
+  SizeExpr bytes;
+  std::string bytesText;
+  /// Bytes on top of the live bytes before its next use while the model
+  /// recomputes it.
+  SizeExpr recomputePeakBytes;
+  /// The same at every point of the recompute, when given: the largest is
+  /// the exact peak (recomputePeakBytes may be an upper bound).
+  std::vector<SizeExpr> recomputePoints;
+  /// Estimated FLOPs of the recompute.
+  SizeExpr flops;
+  std::string flopsText;
+};
+
+/// The "remat" entry of the signature: the live bytes of every program
+/// point of a run with nothing evicted (op by op) and the candidates.
+struct RematSpec {
+  bool present = false;
+  std::vector<SizeExpr> liveBefore;
+  std::vector<std::vector<SizeExpr>> points;
+  std::vector<SizeExpr> exitPoints;
+  std::vector<RematCandidateSpec> candidates;
+};
+
+/// The parsed `disc_model_signature()` JSON (docs/runtime-abi.md).
+struct Signature {
+  int32_t abiVersion = 1;
+  std::string model;
+  /// Where the model runs: "cpu" or "cuda" (docs/cuda.md); a "cuda" model
+  /// loads only where the CUDA driver reports a device.
+  std::string target = "cpu";
+  /// GPU architecture a "cuda" model was compiled for ("sm_80"); else empty.
+  std::string gpuArch;
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+  std::vector<SymbolSpec> symbols;
+  MemorySpec memory;
+  RematSpec remat;
+
+  /// Null when `name` is not listed in `symbols`.
+  const SymbolSpec *findSymbol(std::string_view name) const;
+  /// Index of the input named `name`, or -1.
+  int64_t findInput(std::string_view name) const;
+  /// Index of the output named `name`, or -1.
+  int64_t findOutput(std::string_view name) const;
+
+  /// Parses signature JSON. Errors: LoadFailed naming the offending field.
+  static Status parse(std::string_view json, Signature *out);
+
+  /// Binds every named dim to its size in `inputShapes` (one shape per
+  /// input, in signature order), checking counts, ranks, static dims,
+  /// agreement of dims with the same name and the symbol ranges, exactly as
+  /// `Session::run` does. Errors: InvalidArgument naming the input and dim.
+  Status bindDims(const std::vector<std::vector<int64_t>> &inputShapes,
+                  std::map<std::string, int64_t> *out) const;
+};
+
+} // namespace disc
+
+#endif // DISC_RUNTIME_SIGNATURE_H

@@ -1,0 +1,173 @@
+//===- TrackedAllocator.h - A session's allocator bookkeeping ---*- C++ -*-===//
+//
+// Every buffer a model allocates through `disc_ral_context.alloc` (and
+// every library-call temporary) comes from its session's TrackedAllocator,
+// on the session's Device (Device.h). It keeps
+//
+//   - the live buffers and their requested bytes, the bytes live now, the
+//     peak of a run and the number of allocations (SessionStats);
+//   - the memory limit (SessionOptions::memory_limit_bytes): a request that
+//     would take the live bytes over it is refused, and the refusal is
+//     recorded for the run's ResourceExhausted message;
+//   - the block cache: freed host blocks kept, by size, for later
+//     allocations, so that a model run again reuses the previous run's
+//     blocks instead of taking fresh pages from the OS (glibc returns large
+//     freed blocks to the OS and the next run page-faults every byte in
+//     again, which costs more than the model's loops). An allocation takes
+//     the smallest cached block of at least its size and at most twice it.
+//     Cached blocks are not live: the tracked bytes (peak, limit) do not
+//     change. Cached plus live bytes stay below twice the highest peak of
+//     any run so far. Off on a device that does not reuse blocks (CUDA),
+//     under a memory limit and under AddressSanitizer;
+//   - the blocks kept at rematerialization evict points, whose free by the
+//     model is a no-op (RematRuntime.h).
+//
+// Bytes are requested sizes, not rounded to the alignment; "held" bytes are
+// those of the blocks behind the live buffers (a reused block may be larger
+// than its request) and, with the cached ones, what the session holds from
+// the OS (SessionStats::reserved_peak_bytes).
+//
+// Thread safety: compiled code may allocate and free from worker threads;
+// every member takes `mutex()`, except those named ...Locked, which expect
+// the caller to hold it. The other runtime parts of a session that must see
+// the allocator's state atomically (remat decisions, reported errors) take
+// the same mutex.
+//
+// Internal to libdisc_runtime (hidden).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_RUNTIME_LIB_CORE_TRACKEDALLOCATOR_H
+#define DISC_RUNTIME_LIB_CORE_TRACKEDALLOCATOR_H
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#pragma GCC visibility push(hidden)
+namespace disc::runtime {
+
+class Device;
+
+/// Why the allocator refused a request (the last refusal of a run).
+struct AllocRefusal {
+  int64_t requestedBytes = 0;
+  int64_t liveBytes = 0;
+  int64_t limitBytes = 0;
+  /// The device refused (out of memory or a driver error, `error`); else
+  /// the request was over the memory limit.
+  bool outOfMemory = false;
+  std::string error;
+};
+
+/// The allocator's counters of the current run.
+struct AllocCounters {
+  int64_t peakBytes = 0;
+  int64_t reservedPeakBytes = 0;
+  int64_t currentBytes = 0;
+  int64_t numAllocs = 0;
+};
+
+class TrackedAllocator {
+public:
+  /// Memory of `device`; `limitBytes` 0 = no limit.
+  TrackedAllocator(Device &device, int64_t limitBytes);
+  TrackedAllocator(const TrackedAllocator &) = delete;
+  TrackedAllocator &operator=(const TrackedAllocator &) = delete;
+
+  /// `bytes` bytes aligned to `alignment` (at least 16, a power of two),
+  /// tracked as live. Null with `*refused` false for a negative size or a
+  /// bad alignment; null with `*refused` true, and the refusal recorded,
+  /// over the limit or when the device is out of memory.
+  void *allocate(int64_t bytes, int64_t alignment, bool *refused);
+  /// Frees a live buffer (into the block cache where it may go). A kept
+  /// block, an unknown pointer and null are ignored.
+  void free(void *ptr);
+
+  std::mutex &mutex() { return mutex_; }
+  /// The requested bytes of live buffer `ptr`, or -1 when it is not live.
+  int64_t liveBytesLocked(void *ptr) const;
+  int64_t currentBytesLocked() const { return currentBytes_; }
+  /// Marks live buffer `ptr` kept (its free is ignored) / no longer kept.
+  void keepLocked(void *ptr) { kept_.insert(ptr); }
+  void unkeepLocked(void *ptr) { kept_.erase(ptr); }
+  void clearKept();
+
+  /// Hands live host block `block` over to the caller when [start, start +
+  /// bytes) lies inside it: no longer live, tracked or cached; the caller
+  /// frees it (Device::release). False, changing nothing, otherwise.
+  bool handOver(void *block, const char *start, int64_t bytes);
+  /// Calls `f(ptr)` for each live buffer (under the mutex); returns how many
+  /// calls returned true.
+  template <typename F>
+  int64_t countLive(F f) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    int64_t n = 0;
+    for (auto &entry : live_)
+      n += f(entry.first) ? 1 : 0;
+    return n;
+  }
+
+  /// Starts a run's counters (live bytes, peak, allocations; the reserved
+  /// peak from what is held now) and forgets the last refusal.
+  void beginRun();
+  AllocCounters counters();
+  const AllocRefusal &refusal() const { return refusal_; }
+  /// Frees every live buffer (the held bytes go to 0; the live bytes and
+  /// the kept blocks stay as they are).
+  void releaseLive();
+  /// Frees every live buffer and forgets the kept blocks; the live bytes go
+  /// to 0.
+  void releaseAll();
+  /// Frees the cached blocks.
+  void releaseBlockCache();
+
+private:
+  bool useBlockCache() const;
+  /// A cached block of [bytes, 2 * bytes] bytes (alignment 64), or null.
+  void *takeCachedBlock(int64_t bytes);
+  /// Frees cached blocks, largest first, until `cachedBytes_ +
+  /// currentBytes_ + bytes` fits under `2 * maxPeakBytes_`.
+  void trimBlockCache(int64_t bytes);
+  /// Frees a buffer of the device, forgetting its block size.
+  void releaseBuffer(void *ptr);
+  /// The size of block `p`: its block size when it has one, else
+  /// `requested`.
+  int64_t blockSize(void *p, int64_t requested) const;
+  void noteHeld(int64_t delta);
+  void addLive(void *p, int64_t bytes);
+
+  Device &device_;
+  int64_t limit_;
+  std::mutex mutex_;
+  std::unordered_map<void *, int64_t> live_;
+  /// Nodes of `live_` and `blockCache_` taken out for reuse (C++17 node
+  /// handles), so that allocations and frees of a run at shapes seen
+  /// before allocate no bookkeeping memory.
+  std::vector<std::unordered_map<void *, int64_t>::node_type> spareLive_;
+  std::vector<std::multimap<int64_t, void *>::node_type> spareCached_;
+  int64_t currentBytes_ = 0;
+  int64_t peakBytes_ = 0;
+  int64_t numAllocs_ = 0;
+  /// Freed host blocks by size.
+  std::multimap<int64_t, void *> blockCache_;
+  /// The size each host block was allocated with.
+  std::unordered_map<void *, int64_t> blockBytes_;
+  int64_t cachedBytes_ = 0;
+  /// Bytes of the blocks behind `live_`, and the peak of `heldBytes_ +
+  /// cachedBytes_` in the current run.
+  int64_t heldBytes_ = 0;
+  int64_t reservedPeakBytes_ = 0;
+  /// The highest peak of any run so far.
+  int64_t maxPeakBytes_ = 0;
+  std::unordered_set<void *> kept_;
+  AllocRefusal refusal_;
+};
+
+} // namespace disc::runtime
+#pragma GCC visibility pop
+
+#endif // DISC_RUNTIME_LIB_CORE_TRACKEDALLOCATOR_H
