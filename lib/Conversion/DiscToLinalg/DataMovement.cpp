@@ -236,29 +236,22 @@ FailureOr<Value> lowerSlice(OpBuilder &b, SliceOp op, RuntimeChecks &checks) {
         .getResult();
 
   Value dest = emptyTensor(b, loc, resultType, *dims);
-  MLIRContext *ctx = b.getContext();
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{resultType}, ValueRange{}, ValueRange{dest},
-             SmallVector<AffineMap>{
-                 AffineMap::getMultiDimIdentityMap(rank, ctx)},
-             SmallVector<IterType>(rank, IterType::parallel),
-             [&](OpBuilder &nb, Location nl, ValueRange) {
-               SmallVector<Value> idx;
-               for (int64_t i = 0; i < rank; ++i) {
-                 Value iv = linalg::IndexOp::create(nb, nl, i);
-                 if (llvm::is_contained(op.getAxes(), i)) {
-                   Value st = toValue(nb, nl, strides[i]);
-                   Value off = toValue(nb, nl, offsets[i]);
-                   iv = arith::AddIOp::create(
-                       nb, nl, off, arith::MulIOp::create(nb, nl, iv, st));
-                 }
-                 idx.push_back(iv);
-               }
-               linalg::YieldOp::create(
-                   nb, nl,
-                   tensor::ExtractOp::create(nb, nl, src, idx).getResult());
-             })
-      .getResult(0);
+  return generateTensor(
+      b, loc, dest, [&](OpBuilder &nb, Location nl, ValueRange) {
+        SmallVector<Value> idx;
+        for (int64_t i = 0; i < rank; ++i) {
+          Value iv = linalg::IndexOp::create(nb, nl, i);
+          if (llvm::is_contained(op.getAxes(), i)) {
+            Value st = toValue(nb, nl, strides[i]);
+            Value off = toValue(nb, nl, offsets[i]);
+            iv = arith::AddIOp::create(nb, nl, off,
+                                       arith::MulIOp::create(nb, nl, iv, st));
+          }
+          idx.push_back(iv);
+        }
+        linalg::YieldOp::create(
+            nb, nl, tensor::ExtractOp::create(nb, nl, src, idx).getResult());
+      });
 }
 
 /// ONNX Pad. Constant mode is `tensor.pad` (static bounds when `pads` is a
@@ -298,36 +291,28 @@ FailureOr<Value> lowerPad(OpBuilder &b, PadOp op) {
     lows.push_back(toValue(b, loc, low[i]));
   }
   Value dest = emptyTensor(b, loc, resultType, *dims);
-  MLIRContext *ctx = b.getContext();
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{resultType}, ValueRange{}, ValueRange{dest},
-             SmallVector<AffineMap>{
-                 AffineMap::getMultiDimIdentityMap(rank, ctx)},
-             SmallVector<IterType>(rank, IterType::parallel),
-             [&](OpBuilder &nb, Location nl, ValueRange) {
-               IMath mm{nb, nl};
-               SmallVector<Value> idx;
-               for (int64_t i = 0; i < rank; ++i) {
-                 Value j = mm.sub(linalg::IndexOp::create(nb, nl, i), lows[i]);
-                 Value last = mm.sub(srcDims[i], mm.c(1));
-                 if (reflect) {
-                   // j < 0 -> -j; j > last -> 2 * last - j.
-                   Value neg = mm.sub(mm.c(0), j);
-                   j = mm.select(mm.cmp(arith::CmpIPredicate::slt, j, mm.c(0)),
-                                 neg, j);
-                   Value over = mm.sub(mm.mul(last, mm.c(2)), j);
-                   j = mm.select(mm.cmp(arith::CmpIPredicate::sgt, j, last),
-                                 over, j);
-                 }
-                 // Edge mode, and a guard for reflect beyond one period.
-                 j = mm.min(mm.max(j, mm.c(0)), last);
-                 idx.push_back(j);
-               }
-               linalg::YieldOp::create(
-                   nb, nl,
-                   tensor::ExtractOp::create(nb, nl, src, idx).getResult());
-             })
-      .getResult(0);
+  return generateTensor(
+      b, loc, dest, [&](OpBuilder &nb, Location nl, ValueRange) {
+        IMath mm{nb, nl};
+        SmallVector<Value> idx;
+        for (int64_t i = 0; i < rank; ++i) {
+          Value j = mm.sub(linalg::IndexOp::create(nb, nl, i), lows[i]);
+          Value last = mm.sub(srcDims[i], mm.c(1));
+          if (reflect) {
+            // j < 0 -> -j; j > last -> 2 * last - j.
+            Value neg = mm.sub(mm.c(0), j);
+            j = mm.select(mm.cmp(arith::CmpIPredicate::slt, j, mm.c(0)), neg,
+                          j);
+            Value over = mm.sub(mm.mul(last, mm.c(2)), j);
+            j = mm.select(mm.cmp(arith::CmpIPredicate::sgt, j, last), over, j);
+          }
+          // Edge mode, and a guard for reflect beyond one period.
+          j = mm.min(mm.max(j, mm.c(0)), last);
+          idx.push_back(j);
+        }
+        linalg::YieldOp::create(
+            nb, nl, tensor::ExtractOp::create(nb, nl, src, idx).getResult());
+      });
 }
 
 /// ONNX Range: element i is `start + i * delta`.
@@ -336,9 +321,7 @@ FailureOr<Value> lowerRange(OpBuilder &b, RangeOp op, RuntimeChecks &checks) {
   RankedTensorType resultType = op.getType();
   Type elt = resultType.getElementType();
   if (!isFloatOrInt(elt))
-    return op.emitOpError("cannot be lowered to linalg yet: unsupported "
-                          "element type ")
-           << elt;
+    return unsupportedElementType(op, elt);
   // ONNX: the element count is ceil((limit - start) / delta).
   Value delta = tensor::ExtractOp::create(b, loc, op.getDelta(), ValueRange{});
   {
@@ -355,27 +338,22 @@ FailureOr<Value> lowerRange(OpBuilder &b, RangeOp op, RuntimeChecks &checks) {
     return failure();
   Value start = tensor::ExtractOp::create(b, loc, op.getStart(), ValueRange{});
   Value dest = emptyTensor(b, loc, resultType, *dims);
-  MLIRContext *ctx = b.getContext();
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{resultType}, ValueRange{}, ValueRange{dest},
-             SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(1, ctx)},
-             SmallVector<IterType>{IterType::parallel},
-             [&](OpBuilder &nb, Location nl, ValueRange) {
-               Value i = arith::IndexCastOp::create(
-                   nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, 0));
-               Value r;
-               if (isa<FloatType>(elt)) {
-                 Value fi = arith::SIToFPOp::create(nb, nl, elt, i);
-                 r = arith::AddFOp::create(
-                     nb, nl, start, arith::MulFOp::create(nb, nl, fi, delta));
-               } else {
-                 Value ii = convertScalar(nb, nl, i, elt, false, false);
-                 r = arith::AddIOp::create(
-                     nb, nl, start, arith::MulIOp::create(nb, nl, ii, delta));
-               }
-               linalg::YieldOp::create(nb, nl, r);
-             })
-      .getResult(0);
+  return generateTensor(
+      b, loc, dest, [&](OpBuilder &nb, Location nl, ValueRange) {
+        Value i = arith::IndexCastOp::create(
+            nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, 0));
+        Value r;
+        if (isa<FloatType>(elt)) {
+          Value fi = arith::SIToFPOp::create(nb, nl, elt, i);
+          r = arith::AddFOp::create(nb, nl, start,
+                                    arith::MulFOp::create(nb, nl, fi, delta));
+        } else {
+          Value ii = convertScalar(nb, nl, i, elt, false, false);
+          r = arith::AddIOp::create(nb, nl, start,
+                                    arith::MulIOp::create(nb, nl, ii, delta));
+        }
+        linalg::YieldOp::create(nb, nl, r);
+      });
 }
 
 } // namespace

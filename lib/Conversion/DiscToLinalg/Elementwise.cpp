@@ -484,10 +484,9 @@ FailureOr<Value> lowerElementwise(OpBuilder &b, Operation *op,
     Value r = fn(sb, loc, args, resultType.getElementType());
     bool ok = r && r.getType() == resultType.getElementType();
     if (!ok)
-      return op->emitOpError("cannot be lowered to linalg yet: unsupported "
-                             "element type ")
-             << (operands.empty() ? resultType.getElementType()
-                                  : tensorType(operands[0]).getElementType());
+      return unsupportedElementType(
+          op, (operands.empty() ? resultType.getElementType()
+                                : tensorType(operands[0]).getElementType()));
   }
 
   // NumPy broadcasting: each operand dim is 1 or the result dim. Dims the

@@ -179,157 +179,144 @@ FailureOr<Value> lowerResize(OpBuilder &b, ResizeOp op) {
       cstScalar(b, loc, elt, op.getExtrapolationValue().convertToDouble());
 
   Value dest = emptyTensor(b, loc, resultType, *dims);
-  MLIRContext *ctx = b.getContext();
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{resultType}, ValueRange{}, ValueRange{dest},
-             SmallVector<AffineMap>{
-                 AffineMap::getMultiDimIdentityMap(rank, ctx)},
-             SmallVector<IterType>(rank, IterType::parallel),
-             [&](OpBuilder &nb, Location nl, ValueRange) {
-               FMath fm{nb, nl};
-               IMath im{nb, nl};
-               using P = arith::CmpFPredicate;
-               SmallVector<Value> idx;
-               for (int64_t i = 0; i < rank; ++i)
-                 idx.push_back(linalg::IndexOp::create(nb, nl, i));
-               Value outside;
-               // Per resized dim: tap indices (clamped) and weights.
-               SmallVector<SmallVector<Value>> tapIdx, tapW;
-               for (const Axis &ax : info) {
-                 Value y = fm.fromIndex(idx[ax.dim]);
-                 Value inM1 = fm.sub(ax.inF, fm.c(1));
-                 Value wIsOne = fm.cmp(P::OEQ, ax.outW, fm.c(1));
-                 Value x;
-                 if (ct == "half_pixel" || ct == "pytorch_half_pixel") {
-                   x = fm.sub(fm.div(fm.add(y, fm.c(0.5)), ax.scale),
-                              fm.c(0.5));
-                   if (ct == "pytorch_half_pixel")
-                     x = fm.select(wIsOne, fm.c(-0.5), x);
-                 } else if (ct == "align_corners") {
-                   x = fm.select(
-                       wIsOne, fm.c(0),
-                       fm.div(fm.mul(y, inM1), fm.sub(ax.outW, fm.c(1))));
-                 } else if (ct == "asymmetric") {
-                   x = fm.div(y, ax.scale);
-                 } else if (ct == "tf_half_pixel_for_nn") {
-                   x = fm.div(fm.add(y, fm.c(0.5)), ax.scale);
-                 } else { // tf_crop_and_resize
-                   Value span = fm.sub(ax.roiEnd, ax.roiStart);
-                   Value one = fm.div(fm.mul(span, inM1), fm.c(2));
-                   Value many = fm.div(fm.mul(fm.mul(y, span), inM1),
-                                       fm.sub(ax.outW, fm.c(1)));
-                   x = fm.add(fm.select(wIsOne, one, many),
-                              fm.mul(ax.roiStart, inM1));
-                   Value out =
-                       arith::OrIOp::create(nb, nl, fm.cmp(P::OLT, x, fm.c(0)),
-                                            fm.cmp(P::OGT, x, inM1));
-                   outside = outside
-                                 ? arith::OrIOp::create(nb, nl, outside, out)
-                                       .getResult()
-                                 : out;
-                 }
-                 Value last = im.sub(ax.in, im.c(1));
-                 auto clampIdx = [&](Value i) {
-                   return im.min(im.max(i, im.c(0)), last);
-                 };
-                 Value fl = fm.floor(x);
-                 Value isInt = fm.cmp(P::OEQ, x, fl);
-                 if (mode == "nearest") {
-                   Value ratio = fm.sub(x, fl);
-                   Value up = fm.add(fl, fm.c(1));
-                   Value pick;
-                   if (nearestMode == "round_prefer_floor")
-                     pick = fm.select(fm.cmp(P::OLE, ratio, fm.c(0.5)), fl, up);
-                   else if (nearestMode == "round_prefer_ceil")
-                     pick = fm.select(fm.cmp(P::OLT, ratio, fm.c(0.5)), fl, up);
-                   else if (nearestMode == "floor")
-                     pick = fl;
-                   else if (nearestMode == "ceil")
-                     pick = up;
-                   else // simple: ceil when downsampling, else truncate
-                     pick = fm.select(fm.cmp(P::OLT, ax.scale, fm.c(1)),
-                                      math::CeilOp::create(nb, nl, x), x);
-                   pick = fm.select(isInt, x, pick);
-                   tapIdx.push_back({clampIdx(fm.toIndex(pick))});
-                   tapW.push_back({});
-                   continue;
-                 }
-                 // The left tap is the largest index below x (x - 1 when x
-                 // is an integer), so ratio lies in (0, 1].
-                 Value i0f = fm.select(isInt, fm.sub(x, fm.c(1)), fl);
-                 Value r = fm.sub(x, i0f);
-                 Value i0 = fm.toIndex(i0f);
-                 SmallVector<Value> w;
-                 SmallVector<int64_t> offsets;
-                 if (mode == "linear") {
-                   w = {fm.sub(fm.c(1), r), r};
-                   offsets = {0, 1};
-                 } else {
-                   Value ca = fm.c(a);
-                   auto outer = [&](Value t) { // t = distance + 1, in [1, 2]
-                     Value v = fm.sub(fm.mul(ca, t), fm.c(5 * a));
-                     v = fm.add(fm.mul(v, t), fm.c(8 * a));
-                     return fm.sub(fm.mul(v, t), fm.c(4 * a));
-                   };
-                   auto inner = [&](Value t) { // t in [0, 1]
-                     Value v = fm.sub(fm.mul(fm.c(a + 2), t), fm.c(a + 3));
-                     return fm.add(fm.mul(fm.mul(v, t), t), fm.c(1));
-                   };
-                   Value rc = fm.sub(fm.c(1), r);
-                   w = {outer(fm.add(r, fm.c(1))), inner(r), inner(rc),
-                        outer(fm.add(rc, fm.c(1)))};
-                   offsets = {-1, 0, 1, 2};
-                 }
-                 SmallVector<Value> ti;
-                 Value sum;
-                 for (auto [k, off] : llvm::enumerate(offsets)) {
-                   Value t = im.add(i0, im.c(off));
-                   if (exclude) {
-                     Value inside = arith::AndIOp::create(
-                         nb, nl, im.cmp(arith::CmpIPredicate::sge, t, im.c(0)),
-                         im.cmp(arith::CmpIPredicate::slt, t, ax.in));
-                     w[k] = fm.select(inside, w[k], fm.c(0));
-                     sum = sum ? fm.add(sum, w[k]) : w[k];
-                   }
-                   ti.push_back(clampIdx(t));
-                 }
-                 if (exclude)
-                   for (Value &wk : w)
-                     wk = fm.div(wk, sum);
-                 tapIdx.push_back(ti);
-                 tapW.push_back(w);
-               }
-               Value result;
-               if (mode == "nearest") {
-                 for (auto [k, ax] : llvm::enumerate(info))
-                   idx[ax.dim] = tapIdx[k][0];
-                 result = tensor::ExtractOp::create(nb, nl, src, idx);
-               } else {
-                 Value acc = fm.c(0);
-                 std::function<void(size_t, Value)> rec = [&](size_t k,
-                                                              Value w) {
-                   if (k == info.size()) {
-                     Value v = tensor::ExtractOp::create(nb, nl, src, idx);
-                     v = convertScalar(nb, nl, v, nb.getF64Type(), false,
-                                       false);
-                     Value term = w ? fm.mul(w, v) : v;
-                     acc = fm.add(acc, term);
-                     return;
-                   }
-                   for (size_t t = 0; t < tapIdx[k].size(); ++t) {
-                     idx[info[k].dim] = tapIdx[k][t];
-                     rec(k + 1, w ? fm.mul(w, tapW[k][t]) : tapW[k][t]);
-                   }
-                 };
-                 rec(0, Value());
-                 result = convertScalar(nb, nl, acc, elt, false, false);
-               }
-               if (outside)
-                 result = arith::SelectOp::create(nb, nl, outside,
-                                                  extrapolation, result);
-               linalg::YieldOp::create(nb, nl, result);
-             })
-      .getResult(0);
+  return generateTensor(
+      b, loc, dest, [&](OpBuilder &nb, Location nl, ValueRange) {
+        FMath fm{nb, nl};
+        IMath im{nb, nl};
+        using P = arith::CmpFPredicate;
+        SmallVector<Value> idx;
+        for (int64_t i = 0; i < rank; ++i)
+          idx.push_back(linalg::IndexOp::create(nb, nl, i));
+        Value outside;
+        // Per resized dim: tap indices (clamped) and weights.
+        SmallVector<SmallVector<Value>> tapIdx, tapW;
+        for (const Axis &ax : info) {
+          Value y = fm.fromIndex(idx[ax.dim]);
+          Value inM1 = fm.sub(ax.inF, fm.c(1));
+          Value wIsOne = fm.cmp(P::OEQ, ax.outW, fm.c(1));
+          Value x;
+          if (ct == "half_pixel" || ct == "pytorch_half_pixel") {
+            x = fm.sub(fm.div(fm.add(y, fm.c(0.5)), ax.scale), fm.c(0.5));
+            if (ct == "pytorch_half_pixel")
+              x = fm.select(wIsOne, fm.c(-0.5), x);
+          } else if (ct == "align_corners") {
+            x = fm.select(wIsOne, fm.c(0),
+                          fm.div(fm.mul(y, inM1), fm.sub(ax.outW, fm.c(1))));
+          } else if (ct == "asymmetric") {
+            x = fm.div(y, ax.scale);
+          } else if (ct == "tf_half_pixel_for_nn") {
+            x = fm.div(fm.add(y, fm.c(0.5)), ax.scale);
+          } else { // tf_crop_and_resize
+            Value span = fm.sub(ax.roiEnd, ax.roiStart);
+            Value one = fm.div(fm.mul(span, inM1), fm.c(2));
+            Value many =
+                fm.div(fm.mul(fm.mul(y, span), inM1), fm.sub(ax.outW, fm.c(1)));
+            x = fm.add(fm.select(wIsOne, one, many), fm.mul(ax.roiStart, inM1));
+            Value out = arith::OrIOp::create(nb, nl, fm.cmp(P::OLT, x, fm.c(0)),
+                                             fm.cmp(P::OGT, x, inM1));
+            outside =
+                outside ? arith::OrIOp::create(nb, nl, outside, out).getResult()
+                        : out;
+          }
+          Value last = im.sub(ax.in, im.c(1));
+          auto clampIdx = [&](Value i) {
+            return im.min(im.max(i, im.c(0)), last);
+          };
+          Value fl = fm.floor(x);
+          Value isInt = fm.cmp(P::OEQ, x, fl);
+          if (mode == "nearest") {
+            Value ratio = fm.sub(x, fl);
+            Value up = fm.add(fl, fm.c(1));
+            Value pick;
+            if (nearestMode == "round_prefer_floor")
+              pick = fm.select(fm.cmp(P::OLE, ratio, fm.c(0.5)), fl, up);
+            else if (nearestMode == "round_prefer_ceil")
+              pick = fm.select(fm.cmp(P::OLT, ratio, fm.c(0.5)), fl, up);
+            else if (nearestMode == "floor")
+              pick = fl;
+            else if (nearestMode == "ceil")
+              pick = up;
+            else // simple: ceil when downsampling, else truncate
+              pick = fm.select(fm.cmp(P::OLT, ax.scale, fm.c(1)),
+                               math::CeilOp::create(nb, nl, x), x);
+            pick = fm.select(isInt, x, pick);
+            tapIdx.push_back({clampIdx(fm.toIndex(pick))});
+            tapW.push_back({});
+            continue;
+          }
+          // The left tap is the largest index below x (x - 1 when x
+          // is an integer), so ratio lies in (0, 1].
+          Value i0f = fm.select(isInt, fm.sub(x, fm.c(1)), fl);
+          Value r = fm.sub(x, i0f);
+          Value i0 = fm.toIndex(i0f);
+          SmallVector<Value> w;
+          SmallVector<int64_t> offsets;
+          if (mode == "linear") {
+            w = {fm.sub(fm.c(1), r), r};
+            offsets = {0, 1};
+          } else {
+            Value ca = fm.c(a);
+            auto outer = [&](Value t) { // t = distance + 1, in [1, 2]
+              Value v = fm.sub(fm.mul(ca, t), fm.c(5 * a));
+              v = fm.add(fm.mul(v, t), fm.c(8 * a));
+              return fm.sub(fm.mul(v, t), fm.c(4 * a));
+            };
+            auto inner = [&](Value t) { // t in [0, 1]
+              Value v = fm.sub(fm.mul(fm.c(a + 2), t), fm.c(a + 3));
+              return fm.add(fm.mul(fm.mul(v, t), t), fm.c(1));
+            };
+            Value rc = fm.sub(fm.c(1), r);
+            w = {outer(fm.add(r, fm.c(1))), inner(r), inner(rc),
+                 outer(fm.add(rc, fm.c(1)))};
+            offsets = {-1, 0, 1, 2};
+          }
+          SmallVector<Value> ti;
+          Value sum;
+          for (auto [k, off] : llvm::enumerate(offsets)) {
+            Value t = im.add(i0, im.c(off));
+            if (exclude) {
+              Value inside = arith::AndIOp::create(
+                  nb, nl, im.cmp(arith::CmpIPredicate::sge, t, im.c(0)),
+                  im.cmp(arith::CmpIPredicate::slt, t, ax.in));
+              w[k] = fm.select(inside, w[k], fm.c(0));
+              sum = sum ? fm.add(sum, w[k]) : w[k];
+            }
+            ti.push_back(clampIdx(t));
+          }
+          if (exclude)
+            for (Value &wk : w)
+              wk = fm.div(wk, sum);
+          tapIdx.push_back(ti);
+          tapW.push_back(w);
+        }
+        Value result;
+        if (mode == "nearest") {
+          for (auto [k, ax] : llvm::enumerate(info))
+            idx[ax.dim] = tapIdx[k][0];
+          result = tensor::ExtractOp::create(nb, nl, src, idx);
+        } else {
+          Value acc = fm.c(0);
+          std::function<void(size_t, Value)> rec = [&](size_t k, Value w) {
+            if (k == info.size()) {
+              Value v = tensor::ExtractOp::create(nb, nl, src, idx);
+              v = convertScalar(nb, nl, v, nb.getF64Type(), false, false);
+              Value term = w ? fm.mul(w, v) : v;
+              acc = fm.add(acc, term);
+              return;
+            }
+            for (size_t t = 0; t < tapIdx[k].size(); ++t) {
+              idx[info[k].dim] = tapIdx[k][t];
+              rec(k + 1, w ? fm.mul(w, tapW[k][t]) : tapW[k][t]);
+            }
+          };
+          rec(0, Value());
+          result = convertScalar(nb, nl, acc, elt, false, false);
+        }
+        if (outside)
+          result =
+              arith::SelectOp::create(nb, nl, outside, extrapolation, result);
+        linalg::YieldOp::create(nb, nl, result);
+      });
 }
 
 /// ONNX GatherElements: a generic over the result (the indices' shape).
@@ -381,31 +368,23 @@ FailureOr<Value> lowerGatherNd(OpBuilder &b, GatherNdOp op,
   int64_t k = q - 1 + r - bd - rank;
   SmallVector<Value> dataDims = dimValues(b, loc, data);
   Value dest = emptyTensor(b, loc, resultType, *dims);
-  MLIRContext *ctx = b.getContext();
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{resultType}, ValueRange{}, ValueRange{dest},
-             SmallVector<AffineMap>{
-                 AffineMap::getMultiDimIdentityMap(rank, ctx)},
-             SmallVector<IterType>(rank, IterType::parallel),
-             [&](OpBuilder &nb, Location nl, ValueRange) {
-               SmallVector<Value> ivs;
-               for (int64_t i = 0; i < rank; ++i)
-                 ivs.push_back(linalg::IndexOp::create(nb, nl, i));
-               SmallVector<Value> prefix(ivs.begin(), ivs.begin() + q - 1);
-               SmallVector<Value> idx(prefix.begin(), prefix.begin() + bd);
-               for (int64_t m = 0; m < k; ++m) {
-                 SmallVector<Value> at = prefix;
-                 at.push_back(cstIndex(nb, nl, m));
-                 Value raw = tensor::ExtractOp::create(nb, nl, indices, at);
-                 idx.push_back(
-                     wrapIndex(nb, nl, raw, dataDims[bd + m], &checks));
-               }
-               idx.append(ivs.begin() + q - 1, ivs.end());
-               linalg::YieldOp::create(
-                   nb, nl,
-                   tensor::ExtractOp::create(nb, nl, data, idx).getResult());
-             })
-      .getResult(0);
+  return generateTensor(
+      b, loc, dest, [&](OpBuilder &nb, Location nl, ValueRange) {
+        SmallVector<Value> ivs;
+        for (int64_t i = 0; i < rank; ++i)
+          ivs.push_back(linalg::IndexOp::create(nb, nl, i));
+        SmallVector<Value> prefix(ivs.begin(), ivs.begin() + q - 1);
+        SmallVector<Value> idx(prefix.begin(), prefix.begin() + bd);
+        for (int64_t m = 0; m < k; ++m) {
+          SmallVector<Value> at = prefix;
+          at.push_back(cstIndex(nb, nl, m));
+          Value raw = tensor::ExtractOp::create(nb, nl, indices, at);
+          idx.push_back(wrapIndex(nb, nl, raw, dataDims[bd + m], &checks));
+        }
+        idx.append(ivs.begin() + q - 1, ivs.end());
+        linalg::YieldOp::create(
+            nb, nl, tensor::ExtractOp::create(nb, nl, data, idx).getResult());
+      });
 }
 
 /// `old (reduction) upd` for ScatterElements / ScatterND.
@@ -497,167 +476,151 @@ FailureOr<Value> lowerGridSample(OpBuilder &b, GridSampleOp op) {
   bool ac = op.getAlignCorners();
   SmallVector<Value> xDims = dimValues(b, loc, x);
   Value dest = emptyTensor(b, loc, resultType, *dims);
-  MLIRContext *ctx = b.getContext();
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{resultType}, ValueRange{}, ValueRange{dest},
-             SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(4, ctx)},
-             SmallVector<IterType>(4, IterType::parallel),
-             [&](OpBuilder &nb, Location nl, ValueRange) {
-               using P = arith::CmpFPredicate;
-               auto c = [&](double v) { return cstScalar(nb, nl, ct, v); };
-               auto add = [&](Value l, Value r) {
-                 return arith::AddFOp::create(nb, nl, l, r).getResult();
-               };
-               auto sub = [&](Value l, Value r) {
-                 return arith::SubFOp::create(nb, nl, l, r).getResult();
-               };
-               auto mul = [&](Value l, Value r) {
-                 return arith::MulFOp::create(nb, nl, l, r).getResult();
-               };
-               auto div = [&](Value l, Value r) {
-                 return arith::DivFOp::create(nb, nl, l, r).getResult();
-               };
-               auto sel = [&](Value cond, Value l, Value r) {
-                 return arith::SelectOp::create(nb, nl, cond, l, r).getResult();
-               };
-               auto floorF = [&](Value v) {
-                 return math::FloorOp::create(nb, nl, v).getResult();
-               };
-               auto fmin = [&](Value l, Value r) {
-                 return arith::MinimumFOp::create(nb, nl, l, r).getResult();
-               };
-               auto fmax = [&](Value l, Value r) {
-                 return arith::MaximumFOp::create(nb, nl, l, r).getResult();
-               };
-               auto toF = [&](Value i) {
-                 Value w =
-                     arith::IndexCastOp::create(nb, nl, nb.getI64Type(), i);
-                 return arith::SIToFPOp::create(nb, nl, ct, w).getResult();
-               };
-               SmallVector<Value> iv;
-               for (int64_t i = 0; i < 4; ++i)
-                 iv.push_back(linalg::IndexOp::create(nb, nl, i));
-               Value hF = toF(xDims[2]), wF = toF(xDims[3]);
-               auto gridAt = [&](int64_t k) {
-                 Value g = tensor::ExtractOp::create(
-                     nb, nl, grid,
-                     ValueRange{iv[0], iv[2], iv[3], cstIndex(nb, nl, k)});
-                 return convertScalar(nb, nl, g, ct, false, false);
-               };
-               auto unnormalize = [&](Value coord, Value size) {
-                 if (ac)
-                   return mul(div(add(coord, c(1)), c(2)), sub(size, c(1)));
-                 return div(sub(mul(add(coord, c(1)), size), c(1)), c(2));
-               };
-               auto clip = [&](Value coord, Value size) {
-                 return fmin(fmax(coord, c(0)), sub(size, c(1)));
-               };
-               auto reflect = [&](Value coord, Value twiceLow,
-                                  Value twiceHigh) {
-                 Value lo = div(twiceLow, c(2));
-                 Value span = div(sub(twiceHigh, twiceLow), c(2));
-                 Value in = math::AbsFOp::create(nb, nl, sub(coord, lo));
-                 Value extra = arith::RemFOp::create(nb, nl, in, span);
-                 Value flips = floorF(div(in, span));
-                 Value even = arith::CmpFOp::create(
-                     nb, nl, P::OEQ, arith::RemFOp::create(nb, nl, flips, c(2)),
-                     c(0));
-                 Value r = sel(even, add(extra, lo), add(sub(span, extra), lo));
-                 return sel(
-                     arith::CmpFOp::create(nb, nl, P::OEQ, twiceLow, twiceHigh),
+  return generateTensor(
+      b, loc, dest, [&](OpBuilder &nb, Location nl, ValueRange) {
+        using P = arith::CmpFPredicate;
+        auto c = [&](double v) { return cstScalar(nb, nl, ct, v); };
+        auto add = [&](Value l, Value r) {
+          return arith::AddFOp::create(nb, nl, l, r).getResult();
+        };
+        auto sub = [&](Value l, Value r) {
+          return arith::SubFOp::create(nb, nl, l, r).getResult();
+        };
+        auto mul = [&](Value l, Value r) {
+          return arith::MulFOp::create(nb, nl, l, r).getResult();
+        };
+        auto div = [&](Value l, Value r) {
+          return arith::DivFOp::create(nb, nl, l, r).getResult();
+        };
+        auto sel = [&](Value cond, Value l, Value r) {
+          return arith::SelectOp::create(nb, nl, cond, l, r).getResult();
+        };
+        auto floorF = [&](Value v) {
+          return math::FloorOp::create(nb, nl, v).getResult();
+        };
+        auto fmin = [&](Value l, Value r) {
+          return arith::MinimumFOp::create(nb, nl, l, r).getResult();
+        };
+        auto fmax = [&](Value l, Value r) {
+          return arith::MaximumFOp::create(nb, nl, l, r).getResult();
+        };
+        auto toF = [&](Value i) {
+          Value w = arith::IndexCastOp::create(nb, nl, nb.getI64Type(), i);
+          return arith::SIToFPOp::create(nb, nl, ct, w).getResult();
+        };
+        SmallVector<Value> iv;
+        for (int64_t i = 0; i < 4; ++i)
+          iv.push_back(linalg::IndexOp::create(nb, nl, i));
+        Value hF = toF(xDims[2]), wF = toF(xDims[3]);
+        auto gridAt = [&](int64_t k) {
+          Value g = tensor::ExtractOp::create(
+              nb, nl, grid,
+              ValueRange{iv[0], iv[2], iv[3], cstIndex(nb, nl, k)});
+          return convertScalar(nb, nl, g, ct, false, false);
+        };
+        auto unnormalize = [&](Value coord, Value size) {
+          if (ac)
+            return mul(div(add(coord, c(1)), c(2)), sub(size, c(1)));
+          return div(sub(mul(add(coord, c(1)), size), c(1)), c(2));
+        };
+        auto clip = [&](Value coord, Value size) {
+          return fmin(fmax(coord, c(0)), sub(size, c(1)));
+        };
+        auto reflect = [&](Value coord, Value twiceLow, Value twiceHigh) {
+          Value lo = div(twiceLow, c(2));
+          Value span = div(sub(twiceHigh, twiceLow), c(2));
+          Value in = math::AbsFOp::create(nb, nl, sub(coord, lo));
+          Value extra = arith::RemFOp::create(nb, nl, in, span);
+          Value flips = floorF(div(in, span));
+          Value even = arith::CmpFOp::create(
+              nb, nl, P::OEQ, arith::RemFOp::create(nb, nl, flips, c(2)), c(0));
+          Value r = sel(even, add(extra, lo), add(sub(span, extra), lo));
+          return sel(arith::CmpFOp::create(nb, nl, P::OEQ, twiceLow, twiceHigh),
                      c(0), r);
-               };
-               auto padCoord = [&](Value coord, Value size) {
-                 if (pad == "border")
-                   return clip(coord, size);
-                 if (pad == "reflection") {
-                   Value r =
-                       ac ? reflect(coord, c(0), mul(c(2), sub(size, c(1))))
-                          : reflect(coord, c(-1), sub(mul(c(2), size), c(1)));
-                   return clip(r, size);
-                 }
-                 return coord;
-               };
-               // The input at integral coordinates (y, x); 0 outside.
-               auto fetch = [&](Value y, Value xx) {
-                 Value inside = arith::AndIOp::create(
-                     nb, nl,
-                     arith::AndIOp::create(
-                         nb, nl, arith::CmpFOp::create(nb, nl, P::OGE, y, c(0)),
-                         arith::CmpFOp::create(nb, nl, P::OLT, y, hF)),
-                     arith::AndIOp::create(
-                         nb, nl,
-                         arith::CmpFOp::create(nb, nl, P::OGE, xx, c(0)),
-                         arith::CmpFOp::create(nb, nl, P::OLT, xx, wF)));
-                 auto toIdx = [&](Value v, Value size) {
-                   Value cl = clip(v, size);
-                   Value i =
-                       arith::FPToSIOp::create(nb, nl, nb.getI64Type(), cl);
-                   return arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
-                                                     i)
-                       .getResult();
-                 };
-                 Value v = tensor::ExtractOp::create(
-                     nb, nl, x,
-                     ValueRange{iv[0], iv[1], toIdx(y, hF), toIdx(xx, wF)});
-                 v = convertScalar(nb, nl, v, ct, false, false);
-                 return sel(inside, v, c(0));
-               };
-               Value gx = gridAt(0), gy = gridAt(1);
-               Value result;
-               if (mode == "bicubic") {
-                 Value ix = unnormalize(gx, wF), iy = unnormalize(gy, hF);
-                 Value x0 = floorF(ix), y0 = floorF(iy);
-                 Value tx = sub(ix, x0), ty = sub(iy, y0);
-                 double a = -0.75;
-                 auto cc1 = [&](Value t) { // |t| <= 1
-                   return add(mul(mul(sub(mul(c(a + 2), t), c(a + 3)), t), t),
-                              c(1));
-                 };
-                 auto cc2 = [&](Value t) { // 1 < |t| < 2
-                   Value v = add(mul(sub(mul(c(a), t), c(5 * a)), t), c(8 * a));
-                   return sub(mul(v, t), c(4 * a));
-                 };
-                 auto coeffs = [&](Value t) {
-                   return SmallVector<Value>{cc2(add(t, c(1))), cc1(t),
-                                             cc1(sub(c(1), t)),
-                                             cc2(sub(c(2), t))};
-                 };
-                 SmallVector<Value> cx = coeffs(tx), cy = coeffs(ty);
-                 Value acc;
-                 for (int64_t j = 0; j < 4; ++j) {
-                   Value yj = padCoord(add(y0, c(j - 1)), hF);
-                   Value row;
-                   for (int64_t i = 0; i < 4; ++i) {
-                     Value xi = padCoord(add(x0, c(i - 1)), wF);
-                     Value term = mul(fetch(yj, xi), cx[i]);
-                     row = row ? add(row, term) : term;
-                   }
-                   Value term = mul(row, cy[j]);
-                   acc = acc ? add(acc, term) : term;
-                 }
-                 result = acc;
-               } else {
-                 Value ix = padCoord(unnormalize(gx, wF), wF);
-                 Value iy = padCoord(unnormalize(gy, hF), hF);
-                 if (mode == "nearest") {
-                   result = fetch(math::RoundEvenOp::create(nb, nl, iy),
-                                  math::RoundEvenOp::create(nb, nl, ix));
-                 } else {
-                   Value x0 = floorF(ix), y0 = floorF(iy);
-                   Value x1 = add(x0, c(1)), y1 = add(y0, c(1));
-                   Value wx1 = sub(ix, x0), wx0 = sub(x1, ix);
-                   Value wy1 = sub(iy, y0), wy0 = sub(y1, iy);
-                   result = add(add(mul(fetch(y0, x0), mul(wx0, wy0)),
-                                    mul(fetch(y0, x1), mul(wx1, wy0))),
-                                add(mul(fetch(y1, x0), mul(wx0, wy1)),
-                                    mul(fetch(y1, x1), mul(wx1, wy1))));
-                 }
-               }
-               linalg::YieldOp::create(
-                   nb, nl, convertScalar(nb, nl, result, elt, false, false));
-             })
-      .getResult(0);
+        };
+        auto padCoord = [&](Value coord, Value size) {
+          if (pad == "border")
+            return clip(coord, size);
+          if (pad == "reflection") {
+            Value r = ac ? reflect(coord, c(0), mul(c(2), sub(size, c(1))))
+                         : reflect(coord, c(-1), sub(mul(c(2), size), c(1)));
+            return clip(r, size);
+          }
+          return coord;
+        };
+        // The input at integral coordinates (y, x); 0 outside.
+        auto fetch = [&](Value y, Value xx) {
+          Value inside = arith::AndIOp::create(
+              nb, nl,
+              arith::AndIOp::create(
+                  nb, nl, arith::CmpFOp::create(nb, nl, P::OGE, y, c(0)),
+                  arith::CmpFOp::create(nb, nl, P::OLT, y, hF)),
+              arith::AndIOp::create(
+                  nb, nl, arith::CmpFOp::create(nb, nl, P::OGE, xx, c(0)),
+                  arith::CmpFOp::create(nb, nl, P::OLT, xx, wF)));
+          auto toIdx = [&](Value v, Value size) {
+            Value cl = clip(v, size);
+            Value i = arith::FPToSIOp::create(nb, nl, nb.getI64Type(), cl);
+            return arith::IndexCastOp::create(nb, nl, nb.getIndexType(), i)
+                .getResult();
+          };
+          Value v = tensor::ExtractOp::create(
+              nb, nl, x, ValueRange{iv[0], iv[1], toIdx(y, hF), toIdx(xx, wF)});
+          v = convertScalar(nb, nl, v, ct, false, false);
+          return sel(inside, v, c(0));
+        };
+        Value gx = gridAt(0), gy = gridAt(1);
+        Value result;
+        if (mode == "bicubic") {
+          Value ix = unnormalize(gx, wF), iy = unnormalize(gy, hF);
+          Value x0 = floorF(ix), y0 = floorF(iy);
+          Value tx = sub(ix, x0), ty = sub(iy, y0);
+          double a = -0.75;
+          auto cc1 = [&](Value t) { // |t| <= 1
+            return add(mul(mul(sub(mul(c(a + 2), t), c(a + 3)), t), t), c(1));
+          };
+          auto cc2 = [&](Value t) { // 1 < |t| < 2
+            Value v = add(mul(sub(mul(c(a), t), c(5 * a)), t), c(8 * a));
+            return sub(mul(v, t), c(4 * a));
+          };
+          auto coeffs = [&](Value t) {
+            return SmallVector<Value>{cc2(add(t, c(1))), cc1(t),
+                                      cc1(sub(c(1), t)), cc2(sub(c(2), t))};
+          };
+          SmallVector<Value> cx = coeffs(tx), cy = coeffs(ty);
+          Value acc;
+          for (int64_t j = 0; j < 4; ++j) {
+            Value yj = padCoord(add(y0, c(j - 1)), hF);
+            Value row;
+            for (int64_t i = 0; i < 4; ++i) {
+              Value xi = padCoord(add(x0, c(i - 1)), wF);
+              Value term = mul(fetch(yj, xi), cx[i]);
+              row = row ? add(row, term) : term;
+            }
+            Value term = mul(row, cy[j]);
+            acc = acc ? add(acc, term) : term;
+          }
+          result = acc;
+        } else {
+          Value ix = padCoord(unnormalize(gx, wF), wF);
+          Value iy = padCoord(unnormalize(gy, hF), hF);
+          if (mode == "nearest") {
+            result = fetch(math::RoundEvenOp::create(nb, nl, iy),
+                           math::RoundEvenOp::create(nb, nl, ix));
+          } else {
+            Value x0 = floorF(ix), y0 = floorF(iy);
+            Value x1 = add(x0, c(1)), y1 = add(y0, c(1));
+            Value wx1 = sub(ix, x0), wx0 = sub(x1, ix);
+            Value wy1 = sub(iy, y0), wy0 = sub(y1, iy);
+            result = add(add(mul(fetch(y0, x0), mul(wx0, wy0)),
+                             mul(fetch(y0, x1), mul(wx1, wy0))),
+                         add(mul(fetch(y1, x0), mul(wx0, wy1)),
+                             mul(fetch(y1, x1), mul(wx1, wy1))));
+          }
+        }
+        linalg::YieldOp::create(
+            nb, nl, convertScalar(nb, nl, result, elt, false, false));
+      });
 }
 
 } // namespace

@@ -39,9 +39,7 @@ FailureOr<Value> lowerDotGeneral(OpBuilder &b, DotGeneralOp op,
   RankedTensorType resultType = op.getType();
   Type elt = resultType.getElementType();
   if (!isFloatOrInt(elt))
-    return op.emitOpError("cannot be lowered to linalg yet: unsupported "
-                          "element type ")
-           << elt;
+    return unsupportedElementType(op, elt);
   // Batch and contracted dims of the operands agree (MatMul's inner dims).
   {
     IMath m{b, loc};
@@ -136,9 +134,7 @@ FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op, RuntimeChecks &checks,
   RankedTensorType resultType = op.getType();
   Type elt = resultType.getElementType();
   if (!isFloatOrInt(elt))
-    return op.emitOpError("cannot be lowered to linalg yet: unsupported "
-                          "element type ")
-           << elt;
+    return unsupportedElementType(op, elt);
   int64_t k = resultType.getRank() - 2;
   int64_t groups = op.getFeatureGroupCount();
   Value filter = op.getFilter();
@@ -303,9 +299,7 @@ FailureOr<Value> lowerConvTranspose(OpBuilder &b, ConvTransposeOp op) {
   RankedTensorType resultType = op.getType();
   Type elt = resultType.getElementType();
   if (!isFloatOrInt(elt))
-    return op.emitOpError("cannot be lowered to linalg yet: unsupported "
-                          "element type ")
-           << elt;
+    return unsupportedElementType(op, elt);
   int64_t k = resultType.getRank() - 2;
   int64_t groups = op.getFeatureGroupCount();
   Value x = op.getInput(), w = op.getFilter();
@@ -367,31 +361,25 @@ FailureOr<Value> lowerConvTranspose(OpBuilder &b, ConvTransposeOp op) {
   dispatchIndexOpFoldResults(wtSizes, wtDyn, wtStatic);
   auto wtType = RankedTensorType::get(wtStatic, elt);
   Value wtInit = tensor::EmptyOp::create(b, loc, wtStatic, elt, wtDyn);
-  MLIRContext *ctx = b.getContext();
   Value ocgV = toValue(b, loc, ocg), cgV = toValue(b, loc, cg);
   SmallVector<Value> kV;
   for (int64_t i = 0; i < k; ++i)
     kV.push_back(toValue(b, loc, ws[2 + i]));
-  Value wt =
-      linalg::GenericOp::create(
-          b, loc, TypeRange{wtType}, ValueRange{}, ValueRange{wtInit},
-          SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(2 + k, ctx)},
-          SmallVector<IterType>(2 + k, IterType::parallel),
-          [&](OpBuilder &nb, Location nl, ValueRange) {
-            IMath nm{nb, nl};
-            Value mIdx = linalg::IndexOp::create(nb, nl, 0);
-            Value cIdx = linalg::IndexOp::create(nb, nl, 1);
-            Value g = arith::DivUIOp::create(nb, nl, mIdx, ocgV);
-            Value mg = arith::RemUIOp::create(nb, nl, mIdx, ocgV);
-            Value c = nm.add(nm.mul(g, cgV), cIdx);
-            SmallVector<Value> idx = {c, mg};
-            for (int64_t i = 0; i < k; ++i)
-              idx.push_back(nm.sub(nm.sub(kV[i], nm.c(1)),
-                                   linalg::IndexOp::create(nb, nl, 2 + i)));
-            Value v = tensor::ExtractOp::create(nb, nl, w, idx);
-            linalg::YieldOp::create(nb, nl, v);
-          })
-          .getResult(0);
+  Value wt = generateTensor(
+      b, loc, wtInit, [&](OpBuilder &nb, Location nl, ValueRange) {
+        IMath nm{nb, nl};
+        Value mIdx = linalg::IndexOp::create(nb, nl, 0);
+        Value cIdx = linalg::IndexOp::create(nb, nl, 1);
+        Value g = arith::DivUIOp::create(nb, nl, mIdx, ocgV);
+        Value mg = arith::RemUIOp::create(nb, nl, mIdx, ocgV);
+        Value c = nm.add(nm.mul(g, cgV), cIdx);
+        SmallVector<Value> idx = {c, mg};
+        for (int64_t i = 0; i < k; ++i)
+          idx.push_back(nm.sub(nm.sub(kV[i], nm.c(1)),
+                               linalg::IndexOp::create(nb, nl, 2 + i)));
+        Value v = tensor::ExtractOp::create(nb, nl, w, idx);
+        linalg::YieldOp::create(nb, nl, v);
+      });
   return convOnPadded(b, loc, cropped, wt, SmallVector<int64_t>(k, 1), dil,
                       groups, resultType, *dims);
 }

@@ -78,9 +78,7 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op) {
   Type elt = resultType.getElementType();
   bool isMax = op.getKind() == PoolKind::Max;
   if (!(isa<FloatType>(elt) || (isMax && isa<IntegerType>(elt))))
-    return op.emitOpError("cannot be lowered to linalg yet: unsupported "
-                          "element type ")
-           << elt;
+    return unsupportedElementType(op, elt);
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
     return failure();

@@ -27,9 +27,7 @@ FailureOr<Value> lowerReduce(OpBuilder &b, ReduceOp op) {
   Type elt = resultType.getElementType();
   bool isFloat = isa<FloatType>(elt);
   if (!isFloatOrInt(elt))
-    return op.emitOpError("cannot be lowered to linalg yet: unsupported "
-                          "element type ")
-           << elt;
+    return unsupportedElementType(op, elt);
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
     return failure();
@@ -140,9 +138,7 @@ FailureOr<Value> lowerArgReduce(OpBuilder &b, ArgReduceOp op) {
   Type elt = tensorType(input).getElementType();
   bool isFloat = isa<FloatType>(elt);
   if (!isFloatOrInt(elt))
-    return op.emitOpError("cannot be lowered to linalg yet: unsupported "
-                          "element type ")
-           << elt;
+    return unsupportedElementType(op, elt);
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
     return failure();
@@ -211,9 +207,7 @@ FailureOr<Value> lowerCumSum(OpBuilder &b, CumSumOp op) {
   RankedTensorType resultType = op.getType();
   Type elt = resultType.getElementType();
   if (!isFloatOrInt(elt) || elt.isInteger(1))
-    return op.emitOpError("cannot be lowered to linalg yet: unsupported "
-                          "element type ")
-           << elt;
+    return unsupportedElementType(op, elt);
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
     return failure();
@@ -283,9 +277,7 @@ FailureOr<Value> lowerArgSort(OpBuilder &b, ArgSortOp op) {
   Value x = op.getOperand();
   Type elt = tensorType(x).getElementType();
   if (!isFloatOrInt(elt))
-    return op.emitOpError("cannot be lowered to linalg yet: unsupported "
-                          "element type ")
-           << elt;
+    return unsupportedElementType(op, elt);
   FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
   if (failed(dims))
     return failure();

@@ -2,8 +2,6 @@
 //===----------------------------------------------------------------------===//
 #include "Utils.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
@@ -235,6 +233,27 @@ Value padSpatial(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> lo,
     high.push_back(h);
   }
   return tensor::PadOp::create(b, loc, Type(), input, low, high, padValue);
+}
+
+InFlightDiagnostic unsupportedElementType(Operation *op, Type elt) {
+  return op->emitOpError("cannot be lowered to linalg yet: unsupported "
+                         "element type ")
+         << elt;
+}
+
+Value generateTensor(
+    OpBuilder &b, Location loc, Value dest,
+    function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+  auto type = cast<RankedTensorType>(dest.getType());
+  int64_t rank = type.getRank();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, ValueRange{}, ValueRange{dest},
+             SmallVector<AffineMap>{
+                 AffineMap::getMultiDimIdentityMap(rank, b.getContext())},
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             body)
+      .getResult(0);
 }
 
 } // namespace mlir::disc::lowering

@@ -114,6 +114,17 @@ Value convertScalar(OpBuilder &b, Location loc, Value x, Type to,
 
 bool isFloatOrInt(Type t);
 
+/// The "cannot be lowered" diagnostic of `op` for an element type its
+/// lowering does not take.
+InFlightDiagnostic unsupportedElementType(Operation *op, Type elt);
+
+/// A `linalg.generic` with parallel loops and no inputs that writes every
+/// element of `dest` (identity map) with the value `body` yields; returns
+/// its result. `body` reads its indices with `linalg.index`.
+Value generateTensor(
+    OpBuilder &b, Location loc, Value dest,
+    function_ref<void(OpBuilder &, Location, ValueRange)> body);
+
 /// Pads the spatial dims (from dim 2) of `input` with `padValue`: `lo`
 /// static, `hi` static or dynamic.
 Value padSpatial(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> lo,
