@@ -72,6 +72,60 @@ void ShapeAnalysis::visit(Operation *op) {
         setVals(out);
       };
 
+  // Binary elementwise ops: broadcast dims; the values of small integer
+  // tensors where the op has a symbolic counterpart.
+  auto binaryRule = [&](Operation *bin) {
+    Value l = bin->getOperand(0), r = bin->getOperand(1);
+    SmallVector<SmallVector<AffineExpr>> ins = {dimsOrFresh(l), dimsOrFresh(r)};
+    setDims(res(), broadcast(ins, op), op);
+    mapValues({l, r}, [&](ArrayRef<AffineExpr> a) -> AffineExpr {
+      AffineExpr x = normalize(a[0]), y = normalize(a[1]);
+      if (isa<disc::AddOp>(bin))
+        return x + y;
+      if (isa<disc::SubOp>(bin))
+        return x - y;
+      if (isa<disc::MulOp>(bin))
+        return x * y;
+      if (isa<disc::DivOp>(bin)) {
+        // Truncating division equals floordiv for non-negative sizes.
+        if (auto c = constOf(y); c && *c > 0) {
+          if (auto xc = constOf(x))
+            return cst(*xc / *c);
+          return x.floorDiv(*c);
+        }
+        return exactDiv(x, y);
+      }
+      if (isa<disc::MaxOp, disc::MinOp>(bin)) {
+        CompareResult cr = x == y ? CompareResult::EQ : solver.compare(x, y);
+        bool isMax = isa<disc::MaxOp>(bin);
+        switch (cr) {
+        case CompareResult::EQ:
+          return x;
+        case CompareResult::GT:
+        case CompareResult::GE:
+          return isMax ? x : y;
+        case CompareResult::LT:
+        case CompareResult::LE:
+          return isMax ? y : x;
+        default:
+          return AffineExpr();
+        }
+      }
+      auto xc = constOf(x), yc = constOf(y);
+      if (xc && yc) {
+        if (isa<disc::RemOp>(bin) && *yc != 0)
+          return cst(*xc % *yc);
+        if (isa<disc::AndOp>(bin))
+          return cst(*xc & *yc);
+        if (isa<disc::OrOp>(bin))
+          return cst(*xc | *yc);
+        if (isa<disc::XorOp>(bin))
+          return cst(*xc ^ *yc);
+      }
+      return AffineExpr();
+    });
+  };
+
   llvm::TypeSwitch<Operation *>(op)
       .Case([&](disc::ConstantOp c) {
         setDims(res(), {}, op);
@@ -154,62 +208,6 @@ void ShapeAnalysis::visit(Operation *op) {
                     }
                   });
       })
-      .Case<disc::AddOp, disc::SubOp, disc::MulOp, disc::DivOp, disc::MaxOp,
-            disc::MinOp, disc::RemOp, disc::PowOp, disc::AndOp, disc::OrOp,
-            disc::XorOp, disc::ShiftLeftOp, disc::ShiftRightOp>(
-          [&](Operation *bin) {
-            Value l = bin->getOperand(0), r = bin->getOperand(1);
-            SmallVector<SmallVector<AffineExpr>> ins = {dimsOrFresh(l),
-                                                        dimsOrFresh(r)};
-            setDims(res(), broadcast(ins, op), op);
-            mapValues({l, r}, [&](ArrayRef<AffineExpr> a) -> AffineExpr {
-              AffineExpr x = normalize(a[0]), y = normalize(a[1]);
-              if (isa<disc::AddOp>(bin))
-                return x + y;
-              if (isa<disc::SubOp>(bin))
-                return x - y;
-              if (isa<disc::MulOp>(bin))
-                return x * y;
-              if (isa<disc::DivOp>(bin)) {
-                // Truncating division equals floordiv for non-negative sizes.
-                if (auto c = constOf(y); c && *c > 0) {
-                  if (auto xc = constOf(x))
-                    return cst(*xc / *c);
-                  return x.floorDiv(*c);
-                }
-                return exactDiv(x, y);
-              }
-              if (isa<disc::MaxOp, disc::MinOp>(bin)) {
-                CompareResult cr =
-                    x == y ? CompareResult::EQ : solver.compare(x, y);
-                bool isMax = isa<disc::MaxOp>(bin);
-                switch (cr) {
-                case CompareResult::EQ:
-                  return x;
-                case CompareResult::GT:
-                case CompareResult::GE:
-                  return isMax ? x : y;
-                case CompareResult::LT:
-                case CompareResult::LE:
-                  return isMax ? y : x;
-                default:
-                  return AffineExpr();
-                }
-              }
-              auto xc = constOf(x), yc = constOf(y);
-              if (xc && yc) {
-                if (isa<disc::RemOp>(bin) && *yc != 0)
-                  return cst(*xc % *yc);
-                if (isa<disc::AndOp>(bin))
-                  return cst(*xc & *yc);
-                if (isa<disc::OrOp>(bin))
-                  return cst(*xc | *yc);
-                if (isa<disc::XorOp>(bin))
-                  return cst(*xc ^ *yc);
-              }
-              return AffineExpr();
-            });
-          })
       .Case([&](disc::DotGeneralOp d) {
         SmallVector<AffineExpr> l = dimsOrFresh(d.getLhs()),
                                 r = dimsOrFresh(d.getRhs());
@@ -606,6 +604,12 @@ void ShapeAnalysis::visit(Operation *op) {
         setDims(res(), dimsOrFresh(ifOp.thenYield().getOperand(0)), op);
       })
       .Default([&](Operation *other) {
+        // Compare and select have their own rules above.
+        if (other->hasTrait<OpTrait::disc::Elementwise>() &&
+            other->getNumOperands() == 2) {
+          binaryRule(other);
+          return;
+        }
         // Ops with one same-shaped operand (unary elementwise and friends).
         if (other->getNumOperands() == 1 && other->getNumResults() == 1 &&
             other->getOperand(0).getType() == res().getType() &&

@@ -51,14 +51,10 @@ namespace {
 // Dispatch
 //===----------------------------------------------------------------------===//
 
-/// Ops lowered by lowerElementwise (operands broadcast to the result).
+/// Ops lowered by lowerElementwise (operands broadcast to the result)
+/// whose operand dims the shape analysis' proofs may spare a version.
 bool isBroadcasting(Operation *op) {
-  return isa<AbsOp, NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, ErfOp,
-             FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp, AsinOp, AcosOp,
-             AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, SignOp, NotOp,
-             LogisticOp, ReciprocalOp, IsNanOp, IsInfOp, AddOp, SubOp, MulOp,
-             DivOp, RemOp, PowOp, MaxOp, MinOp, AndOp, OrOp, XorOp, CompareOp,
-             SelectOp, ConvertOp, ExpandOp>(op);
+  return takesBroadcastProofs(op) || isa<ExpandOp>(op);
 }
 
 /// Records the range of each input dim of `func` (kInputDimRangesAttr) for

@@ -579,12 +579,7 @@ mlir::disc::lowering::lowerElementwiseFamily(OpBuilder &b, Operation *op,
         },
         facts, checks);
   };
-  if (isa<AbsOp, NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, ErfOp, FloorOp,
-          CeilOp, RoundOp, SinOp, CosOp, TanOp, AsinOp, AcosOp, AtanOp, SinhOp,
-          CoshOp, AsinhOp, AcoshOp, AtanhOp, SignOp, NotOp, LogisticOp,
-          ReciprocalOp, IsNanOp, IsInfOp, AddOp, SubOp, MulOp, DivOp, RemOp,
-          PowOp, MaxOp, MinOp, AndOp, OrOp, XorOp, ShiftLeftOp, ShiftRightOp,
-          CompareOp, SelectOp, ConvertOp>(op)) {
+  if (op->hasTrait<OpTrait::disc::Elementwise>()) {
     FailureOr<Value> v = elementwise(op);
     if (failed(v) || !isFusedProducer(op))
       return v;

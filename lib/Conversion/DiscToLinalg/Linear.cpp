@@ -359,7 +359,6 @@ FailureOr<Value> lowerConvTranspose(OpBuilder &b, ConvTransposeOp op) {
   SmallVector<int64_t> wtStatic;
   SmallVector<Value> wtDyn;
   dispatchIndexOpFoldResults(wtSizes, wtDyn, wtStatic);
-  auto wtType = RankedTensorType::get(wtStatic, elt);
   Value wtInit = tensor::EmptyOp::create(b, loc, wtStatic, elt, wtDyn);
   Value ocgV = toValue(b, loc, ocg), cgV = toValue(b, loc, cg);
   SmallVector<Value> kV;

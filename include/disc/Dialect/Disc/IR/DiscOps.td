@@ -18,6 +18,9 @@ class Disc_Op<string mnemonic, list<Trait> traits = []>
         DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
             ["reifyResultShapes"]>])>;
 
+// The traits of an elementwise op.
+defvar Disc_ElementwiseTraits = [Disc_Elementwise];
+
 // 1-D i64 tensors that carry shapes, indices or bounds.
 def Disc_I64Vector : 1DTensorOf<[I64]>;
 def Disc_Scalar : 0DTensorOf<[AnyType]>;
@@ -47,8 +50,13 @@ def Disc_ConstantOp : Op<Disc_Dialect, "constant", [ConstantLike, Pure,
 // Elementwise
 //===----------------------------------------------------------------------===//
 
+// The elementwise ops: every op of this section, and only those, carries
+// Disc_Elementwise (DiscBase.td). The passes ask the trait instead of
+// keeping their own lists.
+
 class Disc_UnaryOp<string mnemonic, Type type = AnyRankedTensor>
-    : Disc_Op<mnemonic, [SameOperandsAndResultType]> {
+    : Disc_Op<mnemonic,
+        !listconcat(Disc_ElementwiseTraits, [SameOperandsAndResultType])> {
   let summary = "Elementwise " # mnemonic;
   let description = [{
     Applies `}] # mnemonic # [{` to every element.
@@ -60,6 +68,12 @@ class Disc_UnaryOp<string mnemonic, Type type = AnyRankedTensor>
   let arguments = (ins type:$operand);
   let results = (outs type:$result);
   let assemblyFormat = "$operand attr-dict `:` type($result)";
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::reifyResultShapes(::mlir::OpBuilder &b,
+        ::mlir::ReifiedRankedShapedTypeDims &out) {
+      return ::mlir::disc::detail::reifySameShape(getOperation(), b, out);
+    }
+  }];
 }
 
 def Disc_AbsOp : Disc_UnaryOp<"abs">;
@@ -93,13 +107,23 @@ def Disc_NotOp : Disc_UnaryOp<"not">;
 def Disc_LogisticOp : Disc_UnaryOp<"logistic">;
 def Disc_ReciprocalOp : Disc_UnaryOp<"reciprocal">;
 
-class Disc_PredicateOp<string mnemonic> : Disc_Op<mnemonic> {
+class Disc_PredicateOp<string mnemonic>
+    : Disc_Op<mnemonic, Disc_ElementwiseTraits> {
   let summary = "Elementwise floating-point predicate " # mnemonic;
   let arguments = (ins AnyRankedTensor:$operand);
   let results = (outs RankedTensorOf<[I1]>:$result);
   let assemblyFormat =
       "$operand attr-dict `:` type($operand) `->` type($result)";
   let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return ::mlir::disc::detail::verifyPredicateOp(getOperation());
+    }
+    ::llvm::LogicalResult $cppClass::reifyResultShapes(::mlir::OpBuilder &b,
+        ::mlir::ReifiedRankedShapedTypeDims &out) {
+      return ::mlir::disc::detail::reifySameShape(getOperation(), b, out);
+    }
+  }];
 }
 def Disc_IsNanOp : Disc_PredicateOp<"is_nan">;
 /// Infinity test; `detect_positive` / `detect_negative` select the signs.
@@ -109,7 +133,8 @@ def Disc_IsInfOp : Disc_PredicateOp<"is_inf"> {
                    DefaultValuedAttr<BoolAttr, "true">:$detect_negative);
 }
 
-class Disc_BinaryOp<string mnemonic> : Disc_Op<mnemonic> {
+class Disc_BinaryOp<string mnemonic>
+    : Disc_Op<mnemonic, Disc_ElementwiseTraits> {
   let summary = "Elementwise " # mnemonic # " with NumPy broadcasting";
   let description = [{
     Ranks are aligned from the right; a dim of size 1 (static or at run
@@ -126,6 +151,16 @@ class Disc_BinaryOp<string mnemonic> : Disc_Op<mnemonic> {
   let assemblyFormat =
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return ::mlir::disc::detail::verifyBinaryOp(getOperation());
+    }
+    ::llvm::LogicalResult $cppClass::reifyResultShapes(::mlir::OpBuilder &b,
+        ::mlir::ReifiedRankedShapedTypeDims &out) {
+      return ::mlir::disc::detail::reifyBroadcast(getOperation(),
+                                                  getOperands(), b, out);
+    }
+  }];
 }
 
 def Disc_AddOp : Disc_BinaryOp<"add">;
@@ -148,7 +183,7 @@ def Disc_ShiftLeftOp : Disc_BinaryOp<"shift_left">;
 /// amount of at least the bit width (or negative) gives 0.
 def Disc_ShiftRightOp : Disc_BinaryOp<"shift_right">;
 
-def Disc_CompareOp : Disc_Op<"compare"> {
+def Disc_CompareOp : Disc_Op<"compare", Disc_ElementwiseTraits> {
   let summary = "Elementwise comparison with NumPy broadcasting";
   let description = [{
     ```mlir
@@ -164,7 +199,7 @@ def Disc_CompareOp : Disc_Op<"compare"> {
   let hasVerifier = 1;
 }
 
-def Disc_SelectOp : Disc_Op<"select"> {
+def Disc_SelectOp : Disc_Op<"select", Disc_ElementwiseTraits> {
   let summary = "Elementwise select (ONNX Where) with NumPy broadcasting";
   let description = [{
     `result = pred ? on_true : on_false`, all three operands broadcast.
@@ -182,7 +217,7 @@ def Disc_SelectOp : Disc_Op<"select"> {
   let hasVerifier = 1;
 }
 
-def Disc_ConvertOp : Disc_Op<"convert"> {
+def Disc_ConvertOp : Disc_Op<"convert", Disc_ElementwiseTraits> {
   let summary = "Elementwise element type conversion (ONNX Cast)";
   let description = [{
     Float to integer truncates toward zero; to i1 means `!= 0`.
