@@ -358,11 +358,11 @@ FailureOr<Value> lowerRange(OpBuilder &b, RangeOp op, RuntimeChecks &checks) {
 
 } // namespace
 
-FamilyLowering
+FailureOr<Value>
 mlir::disc::lowering::lowerDataMovementFamily(OpBuilder &b, Operation *op,
                                               LoweringState &state) {
   RuntimeChecks &checks = state.checks;
-  return llvm::TypeSwitch<Operation *, FamilyLowering>(op)
+  return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
       .Case([&](ShapeOfOp o) { return lowerShapeOf(b, o); })
       .Case([&](DynamicReshapeOp o) {
         return lowerDynamicReshape(b, o, checks,
@@ -373,5 +373,5 @@ mlir::disc::lowering::lowerDataMovementFamily(OpBuilder &b, Operation *op,
       .Case([&](SliceOp o) { return lowerSlice(b, o, checks); })
       .Case([&](PadOp o) { return lowerPad(b, o); })
       .Case([&](RangeOp o) { return lowerRange(b, o, checks); })
-      .Default([](Operation *) { return std::nullopt; });
+      .Default([](Operation *o) { return noLowering(o); });
 }

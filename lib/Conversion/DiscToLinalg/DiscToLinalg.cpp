@@ -157,14 +157,24 @@ FailureOr<Value> lowerOp(OpBuilder &b, Operation *op, LoweringState &state) {
     return arith::ConstantOp::create(b, c.getLoc(),
                                      cast<TypedAttr>(c.getValue()))
         .getResult();
-  for (auto lowerFamily :
-       {lowerElementwiseFamily, lowerLinearFamily, lowerPoolingFamily,
-        lowerReductionFamily, lowerDataMovementFamily,
-        lowerIndirectDataMovementFamily})
-    if (FamilyLowering lowered = lowerFamily(b, op, state))
-      return *lowered;
-  return op->emitOpError("cannot be lowered to linalg yet: no lowering "
-                         "for this op");
+  auto discOp = dyn_cast<DiscOpInterface>(op);
+  if (!discOp)
+    return noLowering(op);
+  switch (discOp.getLoweringFamily()) {
+  case LoweringFamily::Elementwise:
+    return lowerElementwiseFamily(b, op, state);
+  case LoweringFamily::Linear:
+    return lowerLinearFamily(b, op, state);
+  case LoweringFamily::Pooling:
+    return lowerPoolingFamily(b, op, state);
+  case LoweringFamily::Reduction:
+    return lowerReductionFamily(b, op, state);
+  case LoweringFamily::DataMovement:
+    return lowerDataMovementFamily(b, op, state);
+  case LoweringFamily::IndirectDataMovement:
+    return lowerIndirectDataMovementFamily(b, op, state);
+  }
+  llvm_unreachable("unknown lowering family");
 }
 
 struct DiscLowerToLinalgPass

@@ -556,7 +556,7 @@ FailureOr<Value> lowerElementwise(OpBuilder &b, Operation *op,
 
 } // namespace
 
-FamilyLowering
+FailureOr<Value>
 mlir::disc::lowering::lowerElementwiseFamily(OpBuilder &b, Operation *op,
                                              LoweringState &state) {
   const BroadcastFacts *facts = state.facts;
@@ -594,7 +594,7 @@ mlir::disc::lowering::lowerElementwiseFamily(OpBuilder &b, Operation *op,
   }
   auto e = dyn_cast<ExpandOp>(op);
   if (!e)
-    return std::nullopt;
+    return noLowering(op);
   // Expand / ConstantOfShape: shape entries are sizes (>= 0).
   Location loc = e.getLoc();
   IMath m{b, loc};

@@ -625,10 +625,10 @@ FailureOr<Value> lowerGridSample(OpBuilder &b, GridSampleOp op) {
 
 } // namespace
 
-FamilyLowering mlir::disc::lowering::lowerIndirectDataMovementFamily(
+FailureOr<Value> mlir::disc::lowering::lowerIndirectDataMovementFamily(
     OpBuilder &b, Operation *op, LoweringState &state) {
   RuntimeChecks &checks = state.checks;
-  return llvm::TypeSwitch<Operation *, FamilyLowering>(op)
+  return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
       .Case([&](GatherOp o) { return lowerGather(b, o, checks); })
       .Case(
           [&](GatherElementsOp o) { return lowerGatherElements(b, o, checks); })
@@ -639,5 +639,5 @@ FamilyLowering mlir::disc::lowering::lowerIndirectDataMovementFamily(
       .Case([&](ScatterNdOp o) { return lowerScatterNd(b, o, checks); })
       .Case([&](ResizeOp o) { return lowerResize(b, o); })
       .Case([&](GridSampleOp o) { return lowerGridSample(b, o); })
-      .Default([](Operation *) { return std::nullopt; });
+      .Default([](Operation *o) { return noLowering(o); });
 }

@@ -385,12 +385,12 @@ FailureOr<Value> lowerConvTranspose(OpBuilder &b, ConvTransposeOp op) {
 
 } // namespace
 
-FamilyLowering mlir::disc::lowering::lowerLinearFamily(OpBuilder &b,
-                                                       Operation *op,
-                                                       LoweringState &state) {
+FailureOr<Value> mlir::disc::lowering::lowerLinearFamily(OpBuilder &b,
+                                                         Operation *op,
+                                                         LoweringState &state) {
   bool libraryCalls = state.libraryCalls;
   RuntimeChecks &checks = state.checks;
-  return llvm::TypeSwitch<Operation *, FamilyLowering>(op)
+  return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
       .Case([&](DotGeneralOp o) {
         return lowerDotGeneral(b, o, checks, libraryCalls);
       })
@@ -406,5 +406,5 @@ FamilyLowering mlir::disc::lowering::lowerLinearFamily(OpBuilder &b,
         }
         return lowerConvTranspose(b, o);
       })
-      .Default([](Operation *) { return std::nullopt; });
+      .Default([](Operation *o) { return noLowering(o); });
 }

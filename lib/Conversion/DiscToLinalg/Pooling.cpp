@@ -181,10 +181,10 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op) {
 
 } // namespace
 
-FamilyLowering mlir::disc::lowering::lowerPoolingFamily(OpBuilder &b,
-                                                        Operation *op,
-                                                        LoweringState &) {
+FailureOr<Value> mlir::disc::lowering::lowerPoolingFamily(OpBuilder &b,
+                                                          Operation *op,
+                                                          LoweringState &) {
   if (auto pool = dyn_cast<PoolOp>(op))
     return lowerPool(b, pool);
-  return std::nullopt;
+  return noLowering(op);
 }

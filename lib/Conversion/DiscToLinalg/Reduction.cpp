@@ -358,13 +358,13 @@ FailureOr<Value> lowerArgSort(OpBuilder &b, ArgSortOp op) {
 
 } // namespace
 
-FamilyLowering mlir::disc::lowering::lowerReductionFamily(OpBuilder &b,
-                                                          Operation *op,
-                                                          LoweringState &) {
-  return llvm::TypeSwitch<Operation *, FamilyLowering>(op)
+FailureOr<Value> mlir::disc::lowering::lowerReductionFamily(OpBuilder &b,
+                                                            Operation *op,
+                                                            LoweringState &) {
+  return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
       .Case([&](ReduceOp o) { return lowerReduce(b, o); })
       .Case([&](ArgReduceOp o) { return lowerArgReduce(b, o); })
       .Case([&](CumSumOp o) { return lowerCumSum(b, o); })
       .Case([&](ArgSortOp o) { return lowerArgSort(b, o); })
-      .Default([](Operation *) { return std::nullopt; });
+      .Default([](Operation *o) { return noLowering(o); });
 }

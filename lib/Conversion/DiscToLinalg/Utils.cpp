@@ -235,6 +235,11 @@ Value padSpatial(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> lo,
   return tensor::PadOp::create(b, loc, Type(), input, low, high, padValue);
 }
 
+InFlightDiagnostic noLowering(Operation *op) {
+  return op->emitOpError("cannot be lowered to linalg yet: no lowering "
+                         "for this op");
+}
+
 InFlightDiagnostic unsupportedElementType(Operation *op, Type elt) {
   return op->emitOpError("cannot be lowered to linalg yet: unsupported "
                          "element type ")

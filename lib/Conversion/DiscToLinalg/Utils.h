@@ -23,8 +23,6 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
-#include <optional>
-
 namespace mlir::disc::lowering {
 
 //===----------------------------------------------------------------------===//
@@ -152,23 +150,23 @@ struct LoweringState {
   bool libraryCalls;
 };
 
-/// The lowering of `op` to tensor-level IR in destination passing style,
-/// by the family that owns it; std::nullopt when `op` belongs to another
-/// family.
-using FamilyLowering = std::optional<FailureOr<Value>>;
+/// The diagnostic for an op that its family has no lowering for.
+InFlightDiagnostic noLowering(Operation *op);
 
-FamilyLowering lowerElementwiseFamily(OpBuilder &b, Operation *op,
-                                      LoweringState &state);
-FamilyLowering lowerLinearFamily(OpBuilder &b, Operation *op,
-                                 LoweringState &state);
-FamilyLowering lowerPoolingFamily(OpBuilder &b, Operation *op,
-                                  LoweringState &state);
-FamilyLowering lowerReductionFamily(OpBuilder &b, Operation *op,
+// The lowering of `op` to tensor-level IR in destination passing style, by
+// the family that owns it (the op's DiscOpInterface::getLoweringFamily).
+FailureOr<Value> lowerElementwiseFamily(OpBuilder &b, Operation *op,
+                                        LoweringState &state);
+FailureOr<Value> lowerLinearFamily(OpBuilder &b, Operation *op,
+                                   LoweringState &state);
+FailureOr<Value> lowerPoolingFamily(OpBuilder &b, Operation *op,
                                     LoweringState &state);
-FamilyLowering lowerDataMovementFamily(OpBuilder &b, Operation *op,
-                                       LoweringState &state);
-FamilyLowering lowerIndirectDataMovementFamily(OpBuilder &b, Operation *op,
-                                               LoweringState &state);
+FailureOr<Value> lowerReductionFamily(OpBuilder &b, Operation *op,
+                                      LoweringState &state);
+FailureOr<Value> lowerDataMovementFamily(OpBuilder &b, Operation *op,
+                                         LoweringState &state);
+FailureOr<Value> lowerIndirectDataMovementFamily(OpBuilder &b, Operation *op,
+                                                 LoweringState &state);
 
 } // namespace mlir::disc::lowering
 

@@ -75,4 +75,16 @@ def Disc_PadMode : I32EnumAttr<"PadMode", "padding mode", [
 }
 def Disc_PadModeAttr : EnumAttr<Disc_Dialect, Disc_PadMode, "pad_mode">;
 
+def Disc_LoweringFamily : I32EnumAttr<"LoweringFamily",
+    "the disc-lower-to-linalg family that lowers an op", [
+      I32EnumAttrCase<"Elementwise", 0, "elementwise">,
+      I32EnumAttrCase<"Linear", 1, "linear">,
+      I32EnumAttrCase<"Pooling", 2, "pooling">,
+      I32EnumAttrCase<"Reduction", 3, "reduction">,
+      I32EnumAttrCase<"DataMovement", 4, "data_movement">,
+      I32EnumAttrCase<"IndirectDataMovement", 5, "indirect_data_movement">]> {
+  let cppNamespace = "::mlir::disc";
+  let genSpecializedAttr = 0;
+}
+
 #endif // DISC_DIALECT_DISC_BASE_TD

@@ -18,6 +18,22 @@ class Elementwise : public TraitBase<ConcreteType, Elementwise> {};
 } // namespace mlir::OpTrait::disc
 
 #include "disc/Dialect/Disc/IR/DiscEnums.h.inc"
+
+namespace mlir::OpTrait::disc {
+/// The family of disc-lower-to-linalg that lowers the op
+/// (Disc_LoweredBy in DiscOpInterfaces.td): DiscOpInterface's
+/// getLoweringFamily.
+template <::mlir::disc::LoweringFamily Family>
+struct LoweredBy {
+  template <typename ConcreteType>
+  class Impl : public TraitBase<ConcreteType, Impl> {
+  public:
+    static ::mlir::disc::LoweringFamily getLoweringFamily() { return Family; }
+  };
+};
+} // namespace mlir::OpTrait::disc
+
+#include "disc/Dialect/Disc/IR/DiscOpInterfaces.h.inc"
 #include "disc/Dialect/Disc/IR/DiscOpsDialect.h.inc"
 #define GET_ATTRDEF_CLASSES
 #include "disc/Dialect/Disc/IR/DiscAttrs.h.inc"
