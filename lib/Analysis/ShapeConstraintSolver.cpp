@@ -13,10 +13,13 @@
 //   4. Z3 on what is left, under ranges and relations, with a timeout and a
 //      cache. Everything is cached per canonical difference.
 //
+// The canonical form itself (atoms, polynomial arithmetic, evaluation) is
+// in CanonicalForm.h / CanonicalForm.cpp; this file answers the queries.
+//
 //===----------------------------------------------------------------------===//
 #include "disc/Analysis/ShapeConstraintSolver.h"
 
-#include "SolverInternal.h"
+#include "CanonicalForm.h"
 
 #include "mlir/IR/AffineExprVisitor.h"
 #include "llvm/ADT/DenseMap.h"
@@ -49,35 +52,7 @@ const char *mlir::disc::stringifyCompareResult(CompareResult r) {
   return "UNKNOWN";
 }
 
-//===----------------------------------------------------------------------===//
-// Checked integer helpers
-//===----------------------------------------------------------------------===//
-
 namespace {
-/// Floor division toward -inf (AffineExpr semantics); nullopt on b == 0 or
-/// overflow.
-std::optional<int64_t> floorDivChecked(int64_t a, int64_t b) {
-  if (b == 0 || (a == INT64_MIN && b == -1))
-    return std::nullopt;
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0)))
-    --q;
-  return q;
-}
-
-std::optional<int64_t> addChecked(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r))
-    return std::nullopt;
-  return r;
-}
-std::optional<int64_t> mulChecked(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_mul_overflow(a, b, &r))
-    return std::nullopt;
-  return r;
-}
-
 /// Extended non-negative-friendly value for corner evaluation: finite
 /// __int128 or +infinity.
 struct Ext {
@@ -118,14 +93,10 @@ CompareResult fromConstant(int64_t d) {
 // Impl
 //===----------------------------------------------------------------------===//
 
-struct ShapeConstraintSolver::Impl {
-  explicit Impl(MLIRContext *context) : context(context) {}
+struct ShapeConstraintSolver::Impl : CanonicalForm {
+  explicit Impl(MLIRContext *context) : CanonicalForm(context) {}
 
-  MLIRContext *context;
   std::vector<SymbolInfo> symbols;
-  /// Symbol -> expression it was substituted by (triangular: the expression
-  /// only mentions symbols that were free when the entry was made).
-  llvm::DenseMap<unsigned, AffineExpr> subst;
   /// Relations kept for Z3: `expr == 0` (Rel::EQ) or `expr >= 0` (Rel::GE).
   std::vector<std::pair<AffineExpr, Rel>> relations;
   /// An equality reduced to a nonzero constant: no valid assignment exists.
@@ -133,12 +104,7 @@ struct ShapeConstraintSolver::Impl {
   /// Relations and substitutions do not cut the symbol box (lazy).
   std::optional<bool> boxExact;
 
-  // Atoms, interned.
-  std::vector<Atom> atoms;
-  llvm::StringMap<unsigned> atomIds;
-
   // Caches, cleared whenever a constraint is added.
-  llvm::DenseMap<AffineExpr, Poly> polyMemo;
   struct QueryEntry {
     std::optional<CompareResult> cmp;
     std::optional<bool> eq;
@@ -152,294 +118,12 @@ struct ShapeConstraintSolver::Impl {
   /// queries after that stay UNKNOWN without calling Z3.
   static constexpr int64_t kMaxZ3Unknowns = 32;
   SolverStats stats;
-  bool overflow = false;
 
   void invalidate() {
     polyMemo.clear();
     queryCache.clear();
     z3Cache.clear();
     boxExact.reset();
-  }
-
-  //===--------------------------------------------------------------------===//
-  // Polynomial arithmetic
-  //===--------------------------------------------------------------------===//
-
-  int64_t addC(int64_t a, int64_t b) {
-    if (auto r = addChecked(a, b))
-      return *r;
-    overflow = true;
-    return 0;
-  }
-  int64_t mulC(int64_t a, int64_t b) {
-    if (auto r = mulChecked(a, b))
-      return *r;
-    overflow = true;
-    return 0;
-  }
-
-  void addTerm(Poly &p, const Monomial &m, int64_t c) {
-    if (c == 0)
-      return;
-    auto it = p.find(m);
-    if (it == p.end()) {
-      p.emplace(m, c);
-      return;
-    }
-    it->second = addC(it->second, c);
-    if (it->second == 0)
-      p.erase(it);
-  }
-  Poly add(const Poly &a, const Poly &b) {
-    Poly r = a;
-    for (const auto &[m, c] : b)
-      addTerm(r, m, c);
-    return r;
-  }
-  Poly scale(const Poly &a, int64_t k) {
-    Poly r;
-    if (k == 0)
-      return r;
-    for (const auto &[m, c] : a)
-      r.emplace(m, mulC(c, k));
-    return r;
-  }
-  Poly mul(const Poly &a, const Poly &b) {
-    Poly r;
-    for (const auto &[ma, ca] : a)
-      for (const auto &[mb, cb] : b) {
-        Monomial m;
-        m.reserve(ma.size() + mb.size());
-        std::merge(ma.begin(), ma.end(), mb.begin(), mb.end(),
-                   std::back_inserter(m));
-        addTerm(r, m, mulC(ca, cb));
-      }
-    return r;
-  }
-  static Poly constant(int64_t c) {
-    Poly p;
-    if (c != 0)
-      p.emplace(Monomial{}, c);
-    return p;
-  }
-  static std::optional<int64_t> asConstant(const Poly &p) {
-    if (p.empty())
-      return 0;
-    if (p.size() == 1 && p.begin()->first.empty())
-      return p.begin()->second;
-    return std::nullopt;
-  }
-  static int64_t constantTerm(const Poly &p) {
-    auto it = p.find(Monomial{});
-    return it == p.end() ? 0 : it->second;
-  }
-
-  static std::string key(const Poly &p) {
-    std::string s;
-    for (const auto &[m, c] : p) {
-      s += std::to_string(c);
-      for (unsigned id : m) {
-        s += '*';
-        s += std::to_string(id);
-      }
-      s += ';';
-    }
-    return s;
-  }
-
-  unsigned intern(Atom atom) {
-    std::string k;
-    switch (atom.kind) {
-    case Atom::Symbol:
-      k = "s" + std::to_string(atom.index);
-      break;
-    case Atom::Dim:
-      k = "d" + std::to_string(atom.index);
-      break;
-    case Atom::FloorDiv:
-      k = "f(" + key(atom.dividend) + "|" + key(atom.divisor) + ")";
-      break;
-    }
-    auto [it, inserted] = atomIds.try_emplace(k, atoms.size());
-    if (inserted)
-      atoms.push_back(std::move(atom));
-    return it->second;
-  }
-  Poly atomPoly(unsigned id) {
-    Poly p;
-    p.emplace(Monomial{id}, 1);
-    return p;
-  }
-
-  /// Canonical `x floordiv d`.
-  Poly floorDiv(const Poly &x, const Poly &d) {
-    std::optional<int64_t> dc = asConstant(d);
-    if (dc && *dc != 0) {
-      int64_t c = *dc;
-      Poly dividend = x;
-      if (c < 0) { // floor(x / c) == floor(-x / -c)
-        dividend = scale(dividend, -1);
-        c = mulC(c, -1);
-      }
-      if (c == 1)
-        return dividend;
-      // Take out the multiples of c: floor((c*y + r) / c) = y + floor(r/c).
-      Poly outside, rest;
-      for (const auto &[m, coeff] : dividend) {
-        int64_t q = *floorDivChecked(coeff, c);
-        int64_t r = coeff - q * c;
-        addTerm(outside, m, q);
-        addTerm(rest, m, r);
-      }
-      if (asConstant(rest)) // 0 <= rest < c
-        return outside;
-      // floor((g*y + r0) / (g*c')) = floor((y + floor(r0/g)) / c').
-      int64_t g = c;
-      for (const auto &[m, coeff] : rest)
-        if (!m.empty())
-          g = std::gcd(g, coeff);
-      if (g > 1) {
-        Poly reduced;
-        for (const auto &[m, coeff] : rest)
-          addTerm(reduced, m,
-                  m.empty() ? *floorDivChecked(coeff, g) : coeff / g);
-        return add(outside, floorDiv(reduced, constant(c / g)));
-      }
-      Atom a{Atom::FloorDiv, 0, rest, constant(c)};
-      return add(outside, atomPoly(intern(std::move(a))));
-    }
-    // Symbolic (or zero) divisor: an opaque atom.
-    Atom a{Atom::FloorDiv, 0, x, d};
-    return atomPoly(intern(std::move(a)));
-  }
-
-  /// Canonical form of `e`, with recorded substitutions applied.
-  Poly toPoly(AffineExpr e) {
-    auto it = polyMemo.find(e);
-    if (it != polyMemo.end())
-      return it->second;
-    Poly result;
-    switch (e.getKind()) {
-    case AffineExprKind::Constant:
-      result = constant(cast<AffineConstantExpr>(e).getValue());
-      break;
-    case AffineExprKind::SymbolId: {
-      unsigned pos = cast<AffineSymbolExpr>(e).getPosition();
-      auto s = subst.find(pos);
-      if (s != subst.end())
-        result = toPoly(s->second);
-      else
-        result = atomPoly(intern(Atom{Atom::Symbol, pos, {}, {}}));
-      break;
-    }
-    case AffineExprKind::DimId:
-      result = atomPoly(intern(
-          Atom{Atom::Dim, cast<AffineDimExpr>(e).getPosition(), {}, {}}));
-      break;
-    case AffineExprKind::Add: {
-      auto b = cast<AffineBinaryOpExpr>(e);
-      result = add(toPoly(b.getLHS()), toPoly(b.getRHS()));
-      break;
-    }
-    case AffineExprKind::Mul: {
-      auto b = cast<AffineBinaryOpExpr>(e);
-      result = mul(toPoly(b.getLHS()), toPoly(b.getRHS()));
-      break;
-    }
-    case AffineExprKind::FloorDiv: {
-      auto b = cast<AffineBinaryOpExpr>(e);
-      result = floorDiv(toPoly(b.getLHS()), toPoly(b.getRHS()));
-      break;
-    }
-    case AffineExprKind::CeilDiv: {
-      // ceil(x / c) == floor((x + c - 1) / c) for a constant c > 0 (keeps
-      // the dividend close to x, so `x ceildiv 2` and `(x + 1) floordiv 2`
-      // meet); ceil(x / d) == -floor(-x / d) otherwise.
-      auto b = cast<AffineBinaryOpExpr>(e);
-      Poly x = toPoly(b.getLHS()), d = toPoly(b.getRHS());
-      std::optional<int64_t> dc = asConstant(d);
-      if (dc && *dc > 0)
-        result = floorDiv(add(x, constant(*dc - 1)), d);
-      else
-        result = scale(floorDiv(scale(x, -1), d), -1);
-      break;
-    }
-    case AffineExprKind::Mod: {
-      // x mod d == x - d * floor(x / d).
-      auto b = cast<AffineBinaryOpExpr>(e);
-      Poly x = toPoly(b.getLHS()), d = toPoly(b.getRHS());
-      result = add(x, scale(mul(d, floorDiv(x, d)), -1));
-      break;
-    }
-    }
-    polyMemo[e] = result;
-    return result;
-  }
-
-  AffineExpr fromPoly(const Poly &p) {
-    AffineExpr sum = getAffineConstantExpr(0, context);
-    for (const auto &[m, c] : p) {
-      AffineExpr term = getAffineConstantExpr(c, context);
-      for (unsigned id : m)
-        term = term * fromAtom(id);
-      sum = sum + term;
-    }
-    return sum;
-  }
-  AffineExpr fromAtom(unsigned id) {
-    const Atom a = atoms[id];
-    switch (a.kind) {
-    case Atom::Symbol:
-      return getAffineSymbolExpr(a.index, context);
-    case Atom::Dim:
-      return getAffineDimExpr(a.index, context);
-    case Atom::FloorDiv:
-      return fromPoly(a.dividend).floorDiv(fromPoly(a.divisor));
-    }
-    return {};
-  }
-
-  //===--------------------------------------------------------------------===//
-  // Evaluation of canonical polynomials at free-symbol values
-  //===--------------------------------------------------------------------===//
-
-  std::optional<int64_t> evalPoly(const Poly &p,
-                                  llvm::ArrayRef<int64_t> values) {
-    int64_t sum = 0;
-    for (const auto &[m, c] : p) {
-      std::optional<int64_t> term = c;
-      for (unsigned id : m) {
-        std::optional<int64_t> v = evalAtom(id, values);
-        if (!v)
-          return std::nullopt;
-        term = mulChecked(*term, *v);
-        if (!term)
-          return std::nullopt;
-      }
-      auto s = addChecked(sum, *term);
-      if (!s)
-        return std::nullopt;
-      sum = *s;
-    }
-    return sum;
-  }
-  std::optional<int64_t> evalAtom(unsigned id, llvm::ArrayRef<int64_t> values) {
-    const Atom &a = atoms[id];
-    switch (a.kind) {
-    case Atom::Symbol:
-      return a.index < values.size() ? std::optional<int64_t>(values[a.index])
-                                     : std::nullopt;
-    case Atom::Dim:
-      return std::nullopt;
-    case Atom::FloorDiv: {
-      auto x = evalPoly(a.dividend, values);
-      auto d = evalPoly(a.divisor, values);
-      if (!x || !d)
-        return std::nullopt;
-      return floorDivChecked(*x, *d);
-    }
-    }
-    return std::nullopt;
   }
 
   //===--------------------------------------------------------------------===//

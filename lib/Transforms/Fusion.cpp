@@ -57,16 +57,10 @@ void mlir::disc::sinkFusedProducers(Block &block) {
 
 namespace {
 
-/// Elementwise ops lowered by lowerElementwise with the result shape taken
-/// from the operands (ExpandOp and the shifts are left out).
+/// Elementwise ops (the Elementwise trait) that take the shape analysis'
+/// broadcast proofs (takesBroadcastProofs), with one ranked result.
 bool isElementwise(Operation *op) {
-  return isa<AbsOp, NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, ErfOp,
-             FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp, AsinOp, AcosOp,
-             AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, SignOp, NotOp,
-             LogisticOp, ReciprocalOp, IsNanOp, IsInfOp, AddOp, SubOp, MulOp,
-             DivOp, RemOp, PowOp, MaxOp, MinOp, AndOp, OrOp, XorOp, CompareOp,
-             SelectOp, ConvertOp>(op) &&
-         op->getNumResults() == 1 &&
+  return takesBroadcastProofs(op) && op->getNumResults() == 1 &&
          isa<RankedTensorType>(op->getResult(0).getType());
 }
 

@@ -11,6 +11,7 @@ using namespace mlir;
 using namespace mlir::disc;
 
 #include "disc/Dialect/Disc/IR/DiscEnums.cpp.inc"
+#include "disc/Dialect/Disc/IR/DiscOpInterfaces.cpp.inc"
 #include "disc/Dialect/Disc/IR/DiscOpsDialect.cpp.inc"
 #define GET_ATTRDEF_CLASSES
 #include "disc/Dialect/Disc/IR/DiscAttrs.cpp.inc"

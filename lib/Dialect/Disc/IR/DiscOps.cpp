@@ -121,30 +121,17 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-#define DISC_BINARY_VERIFIER(OP)                                               \
-  LogicalResult OP::verify() {                                                 \
-    if (failed(verifySameElementType(                                          \
-            *this,                                                             \
-            {getLhs().getType(), getRhs().getType(), getResult().getType()}))) \
-      return failure();                                                        \
-    return verifyBroadcast(*this, getOperands(), getType());                   \
-  }
-DISC_BINARY_VERIFIER(AddOp)
-DISC_BINARY_VERIFIER(SubOp)
-DISC_BINARY_VERIFIER(MulOp)
-DISC_BINARY_VERIFIER(DivOp)
-DISC_BINARY_VERIFIER(RemOp)
-DISC_BINARY_VERIFIER(PowOp)
-DISC_BINARY_VERIFIER(MaxOp)
-DISC_BINARY_VERIFIER(MinOp)
-DISC_BINARY_VERIFIER(AndOp)
-DISC_BINARY_VERIFIER(OrOp)
-DISC_BINARY_VERIFIER(XorOp)
-DISC_BINARY_VERIFIER(ShiftLeftOp)
-DISC_BINARY_VERIFIER(ShiftRightOp)
-#undef DISC_BINARY_VERIFIER
+// The elementwise op classes' verifiers (extraClassDefinition in DiscOps.td).
 
-static LogicalResult verifyPredicate(Operation *op) {
+LogicalResult mlir::disc::detail::verifyBinaryOp(Operation *op) {
+  if (failed(verifySameElementType(op, {op->getOperand(0).getType(),
+                                        op->getOperand(1).getType(),
+                                        op->getResult(0).getType()})))
+    return failure();
+  return verifyBroadcast(op, op->getOperands(), rankedType(op->getResult(0)));
+}
+
+LogicalResult mlir::disc::detail::verifyPredicateOp(Operation *op) {
   auto in = cast<RankedTensorType>(op->getOperand(0).getType());
   auto out = cast<RankedTensorType>(op->getResult(0).getType());
   if (!isa<FloatType>(in.getElementType()))
@@ -153,8 +140,11 @@ static LogicalResult verifyPredicate(Operation *op) {
     return op->emitOpError("result shape must match operand shape");
   return success();
 }
-LogicalResult IsNanOp::verify() { return verifyPredicate(*this); }
-LogicalResult IsInfOp::verify() { return verifyPredicate(*this); }
+
+bool mlir::disc::takesBroadcastProofs(Operation *op) {
+  return op->hasTrait<OpTrait::disc::Elementwise>() &&
+         !isa<ShiftLeftOp, ShiftRightOp>(op);
+}
 
 LogicalResult CompareOp::verify() {
   if (failed(verifySameElementType(*this,

@@ -178,19 +178,18 @@ static SmallVector<OpFoldResult> dimsOf(IndexMath &m, Value v) {
   return dims;
 }
 
-/// Result shape of an op whose result has the shape of operand 0.
-static LogicalResult reifySameShape(Operation *op, OpBuilder &b,
-                                    ReifiedRankedShapedTypeDims &out) {
+LogicalResult
+mlir::disc::detail::reifySameShape(Operation *op, OpBuilder &b,
+                                   ReifiedRankedShapedTypeDims &out) {
   IndexMath m(b, op->getLoc());
   return finish(b, op->getResult(0).getType(), dimsOf(m, op->getOperand(0)),
                 out);
 }
 
-/// NumPy broadcast of `operands` (ranks aligned from the right). Dynamic
-/// dims are combined pairwise with `select(a == 1, b, a)`.
-static LogicalResult reifyBroadcast(Operation *op, ValueRange operands,
-                                    OpBuilder &b,
-                                    ReifiedRankedShapedTypeDims &out) {
+LogicalResult
+mlir::disc::detail::reifyBroadcast(Operation *op, ValueRange operands,
+                                   OpBuilder &b,
+                                   ReifiedRankedShapedTypeDims &out) {
   IndexMath m(b, op->getLoc());
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t rank = resultType.getRank();
@@ -215,65 +214,28 @@ static LogicalResult reifyBroadcast(Operation *op, ValueRange operands,
   return finish(b, resultType, dims, out);
 }
 
-#define DISC_REIFY_SAME_SHAPE(OP)                                              \
-  LogicalResult OP::reifyResultShapes(OpBuilder &b,                            \
-                                      ReifiedRankedShapedTypeDims &out) {      \
-    return reifySameShape(getOperation(), b, out);                             \
-  }
-DISC_REIFY_SAME_SHAPE(AbsOp)
-DISC_REIFY_SAME_SHAPE(NegOp)
-DISC_REIFY_SAME_SHAPE(ExpOp)
-DISC_REIFY_SAME_SHAPE(LogOp)
-DISC_REIFY_SAME_SHAPE(SqrtOp)
-DISC_REIFY_SAME_SHAPE(RsqrtOp)
-DISC_REIFY_SAME_SHAPE(TanhOp)
-DISC_REIFY_SAME_SHAPE(ErfOp)
-DISC_REIFY_SAME_SHAPE(FloorOp)
-DISC_REIFY_SAME_SHAPE(CeilOp)
-DISC_REIFY_SAME_SHAPE(RoundOp)
-DISC_REIFY_SAME_SHAPE(SinOp)
-DISC_REIFY_SAME_SHAPE(CosOp)
-DISC_REIFY_SAME_SHAPE(TanOp)
-DISC_REIFY_SAME_SHAPE(AsinOp)
-DISC_REIFY_SAME_SHAPE(AcosOp)
-DISC_REIFY_SAME_SHAPE(AtanOp)
-DISC_REIFY_SAME_SHAPE(SinhOp)
-DISC_REIFY_SAME_SHAPE(CoshOp)
-DISC_REIFY_SAME_SHAPE(AsinhOp)
-DISC_REIFY_SAME_SHAPE(AcoshOp)
-DISC_REIFY_SAME_SHAPE(AtanhOp)
-DISC_REIFY_SAME_SHAPE(SignOp)
-DISC_REIFY_SAME_SHAPE(NotOp)
-DISC_REIFY_SAME_SHAPE(LogisticOp)
-DISC_REIFY_SAME_SHAPE(ReciprocalOp)
-DISC_REIFY_SAME_SHAPE(IsNanOp)
-DISC_REIFY_SAME_SHAPE(IsInfOp)
-DISC_REIFY_SAME_SHAPE(ConvertOp)
-DISC_REIFY_SAME_SHAPE(CumSumOp)
-#undef DISC_REIFY_SAME_SHAPE
+// The elementwise op classes (Disc_UnaryOp, Disc_PredicateOp,
+// Disc_BinaryOp) reify in DiscOps.td (extraClassDefinition).
 
-#define DISC_REIFY_BROADCAST(OP)                                               \
-  LogicalResult OP::reifyResultShapes(OpBuilder &b,                            \
-                                      ReifiedRankedShapedTypeDims &out) {      \
-    return reifyBroadcast(getOperation(), getOperation()->getOperands(), b,    \
-                          out);                                                \
-  }
-DISC_REIFY_BROADCAST(AddOp)
-DISC_REIFY_BROADCAST(SubOp)
-DISC_REIFY_BROADCAST(MulOp)
-DISC_REIFY_BROADCAST(DivOp)
-DISC_REIFY_BROADCAST(RemOp)
-DISC_REIFY_BROADCAST(PowOp)
-DISC_REIFY_BROADCAST(MaxOp)
-DISC_REIFY_BROADCAST(MinOp)
-DISC_REIFY_BROADCAST(AndOp)
-DISC_REIFY_BROADCAST(OrOp)
-DISC_REIFY_BROADCAST(XorOp)
-DISC_REIFY_BROADCAST(ShiftLeftOp)
-DISC_REIFY_BROADCAST(ShiftRightOp)
-DISC_REIFY_BROADCAST(CompareOp)
-DISC_REIFY_BROADCAST(SelectOp)
-#undef DISC_REIFY_BROADCAST
+LogicalResult ConvertOp::reifyResultShapes(OpBuilder &b,
+                                           ReifiedRankedShapedTypeDims &out) {
+  return detail::reifySameShape(getOperation(), b, out);
+}
+
+LogicalResult CumSumOp::reifyResultShapes(OpBuilder &b,
+                                          ReifiedRankedShapedTypeDims &out) {
+  return detail::reifySameShape(getOperation(), b, out);
+}
+
+LogicalResult CompareOp::reifyResultShapes(OpBuilder &b,
+                                           ReifiedRankedShapedTypeDims &out) {
+  return detail::reifyBroadcast(getOperation(), getOperands(), b, out);
+}
+
+LogicalResult SelectOp::reifyResultShapes(OpBuilder &b,
+                                          ReifiedRankedShapedTypeDims &out) {
+  return detail::reifyBroadcast(getOperation(), getOperands(), b, out);
+}
 
 /// Batch dims (lhs order), then lhs free dims, then rhs free dims
 /// (StableHLO dot_general).
@@ -627,18 +589,18 @@ LogicalResult GatherNdOp::reifyResultShapes(OpBuilder &b,
 LogicalResult
 ScatterElementsOp::reifyResultShapes(OpBuilder &b,
                                      ReifiedRankedShapedTypeDims &out) {
-  return reifySameShape(*this, b, out);
+  return detail::reifySameShape(*this, b, out);
 }
 
 /// The shape of `data` (ONNX ScatterND).
 LogicalResult ScatterNdOp::reifyResultShapes(OpBuilder &b,
                                              ReifiedRankedShapedTypeDims &out) {
-  return reifySameShape(*this, b, out);
+  return detail::reifySameShape(*this, b, out);
 }
 
 LogicalResult ArgSortOp::reifyResultShapes(OpBuilder &b,
                                            ReifiedRankedShapedTypeDims &out) {
-  return reifySameShape(*this, b, out);
+  return detail::reifySameShape(*this, b, out);
 }
 
 /// `[N, C, grid.shape[1], grid.shape[2]]` (ONNX GridSample).

@@ -22,6 +22,23 @@ def Disc_Dialect : Dialect {
   let hasConstantMaterializer = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Traits
+//===----------------------------------------------------------------------===//
+
+// An elementwise op: its result element at index i is a function of the
+// operand elements at i, operands broadcast (NumPy: ranks aligned from the
+// right, a dim of size 1 stretches) to the result, whose shape is the
+// broadcast of the operands' shapes. disc-lower-to-linalg lowers it to one
+// `linalg.generic` around the op's scalar body (DiscToLinalg/Elementwise.cpp);
+// disc-fusion fuses it into its consumer; the shape analysis gives binary
+// ones the broadcast of their operands' dims. These ask the trait and keep
+// no list of the ops. MLIR's own `Elementwise` trait does not fit: it
+// verifies that all operands have the result's shape.
+def Disc_Elementwise : NativeOpTrait<"Elementwise"> {
+  let cppNamespace = "::mlir::OpTrait::disc";
+}
+
 def Disc_CompareDirection : I32EnumAttr<"CompareDirection",
     "comparison direction", [
       I32EnumAttrCase<"EQ", 0, "eq">, I32EnumAttrCase<"NE", 1, "ne">,
@@ -57,5 +74,17 @@ def Disc_PadMode : I32EnumAttr<"PadMode", "padding mode", [
   let genSpecializedAttr = 0;
 }
 def Disc_PadModeAttr : EnumAttr<Disc_Dialect, Disc_PadMode, "pad_mode">;
+
+def Disc_LoweringFamily : I32EnumAttr<"LoweringFamily",
+    "the disc-lower-to-linalg family that lowers an op", [
+      I32EnumAttrCase<"Elementwise", 0, "elementwise">,
+      I32EnumAttrCase<"Linear", 1, "linear">,
+      I32EnumAttrCase<"Pooling", 2, "pooling">,
+      I32EnumAttrCase<"Reduction", 3, "reduction">,
+      I32EnumAttrCase<"DataMovement", 4, "data_movement">,
+      I32EnumAttrCase<"IndirectDataMovement", 5, "indirect_data_movement">]> {
+  let cppNamespace = "::mlir::disc";
+  let genSpecializedAttr = 0;
+}
 
 #endif // DISC_DIALECT_DISC_BASE_TD

@@ -9,7 +9,31 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+namespace mlir::OpTrait::disc {
+/// An elementwise op (Disc_Elementwise in DiscBase.td): the result element
+/// at index i is a function of the operand elements at i, the operands
+/// broadcast (NumPy) to the result.
+template <typename ConcreteType>
+class Elementwise : public TraitBase<ConcreteType, Elementwise> {};
+} // namespace mlir::OpTrait::disc
+
 #include "disc/Dialect/Disc/IR/DiscEnums.h.inc"
+
+namespace mlir::OpTrait::disc {
+/// The family of disc-lower-to-linalg that lowers the op
+/// (Disc_LoweredBy in DiscOpInterfaces.td): DiscOpInterface's
+/// getLoweringFamily.
+template <::mlir::disc::LoweringFamily Family>
+struct LoweredBy {
+  template <typename ConcreteType>
+  class Impl : public TraitBase<ConcreteType, Impl> {
+  public:
+    static ::mlir::disc::LoweringFamily getLoweringFamily() { return Family; }
+  };
+};
+} // namespace mlir::OpTrait::disc
+
+#include "disc/Dialect/Disc/IR/DiscOpInterfaces.h.inc"
 #include "disc/Dialect/Disc/IR/DiscOpsDialect.h.inc"
 #define GET_ATTRDEF_CLASSES
 #include "disc/Dialect/Disc/IR/DiscAttrs.h.inc"
@@ -24,6 +48,29 @@ namespace mlir::disc {
 inline constexpr llvm::StringLiteral kSliceBoundsMessageAttr =
     "disc.bounds_message";
 inline constexpr llvm::StringLiteral kSliceEndMessageAttr = "disc.end_message";
+
+/// Whether the broadcast proofs of the shape analysis are applied to
+/// elementwise op `op`: disc-lower-to-linalg drops the run-time versions of
+/// its operand dims proven equal to the result dims, and disc-fusion may
+/// fuse it into its consumer. Every elementwise op but shift_left and
+/// shift_right, which came after both and are still lowered with a version
+/// on every dynamic dim and not fused.
+bool takesBroadcastProofs(Operation *op);
+
+namespace detail {
+/// The verifiers and shape reifications that the op classes of DiscOps.td
+/// share (Disc_PredicateOp, Disc_BinaryOp, Disc_UnaryOp and the single ops
+/// of the same forms); DiscOps.cpp and DiscShapeReify.cpp.
+LogicalResult verifyBinaryOp(Operation *op);
+LogicalResult verifyPredicateOp(Operation *op);
+/// Result shape of an op whose result has the shape of operand 0.
+LogicalResult reifySameShape(Operation *op, OpBuilder &b,
+                             ReifiedRankedShapedTypeDims &out);
+/// NumPy broadcast of `operands` (ranks aligned from the right). Dynamic
+/// dims are combined pairwise with `select(a == 1, b, a)`.
+LogicalResult reifyBroadcast(Operation *op, ValueRange operands, OpBuilder &b,
+                             ReifiedRankedShapedTypeDims &out);
+} // namespace detail
 } // namespace mlir::disc
 
 #endif // DISC_DIALECT_DISC_IR_DISCDIALECT_H

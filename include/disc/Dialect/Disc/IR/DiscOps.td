@@ -9,14 +9,22 @@
 #define DISC_DIALECT_DISC_OPS_TD
 
 include "disc/Dialect/Disc/IR/DiscBase.td"
+include "disc/Dialect/Disc/IR/DiscOpInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 
+// Every op but the constant: `traits` names its lowering family
+// (Disc_LoweredBy) and, for an elementwise op, Disc_Elementwise; the result
+// shape is reified in lib/Dialect/Disc/IR/DiscShapeReify.cpp.
 class Disc_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Disc_Dialect, mnemonic, !listconcat(traits, [Pure,
+    : Op<Disc_Dialect, mnemonic, !listconcat(traits, [Pure, Disc_OpInterface,
         DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
             ["reifyResultShapes"]>])>;
+
+// The traits of an elementwise op.
+defvar Disc_ElementwiseTraits = [Disc_Elementwise,
+                                 Disc_LoweredBy<"Elementwise">];
 
 // 1-D i64 tensors that carry shapes, indices or bounds.
 def Disc_I64Vector : 1DTensorOf<[I64]>;
@@ -47,8 +55,13 @@ def Disc_ConstantOp : Op<Disc_Dialect, "constant", [ConstantLike, Pure,
 // Elementwise
 //===----------------------------------------------------------------------===//
 
+// The elementwise ops: every op of this section, and only those, carries
+// Disc_Elementwise (DiscBase.td). The passes ask the trait instead of
+// keeping their own lists.
+
 class Disc_UnaryOp<string mnemonic, Type type = AnyRankedTensor>
-    : Disc_Op<mnemonic, [SameOperandsAndResultType]> {
+    : Disc_Op<mnemonic,
+        !listconcat(Disc_ElementwiseTraits, [SameOperandsAndResultType])> {
   let summary = "Elementwise " # mnemonic;
   let description = [{
     Applies `}] # mnemonic # [{` to every element.
@@ -60,6 +73,12 @@ class Disc_UnaryOp<string mnemonic, Type type = AnyRankedTensor>
   let arguments = (ins type:$operand);
   let results = (outs type:$result);
   let assemblyFormat = "$operand attr-dict `:` type($result)";
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::reifyResultShapes(::mlir::OpBuilder &b,
+        ::mlir::ReifiedRankedShapedTypeDims &out) {
+      return ::mlir::disc::detail::reifySameShape(getOperation(), b, out);
+    }
+  }];
 }
 
 def Disc_AbsOp : Disc_UnaryOp<"abs">;
@@ -93,13 +112,23 @@ def Disc_NotOp : Disc_UnaryOp<"not">;
 def Disc_LogisticOp : Disc_UnaryOp<"logistic">;
 def Disc_ReciprocalOp : Disc_UnaryOp<"reciprocal">;
 
-class Disc_PredicateOp<string mnemonic> : Disc_Op<mnemonic> {
+class Disc_PredicateOp<string mnemonic>
+    : Disc_Op<mnemonic, Disc_ElementwiseTraits> {
   let summary = "Elementwise floating-point predicate " # mnemonic;
   let arguments = (ins AnyRankedTensor:$operand);
   let results = (outs RankedTensorOf<[I1]>:$result);
   let assemblyFormat =
       "$operand attr-dict `:` type($operand) `->` type($result)";
   let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return ::mlir::disc::detail::verifyPredicateOp(getOperation());
+    }
+    ::llvm::LogicalResult $cppClass::reifyResultShapes(::mlir::OpBuilder &b,
+        ::mlir::ReifiedRankedShapedTypeDims &out) {
+      return ::mlir::disc::detail::reifySameShape(getOperation(), b, out);
+    }
+  }];
 }
 def Disc_IsNanOp : Disc_PredicateOp<"is_nan">;
 /// Infinity test; `detect_positive` / `detect_negative` select the signs.
@@ -109,7 +138,8 @@ def Disc_IsInfOp : Disc_PredicateOp<"is_inf"> {
                    DefaultValuedAttr<BoolAttr, "true">:$detect_negative);
 }
 
-class Disc_BinaryOp<string mnemonic> : Disc_Op<mnemonic> {
+class Disc_BinaryOp<string mnemonic>
+    : Disc_Op<mnemonic, Disc_ElementwiseTraits> {
   let summary = "Elementwise " # mnemonic # " with NumPy broadcasting";
   let description = [{
     Ranks are aligned from the right; a dim of size 1 (static or at run
@@ -126,6 +156,16 @@ class Disc_BinaryOp<string mnemonic> : Disc_Op<mnemonic> {
   let assemblyFormat =
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return ::mlir::disc::detail::verifyBinaryOp(getOperation());
+    }
+    ::llvm::LogicalResult $cppClass::reifyResultShapes(::mlir::OpBuilder &b,
+        ::mlir::ReifiedRankedShapedTypeDims &out) {
+      return ::mlir::disc::detail::reifyBroadcast(getOperation(),
+                                                  getOperands(), b, out);
+    }
+  }];
 }
 
 def Disc_AddOp : Disc_BinaryOp<"add">;
@@ -148,7 +188,7 @@ def Disc_ShiftLeftOp : Disc_BinaryOp<"shift_left">;
 /// amount of at least the bit width (or negative) gives 0.
 def Disc_ShiftRightOp : Disc_BinaryOp<"shift_right">;
 
-def Disc_CompareOp : Disc_Op<"compare"> {
+def Disc_CompareOp : Disc_Op<"compare", Disc_ElementwiseTraits> {
   let summary = "Elementwise comparison with NumPy broadcasting";
   let description = [{
     ```mlir
@@ -164,7 +204,7 @@ def Disc_CompareOp : Disc_Op<"compare"> {
   let hasVerifier = 1;
 }
 
-def Disc_SelectOp : Disc_Op<"select"> {
+def Disc_SelectOp : Disc_Op<"select", Disc_ElementwiseTraits> {
   let summary = "Elementwise select (ONNX Where) with NumPy broadcasting";
   let description = [{
     `result = pred ? on_true : on_false`, all three operands broadcast.
@@ -182,7 +222,7 @@ def Disc_SelectOp : Disc_Op<"select"> {
   let hasVerifier = 1;
 }
 
-def Disc_ConvertOp : Disc_Op<"convert"> {
+def Disc_ConvertOp : Disc_Op<"convert", Disc_ElementwiseTraits> {
   let summary = "Elementwise element type conversion (ONNX Cast)";
   let description = [{
     Float to integer truncates toward zero; to i1 means `!= 0`.
@@ -206,7 +246,7 @@ def Disc_ConvertOp : Disc_Op<"convert"> {
 // Linear algebra, convolution, pooling, reduction
 //===----------------------------------------------------------------------===//
 
-def Disc_DotGeneralOp : Disc_Op<"dot_general"> {
+def Disc_DotGeneralOp : Disc_Op<"dot_general", [Disc_LoweredBy<"Linear">]> {
   let summary = "Batched matrix product with explicit batch/contracting dims";
   let description = [{
     As StableHLO `dot_general`: result dims are the batch dims (in the
@@ -233,7 +273,7 @@ def Disc_DotGeneralOp : Disc_Op<"dot_general"> {
   let hasVerifier = 1;
 }
 
-def Disc_ConvOp : Disc_Op<"conv"> {
+def Disc_ConvOp : Disc_Op<"conv", [Disc_LoweredBy<"Linear">]> {
   let summary = "N-d grouped convolution (ONNX Conv layout)";
   let description = [{
     `input`: [N, C, D1..Dk], `filter`: [OC, C / groups, K1..Kk], result:
@@ -258,7 +298,8 @@ def Disc_ConvOp : Disc_Op<"conv"> {
   let hasVerifier = 1;
 }
 
-def Disc_ConvTransposeOp : Disc_Op<"conv_transpose"> {
+def Disc_ConvTransposeOp
+    : Disc_Op<"conv_transpose", [Disc_LoweredBy<"Linear">]> {
   let summary = "N-d grouped transposed convolution (ONNX ConvTranspose)";
   let description = [{
     `input`: [N, C, D1..Dk], `filter`: [C, OC / groups, K1..Kk], result:
@@ -288,7 +329,7 @@ def Disc_ConvTransposeOp : Disc_Op<"conv_transpose"> {
   let hasVerifier = 1;
 }
 
-def Disc_PoolOp : Disc_Op<"pool"> {
+def Disc_PoolOp : Disc_Op<"pool", [Disc_LoweredBy<"Pooling">]> {
   let summary = "N-d max or average pooling (ONNX MaxPool/AveragePool)";
   let description = [{
     `input`: [N, C, D1..Dk], windows over the k spatial dims. Output size as
@@ -315,7 +356,7 @@ def Disc_PoolOp : Disc_Op<"pool"> {
   let hasVerifier = 1;
 }
 
-def Disc_ReduceOp : Disc_Op<"reduce"> {
+def Disc_ReduceOp : Disc_Op<"reduce", [Disc_LoweredBy<"Reduction">]> {
   let summary = "Reduction (sum, mean, max, min, prod) over dims";
   let description = [{
     Reduces `dimensions` (sorted, unique, non-negative). With `keep_dims`
@@ -336,7 +377,7 @@ def Disc_ReduceOp : Disc_Op<"reduce"> {
   let hasVerifier = 1;
 }
 
-def Disc_CumSumOp : Disc_Op<"cumsum"> {
+def Disc_CumSumOp : Disc_Op<"cumsum", [Disc_LoweredBy<"Reduction">]> {
   let summary = "Cumulative sum along one dim (ONNX CumSum)";
   let description = [{
     `result[.., i, ..] = sum(operand[.., j, ..])` over `j <= i` (`j < i`
@@ -357,7 +398,7 @@ def Disc_CumSumOp : Disc_Op<"cumsum"> {
   let hasVerifier = 1;
 }
 
-def Disc_ArgReduceOp : Disc_Op<"arg_reduce"> {
+def Disc_ArgReduceOp : Disc_Op<"arg_reduce", [Disc_LoweredBy<"Reduction">]> {
   let summary = "Index of the max (or min) along one dim (ONNX ArgMax/ArgMin)";
   let description = [{
     Result element type is i64. Ties pick the first index, or the last when
@@ -382,7 +423,7 @@ def Disc_ArgReduceOp : Disc_Op<"arg_reduce"> {
 // Data movement and shape ops
 //===----------------------------------------------------------------------===//
 
-def Disc_ShapeOfOp : Disc_Op<"shape_of"> {
+def Disc_ShapeOfOp : Disc_Op<"shape_of", [Disc_LoweredBy<"DataMovement">]> {
   let summary = "The dims of a tensor as a 1-D i64 tensor (ONNX Shape)";
   let description = [{
     ```mlir
@@ -396,7 +437,7 @@ def Disc_ShapeOfOp : Disc_Op<"shape_of"> {
   let hasFolder = 1;
 }
 
-def Disc_ExpandOp : Disc_Op<"expand"> {
+def Disc_ExpandOp : Disc_Op<"expand", [Disc_LoweredBy<"Elementwise">]> {
   let summary = "Broadcast to a run-time shape (ONNX Expand)";
   let description = [{
     The result shape is the NumPy broadcast of the operand's shape and the
@@ -413,7 +454,8 @@ def Disc_ExpandOp : Disc_Op<"expand"> {
   let hasVerifier = 1;
 }
 
-def Disc_DynamicReshapeOp : Disc_Op<"dynamic_reshape"> {
+def Disc_DynamicReshapeOp
+    : Disc_Op<"dynamic_reshape", [Disc_LoweredBy<"DataMovement">]> {
   let summary = "Reshape to a run-time shape (ONNX Reshape semantics)";
   let description = [{
     `shape` is a 1-D i64 tensor with one entry per result dim. An entry 0
@@ -434,7 +476,7 @@ def Disc_DynamicReshapeOp : Disc_Op<"dynamic_reshape"> {
   let hasVerifier = 1;
 }
 
-def Disc_TransposeOp : Disc_Op<"transpose"> {
+def Disc_TransposeOp : Disc_Op<"transpose", [Disc_LoweredBy<"DataMovement">]> {
   let summary = "Permutes dims: result dim i is operand dim permutation[i]";
   let description = [{
     ```mlir
@@ -450,7 +492,8 @@ def Disc_TransposeOp : Disc_Op<"transpose"> {
   let hasVerifier = 1;
 }
 
-def Disc_ConcatenateOp : Disc_Op<"concatenate"> {
+def Disc_ConcatenateOp
+    : Disc_Op<"concatenate", [Disc_LoweredBy<"DataMovement">]> {
   let summary = "Concatenates tensors along one dim";
   let description = [{
     ```mlir
@@ -465,7 +508,7 @@ def Disc_ConcatenateOp : Disc_Op<"concatenate"> {
   let hasVerifier = 1;
 }
 
-def Disc_SliceOp : Disc_Op<"slice"> {
+def Disc_SliceOp : Disc_Op<"slice", [Disc_LoweredBy<"DataMovement">]> {
   let summary = "Strided slice with run-time bounds (ONNX Slice semantics)";
   let description = [{
     `starts`, `ends`, `steps` are 1-D i64 tensors with one entry per axis in
@@ -495,7 +538,8 @@ def Disc_SliceOp : Disc_Op<"slice"> {
   let hasVerifier = 1;
 }
 
-def Disc_GatherOp : Disc_Op<"gather"> {
+def Disc_GatherOp
+    : Disc_Op<"gather", [Disc_LoweredBy<"IndirectDataMovement">]> {
   let summary = "Gathers slices along one axis (ONNX Gather semantics)";
   let description = [{
     Result shape: `data.shape[:axis] + indices.shape + data.shape[axis+1:]`.
@@ -514,7 +558,7 @@ def Disc_GatherOp : Disc_Op<"gather"> {
   let hasVerifier = 1;
 }
 
-def Disc_PadOp : Disc_Op<"pad"> {
+def Disc_PadOp : Disc_Op<"pad", [Disc_LoweredBy<"DataMovement">]> {
   let summary = "Pads with a constant, by reflection or by edge values";
   let description = [{
     `pads` is a 1-D i64 tensor `[begin_1..begin_r, end_1..end_r]` (ONNX
@@ -533,7 +577,7 @@ def Disc_PadOp : Disc_Op<"pad"> {
   let hasVerifier = 1;
 }
 
-def Disc_RangeOp : Disc_Op<"range"> {
+def Disc_RangeOp : Disc_Op<"range", [Disc_LoweredBy<"DataMovement">]> {
   let summary = "1-D arithmetic progression (ONNX Range; iota)";
   let description = [{
     `max(ceil((limit - start) / delta), 0)` elements
@@ -556,7 +600,8 @@ def Disc_RangeOp : Disc_Op<"range"> {
 // Interpolation, element-wise gather/scatter and sorting
 //===----------------------------------------------------------------------===//
 
-def Disc_ResizeOp : Disc_Op<"resize"> {
+def Disc_ResizeOp
+    : Disc_Op<"resize", [Disc_LoweredBy<"IndirectDataMovement">]> {
   let summary = "N-d nearest / linear / cubic resampling (ONNX Resize)";
   let description = [{
     Output element `y` reads the operand around the source coordinate
@@ -609,7 +654,8 @@ def Disc_ResizeOp : Disc_Op<"resize"> {
   let hasVerifier = 1;
 }
 
-def Disc_GatherElementsOp : Disc_Op<"gather_elements"> {
+def Disc_GatherElementsOp
+    : Disc_Op<"gather_elements", [Disc_LoweredBy<"IndirectDataMovement">]> {
   let summary = "Gathers single elements along one dim (ONNX GatherElements)";
   let description = [{
     `result[i] = data[i with i[axis] replaced by indices[i]]`; the result has
@@ -629,7 +675,8 @@ def Disc_GatherElementsOp : Disc_Op<"gather_elements"> {
   let hasVerifier = 1;
 }
 
-def Disc_GatherNdOp : Disc_Op<"gather_nd"> {
+def Disc_GatherNdOp
+    : Disc_Op<"gather_nd", [Disc_LoweredBy<"IndirectDataMovement">]> {
   let summary = "Gathers slices by index tuples (ONNX GatherND)";
   let description = [{
     The last dim of `indices` (size `k`) holds an index tuple into the dims
@@ -652,7 +699,8 @@ def Disc_GatherNdOp : Disc_Op<"gather_nd"> {
   let hasVerifier = 1;
 }
 
-def Disc_ScatterElementsOp : Disc_Op<"scatter_elements"> {
+def Disc_ScatterElementsOp
+    : Disc_Op<"scatter_elements", [Disc_LoweredBy<"IndirectDataMovement">]> {
   let summary = "Scatters updates element-wise along one dim "
                 "(ONNX ScatterElements)";
   let description = [{
@@ -678,7 +726,8 @@ def Disc_ScatterElementsOp : Disc_Op<"scatter_elements"> {
   let hasVerifier = 1;
 }
 
-def Disc_ScatterNdOp : Disc_Op<"scatter_nd"> {
+def Disc_ScatterNdOp
+    : Disc_Op<"scatter_nd", [Disc_LoweredBy<"IndirectDataMovement">]> {
   let summary = "Scatters slices by index tuples (ONNX ScatterND)";
   let description = [{
     The last dim of `indices` (size `k`) holds an index tuple into the
@@ -704,7 +753,7 @@ def Disc_ScatterNdOp : Disc_Op<"scatter_nd"> {
   let hasVerifier = 1;
 }
 
-def Disc_ArgSortOp : Disc_Op<"arg_sort"> {
+def Disc_ArgSortOp : Disc_Op<"arg_sort", [Disc_LoweredBy<"Reduction">]> {
   let summary = "Stable sorting permutation along one dim (for ONNX TopK)";
   let description = [{
     `result[..., p, ...]` (p along `dimension`) is the index of the element
@@ -726,7 +775,8 @@ def Disc_ArgSortOp : Disc_Op<"arg_sort"> {
   let hasVerifier = 1;
 }
 
-def Disc_GridSampleOp : Disc_Op<"grid_sample"> {
+def Disc_GridSampleOp
+    : Disc_Op<"grid_sample", [Disc_LoweredBy<"IndirectDataMovement">]> {
   let summary = "Samples a 4-d input at grid locations (ONNX GridSample)";
   let description = [{
     `input`: [N, C, H, W]; `grid`: [N, Ho, Wo, 2] with (x, y) in [-1, 1]

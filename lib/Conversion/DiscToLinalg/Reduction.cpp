@@ -1,0 +1,370 @@
+//===- Reduction.cpp - reductions, scans and sorting along axes -----------===//
+//
+// disc.reduce, disc.arg_reduce, disc.cumsum and disc.arg_sort: ops that
+// combine the elements along some axes.
+//
+//===----------------------------------------------------------------------===//
+#include "Utils.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::disc;
+using namespace mlir::disc::lowering;
+
+namespace {
+
+using IterType = utils::IteratorType;
+
+/// Reduction over `dimensions`; keep_dims uses constant-0 result maps.
+/// Mean divides the sum by the product of the reduced dims at run time.
+FailureOr<Value> lowerReduce(OpBuilder &b, ReduceOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType resultType = op.getType();
+  Type elt = resultType.getElementType();
+  bool isFloat = isa<FloatType>(elt);
+  if (!isFloatOrInt(elt))
+    return unsupportedElementType(op, elt);
+  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+  if (failed(dims))
+    return failure();
+  ReduceKind kind = op.getKind();
+  Value initValue;
+  switch (kind) {
+  case ReduceKind::Sum:
+  case ReduceKind::Mean:
+    initValue = cstScalar(b, loc, elt, 0);
+    break;
+  case ReduceKind::Prod:
+    initValue = cstScalar(b, loc, elt, 1);
+    break;
+  case ReduceKind::Max:
+    initValue = extremeScalar(b, loc, elt, /*negative=*/true);
+    break;
+  case ReduceKind::Min:
+    initValue = extremeScalar(b, loc, elt, /*negative=*/false);
+    break;
+  }
+  MLIRContext *ctx = b.getContext();
+  Value input = op.getInput();
+  int64_t rank = tensorType(input).getRank();
+  ArrayRef<int64_t> red = op.getDimensions();
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<IterType> iters;
+  for (int64_t i = 0; i < rank; ++i) {
+    bool reduced = llvm::is_contained(red, i);
+    iters.push_back(reduced ? IterType::reduction : IterType::parallel);
+    if (!reduced)
+      outExprs.push_back(getAffineDimExpr(i, ctx));
+    else if (op.getKeepDims())
+      outExprs.push_back(getAffineConstantExpr(0, ctx));
+  }
+  Value init = fill(b, loc, initValue, emptyTensor(b, loc, resultType, *dims));
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
+                                 AffineMap::get(rank, 0, outExprs, ctx)};
+  Value result =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{resultType}, ValueRange{input}, ValueRange{init},
+          maps, iters,
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value x = args[0], acc = args[1], r;
+            switch (kind) {
+            case ReduceKind::Sum:
+            case ReduceKind::Mean:
+              r = isFloat ? arith::AddFOp::create(nb, nl, acc, x).getResult()
+                          : arith::AddIOp::create(nb, nl, acc, x).getResult();
+              break;
+            case ReduceKind::Prod:
+              r = isFloat ? arith::MulFOp::create(nb, nl, acc, x).getResult()
+                          : arith::MulIOp::create(nb, nl, acc, x).getResult();
+              break;
+            case ReduceKind::Max:
+              r = isFloat
+                      ? arith::MaximumFOp::create(nb, nl, acc, x).getResult()
+                      : arith::MaxSIOp::create(nb, nl, acc, x).getResult();
+              break;
+            case ReduceKind::Min:
+              r = isFloat
+                      ? arith::MinimumFOp::create(nb, nl, acc, x).getResult()
+                      : arith::MinSIOp::create(nb, nl, acc, x).getResult();
+              break;
+            }
+            linalg::YieldOp::create(nb, nl, r);
+          })
+          .getResult(0);
+  if (kind != ReduceKind::Mean)
+    return result;
+
+  IMath m{b, loc};
+  Value count = m.c(1);
+  for (int64_t d : red)
+    count =
+        m.mul(count, toValue(b, loc, tensor::getMixedSize(b, loc, input, d)));
+  Value countI64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), count);
+  Value divisor =
+      isFloat ? arith::SIToFPOp::create(b, loc, elt, countI64).getResult()
+              : convertScalar(b, loc, countI64, elt, false, false);
+  if (!isFloat) // avoid dividing by zero for empty integer means
+    divisor =
+        arith::MaxSIOp::create(b, loc, divisor, cstScalar(b, loc, elt, 1));
+  // Divide in place.
+  int64_t outRank = resultType.getRank();
+  SmallVector<AffineMap> divMaps(
+      1, AffineMap::getMultiDimIdentityMap(outRank, ctx));
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ValueRange{}, ValueRange{result},
+             divMaps, SmallVector<IterType>(outRank, IterType::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value r = isFloat
+                             ? arith::DivFOp::create(nb, nl, args[0], divisor)
+                                   .getResult()
+                             : arith::DivSIOp::create(nb, nl, args[0], divisor)
+                                   .getResult();
+               linalg::YieldOp::create(nb, nl, r);
+             })
+      .getResult(0);
+}
+
+/// ArgMax / ArgMin: a generic with a value and an i64 index accumulator.
+/// An element replaces the accumulator when strictly better, or equal with
+/// a smaller (first) / larger (last) index, so the result does not depend
+/// on the iteration order.
+FailureOr<Value> lowerArgReduce(OpBuilder &b, ArgReduceOp op) {
+  Location loc = op.getLoc();
+  Value input = op.getInput();
+  Type elt = tensorType(input).getElementType();
+  bool isFloat = isa<FloatType>(elt);
+  if (!isFloatOrInt(elt))
+    return unsupportedElementType(op, elt);
+  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+  if (failed(dims))
+    return failure();
+  RankedTensorType resultType = op.getType();
+  RankedTensorType valType = resultType.clone(elt);
+  bool isMax = op.getIsMax(), last = op.getSelectLastIndex();
+  int64_t axis = op.getDimension();
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = tensorType(input).getRank();
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<IterType> iters;
+  for (int64_t i = 0; i < rank; ++i) {
+    iters.push_back(i == axis ? IterType::reduction : IterType::parallel);
+    if (i != axis)
+      outExprs.push_back(getAffineDimExpr(i, ctx));
+    else if (op.getKeepDims())
+      outExprs.push_back(getAffineConstantExpr(0, ctx));
+  }
+  AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
+  Value valInit = fill(b, loc, extremeScalar(b, loc, elt, isMax),
+                       emptyTensor(b, loc, valType, *dims));
+  Value idxInit = fill(b, loc, cstScalar(b, loc, b.getI64Type(), 0),
+                       emptyTensor(b, loc, resultType, *dims));
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{valType, resultType}, ValueRange{input},
+      ValueRange{valInit, idxInit},
+      SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx),
+                             outMap, outMap},
+      iters, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value x = args[0], accV = args[1], accI = args[2];
+        Value i = arith::IndexCastOp::create(
+            nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, axis));
+        Value better, eq;
+        if (isFloat) {
+          better = arith::CmpFOp::create(nb, nl,
+                                         isMax ? arith::CmpFPredicate::OGT
+                                               : arith::CmpFPredicate::OLT,
+                                         x, accV);
+          eq =
+              arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, x, accV);
+        } else {
+          better = arith::CmpIOp::create(nb, nl,
+                                         isMax ? arith::CmpIPredicate::sgt
+                                               : arith::CmpIPredicate::slt,
+                                         x, accV);
+          eq = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, x, accV);
+        }
+        Value tie = arith::CmpIOp::create(nb, nl,
+                                          last ? arith::CmpIPredicate::sgt
+                                               : arith::CmpIPredicate::slt,
+                                          i, accI);
+        Value take = arith::OrIOp::create(
+            nb, nl, better, arith::AndIOp::create(nb, nl, eq, tie));
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{arith::SelectOp::create(nb, nl, take, x, accV),
+                       arith::SelectOp::create(nb, nl, take, i, accI)});
+      });
+  return generic.getResult(1);
+}
+
+/// ONNX CumSum: an `scf.for` over the scanned dim carrying the running sum
+/// of one slab (the operand with that dim of size 1) and the result.
+FailureOr<Value> lowerCumSum(OpBuilder &b, CumSumOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType resultType = op.getType();
+  Type elt = resultType.getElementType();
+  if (!isFloatOrInt(elt) || elt.isInteger(1))
+    return unsupportedElementType(op, elt);
+  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+  if (failed(dims))
+    return failure();
+  int64_t r = resultType.getRank(), axis = op.getDimension();
+  Value x = op.getOperand();
+  SmallVector<OpFoldResult> slabSizes(*dims);
+  slabSizes[axis] = b.getIndexAttr(1);
+  SmallVector<int64_t> slabStatic;
+  SmallVector<Value> slabDyn;
+  dispatchIndexOpFoldResults(slabSizes, slabDyn, slabStatic);
+  auto slabType = RankedTensorType::get(slabStatic, elt);
+  Value zero = cstScalar(b, loc, elt, 0);
+  Value acc0 = fill(b, loc, zero,
+                    tensor::EmptyOp::create(b, loc, slabStatic, elt, slabDyn));
+  Value dest = emptyTensor(b, loc, resultType, *dims);
+  Value n = toValue(b, loc, (*dims)[axis]);
+  MLIRContext *ctx = b.getContext();
+  SmallVector<OpFoldResult> ones(r, b.getIndexAttr(1));
+  bool exclusive = op.getExclusive(), reverse = op.getReverse();
+  auto loop = scf::ForOp::create(
+      b, loc, cstIndex(b, loc, 0), n, cstIndex(b, loc, 1),
+      ValueRange{acc0, dest},
+      [&](OpBuilder &lb, Location ll, Value iv, ValueRange iter) {
+        IMath lm{lb, ll};
+        Value pos = reverse ? lm.sub(lm.sub(n, lm.c(1)), iv) : iv;
+        SmallVector<OpFoldResult> offs(r, lb.getIndexAttr(0));
+        offs[axis] = pos;
+        Value slab = tensor::ExtractSliceOp::create(lb, ll, slabType, x, offs,
+                                                    slabSizes, ones);
+        Value acc = iter[0];
+        // Exclusive: store the running sum before adding this slab, so the
+        // sum can be updated in place (the loop carries one slab buffer).
+        Value res = iter[1];
+        if (exclusive)
+          res = tensor::InsertSliceOp::create(lb, ll, acc, res, offs, slabSizes,
+                                              ones);
+        Value sum =
+            linalg::GenericOp::create(
+                lb, ll, TypeRange{slabType}, ValueRange{acc, slab},
+                ValueRange{acc},
+                SmallVector<AffineMap>(
+                    3, AffineMap::getMultiDimIdentityMap(r, ctx)),
+                SmallVector<IterType>(r, IterType::parallel),
+                [&](OpBuilder &nb, Location nl, ValueRange args) {
+                  Value s =
+                      isa<FloatType>(elt)
+                          ? arith::AddFOp::create(nb, nl, args[0], args[1])
+                                .getResult()
+                          : arith::AddIOp::create(nb, nl, args[0], args[1])
+                                .getResult();
+                  linalg::YieldOp::create(nb, nl, s);
+                })
+                .getResult(0);
+        if (!exclusive)
+          res = tensor::InsertSliceOp::create(lb, ll, sum, res, offs, slabSizes,
+                                              ones);
+        scf::YieldOp::create(lb, ll, ValueRange{sum, res});
+      });
+  return loop.getResult(1);
+}
+
+/// Stable arg sort by counting: the rank of element i is the number of
+/// elements j that precede it (strictly better, or equal with j < i); a
+/// second generic inverts the permutation (`result[p]` is the i of rank p).
+FailureOr<Value> lowerArgSort(OpBuilder &b, ArgSortOp op) {
+  Location loc = op.getLoc();
+  Value x = op.getOperand();
+  Type elt = tensorType(x).getElementType();
+  if (!isFloatOrInt(elt))
+    return unsupportedElementType(op, elt);
+  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
+  if (failed(dims))
+    return failure();
+  RankedTensorType resultType = op.getType();
+  int64_t rank = resultType.getRank();
+  int64_t dim = static_cast<int64_t>(op.getDimension());
+  bool desc = op.getDescending();
+  MLIRContext *ctx = b.getContext();
+  // Iteration space: the operand dims, then j along `dim`.
+  SmallVector<unsigned> targets;
+  for (int64_t i = 0; i < rank; ++i)
+    targets.push_back(i);
+  AffineMap iMap = AffineMap::getMultiDimMapWithTargets(rank + 1, targets, ctx);
+  targets[dim] = rank;
+  AffineMap jMap = AffineMap::getMultiDimMapWithTargets(rank + 1, targets, ctx);
+  SmallVector<IterType> iters(rank, IterType::parallel);
+  iters.push_back(IterType::reduction);
+  Type i64 = b.getI64Type();
+  Value zeros = fill(b, loc, cstScalar(b, loc, i64, 0),
+                     emptyTensor(b, loc, resultType, *dims));
+  Value ranks =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{resultType}, ValueRange{x, x}, ValueRange{zeros},
+          SmallVector<AffineMap>{iMap, jMap, iMap}, iters,
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value xi = args[0], xj = args[1];
+            Value before, eq;
+            if (isa<FloatType>(elt)) {
+              before = arith::CmpFOp::create(nb, nl,
+                                             desc ? arith::CmpFPredicate::OGT
+                                                  : arith::CmpFPredicate::OLT,
+                                             xj, xi);
+              eq = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, xj,
+                                         xi);
+            } else {
+              before = arith::CmpIOp::create(nb, nl,
+                                             desc ? arith::CmpIPredicate::sgt
+                                                  : arith::CmpIPredicate::slt,
+                                             xj, xi);
+              eq = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, xj,
+                                         xi);
+            }
+            Value lower =
+                arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
+                                      linalg::IndexOp::create(nb, nl, rank),
+                                      linalg::IndexOp::create(nb, nl, dim));
+            Value pre = arith::OrIOp::create(
+                nb, nl, before, arith::AndIOp::create(nb, nl, eq, lower));
+            Value inc = arith::ExtUIOp::create(nb, nl, nb.getI64Type(), pre);
+            linalg::YieldOp::create(
+                nb, nl,
+                arith::AddIOp::create(nb, nl, args[2], inc).getResult());
+          })
+          .getResult(0);
+  Value zeros2 = fill(b, loc, cstScalar(b, loc, i64, 0),
+                      emptyTensor(b, loc, resultType, *dims));
+  // result[.., p, ..] = sum_j (ranks[.., j, ..] == p ? j : 0)
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ValueRange{ranks},
+             ValueRange{zeros2}, SmallVector<AffineMap>{jMap, iMap}, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value p = arith::IndexCastOp::create(
+                   nb, nl, nb.getI64Type(),
+                   linalg::IndexOp::create(nb, nl, dim));
+               Value j = arith::IndexCastOp::create(
+                   nb, nl, nb.getI64Type(),
+                   linalg::IndexOp::create(nb, nl, rank));
+               Value hit = arith::CmpIOp::create(
+                   nb, nl, arith::CmpIPredicate::eq, args[0], p);
+               Value add = arith::SelectOp::create(
+                   nb, nl, hit, j, cstScalar(nb, nl, nb.getI64Type(), 0));
+               linalg::YieldOp::create(
+                   nb, nl,
+                   arith::AddIOp::create(nb, nl, args[1], add).getResult());
+             })
+      .getResult(0);
+}
+
+} // namespace
+
+FailureOr<Value> mlir::disc::lowering::lowerReductionFamily(OpBuilder &b,
+                                                            Operation *op,
+                                                            LoweringState &) {
+  return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
+      .Case([&](ReduceOp o) { return lowerReduce(b, o); })
+      .Case([&](ArgReduceOp o) { return lowerArgReduce(b, o); })
+      .Case([&](CumSumOp o) { return lowerCumSum(b, o); })
+      .Case([&](ArgSortOp o) { return lowerArgSort(b, o); })
+      .Default([](Operation *o) { return noLowering(o); });
+}

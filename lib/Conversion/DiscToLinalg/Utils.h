@@ -1,0 +1,173 @@
+//===- Utils.h - shared helpers of the DiscToLinalg op families --------===//
+//
+// The builders every op family of disc-lower-to-linalg uses (constants,
+// `tensor.empty` destinations sized from the reified shapes, index
+// arithmetic, element type conversion, spatial padding), what the pass
+// knows when it lowers one op (LoweringState), and the entry of each
+// family (Elementwise.cpp, Linear.cpp, Pooling.cpp, Reduction.cpp,
+// DataMovement.cpp, IndirectDataMovement.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_LIB_CONVERSION_DISCTOLINALG_UTILS_H
+#define DISC_LIB_CONVERSION_DISCTOLINALG_UTILS_H
+
+#include "RuntimeChecks.h"
+#include "disc/Dialect/Disc/IR/DiscDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::disc::lowering {
+
+//===----------------------------------------------------------------------===//
+// Small helpers
+//===----------------------------------------------------------------------===//
+
+RankedTensorType tensorType(Value v);
+
+Value cstIndex(OpBuilder &b, Location loc, int64_t v);
+
+/// A scalar constant of element type `t` (float or integer).
+Value cstScalar(OpBuilder &b, Location loc, Type t, double v);
+
+/// The smallest (`negative`) or largest value of `t`: +-inf for floats,
+/// the signed extremes for integers.
+Value extremeScalar(OpBuilder &b, Location loc, Type t, bool negative);
+
+Value toValue(OpBuilder &b, Location loc, OpFoldResult ofr);
+
+/// Sizes usable to build a value of `type`: static dims as attributes,
+/// dynamic dims as values.
+SmallVector<OpFoldResult> sizesForType(OpBuilder &b, Location loc,
+                                       RankedTensorType type,
+                                       ArrayRef<OpFoldResult> dims);
+
+/// `tensor.empty` of `type` whose dynamic dims come from `dims`.
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                  ArrayRef<OpFoldResult> dims);
+
+Value fill(OpBuilder &b, Location loc, Value scalar, Value dest);
+
+Value castTo(OpBuilder &b, Location loc, Value v, Type type);
+
+/// The element at `i` of a 1-D integer tensor as an index value.
+Value elementAsIndex(OpBuilder &b, Location loc, Value tensor, int64_t i);
+
+/// The element at `i` of a 1-D integer tensor as an index value, folded:
+/// a constant when the tensor is one, the original index when the tensor
+/// was built from index casts (`disc.shape_of`).
+Value foldedElementAsIndex(OpBuilder &b, Location loc, Value tensor, int64_t i);
+
+/// True when `v` (index or integer) is >= 0 for every run: a dim, a
+/// non-negative constant, or sums, products, maxima and selections of such.
+bool isKnownNonNegative(Value v, int depth = 0);
+
+/// Reified shape of `op`'s single result.
+FailureOr<SmallVector<OpFoldResult>> reifiedDims(OpBuilder &b, Operation *op);
+
+/// Index arithmetic that folds constants.
+struct IMath {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) { return cstIndex(b, loc, v); }
+  Value add(Value x, Value y) {
+    return b.createOrFold<arith::AddIOp>(loc, x, y);
+  }
+  Value sub(Value x, Value y) {
+    return b.createOrFold<arith::SubIOp>(loc, x, y);
+  }
+  Value mul(Value x, Value y) {
+    return b.createOrFold<arith::MulIOp>(loc, x, y);
+  }
+  Value max(Value x, Value y) {
+    return b.createOrFold<arith::MaxSIOp>(loc, x, y);
+  }
+  Value min(Value x, Value y) {
+    return b.createOrFold<arith::MinSIOp>(loc, x, y);
+  }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return b.createOrFold<arith::CmpIOp>(loc, p, x, y);
+  }
+  Value select(Value cond, Value x, Value y) {
+    return b.createOrFold<arith::SelectOp>(loc, cond, x, y);
+  }
+};
+
+/// An integer index element as an index value; negative values count from
+/// the end of a dim of size `dim`. With `checks`, an index outside
+/// [-dim, dim) stops the run (ONNX: out-of-range indices are an error).
+Value wrapIndex(OpBuilder &b, Location loc, Value raw, Value dim,
+                RuntimeChecks *checks = nullptr);
+
+/// Element type conversion as ONNX Cast: float to integer truncates toward
+/// zero, to i1 is `!= 0`, from i1 is unsigned.
+Value convertScalar(OpBuilder &b, Location loc, Value x, Type to,
+                    bool unsignedSrc, bool unsignedDst);
+
+bool isFloatOrInt(Type t);
+
+/// The "cannot be lowered" diagnostic of `op` for an element type its
+/// lowering does not take.
+InFlightDiagnostic unsupportedElementType(Operation *op, Type elt);
+
+/// A `linalg.generic` with parallel loops and no inputs that writes every
+/// element of `dest` (identity map) with the value `body` yields; returns
+/// its result. `body` reads its indices with `linalg.index`.
+Value generateTensor(
+    OpBuilder &b, Location loc, Value dest,
+    function_ref<void(OpBuilder &, Location, ValueRange)> body);
+
+/// Pads the spatial dims (from dim 2) of `input` with `padValue`: `lo`
+/// static, `hi` static or dynamic.
+Value padSpatial(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> lo,
+                 ArrayRef<OpFoldResult> hi, Value padValue);
+
+//===----------------------------------------------------------------------===//
+// Op families
+//===----------------------------------------------------------------------===//
+
+/// Per broadcasting op: per operand, per operand dim, whether that dim is
+/// proven equal to the result dim it is aligned with.
+using BroadcastFacts =
+    llvm::DenseMap<Operation *, SmallVector<SmallVector<bool>>>;
+/// Reshapes whose element counts the shape analysis proves to agree, and
+/// Expands whose shape entries it proves non-negative.
+using ProvenReshapes = llvm::DenseSet<Operation *>;
+
+/// What the pass knows when it lowers one op: the shape analysis' facts,
+/// the module's run-time checks, and whether the op may become a library
+/// call.
+struct LoweringState {
+  const BroadcastFacts *facts;
+  const ProvenReshapes &provenReshapes;
+  RuntimeChecks &checks;
+  bool libraryCalls;
+};
+
+/// The diagnostic for an op that its family has no lowering for.
+InFlightDiagnostic noLowering(Operation *op);
+
+// The lowering of `op` to tensor-level IR in destination passing style, by
+// the family that owns it (the op's DiscOpInterface::getLoweringFamily).
+FailureOr<Value> lowerElementwiseFamily(OpBuilder &b, Operation *op,
+                                        LoweringState &state);
+FailureOr<Value> lowerLinearFamily(OpBuilder &b, Operation *op,
+                                   LoweringState &state);
+FailureOr<Value> lowerPoolingFamily(OpBuilder &b, Operation *op,
+                                    LoweringState &state);
+FailureOr<Value> lowerReductionFamily(OpBuilder &b, Operation *op,
+                                      LoweringState &state);
+FailureOr<Value> lowerDataMovementFamily(OpBuilder &b, Operation *op,
+                                         LoweringState &state);
+FailureOr<Value> lowerIndirectDataMovementFamily(OpBuilder &b, Operation *op,
+                                                 LoweringState &state);
+
+} // namespace mlir::disc::lowering
+
+#endif // DISC_LIB_CONVERSION_DISCTOLINALG_UTILS_H
