@@ -291,7 +291,7 @@ void ShapeAnalysis::visit(Operation *op) {
       .Case([&](disc::ArgReduceOp r) {
         SmallVector<AffineExpr> in = dimsOrFresh(r.getInput()), out;
         for (int64_t i = 0; i < (int64_t)in.size(); ++i) {
-          if (i != r.getDimension())
+          if (i != static_cast<int64_t>(r.getDimension()))
             out.push_back(in[i]);
           else if (r.getKeepDims())
             out.push_back(cst(1));

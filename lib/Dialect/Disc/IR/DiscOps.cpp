@@ -288,9 +288,10 @@ LogicalResult CumSumOp::verify() {
   if (failed(verifyCompatibleShape(getOperand().getType(), getType())))
     return emitOpError("result shape must match the operand shape");
   int64_t r = getOperand().getType().getRank();
-  if (getDimension() < 0 || getDimension() >= r)
-    return emitOpError("dimension ")
-           << getDimension() << " out of range [0, " << r << ")";
+  // The I64Attr getter is unsigned: read the stored value as signed.
+  auto d = static_cast<int64_t>(getDimension());
+  if (d < 0 || d >= r)
+    return emitOpError("dimension ") << d << " out of range [0, " << r << ")";
   return success();
 }
 

@@ -153,7 +153,8 @@ mlir::disc_shape::verifyDimEntry(Operation *from, Attribute entry,
       auto dim = dyn_cast_or_null<SymbolicDimOp>(
           SymbolTable::lookupNearestSymbolFrom(from, s));
       if (dim && dim.getMax() &&
-          (dim.getMin() != staticSize || *dim.getMax() != staticSize))
+          (static_cast<int64_t>(dim.getMin()) != staticSize ||
+           static_cast<int64_t>(*dim.getMax()) != staticSize))
         return emitError() << "symbolic dim " << s << " with range ["
                            << dim.getMin() << ", " << *dim.getMax()
                            << "] contradicts the static size " << staticSize;
@@ -251,8 +252,10 @@ LogicalResult DiscShapeDialect::verifyRegionResultAttribute(
 //===----------------------------------------------------------------------===//
 
 LogicalResult SymbolicDimOp::verify() {
-  if (getMin() < 0)
-    return emitOpError("min must be non-negative, got ") << getMin();
+  // The I64Attr getters are unsigned: read the stored value as signed.
+  if (static_cast<int64_t>(getMin()) < 0)
+    return emitOpError("min must be non-negative, got ")
+           << static_cast<int64_t>(getMin());
   if (getMax() && *getMax() < getMin())
     return emitOpError("empty range [") << getMin() << ", " << *getMax() << "]";
   if (getLikely() &&
