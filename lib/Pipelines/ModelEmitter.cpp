@@ -7,7 +7,8 @@
 // compiler driver (`cc -shared`), as onnx-mlir does.
 //
 //===----------------------------------------------------------------------===//
-#include "disc/Pipelines/CpuPipeline.h"
+#include "disc/Target/ModelEmitter.h"
+#include "disc/Target/Signature.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -44,135 +45,6 @@
 #include "llvm/Transforms/Utils/SplitModule.h"
 
 using namespace mlir;
-
-//===----------------------------------------------------------------------===//
-// Signature JSON
-//===----------------------------------------------------------------------===//
-
-/// Maps an element type to the ABI dtype name (docs/runtime-abi.md).
-static FailureOr<std::string> dtypeName(Type type, bool isUnsigned) {
-  if (type.isF32())
-    return std::string("float32");
-  if (type.isF64())
-    return std::string("float64");
-  if (type.isF16())
-    return std::string("float16");
-  if (type.isInteger(1))
-    return std::string("bool");
-  if (auto it = dyn_cast<IntegerType>(type)) {
-    unsigned w = it.getWidth();
-    if (w == 8 || w == 16 || w == 32 || w == 64)
-      return (isUnsigned || it.isUnsigned() ? "uint" : "int") +
-             std::to_string(w);
-  }
-  return failure();
-}
-
-/// One signature entry of an argument or result: name, dtype, dims.
-static FailureOr<llvm::json::Object>
-signatureEntry(func::FuncOp func, Type type, DictionaryAttr attrs,
-               StringRef defaultName, bool isInput) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor) {
-    func.emitError("entry ") << defaultName << " must be a ranked tensor";
-    return failure();
-  }
-  std::string name = defaultName.str();
-  if (auto n = attrs ? attrs.getAs<StringAttr>("disc.name") : nullptr)
-    name = n.str();
-  bool isUnsigned = attrs && attrs.get("disc.unsigned");
-  FailureOr<std::string> dtype = dtypeName(tensor.getElementType(), isUnsigned);
-  if (failed(dtype)) {
-    func.emitError("unsupported element type ")
-        << tensor.getElementType() << " for '" << name << "'";
-    return failure();
-  }
-  ArrayAttr dims = attrs ? attrs.getAs<ArrayAttr>("disc.dims") : nullptr;
-  llvm::json::Array shape;
-  for (int64_t i = 0; i < tensor.getRank(); ++i) {
-    int64_t size = tensor.getDimSize(i);
-    if (!ShapedType::isDynamic(size)) {
-      shape.push_back(size);
-      continue;
-    }
-    if (dims && i < (int64_t)dims.size())
-      if (auto s = dyn_cast<StringAttr>(dims[i])) {
-        shape.push_back(s.str());
-        continue;
-      }
-    shape.push_back(isInput ? name + "_d" + std::to_string(i)
-                            : std::string("?"));
-  }
-  return llvm::json::Object{
-      {"name", name}, {"dtype", *dtype}, {"shape", std::move(shape)}};
-}
-
-/// Smallest size of a dynamic input dim without a user range.
-static constexpr int64_t kDefaultMinDim = 1;
-
-FailureOr<std::string> mlir::disc::buildSignatureJson(ModuleOp module,
-                                                      StringRef entryName,
-                                                      StringRef modelName) {
-  auto func = module.lookupSymbol<func::FuncOp>(entryName);
-  if (!func)
-    return module.emitError("no entry function '") << entryName << "'";
-  llvm::json::Array inputs, outputs, symbols;
-  llvm::StringSet<> seen;
-  // Ranges of named dims, from `disc_shape.symbolic_dim` ops (disc-compile
-  // --dim, the shape passes); read generically to keep this library free of
-  // the disc_shape dialect.
-  llvm::StringMap<std::pair<int64_t, std::optional<int64_t>>> ranges;
-  for (Operation &op : *module.getBody()) {
-    if (op.getName().getStringRef() != "disc_shape.symbolic_dim")
-      continue;
-    auto n = op.getAttrOfType<StringAttr>("name");
-    auto mn = op.getAttrOfType<IntegerAttr>("min");
-    auto mx = op.getAttrOfType<IntegerAttr>("max");
-    if (!n)
-      continue;
-    ranges[n.getValue()] = {mn ? mn.getInt() : kDefaultMinDim,
-                            mx ? std::optional<int64_t>(mx.getInt())
-                               : std::nullopt};
-  }
-  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
-    auto entry = signatureEntry(func, type, func.getArgAttrDict(i),
-                                "input_" + std::to_string(i), true);
-    if (failed(entry))
-      return failure();
-    // json::Value(StringRef) does not copy: names are copied into the
-    // symbols list, the entries move below.
-    for (const llvm::json::Value &d : *entry->getArray("shape"))
-      if (auto s = d.getAsString(); s && seen.insert(*s).second) {
-        // Without a range, a dynamic dim is at least 1: the shape analysis
-        // assumes it (docs/symbolic-shapes.md), so the runtime enforces it.
-        int64_t mn = kDefaultMinDim;
-        std::optional<int64_t> mx;
-        if (auto r = ranges.find(*s); r != ranges.end())
-          std::tie(mn, mx) = r->second;
-        llvm::json::Value maxValue =
-            mx ? llvm::json::Value(*mx) : llvm::json::Value(nullptr);
-        symbols.push_back(llvm::json::Object{
-            {"name", s->str()}, {"min", mn}, {"max", std::move(maxValue)}});
-      }
-    inputs.push_back(std::move(*entry));
-  }
-  for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
-    auto entry = signatureEntry(func, type, func.getResultAttrDict(i),
-                                "output_" + std::to_string(i), false);
-    if (failed(entry))
-      return failure();
-    outputs.push_back(std::move(*entry));
-  }
-  llvm::json::Object root{{"abi_version", 5},
-                          {"model", modelName.str()},
-                          {"inputs", std::move(inputs)},
-                          {"outputs", std::move(outputs)},
-                          {"symbols", std::move(symbols)}};
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << llvm::json::Value(std::move(root));
-  return text;
-}
 
 //===----------------------------------------------------------------------===//
 // Object code
@@ -686,10 +558,12 @@ static int runProgram(ArrayRef<StringRef> argv, std::string &error) {
                                    &error);
 }
 
-LogicalResult mlir::disc::emitModelArtifact(
-    ModuleOp module, StringRef entryName, StringRef signatureJson,
-    StringRef outputPath, EmitKind kind, StringRef sanitize,
-    TimingScope *timing, unsigned jobs, llvm::raw_ostream *codegenReport) {
+LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
+                                            StringRef entryName,
+                                            StringRef outputPath, EmitKind kind,
+                                            StringRef sanitize,
+                                            TimingScope *timing, unsigned jobs,
+                                            llvm::raw_ostream *codegenReport) {
   // One nested scope per phase; empty (no-op) scopes without `timing`.
   auto phase = [&](StringRef name) {
     return timing ? timing->nest(name) : TimingScope();
@@ -749,20 +623,18 @@ LogicalResult mlir::disc::emitModelArtifact(
   llvm::sort(deviceConstantFns);
   deviceConstantFns.erase(llvm::unique(deviceConstantFns),
                           deviceConstantFns.end());
-  std::string signatureText = signatureJson.str();
-  if (llvm::Expected<llvm::json::Value> parsed =
-          llvm::json::parse(signatureJson)) {
-    if (llvm::json::Object *root = parsed->getAsObject()) {
-      (*root)["runtime_checks"] =
-          llvm::json::Object{{"kept", checksKept}, {"dropped", checksDropped}};
-      signatureText.clear();
-      llvm::raw_string_ostream sos(signatureText);
-      sos << *parsed;
-    }
-  } else {
-    llvm::consumeError(parsed.takeError());
-  }
-  signatureJson = signatureText;
+  // The signature JSON, serialized once from the attributes of the
+  // disc-attach-* passes; the wrapper takes the entry's ranks from them.
+  FailureOr<std::string> signatureJson =
+      disc::serializeSignature(module, entryName, checksKept, checksDropped);
+  if (failed(signatureJson))
+    return failure();
+  SmallVector<int64_t> inRanks, outRanks;
+  disc::getSignatureRanks(module, inRanks, outRanks);
+  bool cuda = disc::isCudaSignature(module);
+  for (StringRef name :
+       {disc::kSignatureAttrName, disc::kMemoryAttrName, disc::kRematAttrName})
+    module->removeAttr(name);
 
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
@@ -974,28 +846,13 @@ LogicalResult mlir::disc::emitModelArtifact(
                    << " parallel (outer loop on the session's threads)\n";
   }
 
-  // Ranks of the entry's inputs and outputs, from the signature.
-  llvm::Expected<llvm::json::Value> sig = llvm::json::parse(signatureJson);
-  if (!sig)
-    return module.emitError("bad signature JSON: ")
-           << llvm::toString(sig.takeError());
-  SmallVector<int64_t> inRanks, outRanks;
-  for (auto [key, ranks] : {std::make_pair("inputs", &inRanks),
-                            std::make_pair("outputs", &outRanks)})
-    for (const llvm::json::Value &e : *sig->getAsObject()->getArray(key))
-      ranks->push_back(e.getAsObject()->getArray("shape")->size());
-
   TimingScope linkTimer = phase("wrapper and link (cc)");
   std::string wrapperPath = (tmpDir + "/wrapper.c").str();
   {
     auto out = openOutputFile(wrapperPath, &error);
     if (!out)
       return module.emitError(error);
-    bool cuda = false;
-    if (const llvm::json::Object *root = sig->getAsObject())
-      if (std::optional<StringRef> t = root->getString("target"))
-        cuda = *t == "cuda";
-    out->os() << generateWrapper(entryName, signatureJson, inRanks, outRanks,
+    out->os() << generateWrapper(entryName, *signatureJson, inRanks, outRanks,
                                  checkMessages, rematIds, cuda);
     if (cuda)
       out->os() << generateDeviceConstantShims(deviceConstantFns);
