@@ -1,5 +1,4 @@
-//===- Driver.h - compile a model once into a model.so ------------*- C++
-//-*-===//
+//===- Driver.h - compile a model once into a model.so ----------*- C++ -*-===//
 //
 // The library behind `disc-compile` (docs/cli.md): options, the import of an
 // ONNX model or a disc-dialect `.mlir` file, `disc-compile-pipeline`

@@ -1,5 +1,4 @@
-//===- CompilePipeline.h - what disc-compile runs, as one pipeline -*- C++
-//-*-===//
+//===- CompilePipeline.h - what disc-compile runs ---------------*- C++ -*-===//
 //
 // `disc-compile-pipeline` takes the imported disc-dialect module (entry
 // `disc_entry`) to the final module: `--dim` ranges, symbolic shapes,

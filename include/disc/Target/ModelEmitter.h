@@ -1,5 +1,4 @@
-//===- ModelEmitter.h - LLVM IR, object and model.so emission -----*- C++
-//-*-===//
+//===- ModelEmitter.h - LLVM IR, object and model.so emission ---*- C++ -*-===//
 #ifndef DISC_TARGET_MODELEMITTER_H
 #define DISC_TARGET_MODELEMITTER_H
 

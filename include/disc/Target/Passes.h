@@ -1,5 +1,4 @@
-//===- Passes.h - passes that record what a model.so carries ------*- C++
-//-*-===//
+//===- Passes.h - passes that record what a model.so carries ----*- C++ -*-===//
 #ifndef DISC_TARGET_PASSES_H
 #define DISC_TARGET_PASSES_H
 

@@ -1,4 +1,4 @@
-//===- Passes.td - passes that record what a model.so carries -*- tablegen -*-===//
+//===- Passes.td - what a model.so carries -----------------*- tablegen -*-===//
 //
 // The signature of a compiled model (docs/runtime-abi.md) is built from
 // module attributes that these passes attach on the disc-level module; the
@@ -74,7 +74,7 @@ def DiscAttachRemat : Pass<"disc-attach-remat", "ModuleOp"> {
 }
 
 def DiscAttachSignature : Pass<"disc-attach-signature", "ModuleOp"> {
-  let summary = "Attach the entry's inputs, outputs and dims as `disc.signature`";
+  let summary = "Attach the entry's signature as `disc.signature`";
   let description = [{
     Builds the signature (docs/runtime-abi.md) from the entry function's
     `disc.name` / `disc.dims` argument and result attributes and the

@@ -1,5 +1,4 @@
-//===- RuntimeSymbols.h - names the compiled code and the wrapper share -*- C++
-//-*-===//
+//===- RuntimeSymbols.h - symbols the code and wrapper share ----*- C++ -*-===//
 //
 // Symbols that the lowering declares and calls and that model.so's C
 // wrapper (ModelEmitter.cpp) defines, or that the wrapper looks for in the

@@ -1,5 +1,4 @@
-//===- Signature.h - the signature of a compiled model ------------*- C++
-//-*-===//
+//===- Signature.h - the signature of a compiled model ----------*- C++ -*-===//
 //
 // The signature JSON a model.so returns from `disc_model_signature()`
 // (docs/runtime-abi.md) is assembled from module attributes that the
