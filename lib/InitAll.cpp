@@ -4,6 +4,7 @@
 #include "disc/Conversion/Passes.h"
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
 #include "disc/Dialect/DiscShape/IR/DiscShapeDialect.h"
+#include "disc/Pipelines/CompilePipeline.h"
 #include "disc/Pipelines/CpuPipeline.h"
 #include "disc/Pipelines/CudaPipeline.h"
 #include "disc/Transforms/Passes.h"
@@ -19,4 +20,5 @@ void mlir::disc::registerAllDiscPasses() {
   registerDiscTransformsPasses();
   registerDiscPipelines();
   registerDiscCudaPasses();
+  registerDiscCompilePipeline();
 }

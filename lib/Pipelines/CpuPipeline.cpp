@@ -399,8 +399,10 @@ void mlir::disc::buildDiscBufferizedLinalgPipeline(
   // lowering re-runs the analysis (with the user ranges still in the module)
   // to drop broadcast versions between proven-equal dims; the annotations
   // go afterwards.
-  pm.addPass(createDiscShapePropagate());
-  pm.addPass(createDiscShapeSimplify());
+  if (options.shapePasses) {
+    pm.addPass(createDiscShapePropagate());
+    pm.addPass(createDiscShapeSimplify());
+  }
   // Fusion decisions before the op order and the memory model see the
   // graph (docs/memory.md, "Fusion").
   if (options.fusion)

@@ -381,6 +381,7 @@ struct CheckHostAccessPass
 void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
                                        const CudaPipelineOptions &options) {
   CpuPipelineOptions front;
+  front.shapePasses = options.shapePasses;
   front.memorySchedule = options.memorySchedule;
   front.fusion = options.fusion;
   // MatMul/Conv through cuBLAS/cuDNN ("cuda"), or generated loops ("none").

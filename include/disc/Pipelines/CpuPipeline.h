@@ -14,6 +14,9 @@ namespace mlir::disc {
 
 /// Choices of the CPU pipeline.
 struct CpuPipelineOptions {
+  /// Run disc-shape-propagate and disc-shape-simplify first (false when the
+  /// caller annotated the shapes already: disc-compile-pipeline).
+  bool shapePasses = true;
   /// Run disc-memory-schedule (`disc-compile --schedule=memory`); false
   /// keeps program order (`--schedule=none`).
   bool memorySchedule = true;
@@ -63,42 +66,6 @@ void registerParallelKernelsPasses();
 
 /// Registers DISC pass pipelines (`disc-cpu-pipeline`).
 void registerDiscPipelines();
-
-/// What `emitModelArtifact` writes.
-enum class EmitKind { LLVM, Object, Library };
-
-/// Writes the artifact of a module already lowered to the LLVM dialect:
-/// LLVM IR text, `model.so` (object + generated C wrapper with the ABI
-/// entry points and signature JSON, linked with the system `cc -shared`),
-/// or the same two as one relocatable object (`cc -r`) that needs only libc
-/// and libm. `signatureJson` is embedded as
-/// `disc_model_signature()`. `sanitize` is a comma-separated list of
-/// sanitizers ("address", "undefined"; empty = none, docs/reliability.md):
-/// "address" instruments the compiled code with LLVM's AddressSanitizer
-/// pass, and both go to the C wrapper's compiler (`-fsanitize=`); such a
-/// model.so loads only into a process that carries the sanitizer runtimes.
-/// Errors are reported on the module and failure() is returned. With
-/// `timing`, the phases (translation to LLVM IR, LLVM optimization, machine
-/// code emission, linking) are timed as nested scopes of it
-/// (`disc-compile --timing`). A `model.so` is compiled in `jobs` parallel
-/// parts (0: one per hardware thread; 1: one object). With
-/// `codegenReport`, one line per loop-nest kernel (an op's loop nest that
-/// got no library call) says whether LLVM's loop vectorizer vectorized it,
-/// with the op's location, then a summary (`disc-compile --report-codegen`).
-LogicalResult emitModelArtifact(ModuleOp module, llvm::StringRef entryName,
-                                llvm::StringRef signatureJson,
-                                llvm::StringRef outputPath, EmitKind kind,
-                                llvm::StringRef sanitize = {},
-                                TimingScope *timing = nullptr,
-                                unsigned jobs = 0,
-                                llvm::raw_ostream *codegenReport = nullptr);
-
-/// Builds the signature JSON (docs/runtime-abi.md) from the entry function's
-/// `disc.name` / `disc.dims` argument and result attributes. Must run on
-/// the disc-level module, before lowering.
-FailureOr<std::string> buildSignatureJson(ModuleOp module,
-                                          llvm::StringRef entryName,
-                                          llvm::StringRef modelName);
 
 /// The buffer a memref value views on the CPU path: its allocation, global
 /// or block argument, through views, casts and reshapes; null when it comes

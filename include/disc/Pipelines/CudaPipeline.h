@@ -12,6 +12,8 @@ namespace mlir::disc {
 
 /// Choices of the CUDA pipeline (`disc-compile --target=cuda`).
 struct CudaPipelineOptions {
+  /// Run the shape passes first (see CpuPipelineOptions).
+  bool shapePasses = true;
   /// Run disc-memory-schedule (see CpuPipelineOptions).
   bool memorySchedule = true;
   /// Run disc-fusion (see CpuPipelineOptions): false when the caller fused

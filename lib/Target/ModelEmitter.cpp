@@ -7,7 +7,9 @@
 // compiler driver (`cc -shared`), as onnx-mlir does.
 //
 //===----------------------------------------------------------------------===//
-#include "disc/Pipelines/CpuPipeline.h"
+#include "disc/Target/ModelEmitter.h"
+#include "disc/Target/RuntimeSymbols.h"
+#include "disc/Target/Signature.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -45,134 +47,10 @@
 
 using namespace mlir;
 
-//===----------------------------------------------------------------------===//
-// Signature JSON
-//===----------------------------------------------------------------------===//
-
-/// Maps an element type to the ABI dtype name (docs/runtime-abi.md).
-static FailureOr<std::string> dtypeName(Type type, bool isUnsigned) {
-  if (type.isF32())
-    return std::string("float32");
-  if (type.isF64())
-    return std::string("float64");
-  if (type.isF16())
-    return std::string("float16");
-  if (type.isInteger(1))
-    return std::string("bool");
-  if (auto it = dyn_cast<IntegerType>(type)) {
-    unsigned w = it.getWidth();
-    if (w == 8 || w == 16 || w == 32 || w == 64)
-      return (isUnsigned || it.isUnsigned() ? "uint" : "int") +
-             std::to_string(w);
-  }
-  return failure();
-}
-
-/// One signature entry of an argument or result: name, dtype, dims.
-static FailureOr<llvm::json::Object>
-signatureEntry(func::FuncOp func, Type type, DictionaryAttr attrs,
-               StringRef defaultName, bool isInput) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor) {
-    func.emitError("entry ") << defaultName << " must be a ranked tensor";
-    return failure();
-  }
-  std::string name = defaultName.str();
-  if (auto n = attrs ? attrs.getAs<StringAttr>("disc.name") : nullptr)
-    name = n.str();
-  bool isUnsigned = attrs && attrs.get("disc.unsigned");
-  FailureOr<std::string> dtype = dtypeName(tensor.getElementType(), isUnsigned);
-  if (failed(dtype)) {
-    func.emitError("unsupported element type ")
-        << tensor.getElementType() << " for '" << name << "'";
-    return failure();
-  }
-  ArrayAttr dims = attrs ? attrs.getAs<ArrayAttr>("disc.dims") : nullptr;
-  llvm::json::Array shape;
-  for (int64_t i = 0; i < tensor.getRank(); ++i) {
-    int64_t size = tensor.getDimSize(i);
-    if (!ShapedType::isDynamic(size)) {
-      shape.push_back(size);
-      continue;
-    }
-    if (dims && i < (int64_t)dims.size())
-      if (auto s = dyn_cast<StringAttr>(dims[i])) {
-        shape.push_back(s.str());
-        continue;
-      }
-    shape.push_back(isInput ? name + "_d" + std::to_string(i)
-                            : std::string("?"));
-  }
-  return llvm::json::Object{
-      {"name", name}, {"dtype", *dtype}, {"shape", std::move(shape)}};
-}
-
-/// Smallest size of a dynamic input dim without a user range.
-static constexpr int64_t kDefaultMinDim = 1;
-
-FailureOr<std::string> mlir::disc::buildSignatureJson(ModuleOp module,
-                                                      StringRef entryName,
-                                                      StringRef modelName) {
-  auto func = module.lookupSymbol<func::FuncOp>(entryName);
-  if (!func)
-    return module.emitError("no entry function '") << entryName << "'";
-  llvm::json::Array inputs, outputs, symbols;
-  llvm::StringSet<> seen;
-  // Ranges of named dims, from `disc_shape.symbolic_dim` ops (disc-compile
-  // --dim, the shape passes); read generically to keep this library free of
-  // the disc_shape dialect.
-  llvm::StringMap<std::pair<int64_t, std::optional<int64_t>>> ranges;
-  for (Operation &op : *module.getBody()) {
-    if (op.getName().getStringRef() != "disc_shape.symbolic_dim")
-      continue;
-    auto n = op.getAttrOfType<StringAttr>("name");
-    auto mn = op.getAttrOfType<IntegerAttr>("min");
-    auto mx = op.getAttrOfType<IntegerAttr>("max");
-    if (!n)
-      continue;
-    ranges[n.getValue()] = {mn ? mn.getInt() : kDefaultMinDim,
-                            mx ? std::optional<int64_t>(mx.getInt())
-                               : std::nullopt};
-  }
-  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
-    auto entry = signatureEntry(func, type, func.getArgAttrDict(i),
-                                "input_" + std::to_string(i), true);
-    if (failed(entry))
-      return failure();
-    // json::Value(StringRef) does not copy: names are copied into the
-    // symbols list, the entries move below.
-    for (const llvm::json::Value &d : *entry->getArray("shape"))
-      if (auto s = d.getAsString(); s && seen.insert(*s).second) {
-        // Without a range, a dynamic dim is at least 1: the shape analysis
-        // assumes it (docs/symbolic-shapes.md), so the runtime enforces it.
-        int64_t mn = kDefaultMinDim;
-        std::optional<int64_t> mx;
-        if (auto r = ranges.find(*s); r != ranges.end())
-          std::tie(mn, mx) = r->second;
-        llvm::json::Value maxValue =
-            mx ? llvm::json::Value(*mx) : llvm::json::Value(nullptr);
-        symbols.push_back(llvm::json::Object{
-            {"name", s->str()}, {"min", mn}, {"max", std::move(maxValue)}});
-      }
-    inputs.push_back(std::move(*entry));
-  }
-  for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
-    auto entry = signatureEntry(func, type, func.getResultAttrDict(i),
-                                "output_" + std::to_string(i), false);
-    if (failed(entry))
-      return failure();
-    outputs.push_back(std::move(*entry));
-  }
-  llvm::json::Object root{{"abi_version", 5},
-                          {"model", modelName.str()},
-                          {"inputs", std::move(inputs)},
-                          {"outputs", std::move(outputs)},
-                          {"symbols", std::move(symbols)}};
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << llvm::json::Value(std::move(root));
-  return text;
-}
+/// The text of runtime/include/disc/runtime/abi.h (lib/Target/CMakeLists.txt).
+static const char kAbiHeader[] =
+#include "AbiHeader.inc"
+    ;
 
 //===----------------------------------------------------------------------===//
 // Object code
@@ -339,38 +217,12 @@ static std::string generateWrapper(StringRef entryName, StringRef signature,
                                    ArrayRef<int64_t> rematIds, bool cuda) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << "/* Generated by disc-compile: DISC model ABI v5 entry points. */\n"
+  os << "/* Generated by disc-compile: DISC model ABI entry points. */\n"
         "#include <setjmp.h>\n#include <stdint.h>\n#include <stdio.h>\n"
-        "#include <stdlib.h>\n#include <string.h>\n\n"
-        "typedef struct disc_ral_context {\n  void *self;\n"
-        "  void *(*alloc)(void *self, int64_t bytes, int64_t alignment);\n"
-        "  void (*free)(void *self, void *ptr);\n"
-        "  void (*error)(void *self, int32_t status, const char *message);\n"
-        "  int32_t (*library_call)(void *self, int32_t call_id, int32_t n,\n"
-        "                          void *const *operands, const int32_t "
-        "*ranks,\n"
-        "                          int32_t num_attrs, const int64_t *attrs);\n"
-        "  int32_t (*remat_evict)(void *self, int32_t id, void *ptr);\n"
-        "  int32_t (*remat_regenerate)(void *self, int32_t id);\n"
-        "  void (*remat_regenerated)(void *self, int32_t id);\n"
-        "  int32_t (*device_launch)(void *self, const void *image,\n"
-        "                           const char *kernel, const int64_t *grid,\n"
-        "                           const int64_t *block, int32_t shared,\n"
-        "                           void **params);\n"
-        "  int32_t (*device_copy)(void *self, void *dst, const void *src,\n"
-        "                         int64_t bytes);\n"
-        "  int32_t (*device_sync)(void *self);\n"
-        "  int32_t (*device_check)(void *self, const void *image,\n"
-        "                          int64_t *words);\n"
-        "  int32_t (*device_constant)(void *self, const void *host,\n"
-        "                             int64_t bytes, void **device);\n"
-        "  int32_t (*device_scratch)(void *self, int64_t site, int64_t bytes,\n"
-        "                            void **device);\n"
-        "  void (*parallel_for)(void *self,\n"
-        "                       void (*body)(void *, int64_t, int64_t),\n"
-        "                       void *env, int64_t n, int64_t min_chunk);\n"
-        "} disc_ral_context;\n\n"
-        "#define DISC_HIDDEN __attribute__((visibility(\"hidden\")))\n"
+        "#include <stdlib.h>\n#include <string.h>\n\n";
+  // abi.h is the only definition of the ABI: its text goes first.
+  os << kAbiHeader << "\n";
+  os << "#define DISC_HIDDEN __attribute__((visibility(\"hidden\")))\n"
         "#define DISC_EXPORT __attribute__((visibility(\"default\")))\n"
         "static __thread disc_ral_context *disc_ctx;\n"
         "static __thread jmp_buf *disc_jmp;\n\n"
@@ -556,7 +408,8 @@ static std::string generateWrapper(StringRef entryName, StringRef signature,
     words += 3 + 2 * r;
   if (cuda)
     os << generateGpuRuntimeShims();
-  os << "DISC_EXPORT int32_t disc_model_abi_version(void) { return 5; }\n\n";
+  os << "DISC_EXPORT int32_t disc_model_abi_version(void) {\n"
+        "  return DISC_MODEL_ABI_VERSION;\n}\n\n";
   os << "static const char disc_signature[] = \"";
   os.write_escaped(signature, /*UseHexEscapes=*/true);
   os << "\";\nDISC_EXPORT const char *disc_model_signature(void) {\n"
@@ -686,10 +539,12 @@ static int runProgram(ArrayRef<StringRef> argv, std::string &error) {
                                    &error);
 }
 
-LogicalResult mlir::disc::emitModelArtifact(
-    ModuleOp module, StringRef entryName, StringRef signatureJson,
-    StringRef outputPath, EmitKind kind, StringRef sanitize,
-    TimingScope *timing, unsigned jobs, llvm::raw_ostream *codegenReport) {
+LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
+                                            StringRef entryName,
+                                            StringRef outputPath, EmitKind kind,
+                                            StringRef sanitize,
+                                            TimingScope *timing, unsigned jobs,
+                                            llvm::raw_ostream *codegenReport) {
   // One nested scope per phase; empty (no-op) scopes without `timing`.
   auto phase = [&](StringRef name) {
     return timing ? timing->nest(name) : TimingScope();
@@ -705,13 +560,13 @@ LogicalResult mlir::disc::emitModelArtifact(
   // into the signature.
   SmallVector<std::string> checkMessages;
   int64_t checksDropped = 0, checksKept = 0;
-  if (auto arr = module->getAttrOfType<ArrayAttr>("disc.check_messages"))
+  if (auto arr = module->getAttrOfType<ArrayAttr>(disc::kCheckMessagesAttr))
     for (Attribute a : arr)
       checkMessages.push_back(cast<StringAttr>(a).str());
-  if (auto n = module->getAttrOfType<IntegerAttr>("disc.checks_dropped"))
+  if (auto n = module->getAttrOfType<IntegerAttr>(disc::kChecksDroppedAttr))
     checksDropped = n.getInt();
-  module->removeAttr("disc.check_messages");
-  module->removeAttr("disc.checks_dropped");
+  module->removeAttr(disc::kCheckMessagesAttr);
+  module->removeAttr(disc::kChecksDroppedAttr);
   // Input dim names kept for the lowering's shape analysis: not LLVM's.
   module.walk([](FunctionOpInterface f) {
     for (unsigned i = 0, e = f.getNumArguments(); i < e; ++i)
@@ -719,7 +574,7 @@ LogicalResult mlir::disc::emitModelArtifact(
   });
   module.walk([&](Operation *op) {
     if (auto callee = op->getAttrOfType<FlatSymbolRefAttr>("callee"))
-      if (callee.getValue() == "disc_check_failed")
+      if (callee.getValue() == disc::kCheckFailedFn)
         ++checksKept;
   });
   checksDropped +=
@@ -729,8 +584,10 @@ LogicalResult mlir::disc::emitModelArtifact(
   module.walk([&](Operation *op) {
     auto sym = op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
     int64_t k;
-    if (sym && sym.getValue().starts_with("disc_remat_evict_") &&
-        !sym.getValue().drop_front(17).getAsInteger(10, k))
+    if (sym && sym.getValue().starts_with(disc::kRematEvictPrefix) &&
+        !sym.getValue()
+             .drop_front(disc::kRematEvictPrefix.size())
+             .getAsInteger(10, k))
       rematIds.push_back(k);
   });
   llvm::sort(rematIds);
@@ -740,29 +597,28 @@ LogicalResult mlir::disc::emitModelArtifact(
   module.walk([&](Operation *op) {
     auto sym = op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
     int64_t rank;
-    if (!sym || !sym.getValue().starts_with("disc_device_constant_"))
+    if (!sym || !sym.getValue().starts_with(disc::kDeviceConstantPrefix))
       return;
-    StringRef rest = sym.getValue().drop_front(21);
+    StringRef rest =
+        sym.getValue().drop_front(disc::kDeviceConstantPrefix.size());
     if (!rest.split('_').first.getAsInteger(10, rank))
       deviceConstantFns.push_back({sym.getValue().str(), rank});
   });
   llvm::sort(deviceConstantFns);
   deviceConstantFns.erase(llvm::unique(deviceConstantFns),
                           deviceConstantFns.end());
-  std::string signatureText = signatureJson.str();
-  if (llvm::Expected<llvm::json::Value> parsed =
-          llvm::json::parse(signatureJson)) {
-    if (llvm::json::Object *root = parsed->getAsObject()) {
-      (*root)["runtime_checks"] =
-          llvm::json::Object{{"kept", checksKept}, {"dropped", checksDropped}};
-      signatureText.clear();
-      llvm::raw_string_ostream sos(signatureText);
-      sos << *parsed;
-    }
-  } else {
-    llvm::consumeError(parsed.takeError());
-  }
-  signatureJson = signatureText;
+  // The signature JSON, serialized once from the attributes of the
+  // disc-attach-* passes; the wrapper takes the entry's ranks from them.
+  FailureOr<std::string> signatureJson =
+      disc::serializeSignature(module, entryName, checksKept, checksDropped);
+  if (failed(signatureJson))
+    return failure();
+  SmallVector<int64_t> inRanks, outRanks;
+  disc::getSignatureRanks(module, inRanks, outRanks);
+  bool cuda = disc::isCudaSignature(module);
+  for (StringRef name :
+       {disc::kSignatureAttrName, disc::kMemoryAttrName, disc::kRematAttrName})
+    module->removeAttr(name);
 
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
@@ -776,7 +632,7 @@ LogicalResult mlir::disc::emitModelArtifact(
   });
   if (codegenReport)
     module.walk([&](LLVM::LLVMFuncOp f) {
-      if (f.isExternal() || !f.getName().starts_with("disc_kernel_"))
+      if (f.isExternal() || !f.getName().starts_with(disc::kKernelPrefix))
         return;
       std::string loc;
       llvm::raw_string_ostream os(loc);
@@ -820,7 +676,7 @@ LogicalResult mlir::disc::emitModelArtifact(
       gv.setVisibility(llvm::GlobalValue::HiddenVisibility);
   // Kernels (disc-outline-kernels) stay separate functions.
   for (llvm::Function &f : *llvmModule)
-    if (!f.isDeclaration() && f.getName().starts_with("disc_kernel_"))
+    if (!f.isDeclaration() && f.getName().starts_with(disc::kKernelPrefix))
       f.addFnAttr(llvm::Attribute::NoInline);
   bool asan = llvm::is_contained(sanitizers, "address");
   bool coverage = llvm::is_contained(sanitizers, "fuzzer-no-link");
@@ -974,28 +830,13 @@ LogicalResult mlir::disc::emitModelArtifact(
                    << " parallel (outer loop on the session's threads)\n";
   }
 
-  // Ranks of the entry's inputs and outputs, from the signature.
-  llvm::Expected<llvm::json::Value> sig = llvm::json::parse(signatureJson);
-  if (!sig)
-    return module.emitError("bad signature JSON: ")
-           << llvm::toString(sig.takeError());
-  SmallVector<int64_t> inRanks, outRanks;
-  for (auto [key, ranks] : {std::make_pair("inputs", &inRanks),
-                            std::make_pair("outputs", &outRanks)})
-    for (const llvm::json::Value &e : *sig->getAsObject()->getArray(key))
-      ranks->push_back(e.getAsObject()->getArray("shape")->size());
-
   TimingScope linkTimer = phase("wrapper and link (cc)");
   std::string wrapperPath = (tmpDir + "/wrapper.c").str();
   {
     auto out = openOutputFile(wrapperPath, &error);
     if (!out)
       return module.emitError(error);
-    bool cuda = false;
-    if (const llvm::json::Object *root = sig->getAsObject())
-      if (std::optional<StringRef> t = root->getString("target"))
-        cuda = *t == "cuda";
-    out->os() << generateWrapper(entryName, signatureJson, inRanks, outRanks,
+    out->os() << generateWrapper(entryName, *signatureJson, inRanks, outRanks,
                                  checkMessages, rematIds, cuda);
     if (cuda)
       out->os() << generateDeviceConstantShims(deviceConstantFns);

@@ -1,0 +1,321 @@
+//===- Driver.cpp - compile a model once into a model.so ------------------===//
+#include "disc/Driver/Driver.h"
+
+#include "disc/Frontend/Onnx/OnnxImporter.h"
+#include "disc/InitAll.h"
+#include "disc/Target/ModelEmitter.h"
+#include "disc/Transforms/MemoryModel.h"
+#include "disc/Transforms/Remat.h"
+#include "disc/Transforms/ShapeAnalysis.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassInstrumentation.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace mlir::disc;
+
+/// The entry gets a name that cannot clash with a host program's `main`.
+static constexpr llvm::StringLiteral kEntry = "disc_entry";
+
+llvm::Expected<CompileTarget> mlir::disc::parseCompileTarget(StringRef name) {
+  if (name == "cpu")
+    return CompileTarget::Cpu;
+  if (name == "cuda")
+    return CompileTarget::Cuda;
+  if (name == "cuda-emulate")
+    return CompileTarget::CudaEmulate;
+  return llvm::createStringError("unsupported --target '" + name +
+                                 "' (supported: cpu, cuda, cuda-emulate)");
+}
+
+llvm::Expected<LibraryCallMode>
+mlir::disc::parseLibraryCallMode(StringRef name) {
+  if (name == "onednn")
+    return LibraryCallMode::OneDnn;
+  if (name == "none")
+    return LibraryCallMode::None;
+  return llvm::createStringError("unsupported --library-calls '" + name +
+                                 "' (supported: onednn, none)");
+}
+
+void mlir::disc::getCompilePipelineOptions(const CompileOptions &options,
+                                           StringRef modelName,
+                                           CompilePipelineOptions &pipeline) {
+  pipeline.target = options.target;
+  pipeline.gpuArch = options.gpuArch;
+  pipeline.emit = options.emit;
+  pipeline.dims = ArrayRef<std::string>(options.dims);
+  pipeline.forceDynamic = options.forceDynamic;
+  pipeline.fusion = options.fusion;
+  pipeline.schedule = options.memorySchedule;
+  pipeline.remat = options.remat;
+  pipeline.rematMaxOps = options.rematMaxOps;
+  pipeline.libraryCalls = options.libraryCalls;
+  pipeline.modelName = modelName.str();
+  pipeline.reportLibraryCalls = options.reportCodegen;
+}
+
+static int fail(int code, const llvm::Twine &msg) {
+  llvm::errs() << "disc-compile: error: " << msg << "\n";
+  return code;
+}
+
+int mlir::disc::reportUsageError(llvm::Error err) {
+  return fail(CompileBadInput, llvm::toString(std::move(err)));
+}
+
+void mlir::disc::registerCompileCLOptions(llvm::cl::OptionCategory &category) {
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  for (auto &entry : llvm::cl::getRegisteredOptions()) {
+    llvm::cl::Option *opt = entry.second;
+    if (!llvm::is_contained(opt->Categories, &category) &&
+        !opt->ArgStr.starts_with("help") && opt->ArgStr != "version" &&
+        opt->getOptionHiddenFlag() == llvm::cl::NotHidden)
+      opt->setHiddenFlag(llvm::cl::Hidden);
+  }
+}
+
+/// Checks the options that need no model; CompileOk or the failure's code.
+static int checkOptions(const CompileOptions &options) {
+  StringRef arch(options.gpuArch);
+  unsigned sm = 0;
+  if (!arch.consume_front("sm_") || arch.getAsInteger(10, sm) || sm < 50)
+    return fail(CompileBadInput,
+                "unsupported --gpu-arch '" + options.gpuArch +
+                    "' (expected sm_NN with NN >= 50, e.g. sm_80, sm_90)");
+  if (options.emit == EmitStage::Gpu && options.target == CompileTarget::Cpu)
+    return fail(CompileBadInput, "--emit=gpu needs --target=cuda");
+  SmallVector<StringRef> parts;
+  StringRef(options.sanitize).split(parts, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef s : parts)
+    if (s != "address" && s != "undefined" && s != "fuzzer-no-link")
+      return fail(CompileBadInput, "unsupported --sanitize '" + s +
+                                       "' (supported: address, undefined, "
+                                       "fuzzer-no-link)");
+  if (!llvm::sys::fs::exists(options.inputPath))
+    return fail(CompileBadInput, "no such file: " + options.inputPath);
+  return CompileOk;
+}
+
+/// Parses a disc-dialect file into `module` and renames its first public
+/// function to the entry name; CompileOk (`module` null when the parser
+/// failed) or the failure's code.
+static int importMlir(MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                      StringRef path, OwningOpRef<ModuleOp> &module) {
+  module = parseSourceFile<ModuleOp>(path, sourceMgr, ParserConfig(&context));
+  if (!module)
+    return CompileOk;
+  func::FuncOp first;
+  for (auto f : module->getOps<func::FuncOp>())
+    if (f.isPublic() && !f.isExternal()) {
+      first = f;
+      break;
+    }
+  if (!first)
+    return fail(CompileBadInput, "no public function in '" + path + "'");
+  if (first.getSymName() != kEntry &&
+      failed(SymbolTable::replaceAllSymbolUses(
+          first, StringAttr::get(&context, kEntry), *module)))
+    return fail(CompileBadInput, "cannot rename the entry function");
+  first.setSymName(kEntry);
+  return CompileOk;
+}
+
+/// The `--dim` entries are well formed and name dims of the entry's inputs
+/// (disc-attach-dim-ranges inserts them); CompileOk or the failure's code.
+static int checkDims(ModuleOp module, ArrayRef<std::string> dims) {
+  if (dims.empty())
+    return CompileOk;
+  auto f = module.lookupSymbol<func::FuncOp>(kEntry);
+  SmallVector<std::string> known;
+  llvm::StringSet<> knownSet;
+  for (unsigned i = 0, e = f ? f.getNumArguments() : 0; i < e; ++i)
+    if (auto names = f.getArgAttrOfType<ArrayAttr>(i, "disc.dims"))
+      for (Attribute d : names)
+        if (auto s = dyn_cast<StringAttr>(d))
+          if (knownSet.insert(s.getValue()).second)
+            known.push_back(s.str());
+  for (const std::string &spec : dims) {
+    llvm::Expected<NamedDimRange> r = parseDimRange(spec);
+    if (!r)
+      return fail(CompileBadInput, llvm::toString(r.takeError()));
+    if (!knownSet.contains(r->name))
+      return fail(CompileBadInput,
+                  "unknown dim name '" + r->name + "' in --dim; known: " +
+                      (known.empty() ? std::string("(none)")
+                                     : llvm::join(known, ", ")));
+  }
+  return CompileOk;
+}
+
+static LogicalResult printModule(ModuleOp module, StringRef path) {
+  std::string err;
+  auto out = openOutputFile(path, &err);
+  if (!out) {
+    llvm::errs() << err << "\n";
+    return failure();
+  }
+  OpPrintingFlags flags;
+  flags.elideLargeElementsAttrs(16);
+  flags.elideLargeResourceString(64);
+  module.print(out->os(), flags);
+  out->keep();
+  return success();
+}
+
+namespace {
+/// Records the first pass that failed: its stage names the error.
+struct FailedPassRecorder : public PassInstrumentation {
+  std::string *argument;
+  explicit FailedPassRecorder(std::string *argument) : argument(argument) {}
+  void runAfterPassFailed(Pass *pass, Operation *) override {
+    if (argument->empty())
+      *argument = pass->getArgument().str();
+  }
+};
+} // namespace
+
+/// The exit code and message of a pipeline failure in `pass`.
+static int pipelineFailure(ModuleOp module, StringRef pass) {
+  if (pass == "disc-attach-dim-ranges")
+    return fail(CompileBadInput, "bad --dim");
+  if (pass == "disc-shape-simplify")
+    return fail(CompileFailed, "shape propagation failed");
+  if (pass == "disc-fusion")
+    return fail(CompileFailed, "fusion failed");
+  if (pass == "disc-memory-schedule")
+    return fail(CompileFailed, "memory scheduling failed");
+  if (pass == "disc-mark-library-calls" ||
+      pass == "disc-mark-cuda-library-calls")
+    return fail(CompileFailed, "marking library calls failed");
+  if (pass == "disc-attach-memory-model")
+    return fail(CompileFailed, "could not build the memory model");
+  if (pass == "disc-attach-remat")
+    return fail(CompileFailed, "rematerialization failed");
+  if (pass == "disc-attach-signature")
+    return fail(CompileBadInput, "could not build the model signature");
+  // An op the CUDA target cannot run yet is bad input (exit 2); the error
+  // above names the ONNX node.
+  return fail(module->hasAttr("disc.cuda_unsupported") ? CompileBadInput
+                                                       : CompileFailed,
+              "lowering failed");
+}
+
+int mlir::disc::compileModel(const CompileOptions &options) {
+  if (int code = checkOptions(options))
+    return code;
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllDiscDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  // Print errors as they come; keep the output ordered and complete.
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+
+  // --timing: one tree of scopes, printed when `timingManager` goes away.
+  DefaultTimingManager timingManager;
+  timingManager.setEnabled(options.timing);
+  timingManager.setDisplayMode(DefaultTimingManager::DisplayMode::Tree);
+  TimingScope rootTimer = timingManager.getRootScope();
+  TimingScope importTimer = rootTimer.nest("import");
+  OwningOpRef<ModuleOp> module;
+  StringRef input = options.inputPath;
+  if (input.ends_with(".mlir")) {
+    if (int code = importMlir(context, sourceMgr, input, module))
+      return code;
+  } else {
+    OnnxImportOptions importOptions;
+    importOptions.entryName = kEntry.str();
+    importOptions.forceDynamicInputs = options.forceDynamic;
+    module = importOnnxModel(context, input, importOptions);
+  }
+  if (!module)
+    return fail(CompileBadInput, "could not import '" + input + "'");
+  importTimer.stop();
+  if (int code = checkDims(*module, options.dims))
+    return code;
+
+  CompilePipelineOptions pipelineOptions;
+  getCompilePipelineOptions(options, llvm::sys::path::stem(input),
+                            pipelineOptions);
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return fail(CompileBadInput, "bad pass manager options");
+  std::string failedPass;
+  pm.addInstrumentation(std::make_unique<FailedPassRecorder>(&failedPass));
+  TimingScope pipelineTimer = rootTimer.nest("disc-compile-pipeline");
+  if (options.timing)
+    pm.enableTiming(pipelineTimer);
+  buildDiscCompilePipeline(pm, pipelineOptions);
+  auto t0 = std::chrono::steady_clock::now();
+  if (failed(pm.run(*module)))
+    return pipelineFailure(*module, failedPass);
+  double ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - t0)
+                  .count();
+  pipelineTimer.stop();
+
+  EmitStage emit = options.emit;
+  if (emit == EmitStage::Mlir || emit == EmitStage::Linalg ||
+      emit == EmitStage::Gpu || emit == EmitStage::LlvmDialect)
+    return failed(printModule(*module, options.outputPath)) ? CompileFailed
+                                                            : CompileOk;
+  if (emit == EmitStage::Shapes || emit == EmitStage::Memory) {
+    std::string err;
+    auto out = openOutputFile(options.outputPath, &err);
+    if (!out)
+      return fail(CompileFailed, err);
+    if (emit == EmitStage::Shapes) {
+      if (failed(printShapes(*module, kEntry, out->os())))
+        return fail(CompileFailed, "could not print shapes");
+      out->os() << "propagate+simplify: " << llvm::format("%.2f", ms)
+                << " ms\n";
+    } else {
+      if (failed(printMemory(*module, kEntry, out->os())))
+        return fail(CompileFailed, "could not print the memory model");
+      if (options.remat) {
+        RematOptions remat;
+        remat.maxOps = options.rematMaxOps;
+        printRematCandidates(*module, kEntry, remat, out->os());
+      }
+    }
+    out->keep();
+    return CompileOk;
+  }
+
+  EmitKind kind = emit == EmitStage::Llvm  ? EmitKind::LLVM
+                  : emit == EmitStage::Obj ? EmitKind::Object
+                                           : EmitKind::Library;
+  if (options.outputPath == "-" && kind != EmitKind::LLVM)
+    return fail(CompileBadInput,
+                "-o is required for --emit=obj and --emit=lib");
+  TimingScope emitTimer = rootTimer.nest("emit");
+  if (failed(
+          emitModelArtifact(*module, kEntry, options.outputPath, kind,
+                            options.sanitize, &emitTimer, options.compileJobs,
+                            options.reportCodegen ? &llvm::errs() : nullptr)))
+    return fail(CompileFailed, "could not write '" + options.outputPath + "'");
+  return CompileOk;
+}

@@ -1,0 +1,105 @@
+//===- CompilePipeline.cpp - disc-compile-pipeline ------------------------===//
+#include "disc/Pipelines/CompilePipeline.h"
+
+#include "disc/Conversion/Passes.h"
+#include "disc/Pipelines/CpuPipeline.h"
+#include "disc/Pipelines/CudaPipeline.h"
+#include "disc/Target/Passes.h"
+#include "disc/Transforms/Fusion.h"
+#include "disc/Transforms/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+void mlir::disc::buildDiscCompilePipeline(
+    OpPassManager &pm, const CompilePipelineOptions &options) {
+  EmitStage emit = options.emit;
+  DiscAttachDimRangesOptions dimRanges;
+  dimRanges.dims.assign(options.dims.begin(), options.dims.end());
+  dimRanges.forceDynamic = options.forceDynamic;
+  pm.addPass(createDiscAttachDimRanges(dimRanges));
+  if (emit == EmitStage::Mlir)
+    return;
+  // Symbolic shapes, once; a specialized dim (NAME=VALUE) becomes static.
+  pm.addPass(createDiscShapeSimplify());
+  if (emit == EmitStage::Shapes)
+    return;
+  // The op order is chosen before the memory model is built, so that it
+  // describes the order that runs; fusion decisions come first, so the
+  // schedule and the memory model see the fused graph.
+  if (options.fusion)
+    pm.addPass(createDiscFusionPass());
+  if (options.schedule)
+    pm.addPass(createDiscMemorySchedule());
+  // Library calls and their post-ops are marked on the final order, so the
+  // memory model sees them (docs/memory.md). CUDA: cuBLAS/cuDNN; the
+  // emulated kernels (cuda-emulate) run MatMul/Conv as generated loops.
+  CompileTarget target = options.target;
+  std::string libraryCalls = "none";
+  if (options.libraryCalls == LibraryCallMode::OneDnn)
+    libraryCalls = target == CompileTarget::Cpu    ? "onednn"
+                   : target == CompileTarget::Cuda ? "cuda"
+                                                   : "none";
+  if (libraryCalls == "onednn")
+    pm.addNestedPass<func::FuncOp>(createDiscMarkLibraryCalls());
+  if (libraryCalls == "cuda")
+    pm.addNestedPass<func::FuncOp>(createDiscMarkCudaLibraryCalls());
+  if (target == CompileTarget::Cuda && options.reportLibraryCalls)
+    pm.addPass(createDiscReportLibraryCalls());
+  if (emit == EmitStage::Memory)
+    return;
+  // The memory model describes the run with nothing evicted; the remat
+  // candidates come from the same order (on CUDA the runtime recomputes an
+  // evicted candidate or offloads it to host memory, docs/cuda.md).
+  pm.addPass(createDiscAttachMemoryModel());
+  if (options.remat) {
+    DiscAttachRematOptions remat;
+    remat.maxOps = options.rematMaxOps;
+    pm.addPass(createDiscAttachRemat(remat));
+  }
+  DiscAttachSignatureOptions signature;
+  signature.modelName = options.modelName;
+  signature.target = target == CompileTarget::Cpu    ? "cpu"
+                     : target == CompileTarget::Cuda ? "cuda"
+                                                     : "cuda-emulate";
+  signature.gpuArch = options.gpuArch;
+  pm.addPass(createDiscAttachSignature(signature));
+
+  if (emit == EmitStage::Linalg) {
+    pm.addPass(createDiscStripShapeAnnotations());
+    DiscLowerToLinalgOptions lowering;
+    lowering.libraryCallsOption = libraryCalls;
+    pm.addPass(createDiscLowerToLinalg(lowering));
+    return;
+  }
+  if (target == CompileTarget::Cpu) {
+    CpuPipelineOptions cpu;
+    cpu.shapePasses = false;
+    cpu.fusion = false;
+    cpu.memorySchedule = false;
+    cpu.libraryCalls = libraryCalls;
+    buildDiscCpuPipeline(pm, cpu);
+    return;
+  }
+  CudaPipelineOptions cuda;
+  cuda.shapePasses = false;
+  cuda.fusion = false;
+  cuda.memorySchedule = false;
+  cuda.gpuArch = options.gpuArch;
+  cuda.libraryCalls = libraryCalls;
+  if (target == CompileTarget::CudaEmulate)
+    cuda.stop = CudaPipelineOptions::Stop::Emulate;
+  if (emit == EmitStage::Gpu)
+    cuda.stop = CudaPipelineOptions::Stop::AfterMapping;
+  buildDiscCudaPipeline(pm, cuda);
+}
+
+void mlir::disc::registerDiscCompilePipeline() {
+  registerDiscTargetPasses();
+  PassPipelineRegistration<CompilePipelineOptions>(
+      "disc-compile-pipeline",
+      "What disc-compile runs: the imported disc dialect to the final module "
+      "(signature, memory model and remat candidates as module attributes)",
+      buildDiscCompilePipeline);
+}
