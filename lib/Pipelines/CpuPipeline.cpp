@@ -404,7 +404,7 @@ void mlir::disc::buildDiscBufferizedLinalgPipeline(
   // Fusion decisions before the op order and the memory model see the
   // graph (docs/memory.md, "Fusion").
   if (options.fusion)
-    pm.addPass(createDiscFusionPass());
+    pm.addPass(createDiscFusion());
   // Op order for a lower symbolic peak; lowering, canonicalize, CSE and
   // bufferization keep the relative order of the ops (docs/memory.md).
   if (options.memorySchedule)
@@ -492,7 +492,6 @@ void mlir::disc::registerDiscPipelines() {
   PassRegistration<ReassociateReductionsPass>();
   PassRegistration<ApproximateMathPass>();
   registerParallelKernelsPasses();
-  registerDiscFusionPass();
   PassPipelineRegistration<>(
       "disc-cpu-pipeline", "Lower the disc dialect to the LLVM dialect",
       [](OpPassManager &pm) { buildDiscCpuPipeline(pm); });

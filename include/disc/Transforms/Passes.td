@@ -34,6 +34,39 @@ def DiscStripShapeAnnotations : Pass<"disc-strip-shape-annotations", "ModuleOp">
   let dependentDialects = ["::mlir::disc_shape::DiscShapeDialect"];
 }
 
+def DiscFusion : Pass<"disc-fusion", "ModuleOp"> {
+  let summary = "Mark elementwise producers fused into their single consumer";
+  let description = [{
+    Runs on the disc dialect, after disc-shape-propagate and
+    disc-shape-simplify (docs/memory.md, "Fusion"). Recomputes, in every
+    single-block function, the `disc.fused` marks of the producers that the
+    CPU pipeline fuses into their single consumer (disc/Transforms/Fusion.h).
+    A producer qualifies when
+
+     * it is an elementwise op (unary, binary, compare, select, convert),
+     * its result has exactly one use, by an elementwise op or by a
+       reduction in the same block,
+     * neither op is versioned by the lowering: every dynamic operand dim is
+       proven equal to its result dim (the symbolic shape analysis), or is
+       the only possibly non-1 source of that dim, so both become plain
+       `linalg.generic` ops,
+     * for a reduction consumer, some operand of the producer covers every
+       loop of the reduction without broadcasting (linalg keeps the loop
+       bounds).
+
+    Chains fuse transitively: in `exp(x - m) -> sum`, the sub fuses into the
+    exp and the exp into the sum; one loop nest reads x and m. Each group of
+    fused producers is then moved to just before its root, so that a group
+    is a contiguous run of ops.
+
+    A marked producer never touches memory: the memory model gives its
+    result no buffer and counts its operand reads at its consumer, the
+    lowering tags its `linalg.generic`, and disc-fuse-marked-producers fuses
+    every tagged generic into its consumer (and fails if one is left).
+    Reports no errors.
+  }];
+}
+
 def DiscMemorySchedule : Pass<"disc-memory-schedule", "ModuleOp"> {
   let summary = "Reorder ops to lower the symbolic peak memory";
   let description = [{
