@@ -6,6 +6,7 @@
 #include "disc/Dialect/DiscShape/IR/DiscShapeDialect.h"
 #include "disc/Pipelines/CpuPipeline.h"
 #include "disc/Pipelines/CudaPipeline.h"
+#include "disc/Transforms/CPU/Passes.h"
 #include "disc/Transforms/Passes.h"
 
 void mlir::disc::registerAllDiscDialects(DialectRegistry &registry) {
@@ -17,6 +18,7 @@ void mlir::disc::registerAllDiscDialects(DialectRegistry &registry) {
 void mlir::disc::registerAllDiscPasses() {
   registerDiscConversionPasses();
   registerDiscTransformsPasses();
+  registerDiscCpuTransformsPasses();
   registerDiscPipelines();
   registerDiscCudaPasses();
 }
