@@ -7,6 +7,7 @@
 #include "disc/Pipelines/CpuPipeline.h"
 #include "disc/Pipelines/CudaPipeline.h"
 #include "disc/Transforms/CPU/Passes.h"
+#include "disc/Transforms/GPU/Passes.h"
 #include "disc/Transforms/Passes.h"
 
 void mlir::disc::registerAllDiscDialects(DialectRegistry &registry) {
@@ -19,6 +20,7 @@ void mlir::disc::registerAllDiscPasses() {
   registerDiscConversionPasses();
   registerDiscTransformsPasses();
   registerDiscCpuTransformsPasses();
+  registerDiscGpuTransformsPasses();
   registerDiscPipelines();
-  registerDiscCudaPasses();
+  registerDiscCudaPipeline();
 }
