@@ -13,7 +13,8 @@ def DiscShapePropagate : Pass<"disc-shape-propagate", "ModuleOp"> {
     through shape computations (shape_of, gather, concatenate,
     dynamic_reshape with 0/-1, slice, expand, range, select/compare, i64
     arithmetic). Data-dependent sizes get fresh symbols. Writes the
-    `disc_shape.dims` annotations and `disc_shape.constraint` ops.
+    `disc_shape.dims` annotations and `disc_shape.constraint` ops
+    (docs/symbolic-shapes.md). Runs on the disc dialect; reports no errors.
   }];
   let dependentDialects = ["::mlir::disc_shape::DiscShapeDialect"];
 }
@@ -24,13 +25,22 @@ def DiscShapeSimplify : Pass<"disc-shape-simplify", "ModuleOp"> {
     Runs the shape analysis with the solver, merges provably equal symbols,
     rewrites result types whose dims are provably constant into static dims
     (and the function signature consistently), folds `disc.shape_of` whose
-    entries are all constant into `disc.constant`, and re-annotates.
+    entries are all constant into `disc.constant`, and re-annotates
+    (docs/symbolic-shapes.md). Runs on the disc dialect after
+    disc-shape-propagate; reports no errors.
   }];
   let dependentDialects = ["::mlir::disc_shape::DiscShapeDialect"];
 }
 
 def DiscStripShapeAnnotations : Pass<"disc-strip-shape-annotations", "ModuleOp"> {
   let summary = "Remove disc_shape annotations, symbols and constraints";
+  let description = [{
+    Removes the `disc_shape.dims` annotations of ops and function
+    arguments, the `disc_shape.symbolic_dim` symbols and the
+    `disc_shape.constraint` ops that disc-shape-propagate and
+    disc-shape-simplify wrote, once the lowering (which re-runs the
+    analysis) no longer needs them. Reports no errors.
+  }];
   let dependentDialects = ["::mlir::disc_shape::DiscShapeDialect"];
 }
 
@@ -79,8 +89,10 @@ def DiscMemorySchedule : Pass<"disc-memory-schedule", "ModuleOp"> {
     (canonical forms, then Z3 under the `--dim` ranges). An order replaces
     program order only when its peak is proven no higher for every shape in
     range; an UNKNOWN between two such orders is broken by the LIKELY
-    values, and a tie keeps the earlier one. Deterministic. See
-    docs/memory.md, "Op scheduling".
+    values, and a tie keeps the earlier one. Deterministic. Ops with memory
+    effects keep their relative order. With `remarks`, a remark per
+    function names the chosen candidate. Runs on the disc dialect; reports
+    no errors. See docs/memory.md, "Op scheduling".
   }];
   let options = [
     Option<"remarks", "remarks", "bool", /*default=*/"false",
@@ -102,7 +114,12 @@ def DiscRemat : Pass<"disc-remat", "ModuleOp"> {
     `disc_remat_evict_<id>` after its last use before the gap, and before
     the next use a call `disc_remat_regenerate`, a fresh buffer and an
     `scf.if` that recomputes the value into it when the runtime evicted it.
-    The runtime decides (docs/memory.md, "Rematerialization").
+    The runtime decides (docs/memory.md, "Rematerialization"). With
+    `remarks`, a remark names each candidate and each rejected long-gap
+    tensor with the reason. Runs on the disc dialect, after
+    disc-shape-propagate and disc-shape-simplify; the scheme follows
+    BladeDISC++ (compile-time candidates, run-time eviction decisions).
+    Reports no errors.
   }];
   let options = [
     Option<"maxOps", "max-ops", "unsigned", /*default=*/"12",
