@@ -7,6 +7,8 @@
 #include "disc/Pipelines/CompilePipeline.h"
 #include "disc/Pipelines/CpuPipeline.h"
 #include "disc/Pipelines/CudaPipeline.h"
+#include "disc/Transforms/CPU/Passes.h"
+#include "disc/Transforms/GPU/Passes.h"
 #include "disc/Transforms/Passes.h"
 
 void mlir::disc::registerAllDiscDialects(DialectRegistry &registry) {
@@ -18,7 +20,9 @@ void mlir::disc::registerAllDiscDialects(DialectRegistry &registry) {
 void mlir::disc::registerAllDiscPasses() {
   registerDiscConversionPasses();
   registerDiscTransformsPasses();
+  registerDiscCpuTransformsPasses();
+  registerDiscGpuTransformsPasses();
   registerDiscPipelines();
-  registerDiscCudaPasses();
+  registerDiscCudaPipeline();
   registerDiscCompilePipeline();
 }

@@ -18,11 +18,16 @@
 //===----------------------------------------------------------------------===//
 #include "disc/Transforms/Fusion.h"
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
+#include "disc/Transforms/Passes.h"
 #include "disc/Transforms/ShapeAnalysis.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/Pass/PassRegistry.h"
+
+namespace mlir::disc {
+#define GEN_PASS_DEF_DISCFUSION
+#include "disc/Transforms/Passes.h.inc"
+} // namespace mlir::disc
 
 using namespace mlir;
 using namespace mlir::disc;
@@ -130,13 +135,7 @@ bool hasFullOperand(ShapeAnalysis &sa, Operation *op) {
   return false;
 }
 
-struct DiscFusionPass
-    : public PassWrapper<DiscFusionPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DiscFusionPass)
-  StringRef getArgument() const final { return "disc-fusion"; }
-  StringRef getDescription() const final {
-    return "Mark elementwise producers fused into their single consumer";
-  }
+struct DiscFusionPass : public disc::impl::DiscFusionBase<DiscFusionPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     llvm::StringMap<DimRange> ranges = collectDimRanges(module);
@@ -177,9 +176,5 @@ struct DiscFusionPass
 } // namespace
 
 std::unique_ptr<Pass> mlir::disc::createDiscFusionPass() {
-  return std::make_unique<DiscFusionPass>();
-}
-
-void mlir::disc::registerDiscFusionPass() {
-  PassRegistration<DiscFusionPass>();
+  return createDiscFusion();
 }

@@ -28,7 +28,7 @@ struct CpuPipelineOptions {
   /// did, before building the memory model: `disc-compile`).
   bool fusion = true;
   /// Run the outlined loop nests with a parallel outer loop on the
-  /// session's threads (disc-parallelize-kernels, ParallelKernels.cpp).
+  /// session's threads (disc-parallelize-kernels).
   bool parallelKernels = true;
 };
 
@@ -53,26 +53,10 @@ void buildDiscBufferizedLinalgPipeline(OpPassManager &pm,
 void buildDiscCpuLoopsToLLVMPipeline(OpPassManager &pm,
                                      bool parallelKernels = false);
 
-/// disc-parallelize-kernels: outlined kernels whose loop nest has a
-/// parallel outer loop take a chunk [lo, hi) of it and the smallest chunk
-/// worth a thread as three more arguments and are marked `disc.parallel`
-/// (ParallelKernels.cpp).
-std::unique_ptr<Pass> createParallelizeKernelsPass();
-/// disc-lower-parallel-calls: on the LLVM dialect, each call of a marked
-/// kernel becomes a call of `disc_parallel_for` with a body function and
-/// its arguments in a stack struct.
-std::unique_ptr<Pass> createLowerParallelCallsPass();
-void registerParallelKernelsPasses();
-
-/// Registers DISC pass pipelines (`disc-cpu-pipeline`).
+/// Registers the CPU pass pipeline (`disc-cpu-pipeline`). The passes are
+/// registered by registerDiscCpuTransformsPasses (disc/Transforms/CPU).
 void registerDiscPipelines();
 
-/// The buffer a memref value views on the CPU path: its allocation, global
-/// or block argument, through views, casts and reshapes; null when it comes
-/// from anything else (a loop result, a call). Used for the kernels'
-/// `noalias` parameters (disc-outline-kernels) and to keep kernels whose
-/// inputs view their output serial (disc-parallelize-kernels).
-Value bufferRoot(Value v);
 
 } // namespace mlir::disc
 

@@ -48,8 +48,10 @@ struct CudaPipelineOptions {
 void buildDiscCudaPipeline(OpPassManager &pm,
                            const CudaPipelineOptions &options = {});
 
-/// Registers the CUDA passes (disc-gpu-*) and `disc-cuda-pipeline`.
-void registerDiscCudaPasses();
+/// Registers the CUDA pass pipeline (`disc-cuda-pipeline`). The passes
+/// (disc-gpu-*) are registered by registerDiscGpuTransformsPasses
+/// (disc/Transforms/GPU).
+void registerDiscCudaPipeline();
 
 /// Registers what the CUDA pipeline needs in a context: the NVVM target
 /// attribute's serialization and the GPU dialects' translation to LLVM IR.

@@ -41,10 +41,10 @@ Operation *getFusionRoot(Operation *op);
 /// disc-fusion and again by disc-memory-schedule after it reorders.
 void sinkFusedProducers(Block &block);
 
-/// disc-fusion (module pass): recomputes the marks of every function.
+/// disc-fusion (module pass): recomputes the marks of every function. The
+/// same as createDiscFusion() (disc/Transforms/Passes.h, registered with the
+/// other passes there), kept for the existing callers.
 std::unique_ptr<Pass> createDiscFusionPass();
-/// Registers disc-fusion.
-void registerDiscFusionPass();
 
 } // namespace mlir::disc
 

@@ -13,7 +13,8 @@ def DiscShapePropagate : Pass<"disc-shape-propagate", "ModuleOp"> {
     through shape computations (shape_of, gather, concatenate,
     dynamic_reshape with 0/-1, slice, expand, range, select/compare, i64
     arithmetic). Data-dependent sizes get fresh symbols. Writes the
-    `disc_shape.dims` annotations and `disc_shape.constraint` ops.
+    `disc_shape.dims` annotations and `disc_shape.constraint` ops
+    (docs/symbolic-shapes.md). Runs on the disc dialect; reports no errors.
   }];
   let dependentDialects = ["::mlir::disc_shape::DiscShapeDialect"];
 }
@@ -24,14 +25,56 @@ def DiscShapeSimplify : Pass<"disc-shape-simplify", "ModuleOp"> {
     Runs the shape analysis with the solver, merges provably equal symbols,
     rewrites result types whose dims are provably constant into static dims
     (and the function signature consistently), folds `disc.shape_of` whose
-    entries are all constant into `disc.constant`, and re-annotates.
+    entries are all constant into `disc.constant`, and re-annotates
+    (docs/symbolic-shapes.md). Runs on the disc dialect after
+    disc-shape-propagate; reports no errors.
   }];
   let dependentDialects = ["::mlir::disc_shape::DiscShapeDialect"];
 }
 
 def DiscStripShapeAnnotations : Pass<"disc-strip-shape-annotations", "ModuleOp"> {
   let summary = "Remove disc_shape annotations, symbols and constraints";
+  let description = [{
+    Removes the `disc_shape.dims` annotations of ops and function
+    arguments, the `disc_shape.symbolic_dim` symbols and the
+    `disc_shape.constraint` ops that disc-shape-propagate and
+    disc-shape-simplify wrote, once the lowering (which re-runs the
+    analysis) no longer needs them. Reports no errors.
+  }];
   let dependentDialects = ["::mlir::disc_shape::DiscShapeDialect"];
+}
+
+def DiscFusion : Pass<"disc-fusion", "ModuleOp"> {
+  let summary = "Mark elementwise producers fused into their single consumer";
+  let description = [{
+    Runs on the disc dialect, after disc-shape-propagate and
+    disc-shape-simplify (docs/memory.md, "Fusion"). Recomputes, in every
+    single-block function, the `disc.fused` marks of the producers that the
+    CPU pipeline fuses into their single consumer (disc/Transforms/Fusion.h).
+    A producer qualifies when
+
+     * it is an elementwise op (unary, binary, compare, select, convert),
+     * its result has exactly one use, by an elementwise op or by a
+       reduction in the same block,
+     * neither op is versioned by the lowering: every dynamic operand dim is
+       proven equal to its result dim (the symbolic shape analysis), or is
+       the only possibly non-1 source of that dim, so both become plain
+       `linalg.generic` ops,
+     * for a reduction consumer, some operand of the producer covers every
+       loop of the reduction without broadcasting (linalg keeps the loop
+       bounds).
+
+    Chains fuse transitively: in `exp(x - m) -> sum`, the sub fuses into the
+    exp and the exp into the sum; one loop nest reads x and m. Each group of
+    fused producers is then moved to just before its root, so that a group
+    is a contiguous run of ops.
+
+    A marked producer never touches memory: the memory model gives its
+    result no buffer and counts its operand reads at its consumer, the
+    lowering tags its `linalg.generic`, and disc-fuse-marked-producers fuses
+    every tagged generic into its consumer (and fails if one is left).
+    Reports no errors.
+  }];
 }
 
 def DiscMemorySchedule : Pass<"disc-memory-schedule", "ModuleOp"> {
@@ -46,8 +89,10 @@ def DiscMemorySchedule : Pass<"disc-memory-schedule", "ModuleOp"> {
     (canonical forms, then Z3 under the `--dim` ranges). An order replaces
     program order only when its peak is proven no higher for every shape in
     range; an UNKNOWN between two such orders is broken by the LIKELY
-    values, and a tie keeps the earlier one. Deterministic. See
-    docs/memory.md, "Op scheduling".
+    values, and a tie keeps the earlier one. Deterministic. Ops with memory
+    effects keep their relative order. With `remarks`, a remark per
+    function names the chosen candidate. Runs on the disc dialect; reports
+    no errors. See docs/memory.md, "Op scheduling".
   }];
   let options = [
     Option<"remarks", "remarks", "bool", /*default=*/"false",
@@ -69,7 +114,12 @@ def DiscRemat : Pass<"disc-remat", "ModuleOp"> {
     `disc_remat_evict_<id>` after its last use before the gap, and before
     the next use a call `disc_remat_regenerate`, a fresh buffer and an
     `scf.if` that recomputes the value into it when the runtime evicted it.
-    The runtime decides (docs/memory.md, "Rematerialization").
+    The runtime decides (docs/memory.md, "Rematerialization"). With
+    `remarks`, a remark names each candidate and each rejected long-gap
+    tensor with the reason. Runs on the disc dialect, after
+    disc-shape-propagate and disc-shape-simplify; the scheme follows
+    BladeDISC++ (compile-time candidates, run-time eviction decisions).
+    Reports no errors.
   }];
   let options = [
     Option<"maxOps", "max-ops", "unsigned", /*default=*/"12",

@@ -1,49 +1,34 @@
-//===- CudaLibraryCallOperands.cpp - device copies for library calls -----===//
+//===- UploadLibraryCallOperands.cpp - Device copies for library calls ----===//
 //
-// See CudaLibraryCallOperands.h.
+// A library call of the CUDA target (`disc_lib_*`: cuBLAS/cuDNN,
+// CudaLibraryCalls.h) runs on device memory, so each constant of model.so a
+// call reads (Conv weights, a bias) gets one device copy per run, as
+// disc-gpu-upload-constants does for kernels: allocated through the runtime
+// at the start of the function, filled with gpu.memcpy on the session
+// stream, freed before it returns. Their bytes and buffers are added to
+// `disc.device_constant_bytes` / `disc.device_constant_allocs` on the
+// function (the predicted peak).
 //
 //===----------------------------------------------------------------------===//
-#include "CudaLibraryCallOperands.h"
-#include "CudaPasses.h"
+#include "disc/Transforms/GPU/Passes.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "Utils.h"
+
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/MapVector.h"
 
-using namespace mlir;
+namespace mlir::disc {
+#define GEN_PASS_DEF_DISCGPUUPLOADLIBRARYCALLOPERANDS
+#include "disc/Transforms/GPU/Passes.h.inc"
+} // namespace mlir::disc
 
-Value mlir::disc::cuda::viewRoot(Value v, SmallVectorImpl<Operation *> *chain) {
-  while (Operation *def = v.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    if (chain)
-      chain->push_back(def);
-    v = view.getViewSource();
-  }
-  return v;
-}
+using namespace mlir;
 
 namespace {
 
 struct UploadLibraryCallOperandsPass
-    : public PassWrapper<UploadLibraryCallOperandsPass,
-                         OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(UploadLibraryCallOperandsPass)
-  StringRef getArgument() const final {
-    return "disc-gpu-upload-library-call-operands";
-  }
-  StringRef getDescription() const final {
-    return "Copy the host constants a cuBLAS/cuDNN library call reads to "
-           "device buffers";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<gpu::GPUDialect, memref::MemRefDialect>();
-  }
+    : public disc::impl::DiscGpuUploadLibraryCallOperandsBase<
+          UploadLibraryCallOperandsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal())
@@ -120,11 +105,3 @@ struct UploadLibraryCallOperandsPass
 };
 
 } // namespace
-
-std::unique_ptr<Pass> mlir::disc::createUploadLibraryCallOperandsPass() {
-  return std::make_unique<UploadLibraryCallOperandsPass>();
-}
-
-void mlir::disc::registerUploadLibraryCallOperandsPass() {
-  PassRegistration<UploadLibraryCallOperandsPass>();
-}

@@ -1,4 +1,4 @@
-//===- CudaEmulate.cpp - Mapped CUDA kernels run as host loops ------------===//
+//===- EmulateLaunches.cpp - disc-gpu-emulate-launches --------------------===//
 //
 // `disc-compile --target=cuda-emulate` (docs/cuda.md, "Emulation"): the
 // IR after the GPU mapping (`--emit=gpu`) with every gpu.launch turned into
@@ -12,32 +12,23 @@
 // after a real one. The result continues with the CPU pipeline's tail.
 //
 //===----------------------------------------------------------------------===//
-#include "CudaPasses.h"
+#include "disc/Transforms/GPU/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/BuiltinOps.h"
+#include "Utils.h"
+
 #include "mlir/IR/IRMapping.h"
+
+namespace mlir::disc {
+#define GEN_PASS_DEF_DISCGPUEMULATELAUNCHES
+#include "disc/Transforms/GPU/Passes.h.inc"
+} // namespace mlir::disc
 
 using namespace mlir;
 
 namespace {
 
 struct EmulateLaunchesPass
-    : public PassWrapper<EmulateLaunchesPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(EmulateLaunchesPass)
-  StringRef getArgument() const final { return "disc-gpu-emulate-launches"; }
-  StringRef getDescription() const final {
-    return "Turn every gpu.launch into host loops over block and thread ids";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, memref::MemRefDialect, scf::SCFDialect,
-                    func::FuncDialect>();
-  }
-
+    : public disc::impl::DiscGpuEmulateLaunchesBase<EmulateLaunchesPass> {
   /// After a launch: when the kernel recorded a failed check, clear the
   /// word and report it as the host-side check would.
   void readErrorWord(OpBuilder &b, Location loc, memref::GlobalOp word,
@@ -198,7 +189,3 @@ struct EmulateLaunchesPass
 };
 
 } // namespace
-
-std::unique_ptr<Pass> mlir::disc::cuda::createEmulateLaunchesPass() {
-  return std::make_unique<EmulateLaunchesPass>();
-}

@@ -1,4 +1,4 @@
-//===- CudaDeviceChecks.cpp - Run-time checks inside CUDA kernels ---------===//
+//===- DeviceChecks.cpp - disc-gpu-device-checks --------------------------===//
 //
 // A run-time check (RuntimeChecks.h) inside a kernel cannot stop the run
 // as on the host. disc-gpu-device-checks turns
@@ -12,14 +12,14 @@
 // the CPU (docs/cuda.md, "Run-time checks in kernels").
 //
 //===----------------------------------------------------------------------===//
-#include "CudaPasses.h"
+#include "disc/Transforms/GPU/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/BuiltinOps.h"
+#include "Utils.h"
+
+namespace mlir::disc {
+#define GEN_PASS_DEF_DISCGPUDEVICECHECKS
+#include "disc/Transforms/GPU/Passes.h.inc"
+} // namespace mlir::disc
 
 using namespace mlir;
 
@@ -37,18 +37,7 @@ Value zeroOf(OpBuilder &b, Location loc, Type type) {
 }
 
 struct DeviceChecksPass
-    : public PassWrapper<DeviceChecksPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DeviceChecksPass)
-  StringRef getArgument() const final { return "disc-gpu-device-checks"; }
-  StringRef getDescription() const final {
-    return "Run-time checks inside kernels record the failure in a device "
-           "error word and skip the guarded code";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry
-        .insert<arith::ArithDialect, memref::MemRefDialect, scf::SCFDialect>();
-  }
-
+    : public disc::impl::DiscGpuDeviceChecksBase<DeviceChecksPass> {
   memref::GlobalOp getOrCreateErrorWord(ModuleOp module) {
     if (auto g = module.lookupSymbol<memref::GlobalOp>(
             disc::cuda::kCheckErrorGlobal))
@@ -171,7 +160,3 @@ struct DeviceChecksPass
 };
 
 } // namespace
-
-std::unique_ptr<Pass> mlir::disc::cuda::createDeviceChecksPass() {
-  return std::make_unique<DeviceChecksPass>();
-}

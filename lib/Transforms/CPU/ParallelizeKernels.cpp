@@ -1,48 +1,40 @@
-//===- ParallelKernels.cpp - Outlined loop nests on the session's threads -===//
+//===- ParallelizeKernels.cpp - disc-parallelize-kernels ------------------===//
 //
-// Two passes of the CPU pipeline (docs/performance.md, "Threads"):
+// Outlined loop nests on the session's threads (docs/performance.md,
+// "Threads"), after disc-outline-kernels, on linalg on buffers: a kernel
+// `disc_kernel_<n>` whose loop nest is one linalg op with a parallel outer
+// loop that indexes every output (so iterations of that loop write disjoint
+// elements) runs over a chunk [lo, hi) of that loop, or of the first two
+// such loops flattened row-major (a batch of 1 leaves the second to split),
+// given as two more `index` arguments (linalg's TilingInterface: subviews
+// of the operands, linalg.index offset). A third new argument, computed at
+// the call from the other loops' sizes, is the smallest chunk worth a
+// thread; the one call passes [0, n). The kernel is marked `disc.parallel`
+// (disc-lower-parallel-calls calls it through the runtime's parallel_for).
+// Kernels with little static work (below kMinParallelIterations), with
+// anything but pure arithmetic in their body (run-time checks, calls), or
+// whose inputs may alias an output through another view or indexing stay
+// serial.
 //
-// `disc-parallelize-kernels` (after disc-outline-kernels, on linalg on
-// buffers): a kernel `disc_kernel_<n>` whose loop nest is one linalg op
-// with a parallel outer loop that indexes every output (so iterations of
-// that loop write disjoint elements) runs over a chunk [lo, hi) of that
-// loop, or of the first two such loops flattened row-major (a batch of 1
-// leaves the second to split), given as two more `index` arguments
-// (linalg's TilingInterface: subviews of the operands, linalg.index
-// offset). A third new argument, computed at the call from the other
-// loops' sizes, is the smallest chunk worth a thread; the one call passes
-// [0, n). The kernel is marked `disc.parallel`. Kernels with little static
-// work (below kMinParallelIterations), with anything but pure arithmetic
-// in their body (run-time checks, calls), or whose inputs may alias an
-// output through another view or indexing stay serial.
-//
-// `disc-lower-parallel-calls` (after the lowering to the LLVM dialect):
-// each call of a marked kernel becomes a call of the model's
-// `disc_parallel_for(body, env, n, min_chunk)` (ModelEmitter's wrapper,
-// forwarding to `disc_ral_context.parallel_for`): the call's arguments
-// go into a stack struct `env`, and the body `disc_parallel_body_<n>(env,
-// lo, hi)` loads them and calls the kernel on [lo, hi). A chunk computes its
-// elements exactly as the whole loop does (same inner loops), so results do
-// not depend on the number of threads; nothing is allocated in a chunk.
-//
-//===----------------------------------------------------------------------===//
-#include "disc/Pipelines/CpuPipeline.h"
+//===----------------------------------------------------------------------===
+#include "disc/Transforms/CPU/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "Utils.h"
+
 #include "mlir/Dialect/Arith/Utils/Utils.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
-#include "mlir/Pass/Pass.h"
+
+namespace mlir::disc {
+#define GEN_PASS_DEF_DISCPARALLELIZEKERNELS
+#include "disc/Transforms/CPU/Passes.h.inc"
+} // namespace mlir::disc
 
 using namespace mlir;
+using mlir::disc::kParallelAttr;
 
 namespace {
 /// Kernels with fewer static iterations (all loops) stay serial; a chunk
@@ -51,20 +43,8 @@ namespace {
 constexpr int64_t kMinParallelIterations = 32768;
 constexpr int64_t kMinChunkIterations = 16384;
 
-constexpr StringLiteral kParallelAttr = "disc.parallel";
-
 struct ParallelizeKernelsPass
-    : public PassWrapper<ParallelizeKernelsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ParallelizeKernelsPass)
-  StringRef getArgument() const final { return "disc-parallelize-kernels"; }
-  StringRef getDescription() const final {
-    return "Run the outer parallel loop of outlined kernels in chunks";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry
-        .insert<arith::ArithDialect, memref::MemRefDialect, scf::SCFDialect>();
-  }
-
+    : public disc::impl::DiscParallelizeKernelsBase<ParallelizeKernelsPass> {
   /// Whether loop `d` of `root` is parallel and indexes every output as a
   /// plain dim (so different values of it write disjoint elements).
   static bool isChunkable(linalg::LinalgOp root, unsigned d) {
@@ -287,103 +267,4 @@ struct ParallelizeKernelsPass
     call->erase();
   }
 };
-
-/// The model wrapper's entry (ModelEmitter.cpp) that forwards to
-/// `disc_ral_context.parallel_for`.
-constexpr StringLiteral kParallelFor = "disc_parallel_for";
-
-struct LowerParallelCallsPass
-    : public PassWrapper<LowerParallelCallsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerParallelCallsPass)
-  StringRef getArgument() const final { return "disc-lower-parallel-calls"; }
-  StringRef getDescription() const final {
-    return "Call marked kernels through the runtime's parallel_for";
-  }
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    MLIRContext *ctx = &getContext();
-    auto ptr = LLVM::LLVMPointerType::get(ctx);
-    auto i64 = IntegerType::get(ctx, 64);
-    auto voidType = LLVM::LLVMVoidType::get(ctx);
-    SmallVector<LLVM::LLVMFuncOp> kernels;
-    for (auto f : module.getOps<LLVM::LLVMFuncOp>())
-      if (f->hasAttr(kParallelAttr) && !f.isExternal())
-        kernels.push_back(f);
-    if (kernels.empty())
-      return;
-    OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
-    auto parallelFor = module.lookupSymbol<LLVM::LLVMFuncOp>(kParallelFor);
-    if (!parallelFor)
-      parallelFor = LLVM::LLVMFuncOp::create(
-          mb, module.getLoc(), kParallelFor,
-          LLVM::LLVMFunctionType::get(voidType, {ptr, ptr, i64, i64}));
-    SymbolTableCollection tables;
-    SymbolUserMap users(tables, module);
-    for (LLVM::LLVMFuncOp kernel : kernels) {
-      Location loc = kernel.getLoc();
-      ArrayRef<Type> params = kernel.getFunctionType().getParams();
-      assert(params.size() >= 3 &&
-             "a parallel kernel takes lo, hi and the smallest chunk last");
-      auto envType = LLVM::LLVMStructType::getLiteral(
-          ctx, SmallVector<Type>(params.drop_back(3)));
-      // The body: loads the arguments, runs the kernel on [lo, hi).
-      std::string name =
-          "disc_parallel_body_" + kernel.getName().drop_front(12).str();
-      auto thunk = LLVM::LLVMFuncOp::create(
-          mb, loc, name, LLVM::LLVMFunctionType::get(voidType, {ptr, i64, i64}),
-          LLVM::Linkage::Internal);
-      {
-        Block *entry = thunk.addEntryBlock(mb);
-        OpBuilder tb = OpBuilder::atBlockEnd(entry);
-        SmallVector<Value> args;
-        for (auto [i, t] : llvm::enumerate(params.drop_back(3))) {
-          Value field = LLVM::GEPOp::create(
-              tb, loc, ptr, envType, entry->getArgument(0),
-              ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
-          args.push_back(LLVM::LoadOp::create(tb, loc, t, field));
-        }
-        args.push_back(entry->getArgument(1));
-        args.push_back(entry->getArgument(2));
-        args.push_back(LLVM::ConstantOp::create(tb, loc, i64, 0)); // unread
-        LLVM::CallOp::create(tb, loc, kernel, args);
-        LLVM::ReturnOp::create(tb, loc, ValueRange());
-      }
-      for (Operation *user : llvm::to_vector(users.getUsers(kernel))) {
-        auto call = dyn_cast<LLVM::CallOp>(user);
-        if (!call)
-          continue;
-        auto caller = call->getParentOfType<LLVM::LLVMFuncOp>();
-        OpBuilder ab = OpBuilder::atBlockBegin(&caller.getBody().front());
-        Value one = LLVM::ConstantOp::create(ab, loc, i64, 1);
-        Value env = LLVM::AllocaOp::create(ab, loc, ptr, envType, one);
-        OpBuilder cb(call);
-        ValueRange operands = call.getArgOperands();
-        for (auto [i, v] : llvm::enumerate(operands.drop_back(3))) {
-          Value field = LLVM::GEPOp::create(
-              cb, loc, ptr, envType, env,
-              ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
-          LLVM::StoreOp::create(cb, loc, v, field);
-        }
-        Value fn = LLVM::AddressOfOp::create(cb, loc, ptr, thunk.getName());
-        Value n = operands[operands.size() - 2];
-        LLVM::CallOp::create(cb, loc, parallelFor,
-                             ValueRange{fn, env, n, operands.back()});
-        call->erase();
-      }
-    }
-  }
-};
 } // namespace
-
-std::unique_ptr<Pass> mlir::disc::createParallelizeKernelsPass() {
-  return std::make_unique<ParallelizeKernelsPass>();
-}
-
-std::unique_ptr<Pass> mlir::disc::createLowerParallelCallsPass() {
-  return std::make_unique<LowerParallelCallsPass>();
-}
-
-void mlir::disc::registerParallelKernelsPasses() {
-  PassRegistration<ParallelizeKernelsPass>();
-  PassRegistration<LowerParallelCallsPass>();
-}

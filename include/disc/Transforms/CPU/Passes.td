@@ -1,0 +1,164 @@
+//===- Passes.td - DISC CPU passes -------------------------*- tablegen -*-===//
+//
+// Passes of the CPU pipeline (disc/Pipelines/CpuPipeline.h) on linalg and
+// scf on buffers and on the LLVM dialect. The CUDA pipeline shares the
+// bufferization part (disc-fuse-marked-producers, disc-copy-to-linalg) and,
+// for `--target=cuda-emulate`, the tail.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_TRANSFORMS_CPU_PASSES_TD
+#define DISC_TRANSFORMS_CPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def DiscFuseMarkedProducers
+    : Pass<"disc-fuse-marked-producers", "::mlir::func::FuncOp"> {
+  let summary = "Fuse the generics marked by disc-fusion into their consumers";
+  let description = [{
+    Runs on linalg on tensors, after `disc-lower-to-linalg`. Fuses every
+    `linalg.generic` tagged by `disc-fusion` (`disc.fused`,
+    disc/Transforms/Fusion.h) into its single consumer with linalg's
+    elementwise fusion (`linalg::fuseElementwiseOps`), last producer first,
+    so that a chain folds into one loop nest whatever the consumer became.
+    `tensor.dim` ops of a producer's result read its destination instead,
+    which has the same shape.
+
+    The memory model already counts the producer's result as never stored,
+    so a tagged generic that cannot be fused is a compiler bug, reported as
+    an error rather than left to break the predicted peak: `disc-fusion:
+    fused producer has N uses`, `disc-fusion: producer cannot be fused into
+    <op>` or `disc-fusion: linalg fusion failed`; the pass then fails.
+  }];
+}
+
+def DiscPromoteSmallBuffers
+    : Pass<"disc-promote-small-buffers", "::mlir::func::FuncOp"> {
+  let summary = "Move small static non-escaping buffers to the stack";
+  let description = [{
+    Runs on memrefs after bufferization, before deallocation. Each
+    `memref.alloc` of the function's entry block with a static shape, the
+    identity layout and at most `disc::kMaxStackBufferBytes` payload bytes
+    (the memory model's stack rule) that no returned value aliases
+    (`BufferViewFlowAnalysis`) becomes a `memref.alloca` with the same
+    alignment. Shape tensors and the index shapes of reshapes then never
+    reach the runtime's allocator, whatever canonicalization folded
+    (docs/memory.md). Only the entry block, so no alloca sits in a loop.
+    CPU only: a device kernel cannot read the host stack. Reports no errors.
+  }];
+}
+
+def DiscCopyToLinalg : Pass<"disc-copy-to-linalg", "::mlir::func::FuncOp"> {
+  let summary = "Rewrite memref.copy into linalg.copy";
+  let description = [{
+    Rewrites every `memref.copy` into a `linalg.copy` of the same source and
+    target, so that copies become plain loops instead of calls into MLIR's
+    C runner utilities, which a model.so does not link. Reports no errors.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def DiscOutlineKernels : Pass<"disc-outline-kernels", "ModuleOp"> {
+  let summary = "Move each top-level loop nest into its own function";
+  let description = [{
+    Runs on linalg and scf on buffers. Moves every top-level loop nest of
+    each single-block function (a linalg op on buffers, an `scf.for`, or an
+    `scf.if` without results that holds one; an `scf.if` of run-time checks
+    only stays inline) into its own private function `disc_kernel_<n>` and
+    calls it in place. Buffers and scalars defined above become arguments;
+    constants and `memref.get_global`s are cloned in. Allocations and
+    deallocations stay in the caller, so what reaches the allocator and in
+    which order does not change (docs/memory.md).
+
+    The kernels keep LLVM's optimizer and code generator away from one huge
+    function (their cost grows faster than the function's size), and let
+    the emitter compile the module in parallel parts (ModelEmitter.cpp).
+    They are marked `noinline` when translated to LLVM IR.
+
+    Each kernel gets `disc.noalias_params`: the LLVM parameter index of the
+    aligned pointer of every memref argument whose buffer no other argument
+    views (a memref of rank r becomes 3 + 2r parameters: the allocated and
+    aligned pointers, the offset, sizes and strides). The emitter turns
+    them into `noalias`, so LLVM may keep a reduction's accumulator in a
+    register and vectorize without run-time alias checks. Nothing is marked
+    when some buffer's origin is unknown. Reports no errors.
+  }];
+}
+
+def DiscParallelizeKernels : Pass<"disc-parallelize-kernels", "ModuleOp"> {
+  let summary = "Run the outer parallel loop of outlined kernels in chunks";
+  let description = [{
+    Runs after `disc-outline-kernels`, on linalg on buffers
+    (docs/performance.md, "Threads"). A kernel `disc_kernel_<n>` with one
+    call, whose loop nest is one linalg op with a parallel outer loop that
+    indexes every output (so iterations of that loop write disjoint
+    elements), runs over a chunk [lo, hi) of that loop, or of the first two
+    such loops flattened row-major (a batch of 1 leaves the second to
+    split), given as two more `index` arguments (linalg's TilingInterface:
+    subviews of the operands, `linalg.index` offset). A third new argument,
+    computed at the call from the other loops' sizes, is the smallest chunk
+    worth a thread; the one call passes [0, n). The kernel is marked
+    `disc.parallel` for `disc-lower-parallel-calls`.
+
+    Kernels with little static work (fewer than 32768 iterations in all, or
+    fewer than two chunks of 16384 iterations: a parallel region costs a
+    few microseconds for the wake-up and join of the OpenMP team), with
+    anything but pure arithmetic in their body (run-time checks report
+    through the context and unwind, which a worker thread must not; calls),
+    or whose inputs may alias an output through another view or indexing
+    stay serial. A tiling failure is reported as `disc-parallelize-kernels:
+    tiling failed` and the pass fails.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+def DiscReassociateReductions
+    : Pass<"disc-reassociate-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Allow reassociation on the combiners of float reductions";
+  let description = [{
+    Runs on linalg on buffers. Adds the `reassoc` and `contract` fast-math
+    flags to the combiner of every float reduction: the op of a reduction
+    `linalg.generic`'s body that reads an output block argument (the
+    accumulator). Without them LLVM keeps a sum or max over the reduced dim
+    a scalar chain; with them the loop vectorizer splits it into vector
+    lanes and combines them at the end, which changes the summation order
+    only (the e2e tolerances hold, docs/performance.md). Reports no errors.
+  }];
+}
+
+def DiscApproximateMath
+    : Pass<"disc-approximate-math", "::mlir::func::FuncOp"> {
+  let summary = "Polynomial approximations of f32 exp, tanh and erf";
+  let description = [{
+    Runs on loops, before the math dialect is lowered to LLVM. Replaces f32
+    `math.exp`, `math.tanh` and `math.erf` by MLIR's polynomial
+    approximations (`populateMathPolynomialApproximationPatterns`:
+    Cephes-style range reduction and minimax polynomials, a few ulp), so
+    they are inline arithmetic that LLVM vectorizes instead of scalar libm
+    calls. Fails only when the greedy rewrite does not converge.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def DiscLowerParallelCalls : Pass<"disc-lower-parallel-calls", "ModuleOp"> {
+  let summary = "Call marked kernels through the runtime's parallel_for";
+  let description = [{
+    Runs on the LLVM dialect, after the lowering of the kernels that
+    `disc-parallelize-kernels` marked `disc.parallel`. Each call of a marked
+    kernel becomes a call of the model's `disc_parallel_for(body, env, n,
+    min_chunk)` (ModelEmitter's wrapper, forwarding to
+    `disc_ral_context.parallel_for`): the call's arguments go into a stack
+    struct `env`, and the body `disc_parallel_body_<n>(env, lo, hi)` loads
+    them and calls the kernel on [lo, hi). A chunk computes its elements
+    exactly as the whole loop does (same inner loops), so results do not
+    depend on the number of threads; nothing is allocated in a chunk.
+    Reports no errors.
+  }];
+}
+
+#endif // DISC_TRANSFORMS_CPU_PASSES_TD

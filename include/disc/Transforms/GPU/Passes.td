@@ -1,0 +1,264 @@
+//===- Passes.td - DISC CUDA passes ------------------------*- tablegen -*-===//
+//
+// Passes of the CUDA pipeline (disc/Pipelines/CudaPipeline.h,
+// docs/cuda.md): host placement of shape tensors, the GPU mapping of the
+// linalg ops, device copies of constants, device-side run-time checks, the
+// host-access check after the mapping and the CPU emulation of the mapped
+// kernels.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_TRANSFORMS_GPU_PASSES_TD
+#define DISC_TRANSFORMS_GPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def DiscGpuPlaceHostBuffers
+    : Pass<"disc-gpu-place-host-buffers", "::mlir::func::FuncOp"> {
+  let summary = "Keep small buffers only the host needs (shape tensors) on "
+                "the host stack and compute them with host loops";
+  let description = [{
+    Runs on linalg on buffers, before the GPU mapping. On the CUDA target
+    every runtime allocation is device memory. Shape tensors (Shape, shape
+    arithmetic feeding Reshape/Expand/Slice, Range bounds) are small
+    buffers the host reads to size allocations and launches: this pass
+    keeps them on the host stack and computes them with host loops.
+
+    Candidates are the small static allocations (static shape, identity
+    layout, at most `disc::kMaxStackBufferBytes`: the memory model's stack
+    rule, so the buffers moved are exactly those the model already leaves
+    out of the peak, docs/memory.md) touched only by host loads and stores,
+    `memref.reshape` shapes and linalg ops. Then, to a fixpoint, a candidate
+    one of whose linalg ops also touches a buffer that is neither a
+    candidate nor a constant is dropped: that op runs as a kernel, so the
+    buffer is device memory. Linalg ops over host buffers only become host
+    loops; the host buffers become `memref.alloca`s of the entry block and
+    lose their deallocations. A linalg op that cannot be lowered to loops is
+    reported (`cannot lower a host-side shape computation to loops`) and
+    the pass fails.
+  }];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect"
+  ];
+}
+
+def DiscGpuPrepareLinalg
+    : Pass<"disc-gpu-prepare-linalg", "::mlir::func::FuncOp"> {
+  let summary = "Move parallel dims of linalg.generic outermost; wrap linalg "
+                "ops without parallel dims in a one-iteration scf.parallel";
+  let description = [{
+    Prepares linalg ops on buffers for the GPU mapping. A `linalg.generic`
+    whose reduction dims come before parallel ones (a reduction over a
+    middle axis) gets its parallel dims moved outermost
+    (`linalg::interchangeGenericOp`), so that all of them map to threads;
+    the order in which each output element is accumulated is unchanged. An
+    op without a parallel dim (a full reduction, a rank-0 elementwise op) is
+    wrapped in a one-iteration `scf.parallel`, so that it, too, runs as a
+    (one-thread) kernel instead of on the host. Ops already inside an
+    `scf.parallel` or a `gpu.launch` are left alone. A failed interchange is
+    reported (`cannot move the parallel dims outermost`) and the pass fails.
+  }];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"
+  ];
+}
+
+def DiscGpuTileParallelLoops
+    : Pass<"disc-gpu-tile-parallel-loops", "::mlir::func::FuncOp"> {
+  let summary = "Collapse outermost scf.parallel nests to 1-D and tile them "
+                "by the GPU block size";
+  let description = [{
+    Runs after `convert-linalg-to-parallel-loops`. Collapses every outermost
+    `scf.parallel` (not inside another one or a `gpu.launch`) to one
+    dimension and tiles it by `block-size` with a constant inner bound and
+    an in-bounds guard (`scf::tileParallelLoop` without min/max bounds), so
+    that `gpu-map-parallel-loops` maps the outer loop to blocks and the
+    inner one to threads: blocks = ceil(elements / block-size), threads =
+    block-size, guarded by `index < elements`. Bounds stay run-time values:
+    one kernel serves every shape. A one-iteration loop
+    (`disc-gpu-prepare-linalg`) stays one thread. A `block-size` outside
+    [1, 1024] is reported and the pass fails.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block">
+  ];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"
+  ];
+}
+
+def DiscGpuDeviceChecks : Pass<"disc-gpu-device-checks", "ModuleOp"> {
+  let summary = "Run-time checks inside kernels record the failure in a "
+                "device error word and skip the guarded code";
+  let description = [{
+    Runs after the GPU mapping. A run-time check (RuntimeChecks.h) inside a
+    kernel cannot stop the run as on the host. This pass turns
+
+    ```mlir
+    scf.if %fail { func.call @disc_check_failed(%id, %v0, %v1, %v2, %v3) }
+    ```
+
+    inside a `gpu.launch` into a compare-and-swap of 1 + id into word 0 of
+    the device error word `@disc_check_error` (a `memref<5xi64>` global
+    created on first use; the first failure wins, and its thread then
+    stores the values into words 1..4), and wraps the rest of the block in
+    `scf.if !%fail`, so the thread never performs the access the check
+    guards (an out-of-range Gather index reads nothing); values the block's
+    terminator uses are yielded, zero when skipped. After the launch, the
+    host reads the word and fails the run with the same message as on the
+    CPU (docs/cuda.md, "Run-time checks in kernels").
+
+    Errors: `unexpected form of a run-time check inside a kernel` (the call
+    is not alone in an `scf.if` without results and else branch, or has
+    not 5 operands), and a guarded value of a type with no zero (neither
+    index, integer nor float); the pass then fails.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+def DiscGpuUploadConstants : Pass<"disc-gpu-upload-constants", "ModuleOp"> {
+  let summary = "Copy the constants a gpu.launch reads to device buffers";
+  let description = [{
+    Runs after the GPU mapping (not for `--target=cuda-emulate`, whose
+    kernels read the constants in place). Constants live in model.so's host
+    memory. A kernel that reads one (a `memref.get_global`, possibly through
+    views) gets the runtime's device copy of it: `func.call
+    @disc_device_constant_<rank>_<k>(%global, %bytes)` (a C-interface
+    function of the model wrapper over `disc_ral_context.device_constant`,
+    declared once per memref type), which uploads the constant on the
+    session's first request and keeps it, outside the tracked peak, like
+    model.so's constants on the CPU (docs/memory.md). The view chain is
+    re-taken on the device copy for the uses inside the launch. A constant
+    without a static shape and the identity layout is reported (`a kernel
+    reads a constant of type ... that has no device copy`) and the pass
+    fails.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::func::FuncDialect", "::mlir::arith::ArithDialect"
+  ];
+}
+
+def DiscGpuUploadLibraryCallOperands
+    : Pass<"disc-gpu-upload-library-call-operands", "::mlir::func::FuncOp"> {
+  let summary = "Copy the host constants a cuBLAS/cuDNN library call reads "
+                "to device buffers";
+  let description = [{
+    Runs after the GPU mapping. A library call of the CUDA target
+    (`disc_lib_*`: cuBLAS/cuDNN, disc/Conversion/CudaLibraryCalls.h) runs
+    on device memory, so each constant of model.so a call reads (Conv
+    weights, a bias) gets one device copy per run, as
+    `disc-gpu-upload-constants` does for kernels: allocated through the
+    runtime at the start of the function, filled with `gpu.memcpy` on the
+    session stream, freed before it returns; the view chain is re-taken on
+    the copy. Their bytes and buffers are added to
+    `disc.device_constant_bytes` / `disc.device_constant_allocs` on the
+    function (the predicted peak). Reports no errors.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"
+  ];
+}
+
+def DiscGpuMirrorHostBuffers
+    : Pass<"disc-gpu-mirror-host-buffers", "::mlir::func::FuncOp"> {
+  let summary = "Give small device buffers that the host also reads or "
+                "writes a host copy, synchronized around each launch that "
+                "uses them";
+  let description = [{
+    Runs after the GPU mapping. A small static device buffer (an allocation
+    outside kernels, or an entry argument such as a Reshape's shape or
+    TopK's k, copied to the device by the runtime) that the host also reads
+    or writes gets a host copy (`memref.alloca` in the entry block); the
+    host accesses use the copy. Kernels and host code stay coherent through
+    `gpu.memcpy`s on the stream: device to host after each launch that uses
+    the buffer, host to device before it when the host writes the buffer,
+    and before a `func.return` of a buffer the host wrote. An entry
+    argument is copied to the host first. Small is the memory model's stack
+    rule (see `disc-gpu-place-host-buffers`). Reports no errors.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"
+  ];
+}
+
+def DiscGpuSmallDeviceBuffers
+    : Pass<"disc-gpu-small-device-buffers", "ModuleOp"> {
+  let summary = "Small static non-escaping device buffers in per-session "
+                "device slots (the CPU's stack rule)";
+  let description = [{
+    Runs after the GPU mapping. The remaining small static allocations of
+    each function's entry block that do not escape (the memory model's
+    stack buffers, `disc::kMaxStackBufferBytes`) get a per-session device
+    slot from the runtime: a `memref.view` of `func.call
+    @disc_device_scratch(%site, %bytes)`, outside the tracked peak like the
+    CPU's stack. With `emulate` (`--target=cuda-emulate`), they become
+    `memref.alloca`s of the host stack instead. Their deallocations are
+    removed. Reports no errors.
+  }];
+  let options = [
+    Option<"emulate", "emulate", "bool", /*default=*/"false",
+           "Use the host stack (CPU emulation)">
+  ];
+  let dependentDialects = [
+    "::mlir::memref::MemRefDialect", "::mlir::func::FuncDialect",
+    "::mlir::arith::ArithDialect"
+  ];
+}
+
+def DiscGpuCheckHostAccess : Pass<"disc-gpu-check-host-access", "ModuleOp"> {
+  let summary = "Reject host code that touches device memory after GPU "
+                "mapping";
+  let description = [{
+    Runs at the end of the GPU mapping. The host code may then only compute
+    sizes and launch kernels. Reported as not supported on `--target=cuda`
+    yet, with the ONNX node the op comes from: a host load or store of
+    device memory, a linalg op or `memref.copy` that was not mapped to a
+    kernel, a call with no CUDA lowering (anything but the run-time check
+    failure, the device constants and scratch slots, the rematerialization
+    points and the `disc_lib_*` library calls), a library call that reads
+    host memory, a kernel that reads a host stack buffer (allowed with
+    `emulate`: emulated kernels run on the host), and a call or an
+    allocation inside a kernel. On any of them the module gets
+    `disc.cuda_unsupported` (disc-compile then exits 2, unsupported input,
+    rather than 1) and the pass fails.
+  }];
+  let options = [
+    Option<"emulate", "emulate", "bool", /*default=*/"false",
+           "Kernels run on the host (CPU emulation): they may read host "
+           "memory">
+  ];
+}
+
+def DiscGpuEmulateLaunches : Pass<"disc-gpu-emulate-launches", "ModuleOp"> {
+  let summary = "Turn every gpu.launch into host loops over block and thread "
+                "ids";
+  let description = [{
+    `disc-compile --target=cuda-emulate` (docs/cuda.md, "Emulation"): on the
+    IR after the GPU mapping (`--emit=gpu`), every `gpu.launch` becomes host
+    loops over the block ids (z, y, x) and, inside, the thread ids (z, y,
+    x): the kernel body runs once per (block, thread), with the ids and
+    extents the launch would give it. Threads of a block run one after the
+    other, so a kernel that synchronizes its threads (`gpu.barrier`,
+    shuffles, subgroup ops) or uses shared memory cannot be emulated and is
+    refused. Device copies (`gpu.memcpy`) become `memref.copy`; the
+    `gpu.wait`s vanish. The device error word of the run-time checks
+    (`disc-gpu-device-checks`) is read after each launch as the runtime
+    does after a real one: a recorded failure is cleared and reported
+    through `disc_check_failed`. The result continues with the CPU
+    pipeline's tail.
+
+    Errors (the pass then fails): a kernel body of more than one block; an
+    asynchronous launch, a cluster, or shared or private memory; a barrier,
+    shuffle or subgroup op; any other `gpu` op in the body.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect"
+  ];
+}
+
+#endif // DISC_TRANSFORMS_GPU_PASSES_TD

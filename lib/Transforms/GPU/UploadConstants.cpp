@@ -1,0 +1,107 @@
+//===- UploadConstants.cpp - disc-gpu-upload-constants --------------------===//
+//
+// Constants live in model.so's host memory. A kernel that reads one gets
+// the runtime's device copy of it: `func.call @disc_device_constant_<rank>_<k>
+// (%global, %bytes)` (a C-interface function of the model wrapper over
+// `disc_ral_context.device_constant`), which uploads the constant on the
+// session's first request and keeps it, outside the tracked peak, like
+// model.so's constants on the CPU (docs/memory.md).
+//
+//===----------------------------------------------------------------------===//
+#include "disc/Transforms/GPU/Passes.h"
+
+#include "Utils.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::disc {
+#define GEN_PASS_DEF_DISCGPUUPLOADCONSTANTS
+#include "disc/Transforms/GPU/Passes.h.inc"
+} // namespace mlir::disc
+
+using namespace mlir;
+using disc::cuda::viewRoot;
+
+namespace {
+struct UploadConstantsPass
+    : public disc::impl::DiscGpuUploadConstantsBase<UploadConstantsPass> {
+  /// `disc_device_constant_<rank>_<k>(memref<T>, i64 bytes) -> memref<T>`.
+  func::FuncOp getOrCreateUploadFn(MemRefType type) {
+    auto it = uploadFns.find(type);
+    if (it != uploadFns.end())
+      return it->second;
+    ModuleOp module = getOperation();
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    std::string name = "disc_device_constant_" +
+                       std::to_string(type.getRank()) + "_" +
+                       std::to_string(uploadFns.size());
+    auto fn =
+        func::FuncOp::create(b, module.getLoc(), name,
+                             b.getFunctionType({type, b.getI64Type()}, {type}));
+    fn.setPrivate();
+    fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    uploadFns[type] = fn;
+    return fn;
+  }
+  llvm::DenseMap<Type, func::FuncOp> uploadFns;
+
+  void runOnOperation() override {
+    uploadFns.clear();
+    SmallVector<gpu::LaunchOp> launches;
+    getOperation().walk([&](gpu::LaunchOp op) { launches.push_back(op); });
+    for (gpu::LaunchOp launch : launches) {
+      llvm::SetVector<Value> captured;
+      getUsedValuesDefinedAbove(launch.getBody(), captured);
+      OpBuilder b(launch);
+      Location loc = launch.getLoc();
+      llvm::DenseMap<Value, Value> uploaded; // global -> device copy
+      for (Value v : captured) {
+        if (!isa<MemRefType>(v.getType()))
+          continue;
+        Value root = viewRoot(v);
+        auto global = root.getDefiningOp<memref::GetGlobalOp>();
+        if (!global)
+          continue;
+        Value dev = uploaded.lookup(root);
+        if (!dev) {
+          auto type = cast<MemRefType>(root.getType());
+          int64_t eltBits = type.getElementType().isIndex()
+                                ? 64
+                                : type.getElementTypeBitWidth();
+          if (!type.hasStaticShape() || !type.getLayout().isIdentity()) {
+            launch.emitError("a kernel reads a constant of type ")
+                << type << " that has no device copy";
+            return signalPassFailure();
+          }
+          Value bytes = arith::ConstantOp::create(
+              b, loc,
+              b.getI64IntegerAttr(type.getNumElements() *
+                                  std::max<int64_t>(1, (eltBits + 7) / 8)));
+          dev = func::CallOp::create(b, loc, getOrCreateUploadFn(type),
+                                     ValueRange{root, bytes})
+                    .getResult(0);
+          uploaded[root] = dev;
+        }
+        // Re-take the view chain on the device copy.
+        SmallVector<Operation *> chain;
+        for (Value cur = v; cur != root;) {
+          Operation *def = cur.getDefiningOp();
+          chain.push_back(def);
+          cur = cast<ViewLikeOpInterface>(def).getViewSource();
+        }
+        IRMapping map;
+        map.map(root, dev);
+        Value mapped = dev;
+        for (Operation *def : llvm::reverse(chain))
+          mapped = b.clone(*def, map)->getResult(0);
+        v.replaceUsesWithIf(mapped, [&](OpOperand &use) {
+          return launch->isProperAncestor(use.getOwner());
+        });
+      }
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,94 @@
+//===- Utils.cpp - Helpers shared by the CUDA passes ----------------------===//
+#include "Utils.h"
+
+#include "disc/Transforms/MemoryModel.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+using namespace mlir;
+
+Value mlir::disc::cuda::viewRoot(Value v, SmallVectorImpl<Operation *> *chain) {
+  while (Operation *def = v.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      break;
+    if (chain)
+      chain->push_back(def);
+    v = view.getViewSource();
+  }
+  return v;
+}
+
+bool mlir::disc::cuda::inDeviceCode(Operation *op) {
+  return op->getParentOfType<scf::ParallelOp>() ||
+         op->getParentOfType<gpu::LaunchOp>();
+}
+
+int64_t mlir::disc::cuda::elementBytes(Type t) {
+  if (t.isIntOrFloat())
+    return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
+  if (t.isIndex())
+    return 8;
+  return -1;
+}
+
+bool mlir::disc::cuda::isSmallStatic(MemRefType type) {
+  int64_t elt = elementBytes(type.getElementType());
+  return type.hasStaticShape() && type.getLayout().isIdentity() && elt > 0 &&
+         type.getNumElements() * elt <= disc::kMaxStackBufferBytes;
+}
+
+namespace {
+/// A host access of buffer data: a load or store outside kernels, or the
+/// shape operand of memref.reshape (read when the reshape is lowered).
+bool isHostAccess(Operation *user, Value v) {
+  if (disc::cuda::inDeviceCode(user))
+    return false;
+  if (isa<memref::LoadOp, memref::StoreOp>(user))
+    return true;
+  if (auto reshape = dyn_cast<memref::ReshapeOp>(user))
+    return reshape.getShape() == v;
+  return false;
+}
+} // namespace
+
+disc::cuda::BufferUses mlir::disc::cuda::collectUses(Value root) {
+  BufferUses uses;
+  SmallVector<Value> work{root};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
+        if (view.getViewSource() == v) {
+          for (Value r : user->getResults())
+            if (isa<MemRefType>(r.getType()))
+              work.push_back(r);
+          continue;
+        }
+      }
+      if (isa<memref::DeallocOp, memref::DimOp,
+              memref::ExtractStridedMetadataOp>(user))
+        continue;
+      if (isHostAccess(user, v)) {
+        uses.host.push_back(&use);
+        continue;
+      }
+      if (auto op = dyn_cast<linalg::LinalgOp>(user);
+          op && !inDeviceCode(user)) {
+        uses.linalg.push_back(op);
+        continue;
+      }
+      if (auto launch = user->getParentOfType<gpu::LaunchOp>()) {
+        uses.launches.push_back(launch);
+        continue;
+      }
+      if (isa<func::ReturnOp>(user))
+        uses.returns.push_back(user);
+      uses.other = true;
+    }
+  }
+  return uses;
+}

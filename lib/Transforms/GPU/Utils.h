@@ -1,0 +1,59 @@
+//===- Utils.h - Helpers shared by the CUDA passes (internal) ---*- C++ -*-===//
+//
+// The device error word of the run-time checks in kernels, view chains,
+// and the buffer classification of the host placement passes
+// (disc-gpu-place-host-buffers, disc-gpu-mirror-host-buffers,
+// disc-gpu-small-device-buffers; docs/cuda.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_LIB_TRANSFORMS_GPU_UTILS_H
+#define DISC_LIB_TRANSFORMS_GPU_UTILS_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir::disc::cuda {
+
+/// Name of the device error word of kernels with run-time checks: a public
+/// `memref.global @disc_check_error : memref<5xi64>` (cloned into each
+/// kernel module by outlining). Word 0 is 0, or 1 + the id of the first
+/// failed check; words 1..4 its values. The runtime reads and clears it
+/// after a launch (`disc_ral_context.device_check`).
+inline constexpr llvm::StringLiteral kCheckErrorGlobal = "disc_check_error";
+
+/// The buffer a view is taken of (through subview, reshape, cast ...); with
+/// `chain`, the view ops from it to `v` are appended (outermost last).
+Value viewRoot(Value v, SmallVectorImpl<Operation *> *chain = nullptr);
+
+/// Whether `op` is device code: inside an scf.parallel (to be mapped) or a
+/// gpu.launch.
+bool inDeviceCode(Operation *op);
+
+/// Bytes of one element of `t`; -1 for a type that is neither an integer,
+/// a float nor index.
+int64_t elementBytes(Type t);
+
+/// A static buffer of at most kMaxStackBufferBytes with the identity layout.
+bool isSmallStatic(MemRefType type);
+
+/// Every use of `root` through views: host accesses, linalg ops, and
+/// whether some other use (a kernel, a call, a return, a yield) exists.
+struct BufferUses {
+  SmallVector<OpOperand *> host;
+  SmallVector<linalg::LinalgOp> linalg;
+  SmallVector<gpu::LaunchOp> launches;
+  /// func.return ops that return the buffer (or a view): also in `other`.
+  SmallVector<Operation *> returns;
+  bool other = false;
+};
+
+BufferUses collectUses(Value root);
+
+} // namespace mlir::disc::cuda
+
+#endif // DISC_LIB_TRANSFORMS_GPU_UTILS_H
