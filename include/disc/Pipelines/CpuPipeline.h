@@ -57,7 +57,6 @@ void buildDiscCpuLoopsToLLVMPipeline(OpPassManager &pm,
 /// registered by registerDiscCpuTransformsPasses (disc/Transforms/CPU).
 void registerDiscPipelines();
 
-
 } // namespace mlir::disc
 
 #endif // DISC_PIPELINES_CPUPIPELINE_H
