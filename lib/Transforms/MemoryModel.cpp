@@ -944,18 +944,24 @@ bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
   llvm::json::Array attrs;
   int64_t call = 0;
   SmallVector<AffineExpr> outDims;
-  if (auto conv = dyn_cast<ConvOp>(op)) {
-    call = 2;
-    dense = {conv.getInput(), conv.getFilter()};
-    operand(dimsOf(conv.getInput()));
-    operand(dimsOf(conv.getFilter()));
-    outDims = dimsOf(conv.getResult());
+  // The operands and leading attributes shared by the convolution calls
+  // (ConvOp, ConvTransposeOp): input, filter and result views, then the
+  // group count and whether the filter is a constant.
+  auto convPrologue = [&](auto c) {
+    dense = {c.getInput(), c.getFilter()};
+    operand(dimsOf(c.getInput()));
+    operand(dimsOf(c.getFilter()));
+    outDims = dimsOf(c.getResult());
     operand(outDims);
-    Value filter = conv.getFilter();
+    Value filter = c.getFilter();
     bool constW = matchPattern(filter, m_Constant()) ||
                   isa_and_nonnull<ConstantOp>(filter.getDefiningOp());
-    attrs.push_back(conv.getFeatureGroupCount());
+    attrs.push_back(c.getFeatureGroupCount());
     attrs.push_back(constW ? 1 : 0);
+  };
+  if (auto conv = dyn_cast<ConvOp>(op)) {
+    call = 2;
+    convPrologue(conv);
     for (ArrayRef<int64_t> v :
          {conv.getStrides(), conv.getDilations(), conv.getPadding()})
       for (int64_t x : v)
@@ -964,16 +970,7 @@ bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
       operand({outDims[1]});
   } else if (auto ct = dyn_cast<ConvTransposeOp>(op)) {
     call = 3;
-    dense = {ct.getInput(), ct.getFilter()};
-    operand(dimsOf(ct.getInput()));
-    operand(dimsOf(ct.getFilter()));
-    outDims = dimsOf(ct.getResult());
-    operand(outDims);
-    Value filter = ct.getFilter();
-    bool constW = matchPattern(filter, m_Constant()) ||
-                  isa_and_nonnull<ConstantOp>(filter.getDefiningOp());
-    attrs.push_back(ct.getFeatureGroupCount());
-    attrs.push_back(constW ? 1 : 0);
+    convPrologue(ct);
     int64_t k = ct.getStrides().size();
     ArrayRef<int64_t> pad = ct.getPadding(), outPad = ct.getOutputPadding();
     for (ArrayRef<int64_t> v : {ct.getStrides(), ct.getDilations()})
