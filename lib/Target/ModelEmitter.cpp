@@ -680,8 +680,9 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
       f.addFnAttr(llvm::Attribute::NoInline);
   bool asan = llvm::is_contained(sanitizers, "address");
   bool coverage = llvm::is_contained(sanitizers, "fuzzer-no-link");
-
-  if (kind == EmitKind::LLVM) {
+  // Optimizes the whole module at O3, then adds the sanitizer
+  // instrumentation.
+  auto optimize = [&]() -> LogicalResult {
     TimingScope optTimer = phase("LLVM optimization (O3)");
     if (llvm::Error err =
             makeOptimizingTransformer(3, 0, tm.get())(llvmModule.get()))
@@ -690,6 +691,12 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
     optTimer.stop();
     if (asan || coverage)
       instrumentModule(*llvmModule, tm.get(), asan, coverage);
+    return success();
+  };
+
+  if (kind == EmitKind::LLVM) {
+    if (failed(optimize()))
+      return failure();
     auto out = openOutputFile(outputPath, &error);
     if (!out)
       return module.emitError(error);
@@ -722,14 +729,8 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
   SmallVector<std::string> objPaths;
   if (parts <= 1) {
     objPaths.push_back(objPath);
-    TimingScope optTimer = phase("LLVM optimization (O3)");
-    if (llvm::Error err =
-            makeOptimizingTransformer(3, 0, tm.get())(llvmModule.get()))
-      return module.emitError("LLVM optimization failed: ")
-             << llvm::toString(std::move(err));
-    optTimer.stop();
-    if (asan || coverage)
-      instrumentModule(*llvmModule, tm.get(), asan, coverage);
+    if (failed(optimize()))
+      return failure();
     TimingScope codegenTimer = phase("machine code emission");
     auto out = openOutputFile(objPath, &error);
     if (!out)

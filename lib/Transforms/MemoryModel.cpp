@@ -36,14 +36,6 @@ const char *mlir::disc::stringifyBufferKind(BufferKind kind) {
   return "?";
 }
 
-static int64_t elementBytes(Type t) {
-  if (t.isIntOrFloat())
-    return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
-  if (t.isIndex())
-    return 8;
-  return 0;
-}
-
 MemoryModel::MemoryModel(func::FuncOp func, ShapeAnalysis &shapes)
     : func(func), shapes(shapes), ctx(func.getContext()) {}
 
@@ -53,7 +45,7 @@ AffineExpr MemoryModel::payloadBytes(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
   if (!t)
     return cst(0);
-  AffineExpr bytes = cst(elementBytes(t.getElementType()));
+  AffineExpr bytes = cst(elementByteWidth(t.getElementType()));
   SmallVector<AffineExpr> dims = shapes.getDims(v);
   for (int64_t i = 0; i < t.getRank(); ++i) {
     if (!t.isDynamicDim(i)) {
@@ -94,7 +86,7 @@ static AffineExpr grownBytes(ShapeAnalysis &sa, Value v, ArrayRef<int64_t> grow,
   SmallVector<AffineExpr> dims = sa.getDims(v);
   MLIRContext *ctx = v.getContext();
   AffineExpr bytes =
-      getAffineConstantExpr(elementBytes(t.getElementType()), ctx);
+      getAffineConstantExpr(elementByteWidth(t.getElementType()), ctx);
   int64_t first = t.getRank() - grow.size();
   for (int64_t i = 0; i < t.getRank(); ++i) {
     AffineExpr d;
@@ -264,7 +256,7 @@ OpMemory MemoryModel::describe(Operation *op) {
       auto spatial = [&](Value v, ArrayRef<int64_t> g) {
         auto t = cast<RankedTensorType>(v.getType());
         SmallVector<AffineExpr> d = shapes.getDims(v);
-        AffineExpr e = cst(elementBytes(t.getElementType()));
+        AffineExpr e = cst(elementByteWidth(t.getElementType()));
         for (int64_t i = t.getRank() - k; i < t.getRank(); ++i) {
           AffineExpr x = !t.isDynamicDim(i)              ? cst(t.getDimSize(i))
                          : i < (int64_t)d.size() && d[i] ? d[i]
@@ -324,8 +316,8 @@ OpMemory MemoryModel::describe(Operation *op) {
         add(r, BufferKind::Alloc);
       return m;
     }
-    AffineExpr z = cst(elementBytes(rt.getElementType())) * dimOf(xt, xd, 0) *
-                   dimOf(xt, xd, 1);
+    AffineExpr z = cst(elementByteWidth(rt.getElementType())) *
+                   dimOf(xt, xd, 0) * dimOf(xt, xd, 1);
     for (int64_t i = 0; i < k; ++i) {
       int64_t span = (ft.getDimSize(2 + i) - 1) * dil[i];
       int64_t lo = pad[i], hi = pad[k + i];
@@ -342,7 +334,7 @@ OpMemory MemoryModel::describe(Operation *op) {
       z = z * len;
     }
     addPreScratch(shapes.getSolver().simplify(shapes.normalize(z)), 0);
-    int64_t wt = elementBytes(rt.getElementType());
+    int64_t wt = elementByteWidth(rt.getElementType());
     for (int64_t d : ft.getShape())
       wt *= d;
     addScratch(cst(wt));
@@ -430,7 +422,7 @@ bool MemoryModel::isStackBuffer(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
   if (!stackPlacement || !t || !t.hasStaticShape())
     return false;
-  int64_t bytes = t.getNumElements() * elementBytes(t.getElementType());
+  int64_t bytes = t.getNumElements() * elementByteWidth(t.getElementType());
   return bytes <= kMaxStackBufferBytes && !escapes(v);
 }
 
@@ -952,18 +944,24 @@ bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
   llvm::json::Array attrs;
   int64_t call = 0;
   SmallVector<AffineExpr> outDims;
-  if (auto conv = dyn_cast<ConvOp>(op)) {
-    call = 2;
-    dense = {conv.getInput(), conv.getFilter()};
-    operand(dimsOf(conv.getInput()));
-    operand(dimsOf(conv.getFilter()));
-    outDims = dimsOf(conv.getResult());
+  // The operands and leading attributes shared by the convolution calls
+  // (ConvOp, ConvTransposeOp): input, filter and result views, then the
+  // group count and whether the filter is a constant.
+  auto convPrologue = [&](auto c) {
+    dense = {c.getInput(), c.getFilter()};
+    operand(dimsOf(c.getInput()));
+    operand(dimsOf(c.getFilter()));
+    outDims = dimsOf(c.getResult());
     operand(outDims);
-    Value filter = conv.getFilter();
+    Value filter = c.getFilter();
     bool constW = matchPattern(filter, m_Constant()) ||
                   isa_and_nonnull<ConstantOp>(filter.getDefiningOp());
-    attrs.push_back(conv.getFeatureGroupCount());
+    attrs.push_back(c.getFeatureGroupCount());
     attrs.push_back(constW ? 1 : 0);
+  };
+  if (auto conv = dyn_cast<ConvOp>(op)) {
+    call = 2;
+    convPrologue(conv);
     for (ArrayRef<int64_t> v :
          {conv.getStrides(), conv.getDilations(), conv.getPadding()})
       for (int64_t x : v)
@@ -972,16 +970,7 @@ bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
       operand({outDims[1]});
   } else if (auto ct = dyn_cast<ConvTransposeOp>(op)) {
     call = 3;
-    dense = {ct.getInput(), ct.getFilter()};
-    operand(dimsOf(ct.getInput()));
-    operand(dimsOf(ct.getFilter()));
-    outDims = dimsOf(ct.getResult());
-    operand(outDims);
-    Value filter = ct.getFilter();
-    bool constW = matchPattern(filter, m_Constant()) ||
-                  isa_and_nonnull<ConstantOp>(filter.getDefiningOp());
-    attrs.push_back(ct.getFeatureGroupCount());
-    attrs.push_back(constW ? 1 : 0);
+    convPrologue(ct);
     int64_t k = ct.getStrides().size();
     ArrayRef<int64_t> pad = ct.getPadding(), outPad = ct.getOutputPadding();
     for (ArrayRef<int64_t> v : {ct.getStrides(), ct.getDilations()})

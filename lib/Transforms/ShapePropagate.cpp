@@ -44,6 +44,14 @@ using namespace mlir::disc;
 // Annotations
 //===----------------------------------------------------------------------===//
 
+int64_t mlir::disc::elementByteWidth(Type t) {
+  if (t.isIntOrFloat())
+    return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
+  if (t.isIndex())
+    return 8;
+  return 0;
+}
+
 llvm::StringMap<DimRange> mlir::disc::collectDimRanges(ModuleOp module) {
   llvm::StringMap<DimRange> ranges;
   for (auto dim : module.getOps<disc_shape::SymbolicDimOp>()) {
@@ -338,14 +346,6 @@ LogicalResult mlir::disc::annotateShapes(ModuleOp module, bool simplify) {
 // --emit=shapes
 //===----------------------------------------------------------------------===//
 
-static int64_t elementBytes(Type t) {
-  if (t.isIntOrFloat())
-    return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
-  if (t.isIndex())
-    return 8;
-  return 0;
-}
-
 LogicalResult mlir::disc::printShapes(ModuleOp module, StringRef entry,
                                       llvm::raw_ostream &os) {
   auto func = module.lookupSymbol<func::FuncOp>(entry);
@@ -367,8 +367,8 @@ LogicalResult mlir::disc::printShapes(ModuleOp module, StringRef entry,
     ++numValues;
     SmallVector<AffineExpr> dims = sa.getDims(v);
     std::string shape = "[";
-    AffineExpr bytes = getAffineConstantExpr(elementBytes(t.getElementType()),
-                                             module.getContext());
+    AffineExpr bytes = getAffineConstantExpr(
+        elementByteWidth(t.getElementType()), module.getContext());
     bool unknown = false;
     for (auto [i, d] : llvm::enumerate(dims)) {
       if (i)
@@ -387,7 +387,7 @@ LogicalResult mlir::disc::printShapes(ModuleOp module, StringRef entry,
     if (sa.normalize(bytes).getKind() != AffineExprKind::Add) {
       b = sa.render(bytes);
     } else {
-      int64_t c = elementBytes(t.getElementType());
+      int64_t c = elementByteWidth(t.getElementType());
       for (AffineExpr d : dims) {
         if (auto k = dyn_cast<AffineConstantExpr>(d)) {
           c *= k.getValue();

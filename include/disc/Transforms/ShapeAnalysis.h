@@ -112,6 +112,10 @@ private:
   llvm::StringMap<AffineExpr> rootByName;
 };
 
+/// Bytes one element of `t` takes in a buffer (at least 1; index: 8); 0 for
+/// a type that is neither an integer, a float nor index.
+int64_t elementByteWidth(Type t);
+
 /// Collects the user ranges recorded as `disc_shape.symbolic_dim` ops with a
 /// `name` in `module`.
 llvm::StringMap<DimRange> collectDimRanges(ModuleOp module);

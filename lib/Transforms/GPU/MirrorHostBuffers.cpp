@@ -10,8 +10,6 @@
 
 #include "Utils.h"
 
-#include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::disc {
@@ -24,24 +22,9 @@ using disc::cuda::BufferUses;
 using disc::cuda::collectUses;
 using disc::cuda::inDeviceCode;
 using disc::cuda::isSmallStatic;
+using disc::cuda::retakeViews;
 
 namespace {
-
-/// Clones the view chain from `root` to `v` onto `replacement` at `b`.
-Value retakeViews(OpBuilder &b, Value v, Value root, Value replacement) {
-  SmallVector<Operation *> chain;
-  for (Value cur = v; cur != root;) {
-    Operation *def = cur.getDefiningOp();
-    chain.push_back(def);
-    cur = cast<ViewLikeOpInterface>(def).getViewSource();
-  }
-  IRMapping map;
-  map.map(root, replacement);
-  Value mapped = replacement;
-  for (Operation *def : llvm::reverse(chain))
-    mapped = b.clone(*def, map)->getResult(0);
-  return mapped;
-}
 
 void copyOnStream(OpBuilder &b, Location loc, Value dst, Value src) {
   Value token = gpu::WaitOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),

@@ -12,8 +12,6 @@
 
 #include "Utils.h"
 
-#include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -23,6 +21,7 @@ namespace mlir::disc {
 } // namespace mlir::disc
 
 using namespace mlir;
+using disc::cuda::retakeViews;
 using disc::cuda::viewRoot;
 
 namespace {
@@ -86,17 +85,7 @@ struct UploadConstantsPass
           uploaded[root] = dev;
         }
         // Re-take the view chain on the device copy.
-        SmallVector<Operation *> chain;
-        for (Value cur = v; cur != root;) {
-          Operation *def = cur.getDefiningOp();
-          chain.push_back(def);
-          cur = cast<ViewLikeOpInterface>(def).getViewSource();
-        }
-        IRMapping map;
-        map.map(root, dev);
-        Value mapped = dev;
-        for (Operation *def : llvm::reverse(chain))
-          mapped = b.clone(*def, map)->getResult(0);
+        Value mapped = retakeViews(b, v, root, dev);
         v.replaceUsesWithIf(mapped, [&](OpOperand &use) {
           return launch->isProperAncestor(use.getOwner());
         });

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
@@ -19,6 +20,22 @@ Value mlir::disc::cuda::viewRoot(Value v, SmallVectorImpl<Operation *> *chain) {
     v = view.getViewSource();
   }
   return v;
+}
+
+Value mlir::disc::cuda::retakeViews(OpBuilder &b, Value v, Value root,
+                                    Value replacement) {
+  SmallVector<Operation *> chain;
+  for (Value cur = v; cur != root;) {
+    Operation *def = cur.getDefiningOp();
+    chain.push_back(def);
+    cur = cast<ViewLikeOpInterface>(def).getViewSource();
+  }
+  IRMapping map;
+  map.map(root, replacement);
+  Value mapped = replacement;
+  for (Operation *def : llvm::reverse(chain))
+    mapped = b.clone(*def, map)->getResult(0);
+  return mapped;
 }
 
 bool mlir::disc::cuda::inDeviceCode(Operation *op) {

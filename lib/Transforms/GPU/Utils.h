@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
@@ -29,6 +30,10 @@ inline constexpr llvm::StringLiteral kCheckErrorGlobal = "disc_check_error";
 /// The buffer a view is taken of (through subview, reshape, cast ...); with
 /// `chain`, the view ops from it to `v` are appended (outermost last).
 Value viewRoot(Value v, SmallVectorImpl<Operation *> *chain = nullptr);
+
+/// Clones the view chain from `root` to `v` onto `replacement` at `b`;
+/// returns the clone of `v` (`replacement` itself when `v` is `root`).
+Value retakeViews(OpBuilder &b, Value v, Value root, Value replacement);
 
 /// Whether `op` is device code: inside an scf.parallel (to be mapped) or a
 /// gpu.launch.
