@@ -8,6 +8,7 @@
 
 #include "disc/Conversion/LibraryCallAttrs.h"
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
+#include "disc/Target/RuntimeSymbols.h"
 #include "disc/Transforms/Fusion.h"
 #include "disc/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -630,12 +631,10 @@ void mlir::disc::applyRemat(func::FuncOp func, const MemoryProfile &p,
   llvm::DenseMap<Operation *, Operation *> lastAfter;
   OpBuilder b(ctx);
   Type i64 = b.getI64Type(), i32 = b.getI32Type();
-  func::FuncOp regen =
-      getOrDeclare(module, "disc_remat_regenerate",
-                   FunctionType::get(ctx, {i64}, {i32}), false);
-  func::FuncOp regenerated =
-      getOrDeclare(module, "disc_remat_regenerated",
-                   FunctionType::get(ctx, {i64}, {}), false);
+  func::FuncOp regen = getOrDeclare(
+      module, kRematRegenerateFn, FunctionType::get(ctx, {i64}, {i32}), false);
+  func::FuncOp regenerated = getOrDeclare(
+      module, kRematRegeneratedFn, FunctionType::get(ctx, {i64}, {}), false);
   // Evict points, in id order: the dynamic dims, then the call (the
   // value's last use before the gap).
   SmallVector<SmallVector<Value>> dynDimsOf(candidates.size());
@@ -651,7 +650,7 @@ void mlir::disc::applyRemat(func::FuncOp func, const MemoryProfile &p,
         dynDimsOf[id].push_back(tensor::DimOp::create(b, loc, v, d));
     Value idValue = arith::ConstantIntOp::create(b, loc, id, 64);
     func::FuncOp evict =
-        getOrDeclare(module, ("disc_remat_evict_" + Twine(id)).str(),
+        getOrDeclare(module, (kRematEvictPrefix + Twine(id)).str(),
                      FunctionType::get(ctx, {i64, type}, {}), true);
     after = func::CallOp::create(b, loc, evict, ValueRange{idValue, v});
   }

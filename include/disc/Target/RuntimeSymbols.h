@@ -15,6 +15,9 @@ namespace mlir::disc {
 /// `disc_check_failed(id, v0, v1, v2, v3)`: a run-time check failed; the
 /// wrapper formats message `id` of `disc.check_messages` with the values.
 inline constexpr llvm::StringLiteral kCheckFailedFn = "disc_check_failed";
+/// Prefix of every remat entry (`disc_remat_regenerate`, `_regenerated`,
+/// `_evict_<id>`), all defined by the wrapper (ModelEmitter.cpp).
+inline constexpr llvm::StringLiteral kRematPrefix = "disc_remat_";
 /// `disc_remat_evict_<id>(id, memref)`: one per remat candidate.
 inline constexpr llvm::StringLiteral kRematEvictPrefix = "disc_remat_evict_";
 /// `disc_remat_regenerate(id)`, `disc_remat_regenerated(id)`.
@@ -26,6 +29,17 @@ inline constexpr llvm::StringLiteral kRematRegeneratedFn =
 /// copy of a constant (CUDA).
 inline constexpr llvm::StringLiteral kDeviceConstantPrefix =
     "disc_device_constant_";
+/// `disc_device_scratch(bytes) -> memref`: the session's device scratch
+/// buffer (CUDA); the wrapper's `_mlir_ciface_disc_device_scratch`.
+inline constexpr llvm::StringLiteral kDeviceScratchFn = "disc_device_scratch";
+/// Prefix of the library calls `disc_lib_matmul`, `disc_lib_conv<k>d`, ...:
+/// the wrapper's `_mlir_ciface_disc_lib_*` forward to the context
+/// (disc_ral_context in runtime/include/disc/runtime/abi.h).
+inline constexpr llvm::StringLiteral kLibraryCallPrefix = "disc_lib_";
+/// The device error word `memref.global @disc_check_error` of kernels with
+/// checks; read by `disc_ral_context.device_check` (runtime/lib/cuda/Device.cpp
+/// spells it for the runtime).
+inline constexpr llvm::StringLiteral kCheckErrorGlobal = "disc_check_error";
 /// Outlined loop-nest kernels `disc_kernel_<n>` (disc-outline-kernels).
 inline constexpr llvm::StringLiteral kKernelPrefix = "disc_kernel_";
 /// `disc_parallel_for(body, env, n, min_chunk)` (disc-lower-parallel-calls).

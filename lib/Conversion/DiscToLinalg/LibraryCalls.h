@@ -29,6 +29,7 @@
 
 #include "disc/Conversion/LibraryCallAttrs.h"
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
+#include "disc/Target/RuntimeSymbols.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpDefinition.h"
 
@@ -68,8 +69,8 @@ void markLibraryCalls(func::FuncOp func,
                       llvm::function_ref<bool(Operation *)> fits = nullptr,
                       bool clipAndEltwise = true, bool nhwc = true);
 
-/// Name prefix of the functions compiled code calls for library calls.
-inline constexpr llvm::StringLiteral kLibraryCallPrefix = "disc_lib_";
+// kLibraryCallPrefix, the name prefix of the functions compiled code calls
+// for library calls: disc/Target/RuntimeSymbols.h.
 
 /// A library call for `op` (result dims `dims`), or std::nullopt when the
 /// op is not in a supported form (the caller lowers it to linalg). Handled:

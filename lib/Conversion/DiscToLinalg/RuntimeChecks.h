@@ -13,19 +13,15 @@
 #ifndef DISC_LIB_CONVERSION_RUNTIMECHECKS_H
 #define DISC_LIB_CONVERSION_RUNTIMECHECKS_H
 
+#include "disc/Target/RuntimeSymbols.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::disc {
 
-/// Name of the function compiled code calls when a check fails:
-/// `void disc_check_failed(int64_t id, int64_t v0, int64_t v1, int64_t v2,
-/// int64_t v3)`. It does not return.
-inline constexpr llvm::StringLiteral kCheckFailedFn = "disc_check_failed";
-/// Module attributes: the message templates (an array of strings indexed
-/// by check id) and the number of checks proven true at compile time.
-inline constexpr llvm::StringLiteral kCheckMessagesAttr = "disc.check_messages";
-inline constexpr llvm::StringLiteral kChecksDroppedAttr = "disc.checks_dropped";
+// kCheckFailedFn (`void disc_check_failed(int64_t id, int64_t v0, int64_t
+// v1, int64_t v2, int64_t v3)`, does not return), kCheckMessagesAttr and
+// kChecksDroppedAttr: disc/Target/RuntimeSymbols.h.
 /// Module attribute from `disc-lower-to-linalg` for
 /// `disc-check-allocations` (the shape annotations are gone by then): the
 /// valid range of every input dim, `{func name: [per argument: array<i64:

@@ -15,6 +15,7 @@
 
 #include "Utils.h"
 
+#include "disc/Target/RuntimeSymbols.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -27,9 +28,9 @@ using namespace mlir;
 using mlir::disc::kParallelAttr;
 
 namespace {
-/// The model wrapper's entry (ModelEmitter.cpp) that forwards to
-/// `disc_ral_context.parallel_for`.
-constexpr StringLiteral kParallelFor = "disc_parallel_for";
+/// disc::kParallelForFn: the model wrapper's entry (ModelEmitter.cpp) that
+/// forwards to `disc_ral_context.parallel_for`.
+using disc::kParallelForFn;
 
 struct LowerParallelCallsPass
     : public disc::impl::DiscLowerParallelCallsBase<LowerParallelCallsPass> {
@@ -46,10 +47,10 @@ struct LowerParallelCallsPass
     if (kernels.empty())
       return;
     OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
-    auto parallelFor = module.lookupSymbol<LLVM::LLVMFuncOp>(kParallelFor);
+    auto parallelFor = module.lookupSymbol<LLVM::LLVMFuncOp>(kParallelForFn);
     if (!parallelFor)
       parallelFor = LLVM::LLVMFuncOp::create(
-          mb, module.getLoc(), kParallelFor,
+          mb, module.getLoc(), kParallelForFn,
           LLVM::LLVMFunctionType::get(voidType, {ptr, ptr, i64, i64}));
     SymbolTableCollection tables;
     SymbolUserMap users(tables, module);
@@ -62,7 +63,8 @@ struct LowerParallelCallsPass
           ctx, SmallVector<Type>(params.drop_back(3)));
       // The body: loads the arguments, runs the kernel on [lo, hi).
       std::string name =
-          "disc_parallel_body_" + kernel.getName().drop_front(12).str();
+          "disc_parallel_body_" +
+          kernel.getName().drop_front(disc::kKernelPrefix.size()).str();
       auto thunk = LLVM::LLVMFuncOp::create(
           mb, loc, name, LLVM::LLVMFunctionType::get(voidType, {ptr, i64, i64}),
           LLVM::Linkage::Internal);

@@ -16,6 +16,7 @@
 
 #include "Utils.h"
 
+#include "disc/Target/RuntimeSymbols.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/SetVector.h"
@@ -119,9 +120,9 @@ struct OutlineKernelsPass
     SmallVector<Type> types;
     for (Value v : inputs)
       types.push_back(v.getType());
-    auto kernel = func::FuncOp::create(b, op->getLoc(),
-                                       "disc_kernel_" + std::to_string(n),
-                                       b.getFunctionType(types, {}));
+    auto kernel = func::FuncOp::create(
+        b, op->getLoc(), disc::kKernelPrefix.str() + std::to_string(n),
+        b.getFunctionType(types, {}));
     kernel.setPrivate();
     symbols.insert(kernel);
     Block *body = kernel.addEntryBlock();

@@ -21,6 +21,7 @@
 
 #include "Utils.h"
 
+#include "disc/Target/RuntimeSymbols.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/SymbolTable.h"
@@ -122,7 +123,8 @@ struct ParallelizeKernelsPass
     SymbolTableCollection tables;
     SymbolUserMap users(tables, module);
     for (auto kernel : llvm::to_vector(module.getOps<func::FuncOp>())) {
-      if (kernel.isExternal() || !kernel.getName().starts_with("disc_kernel_"))
+      if (kernel.isExternal() ||
+          !kernel.getName().starts_with(disc::kKernelPrefix))
         continue;
       ArrayRef<Operation *> calls = users.getUsers(kernel);
       if (calls.size() != 1 || !isa<func::CallOp>(calls[0]))

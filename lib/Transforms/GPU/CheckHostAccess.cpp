@@ -11,6 +11,7 @@
 #include "Utils.h"
 
 #include "disc/Conversion/CudaLibraryCalls.h"
+#include "disc/Target/RuntimeSymbols.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
@@ -74,7 +75,7 @@ struct CheckHostAccessPass
         if (auto call = dyn_cast<func::CallOp>(op)) {
           // cuBLAS/cuDNN calls run on the host and launch device work on
           // device buffers (CudaLibraryCalls.h).
-          if (call.getCallee().starts_with("disc_lib_")) {
+          if (call.getCallee().starts_with(disc::kLibraryCallPrefix)) {
             if (llvm::any_of(call.getOperands(), [](Value v) {
                   return isa<MemRefType>(v.getType()) && isHostMemory(v);
                 }))
@@ -85,10 +86,10 @@ struct CheckHostAccessPass
           // Run-time check failures, device copies and slots, and the
           // rematerialization points (evict, regenerate: host-side runtime
           // calls around launches).
-          if (call.getCallee() != "disc_check_failed" &&
-              call.getCallee() != "disc_device_scratch" &&
-              !call.getCallee().starts_with("disc_device_constant_") &&
-              !call.getCallee().starts_with("disc_remat_"))
+          if (call.getCallee() != disc::kCheckFailedFn &&
+              call.getCallee() != disc::kDeviceScratchFn &&
+              !call.getCallee().starts_with(disc::kDeviceConstantPrefix) &&
+              !call.getCallee().starts_with(disc::kRematPrefix))
             reject(op, "a call to '" + call.getCallee() +
                            "' (no CUDA lowering for it)");
           return;

@@ -16,6 +16,8 @@
 
 #include "Utils.h"
 
+#include "disc/Target/RuntimeSymbols.h"
+
 namespace mlir::disc {
 #define GEN_PASS_DEF_DISCGPUDEVICECHECKS
 #include "disc/Transforms/GPU/Passes.h.inc"
@@ -24,8 +26,6 @@ namespace mlir::disc {
 using namespace mlir;
 
 namespace {
-
-constexpr llvm::StringLiteral kCheckFailedFn = "disc_check_failed";
 
 /// A zero of `type` (the value a skipped block yields; the run fails).
 Value zeroOf(OpBuilder &b, Location loc, Type type) {
@@ -107,7 +107,7 @@ struct DeviceChecksPass
     ModuleOp module = getOperation();
     SmallVector<func::CallOp> calls;
     module.walk([&](func::CallOp call) {
-      if (call.getCallee() == kCheckFailedFn &&
+      if (call.getCallee() == disc::kCheckFailedFn &&
           call->getParentOfType<gpu::LaunchOp>())
         calls.push_back(call);
     });

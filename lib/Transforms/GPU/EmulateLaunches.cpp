@@ -16,6 +16,7 @@
 
 #include "Utils.h"
 
+#include "disc/Target/RuntimeSymbols.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace mlir::disc {
@@ -153,11 +154,11 @@ struct EmulateLaunchesPass
         module.lookupSymbol<memref::GlobalOp>(disc::cuda::kCheckErrorGlobal);
     func::FuncOp fail;
     if (word) {
-      fail = module.lookupSymbol<func::FuncOp>("disc_check_failed");
+      fail = module.lookupSymbol<func::FuncOp>(disc::kCheckFailedFn);
       if (!fail) {
         OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
         SmallVector<Type> args(5, b.getI64Type());
-        fail = func::FuncOp::create(b, module.getLoc(), "disc_check_failed",
+        fail = func::FuncOp::create(b, module.getLoc(), disc::kCheckFailedFn,
                                     b.getFunctionType(args, {}));
         fail.setPrivate();
       }

@@ -11,6 +11,8 @@
 
 #include "Utils.h"
 
+#include "disc/Target/RuntimeSymbols.h"
+
 namespace mlir::disc {
 #define GEN_PASS_DEF_DISCGPUSMALLDEVICEBUFFERS
 #include "disc/Transforms/GPU/Passes.h.inc"
@@ -54,7 +56,7 @@ struct SmallDeviceBuffersPass
             OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
             auto raw = MemRefType::get({ShapedType::kDynamic}, mb.getI8Type());
             scratchFn = func::FuncOp::create(
-                mb, module.getLoc(), "disc_device_scratch",
+                mb, module.getLoc(), disc::kDeviceScratchFn,
                 mb.getFunctionType({mb.getI64Type(), mb.getI64Type()}, {raw}));
             scratchFn.setPrivate();
             scratchFn->setAttr("llvm.emit_c_interface", mb.getUnitAttr());

@@ -12,6 +12,7 @@
 
 #include "Utils.h"
 
+#include "disc/Target/RuntimeSymbols.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -34,7 +35,7 @@ struct UploadConstantsPass
       return it->second;
     ModuleOp module = getOperation();
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    std::string name = "disc_device_constant_" +
+    std::string name = disc::kDeviceConstantPrefix.str() +
                        std::to_string(type.getRank()) + "_" +
                        std::to_string(uploadFns.size());
     auto fn =

@@ -14,6 +14,7 @@
 
 #include "Utils.h"
 
+#include "disc/Target/RuntimeSymbols.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
 
@@ -35,7 +36,7 @@ struct UploadLibraryCallOperandsPass
       return;
     SmallVector<func::CallOp> calls;
     func.walk([&](func::CallOp call) {
-      if (call.getCallee().starts_with("disc_lib_"))
+      if (call.getCallee().starts_with(disc::kLibraryCallPrefix))
         calls.push_back(call);
     });
     if (calls.empty())

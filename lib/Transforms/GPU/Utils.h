@@ -9,6 +9,7 @@
 #ifndef DISC_LIB_TRANSFORMS_GPU_UTILS_H
 #define DISC_LIB_TRANSFORMS_GPU_UTILS_H
 
+#include "disc/Target/RuntimeSymbols.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
@@ -20,12 +21,13 @@
 
 namespace mlir::disc::cuda {
 
-/// Name of the device error word of kernels with run-time checks: a public
+/// kCheckErrorGlobal (disc/Target/RuntimeSymbols.h), the device error word
+/// of kernels with run-time checks: a public
 /// `memref.global @disc_check_error : memref<5xi64>` (cloned into each
 /// kernel module by outlining). Word 0 is 0, or 1 + the id of the first
 /// failed check; words 1..4 its values. The runtime reads and clears it
 /// after a launch (`disc_ral_context.device_check`).
-inline constexpr llvm::StringLiteral kCheckErrorGlobal = "disc_check_error";
+using ::mlir::disc::kCheckErrorGlobal;
 
 /// The buffer a view is taken of (through subview, reshape, cast ...); with
 /// `chain`, the view ops from it to `v` are appended (outermost last).
