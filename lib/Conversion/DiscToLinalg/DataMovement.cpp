@@ -18,16 +18,13 @@ using namespace mlir::disc::lowering;
 
 namespace {
 
-using IterType = utils::IteratorType;
-
 FailureOr<Value> lowerShapeOf(OpBuilder &b, ShapeOfOp op) {
   Location loc = op.getLoc();
   Value v = op.getOperand();
   SmallVector<Value> elems;
   for (int64_t i = 0, e = tensorType(v).getRank(); i < e; ++i)
-    elems.push_back(arith::IndexCastOp::create(
-        b, loc, b.getI64Type(),
-        toValue(b, loc, tensor::getMixedSize(b, loc, v, i))));
+    elems.push_back(arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                               dimValue(b, loc, v, i)));
   Value r = tensor::FromElementsOp::create(
       b, loc, RankedTensorType::get({tensorType(v).getRank()}, b.getI64Type()),
       elems);
@@ -48,11 +45,11 @@ FailureOr<Value> lowerDynamicReshape(OpBuilder &b, DynamicReshapeOp op,
   // reshape the shape analysis proves valid needs none of the checks.
   if (proven) {
     checks.countProven(rank + 2);
-    FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-    if (failed(dims))
+    FailureOr<ReifiedResult> reified = reifyResult(b, op);
+    if (failed(reified))
       return failure();
     SmallVector<Value> elems;
-    for (OpFoldResult d : sizesForType(b, loc, resultType, *dims))
+    for (OpFoldResult d : sizesForType(b, loc, resultType, reified->dims))
       elems.push_back(toValue(b, loc, d));
     Value shape = tensor::FromElementsOp::create(
         b, loc, RankedTensorType::get({rank}, b.getIndexType()), elems);
@@ -79,14 +76,14 @@ FailureOr<Value> lowerDynamicReshape(OpBuilder &b, DynamicReshapeOp op,
   }
   checks.check(b, loc, m.cmp(arith::CmpIPredicate::sle, numMinusOne, m.c(1)),
                "Reshape", "more than one -1 in the shape");
-  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-  if (failed(dims))
+  FailureOr<ReifiedResult> reified = reifyResult(b, op);
+  if (failed(reified))
     return failure();
-  SmallVector<OpFoldResult> sizes = sizesForType(b, loc, resultType, *dims);
+  SmallVector<OpFoldResult> sizes =
+      sizesForType(b, loc, resultType, reified->dims);
   Value numelIn = m.c(1), numelOut = m.c(1);
   for (int64_t i = 0; i < inRank; ++i)
-    numelIn =
-        m.mul(numelIn, toValue(b, loc, tensor::getMixedSize(b, loc, src, i)));
+    numelIn = m.mul(numelIn, dimValue(b, loc, src, i));
   for (OpFoldResult d : sizes)
     numelOut = m.mul(numelOut, toValue(b, loc, d));
   checks.check(b, loc, m.cmp(arith::CmpIPredicate::eq, numelIn, numelOut),
@@ -104,12 +101,12 @@ FailureOr<Value> lowerDynamicReshape(OpBuilder &b, DynamicReshapeOp op,
 }
 
 FailureOr<Value> lowerTranspose(OpBuilder &b, TransposeOp op) {
-  Location loc = op.getLoc();
-  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-  if (failed(dims))
+  FailureOr<ReifiedResult> reified = reifyResult(b, op);
+  if (failed(reified))
     return failure();
-  Value init = emptyTensor(b, loc, op.getType(), *dims);
-  return linalg::TransposeOp::create(b, loc, op.getOperand(), init,
+  Location loc = op.getLoc();
+  return linalg::TransposeOp::create(b, loc, op.getOperand(),
+                                     reified->empty(b, loc),
                                      op.getPermutation())
       .getResult()[0];
 }
@@ -117,14 +114,13 @@ FailureOr<Value> lowerTranspose(OpBuilder &b, TransposeOp op) {
 /// Inserts each input into the destination at a running offset.
 FailureOr<Value> lowerConcatenate(OpBuilder &b, ConcatenateOp op,
                                   RuntimeChecks &checks) {
-  Location loc = op.getLoc();
-  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-  if (failed(dims))
+  FailureOr<ReifiedResult> reified = reifyResult(b, op);
+  if (failed(reified))
     return failure();
-  RankedTensorType resultType = op.getType();
-  int64_t rank = resultType.getRank(), axis = op.getDimension();
+  Location loc = op.getLoc();
+  int64_t rank = reified->type.getRank(), axis = op.getDimension();
   IMath m{b, loc};
-  Value dest = emptyTensor(b, loc, resultType, *dims);
+  Value dest = reified->empty(b, loc);
   OpFoldResult offset = b.getIndexAttr(0);
   for (Value in : op.getInputs()) {
     // An operand empty along the axis adds nothing (and an insert at the
@@ -136,7 +132,7 @@ FailureOr<Value> lowerConcatenate(OpBuilder &b, ConcatenateOp op,
       if (i == axis)
         continue;
       Value got = toValue(b, loc, sizes[i]);
-      Value want = toValue(b, loc, (*dims)[i]);
+      Value want = toValue(b, loc, reified->dims[i]);
       checks.check(b, loc, m.cmp(arith::CmpIPredicate::eq, got, want), "Concat",
                    "operand dim " + std::to_string(i) +
                        " is {0}, the other operands have {1}",
@@ -175,8 +171,7 @@ FailureOr<Value> lowerSlice(OpBuilder &b, SliceOp op, RuntimeChecks &checks) {
   if (boundsMsg || endMsg) {
     IMath m{b, loc};
     for (auto [k, axis] : llvm::enumerate(op.getAxes())) {
-      Value d =
-          toValue(b, loc, tensor::getMixedSize(b, loc, op.getOperand(), axis));
+      Value d = dimValue(b, loc, op.getOperand(), axis);
       Value start = foldedElementAsIndex(b, loc, op.getStarts(), k);
       Value end = foldedElementAsIndex(b, loc, op.getEnds(), k);
       SmallVector<Value> vals = {start, end, d, m.sub(end, start)};
@@ -196,12 +191,11 @@ FailureOr<Value> lowerSlice(OpBuilder &b, SliceOp op, RuntimeChecks &checks) {
                      endMsg.getValue(), vals);
     }
   }
-  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-  if (failed(dims))
+  FailureOr<ReifiedResult> reified = reifyResult(b, op);
+  if (failed(reified))
     return failure();
-  RankedTensorType resultType = op.getType();
   Value src = op.getOperand();
-  int64_t rank = resultType.getRank();
+  int64_t rank = reified->type.getRank();
   IMath m{b, loc};
   SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
   SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
@@ -214,7 +208,7 @@ FailureOr<Value> lowerSlice(OpBuilder &b, SliceOp op, RuntimeChecks &checks) {
         return s.isStrictlyPositive();
       });
   for (auto [k, axis] : llvm::enumerate(op.getAxes())) {
-    Value d = toValue(b, loc, tensor::getMixedSize(b, loc, src, axis));
+    Value d = dimValue(b, loc, src, axis);
     Value start = elementAsIndex(b, loc, op.getStarts(), k);
     Value step = positiveSteps ? m.c(stepVals[k].getSExtValue())
                                : elementAsIndex(b, loc, op.getSteps(), k);
@@ -229,29 +223,29 @@ FailureOr<Value> lowerSlice(OpBuilder &b, SliceOp op, RuntimeChecks &checks) {
     offsets[axis] = getAsOpFoldResult(s);
     strides[axis] = getAsOpFoldResult(step);
   }
-  SmallVector<OpFoldResult> sizes = sizesForType(b, loc, resultType, *dims);
+  SmallVector<OpFoldResult> sizes =
+      sizesForType(b, loc, reified->type, reified->dims);
   if (positiveSteps)
-    return tensor::ExtractSliceOp::create(b, loc, resultType, src, offsets,
+    return tensor::ExtractSliceOp::create(b, loc, reified->type, src, offsets,
                                           sizes, strides)
         .getResult();
 
-  Value dest = emptyTensor(b, loc, resultType, *dims);
-  return generateTensor(
-      b, loc, dest, [&](OpBuilder &nb, Location nl, ValueRange) {
-        SmallVector<Value> idx;
-        for (int64_t i = 0; i < rank; ++i) {
-          Value iv = linalg::IndexOp::create(nb, nl, i);
-          if (llvm::is_contained(op.getAxes(), i)) {
-            Value st = toValue(nb, nl, strides[i]);
-            Value off = toValue(nb, nl, offsets[i]);
-            iv = arith::AddIOp::create(nb, nl, off,
-                                       arith::MulIOp::create(nb, nl, iv, st));
-          }
-          idx.push_back(iv);
-        }
-        linalg::YieldOp::create(
-            nb, nl, tensor::ExtractOp::create(nb, nl, src, idx).getResult());
-      });
+  return extractEach(b, loc, reified->empty(b, loc), src,
+                     [&](OpBuilder &nb, Location nl, ValueRange) {
+                       SmallVector<Value> idx;
+                       for (int64_t i = 0; i < rank; ++i) {
+                         Value iv = linalg::IndexOp::create(nb, nl, i);
+                         if (llvm::is_contained(op.getAxes(), i)) {
+                           Value st = toValue(nb, nl, strides[i]);
+                           Value off = toValue(nb, nl, offsets[i]);
+                           iv = arith::AddIOp::create(
+                               nb, nl, off,
+                               arith::MulIOp::create(nb, nl, iv, st));
+                         }
+                         idx.push_back(iv);
+                       }
+                       return idx;
+                     });
 }
 
 /// ONNX Pad. Constant mode is `tensor.pad` (static bounds when `pads` is a
@@ -281,18 +275,18 @@ FailureOr<Value> lowerPad(OpBuilder &b, PadOp op) {
     Value r = tensor::PadOp::create(b, loc, Type(), src, low, high, v);
     return castTo(b, loc, r, resultType);
   }
-  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-  if (failed(dims))
+  FailureOr<ReifiedResult> reified = reifyResult(b, op);
+  if (failed(reified))
     return failure();
   bool reflect = op.getMode() == PadMode::Reflect;
   SmallVector<Value> srcDims, lows;
   for (int64_t i = 0; i < rank; ++i) {
-    srcDims.push_back(toValue(b, loc, tensor::getMixedSize(b, loc, src, i)));
+    srcDims.push_back(dimValue(b, loc, src, i));
     lows.push_back(toValue(b, loc, low[i]));
   }
-  Value dest = emptyTensor(b, loc, resultType, *dims);
-  return generateTensor(
-      b, loc, dest, [&](OpBuilder &nb, Location nl, ValueRange) {
+  return extractEach(
+      b, loc, reified->empty(b, loc), src,
+      [&](OpBuilder &nb, Location nl, ValueRange) {
         IMath mm{nb, nl};
         SmallVector<Value> idx;
         for (int64_t i = 0; i < rank; ++i) {
@@ -310,8 +304,7 @@ FailureOr<Value> lowerPad(OpBuilder &b, PadOp op) {
           j = mm.min(mm.max(j, mm.c(0)), last);
           idx.push_back(j);
         }
-        linalg::YieldOp::create(
-            nb, nl, tensor::ExtractOp::create(nb, nl, src, idx).getResult());
+        return idx;
       });
 }
 
@@ -333,13 +326,13 @@ FailureOr<Value> lowerRange(OpBuilder &b, RangeOp op, RuntimeChecks &checks) {
                               loc, arith::CmpIPredicate::ne, delta, zero);
     checks.check(b, loc, nonZero, "Range", "delta is 0");
   }
-  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-  if (failed(dims))
+  FailureOr<ReifiedResult> reified = reifyResult(b, op);
+  if (failed(reified))
     return failure();
   Value start = tensor::ExtractOp::create(b, loc, op.getStart(), ValueRange{});
-  Value dest = emptyTensor(b, loc, resultType, *dims);
   return generateTensor(
-      b, loc, dest, [&](OpBuilder &nb, Location nl, ValueRange) {
+      b, loc, reified->empty(b, loc),
+      [&](OpBuilder &nb, Location nl, ValueRange) {
         Value i = arith::IndexCastOp::create(
             nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, 0));
         Value r;

@@ -20,8 +20,6 @@ using namespace mlir::disc::lowering;
 
 namespace {
 
-using IterType = utils::IteratorType;
-
 //===----------------------------------------------------------------------===//
 // Scalar bodies of elementwise ops
 //===----------------------------------------------------------------------===//
@@ -348,55 +346,26 @@ classify(ValueRange operands, RankedTensorType resultType,
   return kinds;
 }
 
-/// A `linalg.generic` over `dest` computing `fn` of the operands, read with
-/// maps given by `kinds` where `Maybe` is treated as `Same`.
-Value buildMappedGeneric(OpBuilder &b, Location loc, Operation *op,
-                         ValueRange operands,
-                         ArrayRef<SmallVector<DimKind>> kinds, Value dest,
-                         ScalarFn fn) {
-  auto resultType = tensorType(dest);
-  int64_t rank = resultType.getRank();
-  MLIRContext *ctx = b.getContext();
-  SmallVector<AffineMap> maps;
-  for (auto [v, k] : llvm::zip(operands, kinds)) {
-    int64_t shift = rank - tensorType(v).getRank();
-    SmallVector<AffineExpr> exprs;
-    for (auto [j, kind] : llvm::enumerate(k))
-      exprs.push_back(kind == DimKind::Zero ? getAffineConstantExpr(0, ctx)
-                                            : getAffineDimExpr(j + shift, ctx));
-    maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
-  }
-  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
-  SmallVector<IterType> iters(rank, IterType::parallel);
-  Type outElt = resultType.getElementType();
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{resultType}, operands, ValueRange{dest}, maps,
-             iters,
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value r = fn(nb, nl, args.drop_back(), outElt);
-               linalg::YieldOp::create(nb, nl, r ? r : args.back());
-             })
-      .getResult(0);
-}
-
-/// A `linalg.generic` over `dest` that reads operands with `Maybe` dims
-/// through `tensor.extract` at `select(dim == 1, 0, i)`.
-Value buildExtractGeneric(OpBuilder &b, Location loc, Operation *op,
-                          ValueRange operands,
-                          ArrayRef<SmallVector<DimKind>> kinds, Value dest,
-                          ScalarFn fn) {
+/// A `linalg.generic` over `dest` computing `fn` of the operands. Without
+/// `extractMaybe`, the operands are read with maps given by `kinds` where
+/// `Maybe` is treated as `Same`; with it, the operands with `Maybe` dims are
+/// read through `tensor.extract` at `select(dim == 1, 0, i)` instead.
+Value buildBroadcastGeneric(OpBuilder &b, Location loc, ValueRange operands,
+                            ArrayRef<SmallVector<DimKind>> kinds, Value dest,
+                            ScalarFn fn, bool extractMaybe) {
   auto resultType = tensorType(dest);
   int64_t rank = resultType.getRank();
   MLIRContext *ctx = b.getContext();
   IMath m{b, loc};
   SmallVector<Value> mapped;
   SmallVector<AffineMap> maps;
-  // Per operand: -1 when mapped, else the list of `dim == 1` flags.
+  // Per operand: whether it is read through `tensor.extract`, and then its
+  // `dim == 1` flags.
   SmallVector<bool> viaExtract;
   SmallVector<SmallVector<Value>> isOne(operands.size());
   for (auto [n, vk] : llvm::enumerate(llvm::zip(operands, kinds))) {
     auto [v, k] = vk;
-    bool extract = llvm::is_contained(k, DimKind::Maybe);
+    bool extract = extractMaybe && llvm::is_contained(k, DimKind::Maybe);
     viaExtract.push_back(extract);
     int64_t shift = rank - tensorType(v).getRank();
     if (extract) {
@@ -422,7 +391,7 @@ Value buildExtractGeneric(OpBuilder &b, Location loc, Operation *op,
              b, loc, TypeRange{resultType}, mapped, ValueRange{dest}, maps,
              iters,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value zero = cstIndex(nb, nl, 0);
+               Value zero = extractMaybe ? cstIndex(nb, nl, 0) : Value();
                SmallVector<Value> scalars;
                unsigned next = 0;
                for (auto [n, vk] :
@@ -460,11 +429,11 @@ FailureOr<Value> lowerElementwise(OpBuilder &b, Operation *op,
                                   const BroadcastFacts *facts,
                                   RuntimeChecks &checks,
                                   bool resultFromOperands = true) {
-  Location loc = op->getLoc();
-  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
-  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-  if (failed(dims))
+  FailureOr<ReifiedResult> reified = reifyResult(b, op);
+  if (failed(reified))
     return failure();
+  Location loc = op->getLoc();
+  RankedTensorType resultType = reified->type;
   ArrayRef<SmallVector<bool>> proven;
   if (facts)
     if (auto it = facts->find(op); it != facts->end())
@@ -506,8 +475,8 @@ FailureOr<Value> lowerElementwise(OpBuilder &b, Operation *op,
           checks.countProven();
           continue;
         }
-        Value dv = toValue(b, loc, tensor::getMixedSize(b, loc, v, j));
-        Value rv = toValue(b, loc, (*dims)[j + shift]);
+        Value dv = dimValue(b, loc, v, j);
+        Value rv = toValue(b, loc, reified->dims[j + shift]);
         Value ok = b.createOrFold<arith::OrIOp>(
             loc, m.cmp(arith::CmpIPredicate::eq, dv, rv),
             m.cmp(arith::CmpIPredicate::eq, dv, m.c(1)));
@@ -519,12 +488,13 @@ FailureOr<Value> lowerElementwise(OpBuilder &b, Operation *op,
     }
   }
 
-  Value dest = emptyTensor(b, loc, resultType, *dims);
+  Value dest = reified->empty(b, loc);
   bool anyMaybe = llvm::any_of(kinds, [](ArrayRef<DimKind> k) {
     return llvm::is_contained(k, DimKind::Maybe);
   });
   if (!anyMaybe)
-    return buildMappedGeneric(b, loc, op, operands, kinds, dest, fn);
+    return buildBroadcastGeneric(b, loc, operands, kinds, dest, fn,
+                                 /*extractMaybe=*/false);
 
   // All stretching candidates equal to their result dim: identity maps.
   IMath m{b, loc};
@@ -536,7 +506,7 @@ FailureOr<Value> lowerElementwise(OpBuilder &b, Operation *op,
       if (kind != DimKind::Maybe)
         continue;
       Value d = tensor::DimOp::create(b, loc, v, j);
-      Value r = toValue(b, loc, (*dims)[j + shift]);
+      Value r = toValue(b, loc, reified->dims[j + shift]);
       Value eq = m.cmp(arith::CmpIPredicate::eq, d, r);
       cond = cond ? arith::AndIOp::create(b, loc, cond, eq).getResult() : eq;
     }
@@ -544,11 +514,13 @@ FailureOr<Value> lowerElementwise(OpBuilder &b, Operation *op,
   auto ifOp = scf::IfOp::create(
       b, loc, cond,
       [&](OpBuilder &tb, Location tl) {
-        Value r = buildMappedGeneric(tb, tl, op, operands, kinds, dest, fn);
+        Value r = buildBroadcastGeneric(tb, tl, operands, kinds, dest, fn,
+                                        /*extractMaybe=*/false);
         scf::YieldOp::create(tb, tl, r);
       },
       [&](OpBuilder &eb, Location el) {
-        Value r = buildExtractGeneric(eb, el, op, operands, kinds, dest, fn);
+        Value r = buildBroadcastGeneric(eb, el, operands, kinds, dest, fn,
+                                        /*extractMaybe=*/true);
         scf::YieldOp::create(eb, el, r);
       });
   return ifOp.getResult(0);

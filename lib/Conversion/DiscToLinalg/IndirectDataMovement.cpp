@@ -18,22 +18,19 @@ using namespace mlir::disc::lowering;
 
 namespace {
 
-using IterType = utils::IteratorType;
-
 /// ONNX Gather: a generic over the result reading the index through an
 /// indexing map and the data with `tensor.extract`; negative indices wrap.
 FailureOr<Value> lowerGather(OpBuilder &b, GatherOp op, RuntimeChecks &checks) {
-  Location loc = op.getLoc();
-  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-  if (failed(dims))
+  FailureOr<ReifiedResult> reified = reifyResult(b, op);
+  if (failed(reified))
     return failure();
-  RankedTensorType resultType = op.getType();
+  Location loc = op.getLoc();
   Value data = op.getData(), indices = op.getIndices();
-  int64_t rank = resultType.getRank(), axis = op.getAxis();
+  int64_t rank = reified->type.getRank(), axis = op.getAxis();
   int64_t q = tensorType(indices).getRank();
   int64_t dataRank = tensorType(data).getRank();
   MLIRContext *ctx = b.getContext();
-  Value axisDim = toValue(b, loc, tensor::getMixedSize(b, loc, data, axis));
+  Value axisDim = dimValue(b, loc, data, axis);
   // Constant indices within a static axis need no run-time check.
   bool indicesInRange = false;
   DenseIntElementsAttr constIdx;
@@ -49,41 +46,38 @@ FailureOr<Value> lowerGather(OpBuilder &b, GatherOp op, RuntimeChecks &checks) {
   SmallVector<AffineExpr> idxExprs;
   for (int64_t i = 0; i < q; ++i)
     idxExprs.push_back(getAffineDimExpr(axis + i, ctx));
-  Value dest = emptyTensor(b, loc, resultType, *dims);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{resultType}, ValueRange{indices},
-             ValueRange{dest},
-             SmallVector<AffineMap>{
-                 AffineMap::get(rank, 0, idxExprs, ctx),
-                 AffineMap::getMultiDimIdentityMap(rank, ctx)},
-             SmallVector<IterType>(rank, IterType::parallel),
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value fixed = wrapIndex(nb, nl, args[0], axisDim,
-                                       indicesInRange ? nullptr : &checks);
-               SmallVector<Value> idx;
-               for (int64_t i = 0; i < axis; ++i)
-                 idx.push_back(linalg::IndexOp::create(nb, nl, i));
-               idx.push_back(fixed);
-               for (int64_t i = axis + 1; i < dataRank; ++i)
-                 idx.push_back(linalg::IndexOp::create(nb, nl, i + q - 1));
-               linalg::YieldOp::create(
-                   nb, nl,
-                   tensor::ExtractOp::create(nb, nl, data, idx).getResult());
-             })
-      .getResult(0);
+  return extractEach(
+      b, loc, reified->empty(b, loc), data,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value fixed = wrapIndex(nb, nl, args[0], axisDim,
+                                indicesInRange ? nullptr : &checks);
+        SmallVector<Value> idx;
+        for (int64_t i = 0; i < axis; ++i)
+          idx.push_back(linalg::IndexOp::create(nb, nl, i));
+        idx.push_back(fixed);
+        for (int64_t i = axis + 1; i < dataRank; ++i)
+          idx.push_back(linalg::IndexOp::create(nb, nl, i + q - 1));
+        return idx;
+      },
+      indices, AffineMap::get(rank, 0, idxExprs, ctx));
 }
 
-/// f64 scalar arithmetic.
+/// Scalar arithmetic in the float type `t`.
 struct FMath {
   OpBuilder &b;
   Location loc;
-  Value c(double v) {
-    return arith::ConstantOp::create(b, loc, b.getF64FloatAttr(v));
-  }
+  Type t;
+  Value c(double v) { return cstScalar(b, loc, t, v); }
   Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
   Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
   Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) {
+    return arith::MinimumFOp::create(b, loc, x, y);
+  }
+  Value max(Value x, Value y) {
+    return arith::MaximumFOp::create(b, loc, x, y);
+  }
   Value cmp(arith::CmpFPredicate p, Value x, Value y) {
     return arith::CmpFOp::create(b, loc, p, x, y);
   }
@@ -93,7 +87,7 @@ struct FMath {
   Value floor(Value x) { return math::FloorOp::create(b, loc, x); }
   Value fromIndex(Value i) {
     Value w = arith::IndexCastOp::create(b, loc, b.getI64Type(), i);
-    return arith::SIToFPOp::create(b, loc, b.getF64Type(), w);
+    return arith::SIToFPOp::create(b, loc, t, w);
   }
   /// Truncates toward zero.
   Value toIndex(Value x) {
@@ -129,7 +123,7 @@ Value tensorLoopNest(
 SmallVector<Value> dimValues(OpBuilder &b, Location loc, Value t) {
   SmallVector<Value> out;
   for (int64_t i = 0, e = tensorType(t).getRank(); i < e; ++i)
-    out.push_back(toValue(b, loc, tensor::getMixedSize(b, loc, t, i)));
+    out.push_back(dimValue(b, loc, t, i));
   return out;
 }
 
@@ -138,14 +132,13 @@ SmallVector<Value> dimValues(OpBuilder &b, Location loc, Value t) {
 /// implementation (onnx/backend/test/case/node/resize.py); the taps of
 /// several dims combine as a tensor product, accumulated in f64.
 FailureOr<Value> lowerResize(OpBuilder &b, ResizeOp op) {
-  Location loc = op.getLoc();
-  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-  if (failed(dims))
+  FailureOr<ReifiedResult> reified = reifyResult(b, op);
+  if (failed(reified))
     return failure();
-  RankedTensorType resultType = op.getType();
+  Location loc = op.getLoc();
   Value src = op.getOperand();
-  Type elt = resultType.getElementType();
-  int64_t rank = resultType.getRank();
+  Type elt = reified->type.getElementType();
+  int64_t rank = reified->type.getRank();
   std::string mode = op.getMode().str();
   std::string ct = op.getCoordinateTransformationMode().str();
   std::string nearestMode = op.getNearestMode().str();
@@ -158,11 +151,11 @@ FailureOr<Value> lowerResize(OpBuilder &b, ResizeOp op) {
     Value in, inF, scale, outW, roiStart, roiEnd;
   };
   SmallVector<Axis> info;
-  FMath f{b, loc};
+  FMath f{b, loc, b.getF64Type()};
   for (int64_t d : axes) {
     Axis ax;
     ax.dim = d;
-    ax.in = toValue(b, loc, tensor::getMixedSize(b, loc, src, d));
+    ax.in = dimValue(b, loc, src, d);
     ax.inF = f.fromIndex(ax.in);
     ax.scale = tensor::ExtractOp::create(b, loc, op.getScales(),
                                          ValueRange{cstIndex(b, loc, d)});
@@ -178,10 +171,10 @@ FailureOr<Value> lowerResize(OpBuilder &b, ResizeOp op) {
   Value extrapolation =
       cstScalar(b, loc, elt, op.getExtrapolationValue().convertToDouble());
 
-  Value dest = emptyTensor(b, loc, resultType, *dims);
   return generateTensor(
-      b, loc, dest, [&](OpBuilder &nb, Location nl, ValueRange) {
-        FMath fm{nb, nl};
+      b, loc, reified->empty(b, loc),
+      [&](OpBuilder &nb, Location nl, ValueRange) {
+        FMath fm{nb, nl, nb.getF64Type()};
         IMath im{nb, nl};
         using P = arith::CmpFPredicate;
         SmallVector<Value> idx;
@@ -322,69 +315,69 @@ FailureOr<Value> lowerResize(OpBuilder &b, ResizeOp op) {
 /// ONNX GatherElements: a generic over the result (the indices' shape).
 FailureOr<Value> lowerGatherElements(OpBuilder &b, GatherElementsOp op,
                                      RuntimeChecks &checks) {
-  Location loc = op.getLoc();
-  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-  if (failed(dims))
+  FailureOr<ReifiedResult> reified = reifyResult(b, op);
+  if (failed(reified))
     return failure();
-  RankedTensorType resultType = op.getType();
-  Value data = op.getData(), indices = op.getIndices();
-  int64_t rank = resultType.getRank();
+  Location loc = op.getLoc();
+  Value data = op.getData();
+  int64_t rank = reified->type.getRank();
   int64_t axis = static_cast<int64_t>(op.getAxis());
-  Value axisDim = toValue(b, loc, tensor::getMixedSize(b, loc, data, axis));
-  Value dest = emptyTensor(b, loc, resultType, *dims);
-  MLIRContext *ctx = b.getContext();
-  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{resultType}, ValueRange{indices},
-             ValueRange{dest}, SmallVector<AffineMap>{id, id},
-             SmallVector<IterType>(rank, IterType::parallel),
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               SmallVector<Value> idx;
-               for (int64_t i = 0; i < rank; ++i)
-                 idx.push_back(
-                     i == axis
-                         ? wrapIndex(nb, nl, args[0], axisDim, &checks)
-                         : linalg::IndexOp::create(nb, nl, i).getResult());
-               linalg::YieldOp::create(
-                   nb, nl,
-                   tensor::ExtractOp::create(nb, nl, data, idx).getResult());
-             })
-      .getResult(0);
+  Value axisDim = dimValue(b, loc, data, axis);
+  return extractEach(
+      b, loc, reified->empty(b, loc), data,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        SmallVector<Value> idx;
+        for (int64_t i = 0; i < rank; ++i)
+          idx.push_back(i == axis
+                            ? wrapIndex(nb, nl, args[0], axisDim, &checks)
+                            : linalg::IndexOp::create(nb, nl, i).getResult());
+        return idx;
+      },
+      op.getIndices(), AffineMap::getMultiDimIdentityMap(rank, b.getContext()));
+}
+
+/// The data position of GatherND / ScatterND for the position `ivs` of
+/// the result / updates: the leading `q - 1` give the index tuple (of `k`
+/// entries, each wrapped into its data dim), after the first `batchDims` of
+/// them; the trailing ones the position inside the slice.
+SmallVector<Value> ndPosition(OpBuilder &b, Location loc, Value indices,
+                              ArrayRef<Value> ivs, int64_t batchDims, int64_t k,
+                              ArrayRef<Value> dataDims, RuntimeChecks &checks) {
+  int64_t q = tensorType(indices).getRank();
+  SmallVector<Value> prefix(ivs.begin(), ivs.begin() + q - 1);
+  SmallVector<Value> idx(prefix.begin(), prefix.begin() + batchDims);
+  for (int64_t m = 0; m < k; ++m) {
+    SmallVector<Value> at = prefix;
+    at.push_back(cstIndex(b, loc, m));
+    Value raw = tensor::ExtractOp::create(b, loc, indices, at);
+    idx.push_back(wrapIndex(b, loc, raw, dataDims[batchDims + m], &checks));
+  }
+  idx.append(ivs.begin() + q - 1, ivs.end());
+  return idx;
 }
 
 /// ONNX GatherND: a generic over the result reading the index tuple and
 /// the data with `tensor.extract`.
 FailureOr<Value> lowerGatherNd(OpBuilder &b, GatherNdOp op,
                                RuntimeChecks &checks) {
-  Location loc = op.getLoc();
-  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-  if (failed(dims))
+  FailureOr<ReifiedResult> reified = reifyResult(b, op);
+  if (failed(reified))
     return failure();
-  RankedTensorType resultType = op.getType();
+  Location loc = op.getLoc();
   Value data = op.getData(), indices = op.getIndices();
-  int64_t rank = resultType.getRank();
+  int64_t rank = reified->type.getRank();
   int64_t q = tensorType(indices).getRank(), r = tensorType(data).getRank();
   int64_t bd = static_cast<int64_t>(op.getBatchDims());
   int64_t k = q - 1 + r - bd - rank;
   SmallVector<Value> dataDims = dimValues(b, loc, data);
-  Value dest = emptyTensor(b, loc, resultType, *dims);
-  return generateTensor(
-      b, loc, dest, [&](OpBuilder &nb, Location nl, ValueRange) {
-        SmallVector<Value> ivs;
-        for (int64_t i = 0; i < rank; ++i)
-          ivs.push_back(linalg::IndexOp::create(nb, nl, i));
-        SmallVector<Value> prefix(ivs.begin(), ivs.begin() + q - 1);
-        SmallVector<Value> idx(prefix.begin(), prefix.begin() + bd);
-        for (int64_t m = 0; m < k; ++m) {
-          SmallVector<Value> at = prefix;
-          at.push_back(cstIndex(nb, nl, m));
-          Value raw = tensor::ExtractOp::create(nb, nl, indices, at);
-          idx.push_back(wrapIndex(nb, nl, raw, dataDims[bd + m], &checks));
-        }
-        idx.append(ivs.begin() + q - 1, ivs.end());
-        linalg::YieldOp::create(
-            nb, nl, tensor::ExtractOp::create(nb, nl, data, idx).getResult());
-      });
+  return extractEach(b, loc, reified->empty(b, loc), data,
+                     [&](OpBuilder &nb, Location nl, ValueRange) {
+                       SmallVector<Value> ivs;
+                       for (int64_t i = 0; i < rank; ++i)
+                         ivs.push_back(linalg::IndexOp::create(nb, nl, i));
+                       return ndPosition(nb, nl, indices, ivs, bd, k, dataDims,
+                                         checks);
+                     });
 }
 
 /// `old (reduction) upd` for ScatterElements / ScatterND.
@@ -400,23 +393,20 @@ Value scatterCombine(OpBuilder &b, Location loc, StringRef reduction, Value old,
   return upd;
 }
 
-/// ONNX ScatterElements: loops over `updates` in row-major order inserting
-/// into a copy of `data` (so duplicate indices apply in order).
-FailureOr<Value> lowerScatterElements(OpBuilder &b, ScatterElementsOp op,
-                                      RuntimeChecks &checks) {
-  Location loc = op.getLoc();
-  Value data = op.getData(), indices = op.getIndices(),
-        updates = op.getUpdates();
-  int64_t axis = static_cast<int64_t>(op.getAxis());
-  Value axisDim = toValue(b, loc, tensor::getMixedSize(b, loc, data, axis));
-  std::string reduction = op.getReduction().str();
-  Value init = castTo(b, loc, data, op.getType());
+/// ScatterElements / ScatterND: loops over `updates` in row-major order
+/// inserting each update (combined with the old value by `reduction`) into
+/// a copy of `data` (of the op's `resultType`) at the position `position`
+/// gives for the loop indices, so duplicate positions apply in order.
+Value scatterLoop(
+    OpBuilder &b, Location loc, Value data, Value updates, StringRef reduction,
+    Type resultType,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ArrayRef<Value>)>
+        position) {
+  Value init = castTo(b, loc, data, resultType);
   return tensorLoopNest(
       b, loc, dimValues(b, loc, updates), init,
       [&](OpBuilder &nb, Location nl, ArrayRef<Value> ivs, Value acc) {
-        Value raw = tensor::ExtractOp::create(nb, nl, indices, ivs);
-        SmallVector<Value> dst(ivs);
-        dst[axis] = wrapIndex(nb, nl, raw, axisDim, &checks);
+        SmallVector<Value> dst = position(nb, nl, ivs);
         Value upd = tensor::ExtractOp::create(nb, nl, updates, ivs);
         if (reduction != "none")
           upd = scatterCombine(
@@ -426,8 +416,26 @@ FailureOr<Value> lowerScatterElements(OpBuilder &b, ScatterElementsOp op,
       });
 }
 
-/// ONNX ScatterND: loops over `updates`; the leading loop indices select
-/// the index tuple, the trailing ones the position inside the slice.
+/// ONNX ScatterElements: the position is the update's with the index along
+/// `axis`.
+FailureOr<Value> lowerScatterElements(OpBuilder &b, ScatterElementsOp op,
+                                      RuntimeChecks &checks) {
+  Location loc = op.getLoc();
+  Value data = op.getData(), indices = op.getIndices();
+  int64_t axis = static_cast<int64_t>(op.getAxis());
+  Value axisDim = dimValue(b, loc, data, axis);
+  return scatterLoop(
+      b, loc, data, op.getUpdates(), op.getReduction(), op.getType(),
+      [&](OpBuilder &nb, Location nl, ArrayRef<Value> ivs) {
+        Value raw = tensor::ExtractOp::create(nb, nl, indices, ivs);
+        SmallVector<Value> dst(ivs);
+        dst[axis] = wrapIndex(nb, nl, raw, axisDim, &checks);
+        return dst;
+      });
+}
+
+/// ONNX ScatterND: the leading loop indices select the index tuple, the
+/// trailing ones the position inside the slice.
 FailureOr<Value> lowerScatterNd(OpBuilder &b, ScatterNdOp op,
                                 RuntimeChecks &checks) {
   Location loc = op.getLoc();
@@ -436,27 +444,11 @@ FailureOr<Value> lowerScatterNd(OpBuilder &b, ScatterNdOp op,
   int64_t q = tensorType(indices).getRank(), r = tensorType(data).getRank();
   int64_t k = r - tensorType(updates).getRank() + q - 1;
   SmallVector<Value> dataDims = dimValues(b, loc, data);
-  std::string reduction = op.getReduction().str();
-  Value init = castTo(b, loc, data, op.getType());
-  return tensorLoopNest(
-      b, loc, dimValues(b, loc, updates), init,
-      [&](OpBuilder &nb, Location nl, ArrayRef<Value> ivs, Value acc) {
-        SmallVector<Value> prefix(ivs.begin(), ivs.begin() + q - 1);
-        SmallVector<Value> dst;
-        for (int64_t m = 0; m < k; ++m) {
-          SmallVector<Value> at = prefix;
-          at.push_back(cstIndex(nb, nl, m));
-          Value raw = tensor::ExtractOp::create(nb, nl, indices, at);
-          dst.push_back(wrapIndex(nb, nl, raw, dataDims[m], &checks));
-        }
-        dst.append(ivs.begin() + q - 1, ivs.end());
-        Value upd = tensor::ExtractOp::create(nb, nl, updates, ivs);
-        if (reduction != "none")
-          upd = scatterCombine(
-              nb, nl, reduction,
-              tensor::ExtractOp::create(nb, nl, acc, dst).getResult(), upd);
-        return tensor::InsertOp::create(nb, nl, upd, acc, dst).getResult();
-      });
+  return scatterLoop(b, loc, data, updates, op.getReduction(), op.getType(),
+                     [&](OpBuilder &nb, Location nl, ArrayRef<Value> ivs) {
+                       return ndPosition(nb, nl, indices, ivs, /*batchDims=*/0,
+                                         k, dataDims, checks);
+                     });
 }
 
 /// ONNX GridSample (PyTorch `grid_sample` semantics): a generic over the
@@ -464,54 +456,25 @@ FailureOr<Value> lowerScatterNd(OpBuilder &b, ScatterNdOp op,
 /// (border clamp / reflection) and interpolated; taps outside the input
 /// read 0. Arithmetic in the element type (f32 for narrower floats).
 FailureOr<Value> lowerGridSample(OpBuilder &b, GridSampleOp op) {
-  Location loc = op.getLoc();
-  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-  if (failed(dims))
+  FailureOr<ReifiedResult> reified = reifyResult(b, op);
+  if (failed(reified))
     return failure();
-  RankedTensorType resultType = op.getType();
+  Location loc = op.getLoc();
   Value x = op.getInput(), grid = op.getGrid();
-  Type elt = resultType.getElementType();
+  Type elt = reified->type.getElementType();
   Type ct = (elt.isF32() || elt.isF64()) ? elt : b.getF32Type();
   std::string mode = op.getMode().str(), pad = op.getPaddingMode().str();
   bool ac = op.getAlignCorners();
   SmallVector<Value> xDims = dimValues(b, loc, x);
-  Value dest = emptyTensor(b, loc, resultType, *dims);
   return generateTensor(
-      b, loc, dest, [&](OpBuilder &nb, Location nl, ValueRange) {
+      b, loc, reified->empty(b, loc),
+      [&](OpBuilder &nb, Location nl, ValueRange) {
         using P = arith::CmpFPredicate;
-        auto c = [&](double v) { return cstScalar(nb, nl, ct, v); };
-        auto add = [&](Value l, Value r) {
-          return arith::AddFOp::create(nb, nl, l, r).getResult();
-        };
-        auto sub = [&](Value l, Value r) {
-          return arith::SubFOp::create(nb, nl, l, r).getResult();
-        };
-        auto mul = [&](Value l, Value r) {
-          return arith::MulFOp::create(nb, nl, l, r).getResult();
-        };
-        auto div = [&](Value l, Value r) {
-          return arith::DivFOp::create(nb, nl, l, r).getResult();
-        };
-        auto sel = [&](Value cond, Value l, Value r) {
-          return arith::SelectOp::create(nb, nl, cond, l, r).getResult();
-        };
-        auto floorF = [&](Value v) {
-          return math::FloorOp::create(nb, nl, v).getResult();
-        };
-        auto fmin = [&](Value l, Value r) {
-          return arith::MinimumFOp::create(nb, nl, l, r).getResult();
-        };
-        auto fmax = [&](Value l, Value r) {
-          return arith::MaximumFOp::create(nb, nl, l, r).getResult();
-        };
-        auto toF = [&](Value i) {
-          Value w = arith::IndexCastOp::create(nb, nl, nb.getI64Type(), i);
-          return arith::SIToFPOp::create(nb, nl, ct, w).getResult();
-        };
+        FMath fm{nb, nl, ct};
         SmallVector<Value> iv;
         for (int64_t i = 0; i < 4; ++i)
           iv.push_back(linalg::IndexOp::create(nb, nl, i));
-        Value hF = toF(xDims[2]), wF = toF(xDims[3]);
+        Value hF = fm.fromIndex(xDims[2]), wF = fm.fromIndex(xDims[3]);
         auto gridAt = [&](int64_t k) {
           Value g = tensor::ExtractOp::create(
               nb, nl, grid,
@@ -520,30 +483,35 @@ FailureOr<Value> lowerGridSample(OpBuilder &b, GridSampleOp op) {
         };
         auto unnormalize = [&](Value coord, Value size) {
           if (ac)
-            return mul(div(add(coord, c(1)), c(2)), sub(size, c(1)));
-          return div(sub(mul(add(coord, c(1)), size), c(1)), c(2));
+            return fm.mul(fm.div(fm.add(coord, fm.c(1)), fm.c(2)),
+                          fm.sub(size, fm.c(1)));
+          return fm.div(fm.sub(fm.mul(fm.add(coord, fm.c(1)), size), fm.c(1)),
+                        fm.c(2));
         };
         auto clip = [&](Value coord, Value size) {
-          return fmin(fmax(coord, c(0)), sub(size, c(1)));
+          return fm.min(fm.max(coord, fm.c(0)), fm.sub(size, fm.c(1)));
         };
         auto reflect = [&](Value coord, Value twiceLow, Value twiceHigh) {
-          Value lo = div(twiceLow, c(2));
-          Value span = div(sub(twiceHigh, twiceLow), c(2));
-          Value in = math::AbsFOp::create(nb, nl, sub(coord, lo));
+          Value lo = fm.div(twiceLow, fm.c(2));
+          Value span = fm.div(fm.sub(twiceHigh, twiceLow), fm.c(2));
+          Value in = math::AbsFOp::create(nb, nl, fm.sub(coord, lo));
           Value extra = arith::RemFOp::create(nb, nl, in, span);
-          Value flips = floorF(div(in, span));
+          Value flips = fm.floor(fm.div(in, span));
           Value even = arith::CmpFOp::create(
-              nb, nl, P::OEQ, arith::RemFOp::create(nb, nl, flips, c(2)), c(0));
-          Value r = sel(even, add(extra, lo), add(sub(span, extra), lo));
-          return sel(arith::CmpFOp::create(nb, nl, P::OEQ, twiceLow, twiceHigh),
-                     c(0), r);
+              nb, nl, P::OEQ, arith::RemFOp::create(nb, nl, flips, fm.c(2)),
+              fm.c(0));
+          Value r = fm.select(even, fm.add(extra, lo),
+                              fm.add(fm.sub(span, extra), lo));
+          return fm.select(fm.cmp(P::OEQ, twiceLow, twiceHigh), fm.c(0), r);
         };
         auto padCoord = [&](Value coord, Value size) {
           if (pad == "border")
             return clip(coord, size);
           if (pad == "reflection") {
-            Value r = ac ? reflect(coord, c(0), mul(c(2), sub(size, c(1))))
-                         : reflect(coord, c(-1), sub(mul(c(2), size), c(1)));
+            Value r = ac ? reflect(coord, fm.c(0),
+                                   fm.mul(fm.c(2), fm.sub(size, fm.c(1))))
+                         : reflect(coord, fm.c(-1),
+                                   fm.sub(fm.mul(fm.c(2), size), fm.c(1)));
             return clip(r, size);
           }
           return coord;
@@ -552,53 +520,53 @@ FailureOr<Value> lowerGridSample(OpBuilder &b, GridSampleOp op) {
         auto fetch = [&](Value y, Value xx) {
           Value inside = arith::AndIOp::create(
               nb, nl,
-              arith::AndIOp::create(
-                  nb, nl, arith::CmpFOp::create(nb, nl, P::OGE, y, c(0)),
-                  arith::CmpFOp::create(nb, nl, P::OLT, y, hF)),
-              arith::AndIOp::create(
-                  nb, nl, arith::CmpFOp::create(nb, nl, P::OGE, xx, c(0)),
-                  arith::CmpFOp::create(nb, nl, P::OLT, xx, wF)));
+              arith::AndIOp::create(nb, nl, fm.cmp(P::OGE, y, fm.c(0)),
+                                    fm.cmp(P::OLT, y, hF)),
+              arith::AndIOp::create(nb, nl, fm.cmp(P::OGE, xx, fm.c(0)),
+                                    fm.cmp(P::OLT, xx, wF)));
           auto toIdx = [&](Value v, Value size) {
-            Value cl = clip(v, size);
-            Value i = arith::FPToSIOp::create(nb, nl, nb.getI64Type(), cl);
-            return arith::IndexCastOp::create(nb, nl, nb.getIndexType(), i)
-                .getResult();
+            return fm.toIndex(clip(v, size));
           };
           Value v = tensor::ExtractOp::create(
               nb, nl, x, ValueRange{iv[0], iv[1], toIdx(y, hF), toIdx(xx, wF)});
           v = convertScalar(nb, nl, v, ct, false, false);
-          return sel(inside, v, c(0));
+          return fm.select(inside, v, fm.c(0));
         };
         Value gx = gridAt(0), gy = gridAt(1);
         Value result;
         if (mode == "bicubic") {
           Value ix = unnormalize(gx, wF), iy = unnormalize(gy, hF);
-          Value x0 = floorF(ix), y0 = floorF(iy);
-          Value tx = sub(ix, x0), ty = sub(iy, y0);
+          Value x0 = fm.floor(ix), y0 = fm.floor(iy);
+          Value tx = fm.sub(ix, x0), ty = fm.sub(iy, y0);
           double a = -0.75;
           auto cc1 = [&](Value t) { // |t| <= 1
-            return add(mul(mul(sub(mul(c(a + 2), t), c(a + 3)), t), t), c(1));
+            return fm.add(
+                fm.mul(fm.mul(fm.sub(fm.mul(fm.c(a + 2), t), fm.c(a + 3)), t),
+                       t),
+                fm.c(1));
           };
           auto cc2 = [&](Value t) { // 1 < |t| < 2
-            Value v = add(mul(sub(mul(c(a), t), c(5 * a)), t), c(8 * a));
-            return sub(mul(v, t), c(4 * a));
+            Value v = fm.add(fm.mul(fm.sub(fm.mul(fm.c(a), t), fm.c(5 * a)), t),
+                             fm.c(8 * a));
+            return fm.sub(fm.mul(v, t), fm.c(4 * a));
           };
           auto coeffs = [&](Value t) {
-            return SmallVector<Value>{cc2(add(t, c(1))), cc1(t),
-                                      cc1(sub(c(1), t)), cc2(sub(c(2), t))};
+            return SmallVector<Value>{cc2(fm.add(t, fm.c(1))), cc1(t),
+                                      cc1(fm.sub(fm.c(1), t)),
+                                      cc2(fm.sub(fm.c(2), t))};
           };
           SmallVector<Value> cx = coeffs(tx), cy = coeffs(ty);
           Value acc;
           for (int64_t j = 0; j < 4; ++j) {
-            Value yj = padCoord(add(y0, c(j - 1)), hF);
+            Value yj = padCoord(fm.add(y0, fm.c(j - 1)), hF);
             Value row;
             for (int64_t i = 0; i < 4; ++i) {
-              Value xi = padCoord(add(x0, c(i - 1)), wF);
-              Value term = mul(fetch(yj, xi), cx[i]);
-              row = row ? add(row, term) : term;
+              Value xi = padCoord(fm.add(x0, fm.c(i - 1)), wF);
+              Value term = fm.mul(fetch(yj, xi), cx[i]);
+              row = row ? fm.add(row, term) : term;
             }
-            Value term = mul(row, cy[j]);
-            acc = acc ? add(acc, term) : term;
+            Value term = fm.mul(row, cy[j]);
+            acc = acc ? fm.add(acc, term) : term;
           }
           result = acc;
         } else {
@@ -608,14 +576,14 @@ FailureOr<Value> lowerGridSample(OpBuilder &b, GridSampleOp op) {
             result = fetch(math::RoundEvenOp::create(nb, nl, iy),
                            math::RoundEvenOp::create(nb, nl, ix));
           } else {
-            Value x0 = floorF(ix), y0 = floorF(iy);
-            Value x1 = add(x0, c(1)), y1 = add(y0, c(1));
-            Value wx1 = sub(ix, x0), wx0 = sub(x1, ix);
-            Value wy1 = sub(iy, y0), wy0 = sub(y1, iy);
-            result = add(add(mul(fetch(y0, x0), mul(wx0, wy0)),
-                             mul(fetch(y0, x1), mul(wx1, wy0))),
-                         add(mul(fetch(y1, x0), mul(wx0, wy1)),
-                             mul(fetch(y1, x1), mul(wx1, wy1))));
+            Value x0 = fm.floor(ix), y0 = fm.floor(iy);
+            Value x1 = fm.add(x0, fm.c(1)), y1 = fm.add(y0, fm.c(1));
+            Value wx1 = fm.sub(ix, x0), wx0 = fm.sub(x1, ix);
+            Value wy1 = fm.sub(iy, y0), wy0 = fm.sub(y1, iy);
+            result = fm.add(fm.add(fm.mul(fetch(y0, x0), fm.mul(wx0, wy0)),
+                                   fm.mul(fetch(y0, x1), fm.mul(wx1, wy0))),
+                            fm.add(fm.mul(fetch(y1, x0), fm.mul(wx0, wy1)),
+                                   fm.mul(fetch(y1, x1), fm.mul(wx1, wy1))));
           }
         }
         linalg::YieldOp::create(

@@ -19,8 +19,6 @@ using namespace mlir::disc::lowering;
 
 namespace {
 
-using IterType = utils::IteratorType;
-
 Value mulAdd(OpBuilder &b, Location loc, Value x, Value y, Value acc) {
   if (isa<FloatType>(acc.getType())) {
     Value p = arith::MulFOp::create(b, loc, x, y);
@@ -45,10 +43,8 @@ FailureOr<Value> lowerDotGeneral(OpBuilder &b, DotGeneralOp op,
     IMath m{b, loc};
     auto pairs = [&](ArrayRef<int64_t> l, ArrayRef<int64_t> r) {
       for (auto [i, j] : llvm::zip(l, r)) {
-        Value lv =
-            toValue(b, loc, tensor::getMixedSize(b, loc, op.getLhs(), i));
-        Value rv =
-            toValue(b, loc, tensor::getMixedSize(b, loc, op.getRhs(), j));
+        Value lv = dimValue(b, loc, op.getLhs(), i);
+        Value rv = dimValue(b, loc, op.getRhs(), j);
         checks.check(b, loc, m.cmp(arith::CmpIPredicate::eq, lv, rv), "",
                      "A dim " + std::to_string(i) + " is {0} but B dim " +
                          std::to_string(j) + " is {1}",
@@ -58,14 +54,14 @@ FailureOr<Value> lowerDotGeneral(OpBuilder &b, DotGeneralOp op,
     pairs(op.getLhsBatchingDimensions(), op.getRhsBatchingDimensions());
     pairs(op.getLhsContractingDimensions(), op.getRhsContractingDimensions());
   }
-  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-  if (failed(dims))
+  FailureOr<ReifiedResult> reified = reifyResult(b, op);
+  if (failed(reified))
     return failure();
   if (libraryCalls)
-    if (std::optional<Value> call = lowerDotGeneralToLibraryCall(b, op, *dims))
+    if (std::optional<Value> call =
+            lowerDotGeneralToLibraryCall(b, op, reified->dims))
       return *call;
-  Value init = fill(b, loc, cstScalar(b, loc, elt, 0),
-                    emptyTensor(b, loc, resultType, *dims));
+  Value init = fill(b, loc, cstScalar(b, loc, elt, 0), reified->empty(b, loc));
   auto lb = op.getLhsBatchingDimensions(), rb = op.getRhsBatchingDimensions();
   auto lc = op.getLhsContractingDimensions();
   auto rc = op.getRhsContractingDimensions();
@@ -124,39 +120,52 @@ Value convOnPadded(OpBuilder &b, Location loc, Value input, Value filter,
                    int64_t groups, RankedTensorType resultType,
                    ArrayRef<OpFoldResult> dims);
 
+/// The checks the Conv and ConvTranspose (`what`, in the diagnostic)
+/// lowerings start with: a float or integer element type, and static
+/// channel counts in the filter of a grouped one.
+template <typename ConvLike>
+LogicalResult checkConvLowerable(ConvLike op, StringRef what) {
+  Type elt = op.getType().getElementType();
+  if (!isFloatOrInt(elt))
+    return unsupportedElementType(op, elt);
+  RankedTensorType fType = tensorType(op.getFilter());
+  if (op.getFeatureGroupCount() > 1 &&
+      (fType.isDynamicDim(0) || fType.isDynamicDim(1)))
+    return op.emitOpError("cannot be lowered to linalg yet: grouped ")
+           << what << " needs static channel counts";
+  return success();
+}
+
 /// ONNX Conv (zero padding, strides, dilations, groups). 2-D ungrouped
 /// convolutions become `linalg.conv_2d_nchw_fchw`; all others one
 /// `linalg.generic` over [N, (G,) OCg, O..., ICg, K...]. With
 /// `libraryCalls`, f32 convolutions become a library call instead.
 FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op, RuntimeChecks &checks,
                            bool libraryCalls) {
+  // The filter (usually a constant) fixes the channel counts: C = G * Cg.
+  if (failed(checkConvLowerable(op, "convolution")))
+    return failure();
   Location loc = op.getLoc();
   RankedTensorType resultType = op.getType();
   Type elt = resultType.getElementType();
-  if (!isFloatOrInt(elt))
-    return unsupportedElementType(op, elt);
   int64_t k = resultType.getRank() - 2;
   int64_t groups = op.getFeatureGroupCount();
   Value filter = op.getFilter();
-  RankedTensorType fType = tensorType(filter);
-  // The filter (usually a constant) fixes the channel counts: C = G * Cg.
-  if (groups > 1 && (fType.isDynamicDim(0) || fType.isDynamicDim(1)))
-    return op.emitOpError("cannot be lowered to linalg yet: grouped "
-                          "convolution needs static channel counts");
   // Input channels = groups x filter channels (ONNX Conv's C = group * C/g).
   {
     IMath m{b, loc};
-    Value c = toValue(b, loc, tensor::getMixedSize(b, loc, op.getInput(), 1));
-    Value cg = toValue(b, loc, tensor::getMixedSize(b, loc, filter, 1));
+    Value c = dimValue(b, loc, op.getInput(), 1);
+    Value cg = dimValue(b, loc, filter, 1);
     Value want = m.mul(cg, m.c(groups));
     checks.check(b, loc, m.cmp(arith::CmpIPredicate::eq, c, want), "",
                  "input has {0} channels, the weights expect {1}", {c, want});
   }
-  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-  if (failed(dims))
+  FailureOr<ReifiedResult> reified = reifyResult(b, op);
+  if (failed(reified))
     return failure();
   if (libraryCalls)
-    if (std::optional<Value> call = lowerConvToLibraryCall(b, op, *dims))
+    if (std::optional<Value> call =
+            lowerConvToLibraryCall(b, op, reified->dims))
       return *call;
 
   ArrayRef<int64_t> pad = op.getPadding();
@@ -166,7 +175,7 @@ FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op, RuntimeChecks &checks,
   Value input = padSpatial(b, loc, op.getInput(), pad.take_front(k), hi,
                            cstScalar(b, loc, elt, 0));
   return convOnPadded(b, loc, input, filter, op.getStrides(), op.getDilations(),
-                      groups, resultType, *dims);
+                      groups, resultType, reified->dims);
 }
 
 /// Convolution of an already padded `input` [N, C, D...] with `filter`
@@ -295,21 +304,16 @@ Value convOnPadded(OpBuilder &b, Location loc, Value input, Value filter,
 /// convolved (stride 1, same dilation) with the filter flipped along its
 /// spatial dims and with input/output channels swapped within each group.
 FailureOr<Value> lowerConvTranspose(OpBuilder &b, ConvTransposeOp op) {
+  if (failed(checkConvLowerable(op, "transposed convolution")))
+    return failure();
+  FailureOr<ReifiedResult> reified = reifyResult(b, op);
+  if (failed(reified))
+    return failure();
   Location loc = op.getLoc();
-  RankedTensorType resultType = op.getType();
-  Type elt = resultType.getElementType();
-  if (!isFloatOrInt(elt))
-    return unsupportedElementType(op, elt);
-  int64_t k = resultType.getRank() - 2;
+  Type elt = reified->type.getElementType();
+  int64_t k = reified->type.getRank() - 2;
   int64_t groups = op.getFeatureGroupCount();
   Value x = op.getInput(), w = op.getFilter();
-  RankedTensorType fType = tensorType(w);
-  if (groups > 1 && (fType.isDynamicDim(0) || fType.isDynamicDim(1)))
-    return op.emitOpError("cannot be lowered to linalg yet: grouped "
-                          "transposed convolution needs static channel counts");
-  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-  if (failed(dims))
-    return failure();
   IMath m{b, loc};
   ArrayRef<int64_t> strides = op.getStrides(), dil = op.getDilations(),
                     pad = op.getPadding();
@@ -323,7 +327,7 @@ FailureOr<Value> lowerConvTranspose(OpBuilder &b, ConvTransposeOp op) {
   SmallVector<OpFoldResult> ones(2 + k, b.getIndexAttr(1));
   for (int64_t i = 0; i < k; ++i) {
     Value d = toValue(b, loc, xs[2 + i]), kk = toValue(b, loc, ws[2 + i]);
-    Value o = toValue(b, loc, (*dims)[2 + i]);
+    Value o = toValue(b, loc, reified->dims[2 + i]);
     Value span = m.mul(m.sub(kk, m.c(1)), m.c(dil[i]));
     Value dataLen = m.add(m.mul(m.sub(d, m.c(1)), m.c(strides[i])), m.c(1));
     int64_t lo = pad[i];
@@ -338,11 +342,7 @@ FailureOr<Value> lowerConvTranspose(OpBuilder &b, ConvTransposeOp op) {
     cropSize.push_back(getAsOpFoldResult(cropLen));
   }
   Value zero = cstScalar(b, loc, elt, 0);
-  SmallVector<int64_t> zStatic;
-  SmallVector<Value> zDyn;
-  dispatchIndexOpFoldResults(zSizes, zDyn, zStatic);
-  Value z =
-      fill(b, loc, zero, tensor::EmptyOp::create(b, loc, zStatic, elt, zDyn));
+  Value z = fill(b, loc, zero, tensor::EmptyOp::create(b, loc, zSizes, elt));
   z = tensor::InsertSliceOp::create(b, loc, x, z, insOff, xs, insStride);
   Value cropped =
       tensor::ExtractSliceOp::create(b, loc, z, cropOff, cropSize, ones);
@@ -356,10 +356,7 @@ FailureOr<Value> lowerConvTranspose(OpBuilder &b, ConvTransposeOp op) {
   SmallVector<OpFoldResult> wtSizes = {oc, cg};
   for (int64_t i = 0; i < k; ++i)
     wtSizes.push_back(ws[2 + i]);
-  SmallVector<int64_t> wtStatic;
-  SmallVector<Value> wtDyn;
-  dispatchIndexOpFoldResults(wtSizes, wtDyn, wtStatic);
-  Value wtInit = tensor::EmptyOp::create(b, loc, wtStatic, elt, wtDyn);
+  Value wtInit = tensor::EmptyOp::create(b, loc, wtSizes, elt);
   Value ocgV = toValue(b, loc, ocg), cgV = toValue(b, loc, cg);
   SmallVector<Value> kV;
   for (int64_t i = 0; i < k; ++i)
@@ -380,7 +377,7 @@ FailureOr<Value> lowerConvTranspose(OpBuilder &b, ConvTransposeOp op) {
         linalg::YieldOp::create(nb, nl, v);
       });
   return convOnPadded(b, loc, cropped, wt, SmallVector<int64_t>(k, 1), dil,
-                      groups, resultType, *dims);
+                      groups, reified->type, reified->dims);
 }
 
 } // namespace
@@ -397,11 +394,11 @@ FailureOr<Value> mlir::disc::lowering::lowerLinearFamily(OpBuilder &b,
       .Case([&](ConvOp o) { return lowerConv(b, o, checks, libraryCalls); })
       .Case([&](ConvTransposeOp o) -> FailureOr<Value> {
         if (libraryCalls) {
-          FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, o);
-          if (failed(dims))
+          FailureOr<ReifiedResult> reified = reifyResult(b, o);
+          if (failed(reified))
             return failure();
           if (std::optional<Value> call =
-                  lowerConvTransposeToLibraryCall(b, o, *dims))
+                  lowerConvTransposeToLibraryCall(b, o, reified->dims))
             return *call;
         }
         return lowerConvTranspose(b, o);

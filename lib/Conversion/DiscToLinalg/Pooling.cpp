@@ -17,8 +17,6 @@ using namespace mlir::disc::lowering;
 
 namespace {
 
-using IterType = utils::IteratorType;
-
 /// Sliding-window sum or max over the spatial dims of `input` (already
 /// padded): a `linalg.generic` over [lead dims..., O..., K...] with a window
 /// tensor giving the K loop bounds. `lead` is the number of leading
@@ -79,8 +77,8 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op) {
   bool isMax = op.getKind() == PoolKind::Max;
   if (!(isa<FloatType>(elt) || (isMax && isa<IntegerType>(elt))))
     return unsupportedElementType(op, elt);
-  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-  if (failed(dims))
+  FailureOr<ReifiedResult> reified = reifyResult(b, op);
+  if (failed(reified))
     return failure();
   int64_t k = resultType.getRank() - 2;
   ArrayRef<int64_t> window = op.getWindow(), strides = op.getStrides(),
@@ -98,7 +96,7 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op) {
       hiEff.push_back(b.getIndexAttr(pad[k + i]));
       continue;
     }
-    Value o = toValue(b, loc, (*dims)[2 + i]);
+    Value o = toValue(b, loc, reified->dims[2 + i]);
     Value reach = m.add(m.mul(m.sub(o, m.c(1)), m.c(strides[i])),
                         m.c(dil[i] * (window[i] - 1) + 1));
     Value have =
@@ -113,7 +111,7 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op) {
   Value padValue = isMax ? extremeScalar(b, loc, elt, /*negative=*/true)
                          : cstScalar(b, loc, elt, 0);
   Value padded = padSpatial(b, loc, input, pad.take_front(k), hiEff, padValue);
-  Value init = fill(b, loc, padValue, emptyTensor(b, loc, resultType, *dims));
+  Value init = fill(b, loc, padValue, reified->empty(b, loc));
   Value sums =
       windowReduce(b, loc, padded, 2, window, strides, dil, init, isMax);
   if (isMax)
@@ -152,7 +150,8 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op) {
       paddedOnes = padSpatial(b, loc, ones, pad.take_front(k), hiEff, zero);
     }
     SmallVector<int64_t> outSpatial(resultType.getShape().drop_front(2));
-    SmallVector<OpFoldResult> outSpatialDims(dims->begin() + 2, dims->end());
+    SmallVector<OpFoldResult> outSpatialDims(reified->dims.begin() + 2,
+                                             reified->dims.end());
     Value countInit =
         fill(b, loc, zero,
              emptyTensor(b, loc, RankedTensorType::get(outSpatial, elt),

@@ -17,20 +17,54 @@ using namespace mlir::disc::lowering;
 
 namespace {
 
-using IterType = utils::IteratorType;
+/// The loops of a reduction of a rank-`rank` operand over the dims
+/// `reduced`: their iterator types and the result's indexing map, which
+/// drops the reduced dims, or reads them at 0 with `keepDims`.
+std::pair<SmallVector<IterType>, AffineMap>
+reductionLoops(MLIRContext *ctx, int64_t rank, ArrayRef<int64_t> reduced,
+               bool keepDims) {
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<IterType> iters;
+  for (int64_t i = 0; i < rank; ++i) {
+    bool isReduced = llvm::is_contained(reduced, i);
+    iters.push_back(isReduced ? IterType::reduction : IterType::parallel);
+    if (!isReduced)
+      outExprs.push_back(getAffineDimExpr(i, ctx));
+    else if (keepDims)
+      outExprs.push_back(getAffineConstantExpr(0, ctx));
+  }
+  return {iters, AffineMap::get(rank, 0, outExprs, ctx)};
+}
+
+/// Whether the float or integer scalar `x` comes strictly before `y` in
+/// ascending (or `descending`) order, and whether they are equal.
+std::pair<Value, Value> compareOrder(OpBuilder &b, Location loc, Value x,
+                                     Value y, bool descending) {
+  if (isa<FloatType>(x.getType())) {
+    Value before = arith::CmpFOp::create(b, loc,
+                                         descending ? arith::CmpFPredicate::OGT
+                                                    : arith::CmpFPredicate::OLT,
+                                         x, y);
+    return {before,
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, y)};
+  }
+  Value before = arith::CmpIOp::create(
+      b, loc,
+      descending ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt, x, y);
+  return {before,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y)};
+}
 
 /// Reduction over `dimensions`; keep_dims uses constant-0 result maps.
 /// Mean divides the sum by the product of the reduced dims at run time.
 FailureOr<Value> lowerReduce(OpBuilder &b, ReduceOp op) {
-  Location loc = op.getLoc();
   RankedTensorType resultType = op.getType();
   Type elt = resultType.getElementType();
-  bool isFloat = isa<FloatType>(elt);
-  if (!isFloatOrInt(elt))
-    return unsupportedElementType(op, elt);
-  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-  if (failed(dims))
+  FailureOr<ReifiedResult> reified = reifyFloatOrIntResult(b, op, elt);
+  if (failed(reified))
     return failure();
+  Location loc = op.getLoc();
+  bool isFloat = isa<FloatType>(elt);
   ReduceKind kind = op.getKind();
   Value initValue;
   switch (kind) {
@@ -52,19 +86,10 @@ FailureOr<Value> lowerReduce(OpBuilder &b, ReduceOp op) {
   Value input = op.getInput();
   int64_t rank = tensorType(input).getRank();
   ArrayRef<int64_t> red = op.getDimensions();
-  SmallVector<AffineExpr> outExprs;
-  SmallVector<IterType> iters;
-  for (int64_t i = 0; i < rank; ++i) {
-    bool reduced = llvm::is_contained(red, i);
-    iters.push_back(reduced ? IterType::reduction : IterType::parallel);
-    if (!reduced)
-      outExprs.push_back(getAffineDimExpr(i, ctx));
-    else if (op.getKeepDims())
-      outExprs.push_back(getAffineConstantExpr(0, ctx));
-  }
-  Value init = fill(b, loc, initValue, emptyTensor(b, loc, resultType, *dims));
+  auto [iters, outMap] = reductionLoops(ctx, rank, red, op.getKeepDims());
+  Value init = fill(b, loc, initValue, reified->empty(b, loc));
   SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
-                                 AffineMap::get(rank, 0, outExprs, ctx)};
+                                 outMap};
   Value result =
       linalg::GenericOp::create(
           b, loc, TypeRange{resultType}, ValueRange{input}, ValueRange{init},
@@ -101,8 +126,7 @@ FailureOr<Value> lowerReduce(OpBuilder &b, ReduceOp op) {
   IMath m{b, loc};
   Value count = m.c(1);
   for (int64_t d : red)
-    count =
-        m.mul(count, toValue(b, loc, tensor::getMixedSize(b, loc, input, d)));
+    count = m.mul(count, dimValue(b, loc, input, d));
   Value countI64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), count);
   Value divisor =
       isFloat ? arith::SIToFPOp::create(b, loc, elt, countI64).getResult()
@@ -133,35 +157,23 @@ FailureOr<Value> lowerReduce(OpBuilder &b, ReduceOp op) {
 /// a smaller (first) / larger (last) index, so the result does not depend
 /// on the iteration order.
 FailureOr<Value> lowerArgReduce(OpBuilder &b, ArgReduceOp op) {
-  Location loc = op.getLoc();
   Value input = op.getInput();
   Type elt = tensorType(input).getElementType();
-  bool isFloat = isa<FloatType>(elt);
-  if (!isFloatOrInt(elt))
-    return unsupportedElementType(op, elt);
-  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-  if (failed(dims))
+  FailureOr<ReifiedResult> reified = reifyFloatOrIntResult(b, op, elt);
+  if (failed(reified))
     return failure();
-  RankedTensorType resultType = op.getType();
+  Location loc = op.getLoc();
+  RankedTensorType resultType = reified->type;
   RankedTensorType valType = resultType.clone(elt);
   bool isMax = op.getIsMax(), last = op.getSelectLastIndex();
   int64_t axis = op.getDimension();
   MLIRContext *ctx = b.getContext();
   int64_t rank = tensorType(input).getRank();
-  SmallVector<AffineExpr> outExprs;
-  SmallVector<IterType> iters;
-  for (int64_t i = 0; i < rank; ++i) {
-    iters.push_back(i == axis ? IterType::reduction : IterType::parallel);
-    if (i != axis)
-      outExprs.push_back(getAffineDimExpr(i, ctx));
-    else if (op.getKeepDims())
-      outExprs.push_back(getAffineConstantExpr(0, ctx));
-  }
-  AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
+  auto [iters, outMap] = reductionLoops(ctx, rank, axis, op.getKeepDims());
   Value valInit = fill(b, loc, extremeScalar(b, loc, elt, isMax),
-                       emptyTensor(b, loc, valType, *dims));
+                       emptyTensor(b, loc, valType, reified->dims));
   Value idxInit = fill(b, loc, cstScalar(b, loc, b.getI64Type(), 0),
-                       emptyTensor(b, loc, resultType, *dims));
+                       reified->empty(b, loc));
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{valType, resultType}, ValueRange{input},
       ValueRange{valInit, idxInit},
@@ -171,21 +183,7 @@ FailureOr<Value> lowerArgReduce(OpBuilder &b, ArgReduceOp op) {
         Value x = args[0], accV = args[1], accI = args[2];
         Value i = arith::IndexCastOp::create(
             nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, axis));
-        Value better, eq;
-        if (isFloat) {
-          better = arith::CmpFOp::create(nb, nl,
-                                         isMax ? arith::CmpFPredicate::OGT
-                                               : arith::CmpFPredicate::OLT,
-                                         x, accV);
-          eq =
-              arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, x, accV);
-        } else {
-          better = arith::CmpIOp::create(nb, nl,
-                                         isMax ? arith::CmpIPredicate::sgt
-                                               : arith::CmpIPredicate::slt,
-                                         x, accV);
-          eq = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, x, accV);
-        }
+        auto [better, eq] = compareOrder(nb, nl, x, accV, isMax);
         Value tie = arith::CmpIOp::create(nb, nl,
                                           last ? arith::CmpIPredicate::sgt
                                                : arith::CmpIPredicate::slt,
@@ -203,27 +201,23 @@ FailureOr<Value> lowerArgReduce(OpBuilder &b, ArgReduceOp op) {
 /// ONNX CumSum: an `scf.for` over the scanned dim carrying the running sum
 /// of one slab (the operand with that dim of size 1) and the result.
 FailureOr<Value> lowerCumSum(OpBuilder &b, CumSumOp op) {
-  Location loc = op.getLoc();
-  RankedTensorType resultType = op.getType();
-  Type elt = resultType.getElementType();
-  if (!isFloatOrInt(elt) || elt.isInteger(1))
+  Type elt = op.getType().getElementType();
+  if (elt.isInteger(1))
     return unsupportedElementType(op, elt);
-  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-  if (failed(dims))
+  FailureOr<ReifiedResult> reified = reifyFloatOrIntResult(b, op, elt);
+  if (failed(reified))
     return failure();
-  int64_t r = resultType.getRank(), axis = op.getDimension();
+  Location loc = op.getLoc();
+  int64_t r = reified->type.getRank(), axis = op.getDimension();
   Value x = op.getOperand();
-  SmallVector<OpFoldResult> slabSizes(*dims);
+  SmallVector<OpFoldResult> slabSizes(reified->dims);
   slabSizes[axis] = b.getIndexAttr(1);
-  SmallVector<int64_t> slabStatic;
-  SmallVector<Value> slabDyn;
-  dispatchIndexOpFoldResults(slabSizes, slabDyn, slabStatic);
-  auto slabType = RankedTensorType::get(slabStatic, elt);
   Value zero = cstScalar(b, loc, elt, 0);
-  Value acc0 = fill(b, loc, zero,
-                    tensor::EmptyOp::create(b, loc, slabStatic, elt, slabDyn));
-  Value dest = emptyTensor(b, loc, resultType, *dims);
-  Value n = toValue(b, loc, (*dims)[axis]);
+  Value acc0 =
+      fill(b, loc, zero, tensor::EmptyOp::create(b, loc, slabSizes, elt));
+  auto slabType = cast<RankedTensorType>(acc0.getType());
+  Value dest = reified->empty(b, loc);
+  Value n = toValue(b, loc, reified->dims[axis]);
   MLIRContext *ctx = b.getContext();
   SmallVector<OpFoldResult> ones(r, b.getIndexAttr(1));
   bool exclusive = op.getExclusive(), reverse = op.getReverse();
@@ -273,15 +267,13 @@ FailureOr<Value> lowerCumSum(OpBuilder &b, CumSumOp op) {
 /// elements j that precede it (strictly better, or equal with j < i); a
 /// second generic inverts the permutation (`result[p]` is the i of rank p).
 FailureOr<Value> lowerArgSort(OpBuilder &b, ArgSortOp op) {
-  Location loc = op.getLoc();
   Value x = op.getOperand();
-  Type elt = tensorType(x).getElementType();
-  if (!isFloatOrInt(elt))
-    return unsupportedElementType(op, elt);
-  FailureOr<SmallVector<OpFoldResult>> dims = reifiedDims(b, op);
-  if (failed(dims))
+  FailureOr<ReifiedResult> reified =
+      reifyFloatOrIntResult(b, op, tensorType(x).getElementType());
+  if (failed(reified))
     return failure();
-  RankedTensorType resultType = op.getType();
+  Location loc = op.getLoc();
+  RankedTensorType resultType = reified->type;
   int64_t rank = resultType.getRank();
   int64_t dim = static_cast<int64_t>(op.getDimension());
   bool desc = op.getDescending();
@@ -296,30 +288,14 @@ FailureOr<Value> lowerArgSort(OpBuilder &b, ArgSortOp op) {
   SmallVector<IterType> iters(rank, IterType::parallel);
   iters.push_back(IterType::reduction);
   Type i64 = b.getI64Type();
-  Value zeros = fill(b, loc, cstScalar(b, loc, i64, 0),
-                     emptyTensor(b, loc, resultType, *dims));
+  Value zeros = fill(b, loc, cstScalar(b, loc, i64, 0), reified->empty(b, loc));
   Value ranks =
       linalg::GenericOp::create(
           b, loc, TypeRange{resultType}, ValueRange{x, x}, ValueRange{zeros},
           SmallVector<AffineMap>{iMap, jMap, iMap}, iters,
           [&](OpBuilder &nb, Location nl, ValueRange args) {
             Value xi = args[0], xj = args[1];
-            Value before, eq;
-            if (isa<FloatType>(elt)) {
-              before = arith::CmpFOp::create(nb, nl,
-                                             desc ? arith::CmpFPredicate::OGT
-                                                  : arith::CmpFPredicate::OLT,
-                                             xj, xi);
-              eq = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, xj,
-                                         xi);
-            } else {
-              before = arith::CmpIOp::create(nb, nl,
-                                             desc ? arith::CmpIPredicate::sgt
-                                                  : arith::CmpIPredicate::slt,
-                                             xj, xi);
-              eq = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, xj,
-                                         xi);
-            }
+            auto [before, eq] = compareOrder(nb, nl, xj, xi, desc);
             Value lower =
                 arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
                                       linalg::IndexOp::create(nb, nl, rank),
@@ -332,8 +308,8 @@ FailureOr<Value> lowerArgSort(OpBuilder &b, ArgSortOp op) {
                 arith::AddIOp::create(nb, nl, args[2], inc).getResult());
           })
           .getResult(0);
-  Value zeros2 = fill(b, loc, cstScalar(b, loc, i64, 0),
-                      emptyTensor(b, loc, resultType, *dims));
+  Value zeros2 =
+      fill(b, loc, cstScalar(b, loc, i64, 0), reified->empty(b, loc));
   // result[.., p, ..] = sum_j (ranks[.., j, ..] == p ? j : 0)
   return linalg::GenericOp::create(
              b, loc, TypeRange{resultType}, ValueRange{ranks},

@@ -44,6 +44,10 @@ Value toValue(OpBuilder &b, Location loc, OpFoldResult ofr) {
   return getValueOrCreateConstantIndexOp(b, loc, ofr);
 }
 
+Value dimValue(OpBuilder &b, Location loc, Value v, int64_t i) {
+  return toValue(b, loc, tensor::getMixedSize(b, loc, v, i));
+}
+
 /// Sizes usable to build a value of `type`: static dims as attributes,
 /// dynamic dims as values.
 SmallVector<OpFoldResult> sizesForType(OpBuilder &b, Location loc,
@@ -136,8 +140,7 @@ bool isKnownNonNegative(Value v, int depth) {
   return false;
 }
 
-/// Reified shape of `op`'s single result.
-FailureOr<SmallVector<OpFoldResult>> reifiedDims(OpBuilder &b, Operation *op) {
+FailureOr<ReifiedResult> reifyResult(OpBuilder &b, Operation *op) {
   ReifiedRankedShapedTypeDims dims;
   auto iface = dyn_cast<ReifyRankedShapedTypeOpInterface>(op);
   if (!iface || failed(iface.reifyResultShapes(b, dims)) || dims.size() != 1) {
@@ -145,7 +148,15 @@ FailureOr<SmallVector<OpFoldResult>> reifiedDims(OpBuilder &b, Operation *op) {
                     "be reified");
     return failure();
   }
-  return dims.front();
+  return ReifiedResult{cast<RankedTensorType>(op->getResult(0).getType()),
+                       std::move(dims.front())};
+}
+
+FailureOr<ReifiedResult> reifyFloatOrIntResult(OpBuilder &b, Operation *op,
+                                               Type elt) {
+  if (!isFloatOrInt(elt))
+    return unsupportedElementType(op, elt);
+  return reifyResult(b, op);
 }
 
 /// An integer index element as an index value; negative values count from
@@ -246,19 +257,40 @@ InFlightDiagnostic unsupportedElementType(Operation *op, Type elt) {
          << elt;
 }
 
+/// A `linalg.generic` with parallel loops reading `inputs` through
+/// `inputMaps` and writing every element of `dest` (identity map) with the
+/// value `body` yields.
+static Value
+parallelGeneric(OpBuilder &b, Location loc, Value dest, ValueRange inputs,
+                ArrayRef<AffineMap> inputMaps,
+                function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+  auto type = cast<RankedTensorType>(dest.getType());
+  int64_t rank = type.getRank();
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, b.getContext()));
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, inputs, ValueRange{dest}, maps,
+             SmallVector<IterType>(rank, IterType::parallel), body)
+      .getResult(0);
+}
+
 Value generateTensor(
     OpBuilder &b, Location loc, Value dest,
     function_ref<void(OpBuilder &, Location, ValueRange)> body) {
-  auto type = cast<RankedTensorType>(dest.getType());
-  int64_t rank = type.getRank();
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{type}, ValueRange{}, ValueRange{dest},
-             SmallVector<AffineMap>{
-                 AffineMap::getMultiDimIdentityMap(rank, b.getContext())},
-             SmallVector<utils::IteratorType>(rank,
-                                              utils::IteratorType::parallel),
-             body)
-      .getResult(0);
+  return parallelGeneric(b, loc, dest, ValueRange{}, {}, body);
+}
+
+Value extractEach(
+    OpBuilder &b, Location loc, Value dest, Value src,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> index,
+    ValueRange inputs, ArrayRef<AffineMap> inputMaps) {
+  return parallelGeneric(
+      b, loc, dest, inputs, inputMaps,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        SmallVector<Value> idx = index(nb, nl, args);
+        linalg::YieldOp::create(
+            nb, nl, tensor::ExtractOp::create(nb, nl, src, idx).getResult());
+      });
 }
 
 } // namespace mlir::disc::lowering

@@ -25,6 +25,8 @@
 
 namespace mlir::disc::lowering {
 
+using IterType = utils::IteratorType;
+
 //===----------------------------------------------------------------------===//
 // Small helpers
 //===----------------------------------------------------------------------===//
@@ -41,6 +43,10 @@ Value cstScalar(OpBuilder &b, Location loc, Type t, double v);
 Value extremeScalar(OpBuilder &b, Location loc, Type t, bool negative);
 
 Value toValue(OpBuilder &b, Location loc, OpFoldResult ofr);
+
+/// Dim `i` of the ranked tensor `v` as an index value (a constant when it
+/// is static).
+Value dimValue(OpBuilder &b, Location loc, Value v, int64_t i);
 
 /// Sizes usable to build a value of `type`: static dims as attributes,
 /// dynamic dims as values.
@@ -68,8 +74,26 @@ Value foldedElementAsIndex(OpBuilder &b, Location loc, Value tensor, int64_t i);
 /// non-negative constant, or sums, products, maxima and selections of such.
 bool isKnownNonNegative(Value v, int depth = 0);
 
-/// Reified shape of `op`'s single result.
-FailureOr<SmallVector<OpFoldResult>> reifiedDims(OpBuilder &b, Operation *op);
+/// The type and the reified shape of an op's single result: what a lowering
+/// sizes its destinations from.
+struct ReifiedResult {
+  RankedTensorType type;
+  SmallVector<OpFoldResult> dims;
+
+  /// A `tensor.empty` of the result's type and shape.
+  Value empty(OpBuilder &b, Location loc) const {
+    return emptyTensor(b, loc, type, dims);
+  }
+};
+
+/// The result of `op` (a single ranked tensor) with its shape reified;
+/// fails with the diagnostic when the shape cannot be reified.
+FailureOr<ReifiedResult> reifyResult(OpBuilder &b, Operation *op);
+
+/// reifyResult for a lowering that takes float and integer element types
+/// only: the unsupportedElementType diagnostic when `elt` is neither.
+FailureOr<ReifiedResult> reifyFloatOrIntResult(OpBuilder &b, Operation *op,
+                                               Type elt);
 
 /// Index arithmetic that folds constants.
 struct IMath {
@@ -123,6 +147,15 @@ Value generateTensor(
     OpBuilder &b, Location loc, Value dest,
     function_ref<void(OpBuilder &, Location, ValueRange)> body);
 
+/// A `linalg.generic` with parallel loops that writes every element of
+/// `dest` (identity map) with `src` read at the indices `index` returns.
+/// `index` reads the position with `linalg.index`, and gets the elements of
+/// `inputs` (read through `inputMaps`).
+Value extractEach(
+    OpBuilder &b, Location loc, Value dest, Value src,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> index,
+    ValueRange inputs = {}, ArrayRef<AffineMap> inputMaps = {});
+
 /// Pads the spatial dims (from dim 2) of `input` with `padValue`: `lo`
 /// static, `hi` static or dynamic.
 Value padSpatial(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> lo,
@@ -153,20 +186,16 @@ struct LoweringState {
 /// The diagnostic for an op that its family has no lowering for.
 InFlightDiagnostic noLowering(Operation *op);
 
-// The lowering of `op` to tensor-level IR in destination passing style, by
-// the family that owns it (the op's DiscOpInterface::getLoweringFamily).
-FailureOr<Value> lowerElementwiseFamily(OpBuilder &b, Operation *op,
+/// The lowering of `op` to tensor-level IR in destination passing style, by
+/// the family that owns it (the op's DiscOpInterface::getLoweringFamily).
+using FamilyLowering = FailureOr<Value>(OpBuilder &b, Operation *op,
                                         LoweringState &state);
-FailureOr<Value> lowerLinearFamily(OpBuilder &b, Operation *op,
-                                   LoweringState &state);
-FailureOr<Value> lowerPoolingFamily(OpBuilder &b, Operation *op,
-                                    LoweringState &state);
-FailureOr<Value> lowerReductionFamily(OpBuilder &b, Operation *op,
-                                      LoweringState &state);
-FailureOr<Value> lowerDataMovementFamily(OpBuilder &b, Operation *op,
-                                         LoweringState &state);
-FailureOr<Value> lowerIndirectDataMovementFamily(OpBuilder &b, Operation *op,
-                                                 LoweringState &state);
+FamilyLowering lowerElementwiseFamily;
+FamilyLowering lowerLinearFamily;
+FamilyLowering lowerPoolingFamily;
+FamilyLowering lowerReductionFamily;
+FamilyLowering lowerDataMovementFamily;
+FamilyLowering lowerIndirectDataMovementFamily;
 
 } // namespace mlir::disc::lowering
 
