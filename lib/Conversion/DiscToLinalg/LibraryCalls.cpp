@@ -76,6 +76,13 @@ func::FuncOp declare(OpBuilder &b, Operation *anchor, StringRef name,
   return f;
 }
 
+/// A call of the runtime function `name` with `args`, in place of `op`.
+void callRuntime(OpBuilder &b, Operation *op, StringRef name,
+                 ArrayRef<Value> args) {
+  func::FuncOp f = declare(b, op, name, ValueRange(args).getTypes());
+  func::CallOp::create(b, op->getLoc(), f, args);
+}
+
 OpFoldResult mul(OpBuilder &b, Location loc, OpFoldResult x, OpFoldResult y) {
   std::optional<int64_t> cx = getConstantIntValue(x),
                          cy = getConstantIntValue(y);
@@ -124,15 +131,22 @@ Value castStrided(OpBuilder &b, Location loc, Value m) {
       b, loc, stridedType(b.getContext(), t.getElementType(), t.getRank()), m);
 }
 
-/// Collapses dims [0, n) of the identity-layout buffer `m` into one.
-Value collapseLeadingBuffer(OpBuilder &b, Location loc, Value m, int64_t n) {
-  int64_t rank = cast<MemRefType>(m.getType()).getRank();
+/// The reassociation that collapses dims [0, n) of a rank-`rank` shape
+/// into one, keeping the others.
+SmallVector<ReassociationIndices> collapseLeadingDims(int64_t rank, int64_t n) {
   SmallVector<ReassociationIndices> assoc(1);
   for (int64_t i = 0; i < n; ++i)
     assoc[0].push_back(i);
   for (int64_t i = n; i < rank; ++i)
     assoc.push_back({i});
-  return memref::CollapseShapeOp::create(b, loc, m, assoc);
+  return assoc;
+}
+
+/// Collapses dims [0, n) of the identity-layout buffer `m` into one.
+Value collapseLeadingBuffer(OpBuilder &b, Location loc, Value m, int64_t n) {
+  int64_t rank = cast<MemRefType>(m.getType()).getRank();
+  return memref::CollapseShapeOp::create(b, loc, m,
+                                         collapseLeadingDims(rank, n));
 }
 
 /// [X0, X1] -> [1, X0, X1].
@@ -149,12 +163,8 @@ Value prependUnitDim(OpBuilder &b, Location loc, Value x) {
 /// Collapses dims [0, n) of `x` into one (n >= 2), keeping the others.
 Value collapseLeading(OpBuilder &b, Location loc, Value x, int64_t n) {
   int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-  SmallVector<ReassociationIndices> assoc(1);
-  for (int64_t i = 0; i < n; ++i)
-    assoc[0].push_back(i);
-  for (int64_t i = n; i < rank; ++i)
-    assoc.push_back({i});
-  return tensor::CollapseShapeOp::create(b, loc, x, assoc);
+  return tensor::CollapseShapeOp::create(b, loc, x,
+                                         collapseLeadingDims(rank, n));
 }
 
 Value i64(OpBuilder &b, Location loc, int64_t v) {
@@ -514,12 +524,9 @@ static PostOps collectPostOps(OpBuilder &b, Operation *op) {
       auto t = cast<RankedTensorType>(other.getType());
       Value c =
           arith::ConstantOp::create(b, op->getLoc(), t, cast<TypedAttr>(attr));
-      if (t.getRank() != 1) {
-        SmallVector<ReassociationIndices> all(1);
-        for (int64_t i = 0; i < t.getRank(); ++i)
-          all[0].push_back(i);
-        c = tensor::CollapseShapeOp::create(b, op->getLoc(), c, all);
-      }
+      if (t.getRank() != 1)
+        c = tensor::CollapseShapeOp::create(
+            b, op->getLoc(), c, collapseLeadingDims(t.getRank(), t.getRank()));
       p.bias = c;
     } else if (kind == "add") {
       p.residual = other;
@@ -610,26 +617,29 @@ mlir::disc::lowerDotGeneralToLibraryCall(OpBuilder &b, DotGeneralOp op,
   std::string name = "disc_lib_matmul";
   if (post.any)
     name += postOpArgs(b, loc, post, args);
-  func::FuncOp f = declare(b, op, name, ValueRange(args).getTypes());
-  func::CallOp::create(b, loc, f, args);
+  callRuntime(b, op, name, args);
   return cTensor;
 }
 
-std::optional<Value>
-mlir::disc::lowerConvToLibraryCall(OpBuilder &b, ConvOp op,
-                                   ArrayRef<OpFoldResult> dims) {
-  if (!convFits(op))
-    return std::nullopt;
+/// The call `disc_lib_<kind><k>d` of the Conv or ConvTranspose `op`: the
+/// input, weights and output buffers, the post-op buffers, the group count
+/// and whether the weights are constant, the strides, the dilations, the
+/// begin pads and the end pads less `outPad` (ConvTranspose's
+/// output_padding), then the post-op attributes. Returns the output.
+template <typename ConvLike>
+static Value lowerConvLikeToLibraryCall(OpBuilder &b, ConvLike op,
+                                        ArrayRef<OpFoldResult> dims,
+                                        StringRef kind,
+                                        ArrayRef<int64_t> outPad) {
   RankedTensorType rt = op.getType();
-  Type elt = rt.getElementType();
-  Value input = op.getInput(), filter = op.getFilter();
   int64_t k = rt.getRank() - 2;
   Location loc = op.getLoc();
+  Value filter = op.getFilter();
   bool constW = matchPattern(filter, m_Constant()) ||
                 isa_and_nonnull<ConstantOp>(filter.getDefiningOp());
-  Value x = asStridedBuffer(b, loc, input);
+  Value x = asStridedBuffer(b, loc, op.getInput());
   Value w = asStridedBuffer(b, loc, filter);
-  auto [yAlloc, yTensor] = allocOutput(b, loc, elt, dims);
+  auto [yAlloc, yTensor] = allocOutput(b, loc, rt.getElementType(), dims);
   Value y = castStrided(b, loc, yAlloc);
   SmallVector<Value> args = {x, w, y};
   PostOps post = collectPostOps(b, op);
@@ -638,16 +648,28 @@ mlir::disc::lowerConvToLibraryCall(OpBuilder &b, ConvOp op,
   if (post.residual)
     args.push_back(asStridedBuffer(b, loc, post.residual));
   args.append({i64(b, loc, op.getFeatureGroupCount()), i64(b, loc, constW)});
-  for (ArrayRef<int64_t> v :
-       {op.getStrides(), op.getDilations(), op.getPadding()})
+  for (ArrayRef<int64_t> v : {op.getStrides(), op.getDilations()})
     for (int64_t s : v)
       args.push_back(i64(b, loc, s));
-  std::string name = ("disc_lib_conv" + Twine(k) + "d").str();
+  ArrayRef<int64_t> pad = op.getPadding();
+  for (int64_t i = 0; i < k; ++i)
+    args.push_back(i64(b, loc, pad[i]));
+  for (int64_t i = 0; i < k; ++i)
+    args.push_back(
+        i64(b, loc, pad[k + i] - (i < (int64_t)outPad.size() ? outPad[i] : 0)));
+  std::string name = ("disc_lib_" + kind + Twine(k) + "d").str();
   if (post.any)
     name += postOpArgs(b, loc, post, args);
-  func::FuncOp f = declare(b, op, name, ValueRange(args).getTypes());
-  func::CallOp::create(b, loc, f, args);
+  callRuntime(b, op, name, args);
   return yTensor;
+}
+
+std::optional<Value>
+mlir::disc::lowerConvToLibraryCall(OpBuilder &b, ConvOp op,
+                                   ArrayRef<OpFoldResult> dims) {
+  if (!convFits(op))
+    return std::nullopt;
+  return lowerConvLikeToLibraryCall(b, op, dims, "conv", /*outPad=*/{});
 }
 
 std::optional<Value>
@@ -655,35 +677,9 @@ mlir::disc::lowerConvTransposeToLibraryCall(OpBuilder &b, ConvTransposeOp op,
                                             ArrayRef<OpFoldResult> dims) {
   if (!convTransposeFits(op))
     return std::nullopt;
-  Type elt = op.getType().getElementType();
-  int64_t k = op.getType().getRank() - 2;
-  Location loc = op.getLoc();
-  Value filter = op.getFilter();
-  bool constW = matchPattern(filter, m_Constant()) ||
-                isa_and_nonnull<ConstantOp>(filter.getDefiningOp());
-  Value x = asStridedBuffer(b, loc, op.getInput());
-  Value w = asStridedBuffer(b, loc, filter);
-  auto [yAlloc, yTensor] = allocOutput(b, loc, elt, dims);
-  Value y = castStrided(b, loc, yAlloc);
-  SmallVector<Value> args = {x, w, y, i64(b, loc, op.getFeatureGroupCount()),
-                             i64(b, loc, constW)};
-  for (ArrayRef<int64_t> v : {op.getStrides(), op.getDilations()})
-    for (int64_t s : v)
-      args.push_back(i64(b, loc, s));
-  ArrayRef<int64_t> pad = op.getPadding(), outPad = op.getOutputPadding();
-  for (int64_t i = 0; i < k; ++i)
-    args.push_back(i64(b, loc, pad[i]));
-  for (int64_t i = 0; i < k; ++i)
-    args.push_back(
-        i64(b, loc, pad[k + i] - (i < (int64_t)outPad.size() ? outPad[i] : 0)));
-  // The NHWC bits (markLibraryCalls): the flags word, `_post0`.
-  std::string name = ("disc_lib_conv_transpose" + Twine(k) + "d").str();
-  if (auto flags = op->getAttrOfType<DenseI64ArrayAttr>(kPostOpAttrsAttr)) {
-    assert(flags.size() == 1 && "a ConvTranspose call takes only flags");
-    args.push_back(i64(b, loc, flags[0]));
-    name += "_post0";
-  }
-  func::FuncOp f = declare(b, op, name, ValueRange(args).getTypes());
-  func::CallOp::create(b, loc, f, args);
-  return yTensor;
+  // Its only post-op attributes are the NHWC bits (markLibraryCalls): the
+  // flags word, `_post0`.
+  assert(!op->hasAttr(kPostOpsAttr) && "a ConvTranspose call takes only flags");
+  return lowerConvLikeToLibraryCall(b, op, dims, "conv_transpose",
+                                    op.getOutputPadding());
 }
