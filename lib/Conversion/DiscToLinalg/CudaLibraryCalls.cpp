@@ -33,13 +33,21 @@ static std::string nonF32(Operation *op) {
   return "";
 }
 
+/// Why the Conv or ConvTranspose `op` with `k` spatial dims is no cuDNN
+/// call by its element types or rank; empty if it may be one.
+static std::string convMiss(Operation *op, int64_t k) {
+  if (std::string e = nonF32(op); !e.empty())
+    return e;
+  if (k < 1 || k > 3)
+    return std::to_string(k) + " spatial dims (cuDNN calls take 1 to 3)";
+  return "";
+}
+
 std::string mlir::disc::cudaLibraryCallMiss(Operation *op) {
   if (auto t = dyn_cast<ConvTransposeOp>(op)) {
-    if (std::string e = nonF32(op); !e.empty())
-      return e;
     int64_t k = t.getType().getRank() - 2;
-    if (k < 1 || k > 3)
-      return std::to_string(k) + " spatial dims (cuDNN calls take 1 to 3)";
+    if (std::string e = convMiss(op, k); !e.empty())
+      return e;
     // The call's end pad is the ONNX one minus output_padding
     // (DISC_LIB_CONV_TRANSPOSE); cuDNN's backward data takes one pad.
     ArrayRef<int64_t> pad = t.getPadding(), outPad = t.getOutputPadding();
@@ -55,11 +63,9 @@ std::string mlir::disc::cudaLibraryCallMiss(Operation *op) {
     return "";
   }
   if (auto conv = dyn_cast<ConvOp>(op)) {
-    if (std::string t = nonF32(op); !t.empty())
-      return t;
     int64_t k = conv.getType().getRank() - 2;
-    if (k < 1 || k > 3)
-      return std::to_string(k) + " spatial dims (cuDNN calls take 1 to 3)";
+    if (std::string e = convMiss(op, k); !e.empty())
+      return e;
     ArrayRef<int64_t> pad = conv.getPadding();
     for (int64_t i = 0; i < k; ++i)
       if (pad[i] != pad[k + i])
