@@ -97,22 +97,36 @@ void mlir::disc::buildDiscCpuLoopsToLLVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createDiscApproximateMath());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
+  HostToLLVMOptions host;
+  host.parallelCalls = parallelKernels;
+  buildDiscHostToLLVMPipeline(pm, host);
+}
+
+void mlir::disc::buildDiscHostToLLVMPipeline(OpPassManager &pm,
+                                             const HostToLLVMOptions &options) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createConvertMathToFuncs()); // math.ipowi and friends
+  if (options.mathToFuncs)
+    pm.addPass(createConvertMathToFuncs()); // math.ipowi and friends
   // LLVM intrinsics first (rsqrt has no libm function); libm for the rest.
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
+  // Allocations first, through the generic `_mlir_memref_to_llvm_*`
+  // functions that the model wrapper routes to the session's allocator (the
+  // device allocator on CUDA): gpu-to-llvm also converts the memref ops it
+  // finds, to plain malloc/free, which would put every buffer in host memory.
   FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
   memrefOptions.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
+  if (options.gpuToLLVM)
+    pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-  if (parallelKernels)
+  if (options.parallelCalls)
     pm.addPass(createDiscLowerParallelCalls());
   pm.addPass(createCanonicalizerPass());
 }

@@ -107,26 +107,12 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
     binary.toolkitPath = "/usr/local/cuda";
   pm.addPass(createGpuModuleToBinaryPass(binary));
 
-  // Host code: as on CPU, plus gpu.launch_func → runtime calls.
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  // Allocations first, through the generic `_mlir_memref_to_llvm_*`
-  // functions that the model wrapper routes to the session's (device)
-  // allocator: gpu-to-llvm also converts the memref ops it finds, to
-  // plain malloc/free, which would put every buffer in host memory.
-  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
-  memrefOptions.useGenericFunctions = true;
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
-  pm.addPass(createGpuToLLVMConversionPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
+  // Host code: as on CPU (math.ipowi and friends are functions already),
+  // plus gpu.launch_func → runtime calls.
+  HostToLLVMOptions host;
+  host.mathToFuncs = false;
+  host.gpuToLLVM = true;
+  buildDiscHostToLLVMPipeline(pm, host);
 }
 
 void mlir::disc::registerDiscCudaPipeline() {

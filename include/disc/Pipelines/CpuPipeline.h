@@ -53,6 +53,26 @@ void buildDiscBufferizedLinalgPipeline(OpPassManager &pm,
 void buildDiscCpuLoopsToLLVMPipeline(OpPassManager &pm,
                                      bool parallelKernels = false);
 
+/// What the host code's lowering to the LLVM dialect runs besides the
+/// passes that the CPU and CUDA targets share.
+struct HostToLLVMOptions {
+  /// math.ipowi and friends as functions (the CUDA pipeline converts them
+  /// before it outlines the kernels).
+  bool mathToFuncs = true;
+  /// gpu.launch_func and the other host-side GPU ops as runtime calls
+  /// (CUDA).
+  bool gpuToLLVM = false;
+  /// disc-lower-parallel-calls (CPU with parallel kernels).
+  bool parallelCalls = false;
+};
+
+/// The tail shared by the CPU pipeline and the CUDA host code: memrefs,
+/// math, arith, index, control flow and functions on the host → LLVM
+/// dialect. Allocations go through the generic `_mlir_memref_to_llvm_*`
+/// functions, which the model wrapper routes to the session's allocator.
+void buildDiscHostToLLVMPipeline(OpPassManager &pm,
+                                 const HostToLLVMOptions &options);
+
 /// Registers the CPU pass pipeline (`disc-cpu-pipeline`). The passes are
 /// registered by registerDiscCpuTransformsPasses (disc/Transforms/CPU).
 void registerDiscPipelines();
