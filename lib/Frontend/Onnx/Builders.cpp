@@ -12,6 +12,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -295,17 +296,41 @@ Value Importer::convert(Value v, Type to, bool unsSrc, bool unsDst) {
   return r;
 }
 
-/// Elementwise integer arithmetic with known-value folding (shape math).
+/// `x` sliced along every axis by run-time bounds (one i64 [1] tensor per
+/// axis in each of `starts`, `ends` and `steps`); the result's dims are
+/// unknown.
+Value Importer::sliceEveryAxis(Value x, ArrayRef<Value> starts,
+                               ArrayRef<Value> ends, ArrayRef<Value> steps) {
+  int64_t r = rank(x);
+  return mk<SliceOp>(Dims(r, Dim()), elt(x), x, concatI64(starts),
+                     concatI64(ends), concatI64(steps),
+                     llvm::to_vector(llvm::seq<int64_t>(0, r)));
+}
+
+/// The elementwise op of the ONNX binary op `op` (Add, Sub, Mul, Div, Pow,
+/// And, Or, Xor, Max, Min).
+Value Importer::binaryNamed(StringRef op, Value l, Value r) {
+  using BinaryFn = Value (Importer::*)(Value, Value);
+  BinaryFn fn = llvm::StringSwitch<BinaryFn>(op)
+                    .Case("Add", &Importer::binary<AddOp>)
+                    .Case("Sub", &Importer::binary<SubOp>)
+                    .Case("Mul", &Importer::binary<MulOp>)
+                    .Case("Div", &Importer::binary<DivOp>)
+                    .Case("Pow", &Importer::binary<PowOp>)
+                    .Case("And", &Importer::binary<AndOp>)
+                    .Case("Or", &Importer::binary<OrOp>)
+                    .Case("Xor", &Importer::binary<XorOp>)
+                    .Case("Max", &Importer::binary<MaxOp>)
+                    .Case("Min", &Importer::binary<MinOp>)
+                    .Default(nullptr);
+  assert(fn && "not an elementwise binary op");
+  return (this->*fn)(l, r);
+}
+
+/// Elementwise integer arithmetic (Add, Sub, Mul, Div) with known-value
+/// folding (shape math).
 Value Importer::binaryFolded(StringRef op, Value l, Value r) {
-  Value res;
-  if (op == "Add")
-    res = binary<AddOp>(l, r);
-  else if (op == "Sub")
-    res = binary<SubOp>(l, r);
-  else if (op == "Mul")
-    res = binary<MulOp>(l, r);
-  else
-    res = binary<DivOp>(l, r);
+  Value res = binaryNamed(op, l, r);
   if (!res || !isa<IntegerType>(elt(res)) || elt(res).isInteger(1))
     return res;
   std::optional<Dims> kl = known(l), kr = known(r);
@@ -358,9 +383,7 @@ Value Importer::select(Value p, Value t, Value f) {
   if (::mlir::failed(d))
     return nullptr;
   Value r = mk<SelectOp>(*d, elt(t), p, t, f);
-  if (isUns(t) || isUns(f))
-    unsignedVals.insert(r);
-  return r;
+  return markUnsigned(r, isUns(t) || isUns(f));
 }
 
 Value Importer::reduce(ReduceKind kind, Value x, ArrayRef<int64_t> axes,
@@ -377,9 +400,7 @@ Value Importer::reduce(ReduceKind kind, Value x, ArrayRef<int64_t> axes,
     }
   }
   Value r = mk<ReduceOp>(outDims, elt(x), kind, x, axes, keep);
-  if (isUns(x))
-    unsignedVals.insert(r);
-  return r;
+  return markUnsigned(r, isUns(x));
 }
 
 Value Importer::transpose(Value x, ArrayRef<int64_t> perm) {
@@ -387,9 +408,7 @@ Value Importer::transpose(Value x, ArrayRef<int64_t> perm) {
   for (int64_t p : perm)
     outDims.push_back(in[p]);
   Value r = mk<TransposeOp>(outDims, elt(x), x, perm);
-  if (isUns(x))
-    unsignedVals.insert(r);
-  return r;
+  return markUnsigned(r, isUns(x));
 }
 
 /// x[start:end] on a 1-D tensor with static length (start, end in range).
@@ -406,9 +425,7 @@ Value Importer::expandTo(Value x, Value shape, const Dims &shapeDims) {
   if (::mlir::failed(d))
     return nullptr;
   Value r = mk<ExpandOp>(*d, elt(x), x, shape);
-  if (isUns(x))
-    unsignedVals.insert(r);
-  return r;
+  return markUnsigned(r, isUns(x));
 }
 
 FailureOr<SmallVector<int64_t>> Importer::normAxes(ArrayRef<int64_t> axes,

@@ -132,11 +132,11 @@ LogicalResult Importer::importGemm(StringRef) {
   return finish(r);
 }
 
-/// Resolves auto_pad. SAME_* pads are static when the spatial dim is static
-/// or the stride is 1 (total = (k - 1) * d); otherwise they are run-time
-/// values (Importer::padSameRuntime) and `pads` stays zero.
-static LogicalResult resolveAutoPad(StringRef autoPad, ArrayRef<Dim> spatial,
-                                    Window &w, std::string &error) {
+/// Resolves the node's auto_pad. SAME_* pads are static when the spatial
+/// dim is static or the stride is 1 (total = (k - 1) * d); otherwise they
+/// are run-time values (Importer::padSameRuntime) and `pads` stays zero.
+LogicalResult Importer::resolveAutoPad(ArrayRef<Dim> spatial, Window &w) {
+  std::string autoPad = aStr("auto_pad", "NOTSET");
   int64_t k = spatial.size();
   if (autoPad == "NOTSET" || autoPad.empty())
     return success();
@@ -144,10 +144,8 @@ static LogicalResult resolveAutoPad(StringRef autoPad, ArrayRef<Dim> spatial,
     w.pads.assign(2 * k, 0);
     return success();
   }
-  if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER") {
-    error = "unknown auto_pad '" + autoPad.str() + "'";
-    return failure();
-  }
+  if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
+    return err() << "unknown auto_pad '" << autoPad << "'";
   w.pads.assign(2 * k, 0);
   for (int64_t i = 0; i < k; ++i)
     if (!spatial[i].isStatic() && w.strides[i] != 1) {
@@ -263,15 +261,10 @@ FailureOr<Value> Importer::conv(Value x, Value w) {
   win.dilations = aInts("dilations").value_or(SmallVector<int64_t>(k, 1));
   win.pads = aInts("pads").value_or(SmallVector<int64_t>(2 * k, 0));
   int64_t group = aInt("group", 1);
-  if ((int64_t)win.kernel.size() != k || (int64_t)win.strides.size() != k ||
-      (int64_t)win.dilations.size() != k || (int64_t)win.pads.size() != 2 * k)
+  if (!win.hasSpatialRank(k))
     return err() << "kernel_shape/strides/dilations/pads have the wrong length";
-  std::string error;
-  if (::mlir::failed(resolveAutoPad(aStr("auto_pad", "NOTSET"),
-                                    ArrayRef<Dim>(dx).drop_front(2), win,
-                                    error)))
-    return err() << error;
-  if (failed)
+  if (::mlir::failed(resolveAutoPad(ArrayRef<Dim>(dx).drop_front(2), win)) ||
+      failed)
     return failure();
   if (win.runtimeSame) {
     x = padSameRuntime(x, win, scalarLike(x, 0));
@@ -308,17 +301,12 @@ LogicalResult Importer::importPool(StringRef op) {
   win.strides = aInts("strides").value_or(SmallVector<int64_t>(k, 1));
   win.dilations = aInts("dilations").value_or(SmallVector<int64_t>(k, 1));
   win.pads = aInts("pads").value_or(SmallVector<int64_t>(2 * k, 0));
-  if ((int64_t)win.kernel.size() != k || (int64_t)win.strides.size() != k ||
-      (int64_t)win.dilations.size() != k || (int64_t)win.pads.size() != 2 * k)
+  if (!win.hasSpatialRank(k))
     return err() << "kernel_shape/strides/dilations/pads have the wrong length";
   bool ceilMode = aInt("ceil_mode", 0) != 0;
   bool countPad = aInt("count_include_pad", 0) != 0;
-  std::string error;
-  if (::mlir::failed(resolveAutoPad(aStr("auto_pad", "NOTSET"),
-                                    ArrayRef<Dim>(dx).drop_front(2), win,
-                                    error)))
-    return err() << error;
-  if (failed)
+  if (::mlir::failed(resolveAutoPad(ArrayRef<Dim>(dx).drop_front(2), win)) ||
+      failed)
     return failure();
   Dims outDims = {dx[0], dx[1]};
   for (int64_t i = 0; i < k; ++i)

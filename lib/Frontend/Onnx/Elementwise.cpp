@@ -11,6 +11,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -40,18 +41,9 @@ LogicalResult Importer::importElementwiseBinary(StringRef op) {
     out(0, convert(q, elt(l), false, true));
     return success();
   }
-  Value res;
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div")
-    res = binaryFolded(op, l, r);
-  else if (op == "Pow")
-    res = binary<PowOp>(l, r);
-  else if (op == "And")
-    res = binary<AndOp>(l, r);
-  else if (op == "Or")
-    res = binary<OrOp>(l, r);
-  else
-    res = binary<XorOp>(l, r);
-  return finish(res);
+    return finish(binaryFolded(op, l, r));
+  return finish(binaryNamed(op, l, r));
 }
 
 LogicalResult Importer::importVariadic(StringRef op) {
@@ -81,12 +73,8 @@ LogicalResult Importer::importVariadic(StringRef op) {
       v = convert(v, elt(acc), true, false);
     if (u64)
       acc = uint64MaxMin(op == "Max", acc, v);
-    else if (op == "Max")
-      acc = binary<MaxOp>(acc, v);
-    else if (op == "Min")
-      acc = binary<MinOp>(acc, v);
     else
-      acc = binary<AddOp>(acc, v);
+      acc = binaryNamed(op == "Max" || op == "Min" ? op : "Add", acc, v);
     if (!acc)
       return failure();
   }
@@ -96,8 +84,7 @@ LogicalResult Importer::importVariadic(StringRef op) {
     return failure();
   if (wide)
     acc = convert(acc, origType, false, true);
-  out(0, acc);
-  return success();
+  return finish(acc);
 }
 
 LogicalResult Importer::importMod(StringRef) {
@@ -308,15 +295,12 @@ LogicalResult Importer::importCompare(StringRef op) {
   if (::mlir::failed(sameElt(l, r)))
     return failure();
   r = legacyBroadcast(l, r);
-  CompareDirection dir = CompareDirection::EQ;
-  if (op == "Less")
-    dir = CompareDirection::LT;
-  else if (op == "LessOrEqual")
-    dir = CompareDirection::LE;
-  else if (op == "Greater")
-    dir = CompareDirection::GT;
-  else if (op == "GreaterOrEqual")
-    dir = CompareDirection::GE;
+  auto dir = llvm::StringSwitch<CompareDirection>(op)
+                 .Case("Less", CompareDirection::LT)
+                 .Case("LessOrEqual", CompareDirection::LE)
+                 .Case("Greater", CompareDirection::GT)
+                 .Case("GreaterOrEqual", CompareDirection::GE)
+                 .Default(CompareDirection::EQ);
   if (op != "Equal" && (isUns(l) || isUns(r))) {
     FailureOr<Value> wl = widen(l), wr = widen(r);
     if (::mlir::failed(wl) || ::mlir::failed(wr))

@@ -93,6 +93,12 @@ struct Window {
   /// auto_pad SAME_UPPER (1) / SAME_LOWER (2) with dynamic spatial dims: the
   /// input is padded explicitly at run time and `pads` stays zero.
   int runtimeSame = 0;
+
+  /// Whether kernel, strides and dilations have `k` entries and pads 2 * k.
+  bool hasSpatialRank(int64_t k) const {
+    return (int64_t)kernel.size() == k && (int64_t)strides.size() == k &&
+           (int64_t)dilations.size() == k && (int64_t)pads.size() == 2 * k;
+  }
 };
 
 class Importer;
@@ -140,10 +146,7 @@ struct OpDef {
 
   constexpr OpDef(const char *name, ImportFn fn) : name(name), fn(fn) {}
   constexpr OpDef opsets(int64_t lo, int64_t hi) const {
-    OpDef d = *this;
-    d.minOpset = lo;
-    d.maxOpset = hi;
-    return d;
+    return with(&OpDef::minOpset, lo).with(&OpDef::maxOpset, hi);
   }
   /// `n` leading inputs are required; `text` names them in the diagnostic
   /// (default: "an input", "two inputs", ...).
@@ -158,30 +161,24 @@ struct OpDef {
                                       "seven inputs",
                                       "eight inputs"};
     assert((text || n < std::size(counts)) && "name the inputs in `text`");
-    OpDef d = *this;
-    d.minInputs = n;
-    d.inputsText = text ? text : counts[n];
-    return d;
+    return with(&OpDef::minInputs, n)
+        .with(&OpDef::inputsText, text ? text : counts[n]);
   }
-  constexpr OpDef type(InputType t) const {
-    OpDef d = *this;
-    d.inputType = t;
-    return d;
-  }
-  constexpr OpDef minRank(int64_t r) const {
-    OpDef d = *this;
-    d.rank = r;
-    return d;
-  }
+  constexpr OpDef type(InputType t) const { return with(&OpDef::inputType, t); }
+  constexpr OpDef minRank(int64_t r) const { return with(&OpDef::rank, r); }
   constexpr OpDef exactlyRank(int64_t r) const {
-    OpDef d = *this;
-    d.rank = r;
-    d.exactRank = true;
-    return d;
+    return minRank(r).with(&OpDef::exactRank, true);
   }
   constexpr OpDef axis(int64_t def) const {
+    return with(&OpDef::axisDefault, def);
+  }
+
+private:
+  /// A copy of this row with `field` set to `value`.
+  template <typename T>
+  constexpr OpDef with(T OpDef::*field, T value) const {
     OpDef d = *this;
-    d.axisDefault = def;
+    d.*field = value;
     return d;
   }
 };
@@ -231,6 +228,12 @@ private:
                         [](int64_t d) { return d == 1 || d == kDyn; });
   }
   bool isUns(Value v) const { return unsignedVals.contains(v); }
+  /// `v`, recorded as unsigned when `uns` (null stays null).
+  Value markUnsigned(Value v, bool uns) {
+    if (v && uns)
+      unsignedVals.insert(v);
+    return v;
+  }
   RankedTensorType typeFor(ArrayRef<Dim> dims, Type e) {
     SmallVector<int64_t> shape;
     for (const Dim &d : dims)
@@ -332,6 +335,8 @@ private:
   static TDim tdimConst(int64_t c) { return {Dim(c), Value()}; }
   TDim tdimMul(const TDim &a, const TDim &c);
   Value concatI64(ArrayRef<Value> parts);
+  Value sliceEveryAxis(Value x, ArrayRef<Value> starts, ArrayRef<Value> ends,
+                       ArrayRef<Value> steps);
   Value shapeFrom(ArrayRef<TDim> t);
   Value reshapeT(Value x, ArrayRef<TDim> t);
   Value reshapeToScalar(Value x) { return reshapeT(x, {}); }
@@ -351,6 +356,7 @@ private:
   }
   template <typename OpTy>
   Value binary(Value l, Value r);
+  Value binaryNamed(StringRef op, Value l, Value r);
   Value binaryFolded(StringRef op, Value l, Value r);
   Value compare(CompareDirection dir, Value l, Value r);
   Value select(Value p, Value t, Value f);
@@ -365,6 +371,7 @@ private:
   //===--------------------------------------------------------------------===//
   LogicalResult importInputs(SmallVectorImpl<Type> &argTypes);
   FailureOr<Value> importTensor(const onnx::TensorProto &t, StringRef what);
+  FailureOr<Value> importValueAttr();
   Value lookup(const std::string &name);
   LogicalResult importNode(const onnx::NodeProto &n, int index);
   LogicalResult dispatch(StringRef op);
@@ -404,53 +411,68 @@ private:
   LogicalResult finish(FailureOr<Value> v) {
     return ::mlir::failed(v) ? failure() : finish(*v);
   }
+  /// Sets outputs 0, 1, ... to `vs` and succeeds; fails when one is null.
+  LogicalResult finishAll(ArrayRef<Value> vs) {
+    if (llvm::is_contained(vs, Value()))
+      return failure();
+    for (auto [i, v] : llvm::enumerate(vs))
+      out(i, v);
+    return success();
+  }
   const onnx::AttributeProto *attr(StringRef name) const {
     for (const onnx::AttributeProto &a : node->attribute())
       if (a.name() == name)
         return &a;
     return nullptr;
   }
-  bool attrOfType(const onnx::AttributeProto *a,
-                  onnx::AttributeProto_AttributeType t, bool present,
-                  StringRef kind) {
-    if (a->type() == t ||
-        (a->type() == onnx::AttributeProto_AttributeType_UNDEFINED && present))
-      return true;
+  /// Whether `a` holds a value in the field of type `t` (how an attribute
+  /// without a type is read).
+  static bool hasField(const onnx::AttributeProto &a,
+                       onnx::AttributeProto_AttributeType t) {
+    return (t == onnx::AttributeProto_AttributeType_INT && a.has_i()) ||
+           (t == onnx::AttributeProto_AttributeType_FLOAT && a.has_f()) ||
+           (t == onnx::AttributeProto_AttributeType_STRING && a.has_s()) ||
+           (t == onnx::AttributeProto_AttributeType_INTS && a.ints_size()) ||
+           (t == onnx::AttributeProto_AttributeType_FLOATS && a.floats_size());
+  }
+  /// Attribute `name` of type `t` (`kind` in the error when it has another
+  /// type); null when absent or of another type.
+  const onnx::AttributeProto *
+  attr(StringRef name, onnx::AttributeProto_AttributeType t, StringRef kind) {
+    const onnx::AttributeProto *a = attr(name);
+    if (!a || a->type() == t ||
+        (a->type() == onnx::AttributeProto_AttributeType_UNDEFINED &&
+         hasField(*a, t)))
+      return a;
     err() << "attribute '" << a->name() << "' must be " << kind;
-    return false;
+    return nullptr;
   }
   int64_t aInt(StringRef name, int64_t def) {
-    const onnx::AttributeProto *a = attr(name);
-    if (!a || !attrOfType(a, onnx::AttributeProto_AttributeType_INT, a->has_i(),
-                          "an int"))
-      return def;
-    return a->i();
+    const auto *a =
+        attr(name, onnx::AttributeProto_AttributeType_INT, "an int");
+    return a ? a->i() : def;
   }
   float aFloat(StringRef name, float def) {
-    const onnx::AttributeProto *a = attr(name);
-    if (!a || !attrOfType(a, onnx::AttributeProto_AttributeType_FLOAT,
-                          a->has_f(), "a float"))
-      return def;
-    return a->f();
+    const auto *a =
+        attr(name, onnx::AttributeProto_AttributeType_FLOAT, "a float");
+    return a ? a->f() : def;
   }
   std::string aStr(StringRef name, StringRef def) {
-    const onnx::AttributeProto *a = attr(name);
-    if (!a || !attrOfType(a, onnx::AttributeProto_AttributeType_STRING,
-                          a->has_s(), "a string"))
-      return def.str();
-    return a->s();
+    const auto *a =
+        attr(name, onnx::AttributeProto_AttributeType_STRING, "a string");
+    return a ? a->s() : def.str();
   }
   std::optional<SmallVector<int64_t>> aInts(StringRef name) {
-    const onnx::AttributeProto *a = attr(name);
-    if (!a || !attrOfType(a, onnx::AttributeProto_AttributeType_INTS,
-                          a->ints_size() > 0, "a list of ints"))
+    const auto *a =
+        attr(name, onnx::AttributeProto_AttributeType_INTS, "a list of ints");
+    if (!a)
       return std::nullopt;
     return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
   }
   std::optional<SmallVector<float>> aFloats(StringRef name) {
-    const onnx::AttributeProto *a = attr(name);
-    if (!a || !attrOfType(a, onnx::AttributeProto_AttributeType_FLOATS,
-                          a->floats_size() > 0, "a list of floats"))
+    const auto *a = attr(name, onnx::AttributeProto_AttributeType_FLOATS,
+                         "a list of floats");
+    if (!a)
       return std::nullopt;
     return SmallVector<float>(a->floats().begin(), a->floats().end());
   }
@@ -598,11 +620,17 @@ private:
   Value uint64MaxMin(bool isMax, Value l, Value r);
   Value uint64Rem(Value a, Value c);
   FailureOr<Value> toI32Centered(Value x, Value zp, int64_t axis);
+  using ProductFn = FailureOr<Value> (Importer::*)(Value, Value);
+  FailureOr<Value> centeredProduct(ProductFn product, Value a, unsigned aZp,
+                                   int64_t aAxis, Value c, unsigned cZp,
+                                   int64_t cAxis);
+  FailureOr<Value> centeredMatmul(Value a, unsigned aZp, Value c, unsigned cZp);
   Value quantizeFloat(Value y, Type qType, bool qUns);
   FailureOr<int64_t> quantAxis(Value x, Value scale);
   Value perAxis(Value v, int64_t r, int64_t axis);
   Value dimScalar(Value x, int64_t i);
   Value padSameRuntime(Value x, const Window &w, Value value);
+  LogicalResult resolveAutoPad(ArrayRef<Dim> spatial, Window &w);
   struct Activation {
     std::string name;
     float alpha = 0, beta = 0;

@@ -85,12 +85,7 @@ LogicalResult Importer::importEyeLike(StringRef) {
   Value mask =
       compare(CompareDirection::EQ, binary<SubOp>(col, row), constI64Scalar(k));
   Value y = select(mask, constScalar(e, 1), constScalar(e, 0));
-  if (!y)
-    return failure();
-  if (uns)
-    unsignedVals.insert(y);
-  out(0, y);
-  return success();
+  return finish(markUnsigned(y, uns));
 }
 
 LogicalResult Importer::importOneHot(StringRef) {

@@ -29,12 +29,10 @@ LogicalResult Importer::importConstantOfShape(StringRef) {
   Attribute splat = FloatAttr::get(b.getF32Type(), 0.0);
   Type e = b.getF32Type();
   bool uns = false;
-  if (const onnx::AttributeProto *a = attr("value")) {
-    if (a->type() != onnx::AttributeProto_AttributeType_TENSOR)
-      return err() << "attribute 'value' must be a tensor";
-    FailureOr<Value> c = importTensor(a->t(), "attribute 'value'");
-    if (::mlir::failed(c))
-      return failure();
+  FailureOr<Value> c = importValueAttr();
+  if (::mlir::failed(c))
+    return failure();
+  if (*c) {
     auto cst = c->getDefiningOp<ConstantOp>();
     auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
     if (!dense || dense.getNumElements() != 1)
@@ -58,9 +56,7 @@ LogicalResult Importer::importConstantOfShape(StringRef) {
         constDense(DenseElementsAttr::get(RankedTensorType::get({}, e), splat));
     res = expandTo(scalar, s, o);
   }
-  if (uns)
-    unsignedVals.insert(res);
-  out(0, res);
+  out(0, markUnsigned(res, uns));
   return success();
 }
 
@@ -145,14 +141,23 @@ LogicalResult Importer::importWindow(StringRef op) {
   return success();
 }
 
+/// The node's tensor attribute `value` as a constant; null when the node has
+/// none.
+FailureOr<Value> Importer::importValueAttr() {
+  const onnx::AttributeProto *a = attr("value");
+  if (!a)
+    return Value();
+  if (a->type() != onnx::AttributeProto_AttributeType_TENSOR)
+    return err() << "attribute 'value' must be a tensor";
+  return importTensor(a->t(), "attribute 'value'");
+}
+
 LogicalResult Importer::importConstant(StringRef) {
-  if (const onnx::AttributeProto *a = attr("value")) {
-    if (a->type() != onnx::AttributeProto_AttributeType_TENSOR)
-      return err() << "attribute 'value' must be a tensor";
-    FailureOr<Value> c = importTensor(a->t(), "attribute 'value'");
-    if (::mlir::failed(c))
-      return failure();
-    out(0, *c);
+  FailureOr<Value> value = importValueAttr();
+  if (::mlir::failed(value))
+    return failure();
+  if (*value) {
+    out(0, *value);
     return success();
   }
   if (attr("value_float")) {
@@ -358,8 +363,7 @@ LogicalResult Importer::importResize(StringRef op) {
                    b.getBoolAttr(aInt("exclude_outside", 0) != 0),
                    b.getF64FloatAttr(aFloat("extrapolation_value", 0.0f)),
                    b.getDenseI64ArrayAttr(axes));
-  out(0, res);
-  return success();
+  return finish(res);
 }
 
 /// GridSample (opset 16, 4-d input) as `disc.grid_sample`.

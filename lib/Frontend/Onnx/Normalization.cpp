@@ -223,12 +223,7 @@ LogicalResult Importer::importLayerNorm(StringRef) {
   y = binary<MulOp>(y, convert(scale, e, false, false));
   if (bias && y)
     y = binary<AddOp>(y, convert(bias, e, false, false));
-  if (!y)
-    return failure();
-  out(0, y);
-  out(1, mean);
-  out(2, inv);
-  return success();
+  return finishAll({y, mean, inv});
 }
 
 LogicalResult Importer::importSoftmax(StringRef op) {

@@ -35,8 +35,28 @@ bool isDefaultDomain(const std::string &d) {
 
 /// ONNX element type -> MLIR element type (null when unsupported).
 Type convertElementType(MLIRContext *ctx, int32_t t, bool &isUnsigned) {
+  struct OnnxInteger {
+    int32_t onnx;
+    unsigned bits;
+    bool isUnsigned;
+  };
+  static constexpr OnnxInteger integers[] = {
+      {onnx::TensorProto_DataType_INT8, 8, false},
+      {onnx::TensorProto_DataType_INT16, 16, false},
+      {onnx::TensorProto_DataType_INT32, 32, false},
+      {onnx::TensorProto_DataType_INT64, 64, false},
+      {onnx::TensorProto_DataType_UINT8, 8, true},
+      {onnx::TensorProto_DataType_UINT16, 16, true},
+      {onnx::TensorProto_DataType_UINT32, 32, true},
+      {onnx::TensorProto_DataType_UINT64, 64, true},
+  };
   isUnsigned = false;
   Builder b(ctx);
+  for (const OnnxInteger &i : integers)
+    if (i.onnx == t) {
+      isUnsigned = i.isUnsigned;
+      return b.getIntegerType(i.bits);
+    }
   switch (t) {
   case onnx::TensorProto_DataType_FLOAT:
     return b.getF32Type();
@@ -46,26 +66,6 @@ Type convertElementType(MLIRContext *ctx, int32_t t, bool &isUnsigned) {
     return b.getF16Type();
   case onnx::TensorProto_DataType_BFLOAT16:
     return b.getBF16Type();
-  case onnx::TensorProto_DataType_INT8:
-    return b.getIntegerType(8);
-  case onnx::TensorProto_DataType_INT16:
-    return b.getIntegerType(16);
-  case onnx::TensorProto_DataType_INT32:
-    return b.getIntegerType(32);
-  case onnx::TensorProto_DataType_INT64:
-    return b.getIntegerType(64);
-  case onnx::TensorProto_DataType_UINT8:
-    isUnsigned = true;
-    return b.getIntegerType(8);
-  case onnx::TensorProto_DataType_UINT16:
-    isUnsigned = true;
-    return b.getIntegerType(16);
-  case onnx::TensorProto_DataType_UINT32:
-    isUnsigned = true;
-    return b.getIntegerType(32);
-  case onnx::TensorProto_DataType_UINT64:
-    isUnsigned = true;
-    return b.getIntegerType(64);
   case onnx::TensorProto_DataType_BOOL:
     return b.getI1Type();
   default:
@@ -156,49 +156,37 @@ FailureOr<Value> Importer::importTensor(const onnx::TensorProto &t,
     buf.assign(t.raw_data().begin(), t.raw_data().end());
   } else {
     buf.resize(numel * eltBytes);
-    auto countMismatch = [&](int64_t n) {
-      if (n == numel)
-        return false;
-      fail() << "has " << n << " data entries, expected " << numel;
-      return true;
-    };
-    switch (t.data_type()) {
-    case onnx::TensorProto_DataType_FLOAT:
-      if (countMismatch(t.float_data_size()))
+    // The typed field of the element type: numel entries, each stored as
+    // its low eltBytes bytes (little endian; the same bytes when the field
+    // has the element's own type).
+    auto copyField = [&](const auto &field) {
+      if (field.size() != numel) {
+        fail() << "has " << field.size() << " data entries, expected " << numel;
         return failure();
-      if (!buf.empty()) // Empty fields have no storage.
-        std::memcpy(buf.data(), t.float_data().data(), buf.size());
-      break;
-    case onnx::TensorProto_DataType_DOUBLE:
-      if (countMismatch(t.double_data_size()))
-        return failure();
-      if (!buf.empty()) // Empty fields have no storage.
-        std::memcpy(buf.data(), t.double_data().data(), buf.size());
-      break;
-    case onnx::TensorProto_DataType_INT64:
-      if (countMismatch(t.int64_data_size()))
-        return failure();
-      if (!buf.empty()) // Empty fields have no storage.
-        std::memcpy(buf.data(), t.int64_data().data(), buf.size());
-      break;
-    case onnx::TensorProto_DataType_UINT32:
-    case onnx::TensorProto_DataType_UINT64:
-      if (countMismatch(t.uint64_data_size()))
-        return failure();
+      }
       for (int64_t i = 0; i < numel; ++i) {
-        uint64_t v = t.uint64_data(i);
+        auto v = field.Get(i);
         std::memcpy(buf.data() + i * eltBytes, &v, eltBytes);
       }
-      break;
-    default: // int32, int16, int8, uint8, uint16, bool, float16, bfloat16
-      if (countMismatch(t.int32_data_size()))
-        return failure();
-      for (int64_t i = 0; i < numel; ++i) {
-        int32_t v = t.int32_data(i);
-        std::memcpy(buf.data() + i * eltBytes, &v, eltBytes); // little endian
+      return success();
+    };
+    auto copyData = [&]() {
+      switch (t.data_type()) {
+      case onnx::TensorProto_DataType_FLOAT:
+        return copyField(t.float_data());
+      case onnx::TensorProto_DataType_DOUBLE:
+        return copyField(t.double_data());
+      case onnx::TensorProto_DataType_INT64:
+        return copyField(t.int64_data());
+      case onnx::TensorProto_DataType_UINT32:
+      case onnx::TensorProto_DataType_UINT64:
+        return copyField(t.uint64_data());
+      default: // int32, int16, int8, uint8, uint16, bool, float16, bfloat16
+        return copyField(t.int32_data());
       }
-      break;
-    }
+    };
+    if (::mlir::failed(copyData()))
+      return failure();
   }
   DenseElementsAttr dense;
   Attribute value;

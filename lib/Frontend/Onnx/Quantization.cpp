@@ -132,53 +132,52 @@ LogicalResult Importer::importDynamicQuantizeLinear(StringRef) {
   Value y = binary<AddOp>(unary<RoundOp>(binary<DivOp>(x, scale)),
                           convert(zp, elt(x), true, false));
   y = y ? quantizeFloat(y, u8, true) : Value();
-  if (!y)
+  return finishAll({y, scale, zp});
+}
+
+/// `product` (matmul or conv) of `a` and `c` in i32 after subtracting their
+/// zero points, the node's inputs `aZp` and `cZp` (broadcast along dim
+/// `aAxis` / `cAxis`; as is when negative).
+FailureOr<Value> Importer::centeredProduct(ProductFn product, Value a,
+                                           unsigned aZp, int64_t aAxis, Value c,
+                                           unsigned cZp, int64_t cAxis) {
+  FailureOr<Value> a32 = toI32Centered(a, in(aZp), aAxis);
+  if (::mlir::failed(a32))
     return failure();
-  out(0, y);
-  out(1, scale);
-  out(2, zp);
-  return success();
+  FailureOr<Value> c32 = toI32Centered(c, in(cZp), cAxis);
+  if (::mlir::failed(c32))
+    return failure();
+  return (this->*product)(*a32, *c32);
+}
+
+/// MatMul: the zero point of A is per row (its dim -2), B's per column
+/// (dim -1).
+FailureOr<Value> Importer::centeredMatmul(Value a, unsigned aZp, Value c,
+                                          unsigned cZp) {
+  int64_t ra = rank(a), rc = rank(c);
+  return centeredProduct(&Importer::matmul, a, aZp, ra >= 2 ? ra - 2 : -1, c,
+                         cZp, rc >= 2 ? rc - 1 : -1);
 }
 
 LogicalResult Importer::importMatMulInteger(StringRef) {
   Value a = in(0), c = in(1);
-  int64_t ra = rank(a), rc = rank(c);
-  FailureOr<Value> a32 = toI32Centered(a, in(2), ra >= 2 ? ra - 2 : -1);
-  if (::mlir::failed(a32))
-    return failure();
-  FailureOr<Value> c32 = toI32Centered(c, in(3), rc >= 2 ? rc - 1 : -1);
-  if (::mlir::failed(c32))
-    return failure();
-  FailureOr<Value> y = matmul(*a32, *c32);
-  return finish(y);
+  return finish(centeredMatmul(a, 2, c, 3));
 }
 
 LogicalResult Importer::importConvInteger(StringRef) {
   Value x = in(0), w = in(1);
   if (has(2) && rank(in(2)) != 0 && !maybeScalar(in(2)))
     return err() << "x_zero_point must be a scalar";
-  FailureOr<Value> x32 = toI32Centered(x, in(2), -1);
-  if (::mlir::failed(x32))
-    return failure();
-  FailureOr<Value> w32 = toI32Centered(w, in(3), 0);
-  if (::mlir::failed(w32))
-    return failure();
-  FailureOr<Value> y = conv(*x32, *w32);
-  return finish(y);
+  // Conv: the zero point of W is per output channel.
+  return finish(centeredProduct(&Importer::conv, x, 2, -1, w, 3, 0));
 }
 
 LogicalResult Importer::importQLinearMatMul(StringRef) {
   Value a = in(0), as = in(1), c = in(3), cs = in(4), ys = in(6), yzp = in(7);
-  int64_t ra = rank(a), rc = rank(c);
+  int64_t ra = rank(a);
   if (!isFloat(as) || !isFloat(cs) || !isFloat(ys))
     return err() << "scales must be floating-point";
-  FailureOr<Value> a32 = toI32Centered(a, in(2), ra >= 2 ? ra - 2 : -1);
-  if (::mlir::failed(a32))
-    return failure();
-  FailureOr<Value> c32 = toI32Centered(c, in(5), rc >= 2 ? rc - 1 : -1);
-  if (::mlir::failed(c32))
-    return failure();
-  FailureOr<Value> acc = matmul(*a32, *c32);
+  FailureOr<Value> acc = centeredMatmul(a, 2, c, 5);
   if (::mlir::failed(acc))
     return failure();
   Type ft = elt(as);
@@ -196,13 +195,7 @@ LogicalResult Importer::importQLinearConv(StringRef) {
   int64_t r = rank(x);
   if (!isFloat(xs) || !isFloat(ws) || !isFloat(ys))
     return err() << "scales must be floating-point";
-  FailureOr<Value> x32 = toI32Centered(x, in(2), -1);
-  if (::mlir::failed(x32))
-    return failure();
-  FailureOr<Value> w32 = toI32Centered(w, in(5), 0);
-  if (::mlir::failed(w32))
-    return failure();
-  FailureOr<Value> acc = conv(*x32, *w32);
+  FailureOr<Value> acc = centeredProduct(&Importer::conv, x, 2, -1, w, 5, 0);
   if (::mlir::failed(acc))
     return failure();
   Value y = *acc;

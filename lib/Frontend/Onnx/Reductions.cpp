@@ -63,11 +63,7 @@ FailureOr<Value> Importer::reduceSumRuntimeAxes(Value x, Value axesV,
                           constI64({std::numeric_limits<int64_t>::max()})));
     steps.push_back(one);
   }
-  Value kept =
-      mk<SliceOp>(Dims(r, Dim()), elt(x), y, concatI64(starts), concatI64(ends),
-                  concatI64(steps), llvm::to_vector(llvm::seq<int64_t>(0, r)));
-  if (isUns(x))
-    unsignedVals.insert(kept);
+  Value kept = markUnsigned(sliceEveryAxis(y, starts, ends, steps), isUns(x));
   if (keep)
     return kept;
   // Output dim k is the dim i that is the k-th unmasked one.

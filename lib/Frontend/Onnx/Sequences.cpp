@@ -57,12 +57,15 @@ LogicalResult Importer::importSequence(StringRef op) {
       sequences[node->output(0)] = std::move(elems);
     return success();
   };
-  auto sameType = [&](ArrayRef<Value> elems) -> LogicalResult {
+  // The run-time position input `i` in a sequence of length `n` whose
+  // elements `elems` must then share one static type.
+  auto runtimePos = [&](ArrayRef<Value> elems, unsigned i,
+                        int64_t n) -> FailureOr<Value> {
     for (Value e : elems)
       if (e.getType() != elems.front().getType() || !tt(e).hasStaticShape())
         return err() << "a run-time position needs sequence elements of one "
                         "static type";
-    return success();
+    return seqIndex(in(i), n);
   };
   auto knownPos = [&](unsigned i) -> std::optional<int64_t> {
     if (!has(i))
@@ -193,9 +196,7 @@ LogicalResult Importer::importSequence(StringRef op) {
       out(0, elems[p]);
       return success();
     }
-    if (::mlir::failed(sameType(elems)))
-      return failure();
-    FailureOr<Value> p = seqIndex(in(1), n);
+    FailureOr<Value> p = runtimePos(elems, 1, n);
     if (::mlir::failed(p))
       return failure();
     Value r = elems[0];
@@ -218,9 +219,7 @@ LogicalResult Importer::importSequence(StringRef op) {
       elems.erase(elems.begin() + p);
       return setSeq(elems);
     }
-    if (::mlir::failed(sameType(elems)))
-      return failure();
-    FailureOr<Value> p = seqIndex(in(1), n);
+    FailureOr<Value> p = runtimePos(elems, 1, n);
     if (::mlir::failed(p))
       return failure();
     SmallVector<Value> res;
@@ -246,9 +245,7 @@ LogicalResult Importer::importSequence(StringRef op) {
     }
     SmallVector<Value> all = elems;
     all.push_back(t);
-    if (::mlir::failed(sameType(all)))
-      return failure();
-    FailureOr<Value> p = seqIndex(in(2), n);
+    FailureOr<Value> p = runtimePos(all, 2, n);
     if (::mlir::failed(p))
       return failure();
     SmallVector<Value> res;

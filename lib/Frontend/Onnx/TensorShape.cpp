@@ -11,6 +11,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -159,8 +160,7 @@ LogicalResult Importer::importReshape(StringRef) {
     unsignedVals.insert(r);
   if (std::optional<Dims> kx = known(x))
     r = setKnown(r, *kx);
-  out(0, r);
-  return success();
+  return finish(r);
 }
 
 LogicalResult Importer::importFlatten(StringRef) {
@@ -539,12 +539,7 @@ FailureOr<Value> Importer::sliceRuntimeAxes(Value x, Value axesV, Value startsV,
     fe.push_back(e0);
     fp.push_back(p0);
   }
-  Value res =
-      mk<SliceOp>(Dims(r, Dim()), elt(x), x, concatI64(fs), concatI64(fe),
-                  concatI64(fp), llvm::to_vector(llvm::seq<int64_t>(0, r)));
-  if (isUns(x))
-    unsignedVals.insert(res);
-  return res;
+  return markUnsigned(sliceEveryAxis(x, fs, fe, fp), isUns(x));
 }
 
 LogicalResult Importer::importSlice(StringRef) {
@@ -718,14 +713,12 @@ LogicalResult Importer::importTile(StringRef) {
 LogicalResult Importer::importPad(StringRef) {
   Value x = in(0);
   std::string modeStr = aStr("mode", "constant");
-  PadMode mode;
-  if (modeStr == "constant")
-    mode = PadMode::Constant;
-  else if (modeStr == "reflect")
-    mode = PadMode::Reflect;
-  else if (modeStr == "edge")
-    mode = PadMode::Edge;
-  else
+  auto mode = llvm::StringSwitch<std::optional<PadMode>>(modeStr)
+                  .Case("constant", PadMode::Constant)
+                  .Case("reflect", PadMode::Reflect)
+                  .Case("edge", PadMode::Edge)
+                  .Default(std::nullopt);
+  if (!mode)
     return err() << "unsupported mode '" << modeStr << "'";
   int64_t r = rank(x);
   Value padsV, valueV;
@@ -790,7 +783,7 @@ LogicalResult Importer::importPad(StringRef) {
       continue;
     o[i] = o[i].isStatic() ? Dim(o[i].size + lo + hi) : Dim();
   }
-  Value res = mk<PadOp>(o, elt(x), mode, x, padsV, valueV);
+  Value res = mk<PadOp>(o, elt(x), *mode, x, padsV, valueV);
   out(0, res);
   return success();
 }

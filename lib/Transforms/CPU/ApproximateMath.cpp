@@ -18,16 +18,19 @@ namespace mlir::disc {
 
 using namespace mlir;
 
+/// The math ops replaced by their polynomial approximation.
+static bool isApproximated(StringRef name) {
+  return name == math::ExpOp::getOperationName() ||
+         name == math::TanhOp::getOperationName() ||
+         name == math::ErfOp::getOperationName();
+}
+
 namespace {
 struct ApproximateMathPass
     : public disc::impl::DiscApproximateMathBase<ApproximateMathPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
-      return name == math::ExpOp::getOperationName() ||
-             name == math::TanhOp::getOperationName() ||
-             name == math::ErfOp::getOperationName();
-    });
+    populateMathPolynomialApproximationPatterns(patterns, isApproximated);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -14,17 +14,20 @@ namespace mlir::disc {
 
 using namespace mlir;
 
+/// Replaces `op` by a linalg.copy of the same operands.
+static void convertToLinalgCopy(memref::CopyOp op) {
+  OpBuilder b(op);
+  linalg::CopyOp::create(b, op.getLoc(), op.getSource(), op.getTarget());
+  op.erase();
+}
+
 namespace {
 struct CopyToLinalgPass
     : public disc::impl::DiscCopyToLinalgBase<CopyToLinalgPass> {
   void runOnOperation() override {
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp op) { copies.push_back(op); });
-    for (memref::CopyOp op : copies) {
-      OpBuilder b(op);
-      linalg::CopyOp::create(b, op.getLoc(), op.getSource(), op.getTarget());
-      op.erase();
-    }
+    llvm::for_each(copies, convertToLinalgCopy);
   }
 };
 } // namespace

@@ -22,6 +22,42 @@ namespace mlir::disc {
 
 using namespace mlir;
 
+/// Fuses the tagged `producer` into its single consumer; an error when it
+/// has several uses or linalg cannot fuse it.
+static LogicalResult fuseIntoConsumer(RewriterBase &rewriter,
+                                      linalg::GenericOp producer) {
+  Value r = producer->getResult(0);
+  // Sizes the lowering read from the result (broadcast checks) come
+  // from the destination instead, which has the same shape.
+  Value init = producer.getDpsInitOperand(0)->get();
+  for (OpOperand &u : llvm::make_early_inc_range(r.getUses()))
+    if (auto dim = dyn_cast<tensor::DimOp>(u.getOwner())) {
+      rewriter.setInsertionPoint(dim);
+      rewriter.replaceOpWithNewOp<tensor::DimOp>(dim, init, dim.getIndex());
+    }
+  if (!r.hasOneUse())
+    return producer.emitError("disc-fusion: fused producer has ")
+           << std::distance(r.use_begin(), r.use_end()) << " uses";
+  OpOperand &use = *r.use_begin();
+  Operation *consumer = use.getOwner();
+  if (!linalg::areElementwiseOpsFusable(&use))
+    return producer.emitError("disc-fusion: producer cannot be fused into ")
+           << consumer->getName();
+  rewriter.setInsertionPoint(consumer);
+  FailureOr<linalg::ElementwiseOpFusionResult> fused =
+      linalg::fuseElementwiseOps(rewriter, &use);
+  if (failed(fused))
+    return producer.emitError("disc-fusion: linalg fusion failed");
+  for (auto [orig, replacement] : fused->replacements)
+    rewriter.replaceUsesWithIf(orig, replacement, [&](OpOperand &u) {
+      return u.getOwner() != producer && u.getOwner() != consumer;
+    });
+  rewriter.eraseOp(consumer);
+  if (producer->use_empty())
+    rewriter.eraseOp(producer);
+  return success();
+}
+
 namespace {
 struct FuseMarkedProducersPass
     : public disc::impl::DiscFuseMarkedProducersBase<FuseMarkedProducersPass> {
@@ -31,44 +67,11 @@ struct FuseMarkedProducersPass
       if (disc::isFusedProducer(g))
         marked.push_back(g);
     });
+    // Last producer first: a chain folds into its final consumer.
     IRRewriter rewriter(&getContext());
-    for (linalg::GenericOp producer : llvm::reverse(marked)) {
-      Value r = producer->getResult(0);
-      // Sizes the lowering read from the result (broadcast checks) come
-      // from the destination instead, which has the same shape.
-      Value init = producer.getDpsInitOperand(0)->get();
-      for (OpOperand &u : llvm::make_early_inc_range(r.getUses()))
-        if (auto dim = dyn_cast<tensor::DimOp>(u.getOwner())) {
-          rewriter.setInsertionPoint(dim);
-          rewriter.replaceOpWithNewOp<tensor::DimOp>(dim, init, dim.getIndex());
-        }
-      if (!r.hasOneUse()) {
-        producer.emitError("disc-fusion: fused producer has ")
-            << std::distance(r.use_begin(), r.use_end()) << " uses";
+    for (linalg::GenericOp producer : llvm::reverse(marked))
+      if (failed(fuseIntoConsumer(rewriter, producer)))
         return signalPassFailure();
-      }
-      OpOperand &use = *r.use_begin();
-      Operation *consumer = use.getOwner();
-      if (!linalg::areElementwiseOpsFusable(&use)) {
-        producer.emitError("disc-fusion: producer cannot be fused into ")
-            << consumer->getName();
-        return signalPassFailure();
-      }
-      rewriter.setInsertionPoint(consumer);
-      FailureOr<linalg::ElementwiseOpFusionResult> fused =
-          linalg::fuseElementwiseOps(rewriter, &use);
-      if (failed(fused)) {
-        producer.emitError("disc-fusion: linalg fusion failed");
-        return signalPassFailure();
-      }
-      for (auto [orig, replacement] : fused->replacements)
-        rewriter.replaceUsesWithIf(orig, replacement, [&](OpOperand &u) {
-          return u.getOwner() != producer && u.getOwner() != consumer;
-        });
-      rewriter.eraseOp(consumer);
-      if (producer->use_empty())
-        rewriter.eraseOp(producer);
-    }
   }
 };
 } // namespace

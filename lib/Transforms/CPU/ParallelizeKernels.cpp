@@ -35,89 +35,185 @@ namespace mlir::disc {
 } // namespace mlir::disc
 
 using namespace mlir;
-using mlir::disc::kParallelAttr;
 
-namespace {
 /// Kernels with fewer static iterations (all loops) stay serial; a chunk
 /// gets at least kMinChunkIterations iterations. A parallel region costs a
 /// few microseconds (wake-up and join of the OpenMP team).
-constexpr int64_t kMinParallelIterations = 32768;
-constexpr int64_t kMinChunkIterations = 16384;
+static constexpr int64_t kMinParallelIterations = 32768;
+static constexpr int64_t kMinChunkIterations = 16384;
 
+/// Whether loop `d` of `root` is parallel and indexes every output as a
+/// plain dim (so different values of it write disjoint elements).
+static bool isChunkable(linalg::LinalgOp root, unsigned d) {
+  if (d >= root.getNumLoops() ||
+      root.getIteratorTypesArray()[d] != utils::IteratorType::parallel)
+    return false;
+  return llvm::all_of(root.getDpsInitsMutable(), [&](OpOperand &init) {
+    return llvm::any_of(root.getMatchingIndexingMap(&init).getResults(),
+                        [&](AffineExpr e) {
+                          auto dim = dyn_cast<AffineDimExpr>(e);
+                          return dim && dim.getPosition() == d;
+                        });
+  });
+}
+
+/// The kernel's loop nest when it can run in chunks of its outer loop.
+static linalg::LinalgOp parallelRoot(func::FuncOp kernel) {
+  linalg::LinalgOp root;
+  for (Operation &op : kernel.getBody().front()) {
+    if (isa<func::ReturnOp>(op) ||
+        (op.getNumRegions() == 0 && isMemoryEffectFree(&op)) ||
+        isa<memref::GetGlobalOp>(op))
+      continue;
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!linalgOp || root)
+      return {};
+    root = linalgOp;
+  }
+  if (!root || !root.hasPureBufferSemantics() || root.getNumLoops() == 0 ||
+      !isa<TilingInterface>(root.getOperation()) || !isChunkable(root, 0))
+    return {};
+  // Only pure arithmetic in the body: no calls (run-time checks report
+  // through the context and unwind, which a worker thread must not).
+  bool pure = true;
+  root->walk([&](Operation *inner) {
+    if (inner != root.getOperation() &&
+        !isa<linalg::YieldOp, linalg::IndexOp>(inner) &&
+        !isMemoryEffectFree(inner))
+      pure = false;
+  });
+  return pure ? root : linalg::LinalgOp();
+}
+
+/// Whether an input of `root` may alias an output under another indexing
+/// (another chunk's writes would then reach this chunk's reads).
+static bool mayConflict(linalg::LinalgOp root, func::CallOp call) {
+  auto outside = [&](Value v) -> Value {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner()->getParentOp() != root->getParentOp())
+      return Value();
+    return disc::bufferRoot(call.getOperand(arg.getArgNumber()));
+  };
+  for (OpOperand &init : root.getDpsInitsMutable()) {
+    Value out = outside(init.get());
+    for (OpOperand *in : root.getDpsInputOperands()) {
+      if (!isa<MemRefType>(in->get().getType()))
+        continue;
+      if (in->get().getDefiningOp<memref::GetGlobalOp>())
+        continue; // constants are never written
+      Value src = outside(in->get());
+      if (out && src && out != src)
+        continue;
+      // Same buffer (or unknown): only the very same view read at the
+      // element it writes (an in-place elementwise op) is safe.
+      if (in->get() != init.get() ||
+          root.getMatchingIndexingMap(in) != root.getMatchingIndexingMap(&init))
+        return true;
+    }
+  }
+  return false;
+}
+
+/// Runs `root` over the chunk [lo, hi) (two new arguments of `kernel`)
+/// of its first `pos.size()` loops, flattened row-major; the call passes
+/// [0, n), n = the product of dims `pos` of argument `out`, and a third
+/// new argument that the kernel does not read: the smallest chunk worth a
+/// thread (kMinChunkIterations over the iterations of one chunked step,
+/// at least 1), computed at the call from the sizes of the other loops.
+static LogicalResult tile(func::FuncOp kernel, linalg::LinalgOp root,
+                          func::CallOp call, unsigned out,
+                          ArrayRef<unsigned> pos) {
+  MLIRContext *ctx = kernel.getContext();
+  Block &body = kernel.getBody().front();
+  Type indexType = IndexType::get(ctx);
+  Location loc = root.getLoc();
+  OpBuilder b(root);
+  auto tiling = cast<TilingInterface>(root.getOperation());
+  SmallVector<Range> domain = tiling.getIterationDomain(b);
+  Value lo = body.addArgument(indexType, loc);
+  Value hi = body.addArgument(indexType, loc);
+  body.addArgument(indexType, loc); // the smallest chunk
+  kernel.setType(FunctionType::get(ctx, body.getArgumentTypes(), {}));
+  SmallVector<OpFoldResult> offsets, sizes;
+  for (Range &r : domain) {
+    offsets.push_back(r.offset);
+    sizes.push_back(r.size);
+  }
+  if (pos.size() == 1) {
+    offsets[0] = lo;
+    sizes[0] = arith::SubIOp::create(b, loc, hi, lo).getResult();
+  } else {
+    // Rows r of loop 0 that [lo, hi) touches, and in each the columns
+    // [max(lo - r*m, 0), min(hi - r*m, m)) of loop 1 (m its trip count).
+    Value m = getValueOrCreateConstantIndexOp(b, loc, domain[1].size);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value first = arith::DivUIOp::create(b, loc, lo, m);
+    Value last = arith::CeilDivUIOp::create(b, loc, hi, m);
+    auto rows = scf::ForOp::create(b, loc, first, last, one);
+    b.setInsertionPoint(rows.getBody()->getTerminator());
+    Value r = rows.getInductionVar();
+    Value base = arith::MulIOp::create(b, loc, r, m);
+    Value begin = arith::MaxSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, lo, base), zero);
+    Value end = arith::MinSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, hi, base), m);
+    offsets[0] = r;
+    sizes[0] = b.getIndexAttr(1);
+    offsets[1] = begin;
+    sizes[1] = arith::SubIOp::create(b, loc, end, begin).getResult();
+  }
+  FailureOr<TilingResult> tiled =
+      tiling.getTiledImplementation(b, offsets, sizes);
+  if (failed(tiled))
+    return root.emitError("disc-parallelize-kernels: tiling failed");
+  // Sizes of the other loops at the call: constants, or dims of
+  // arguments (others, unknown there, count as 1).
+  OpBuilder cb(call);
+  Value inner = arith::ConstantIndexOp::create(cb, loc, 1);
+  for (const Range &r : ArrayRef<Range>(domain).drop_front(pos.size())) {
+    Value size;
+    if (std::optional<int64_t> c = getConstantIntValue(r.size)) {
+      size = arith::ConstantIndexOp::create(cb, loc, *c);
+    } else if (auto dim = cast<Value>(r.size).getDefiningOp<memref::DimOp>()) {
+      auto arg = dyn_cast<BlockArgument>(dim.getSource());
+      std::optional<int64_t> index = dim.getConstantIndex();
+      if (arg && arg.getOwner() == &body && index)
+        size = memref::DimOp::create(
+            cb, loc, call.getOperand(arg.getArgNumber()), *index);
+    }
+    if (size)
+      inner = arith::MulIOp::create(cb, loc, inner, size);
+  }
+  Value one = arith::ConstantIndexOp::create(cb, loc, 1);
+  Value chunk = arith::CeilDivUIOp::create(
+      cb, loc, arith::ConstantIndexOp::create(cb, loc, kMinChunkIterations),
+      arith::MaxUIOp::create(cb, loc, inner, one));
+  root->erase();
+  kernel->setAttr(disc::kParallelAttr, UnitAttr::get(ctx));
+  // [0, n) at the call.
+  Value outBuffer = call.getOperand(out);
+  Value total;
+  for (unsigned p : pos) {
+    int64_t size = cast<MemRefType>(outBuffer.getType()).getDimSize(p);
+    Value dim = ShapedType::isDynamic(size)
+                    ? memref::DimOp::create(cb, loc, outBuffer, p).getResult()
+                    : arith::ConstantIndexOp::create(cb, loc, size).getResult();
+    total =
+        total ? arith::MulIOp::create(cb, loc, total, dim).getResult() : dim;
+  }
+  SmallVector<Value> operands(call.getOperands());
+  operands.push_back(arith::ConstantIndexOp::create(cb, loc, 0));
+  operands.push_back(total);
+  operands.push_back(chunk);
+  func::CallOp::create(cb, call.getLoc(), kernel, operands);
+  call->erase();
+  return success();
+}
+
+namespace {
 struct ParallelizeKernelsPass
     : public disc::impl::DiscParallelizeKernelsBase<ParallelizeKernelsPass> {
-  /// Whether loop `d` of `root` is parallel and indexes every output as a
-  /// plain dim (so different values of it write disjoint elements).
-  static bool isChunkable(linalg::LinalgOp root, unsigned d) {
-    if (d >= root.getNumLoops() ||
-        root.getIteratorTypesArray()[d] != utils::IteratorType::parallel)
-      return false;
-    return llvm::all_of(root.getDpsInitsMutable(), [&](OpOperand &init) {
-      return llvm::any_of(root.getMatchingIndexingMap(&init).getResults(),
-                          [&](AffineExpr e) {
-                            auto dim = dyn_cast<AffineDimExpr>(e);
-                            return dim && dim.getPosition() == d;
-                          });
-    });
-  }
-
-  /// The kernel's loop nest when it can run in chunks of its outer loop.
-  static linalg::LinalgOp parallelRoot(func::FuncOp kernel) {
-    linalg::LinalgOp root;
-    for (Operation &op : kernel.getBody().front()) {
-      if (isa<func::ReturnOp>(op) ||
-          (op.getNumRegions() == 0 && isMemoryEffectFree(&op)) ||
-          isa<memref::GetGlobalOp>(op))
-        continue;
-      auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-      if (!linalgOp || root)
-        return {};
-      root = linalgOp;
-    }
-    if (!root || !root.hasPureBufferSemantics() || root.getNumLoops() == 0 ||
-        !isa<TilingInterface>(root.getOperation()) || !isChunkable(root, 0))
-      return {};
-    // Only pure arithmetic in the body: no calls (run-time checks report
-    // through the context and unwind, which a worker thread must not).
-    bool pure = true;
-    root->walk([&](Operation *inner) {
-      if (inner != root.getOperation() &&
-          !isa<linalg::YieldOp, linalg::IndexOp>(inner) &&
-          !isMemoryEffectFree(inner))
-        pure = false;
-    });
-    return pure ? root : linalg::LinalgOp();
-  }
-
-  /// Whether an input of `root` may alias an output under another indexing
-  /// (another chunk's writes would then reach this chunk's reads).
-  static bool mayConflict(linalg::LinalgOp root, func::CallOp call) {
-    auto outside = [&](Value v) -> Value {
-      auto arg = dyn_cast<BlockArgument>(v);
-      if (!arg || arg.getOwner()->getParentOp() != root->getParentOp())
-        return Value();
-      return disc::bufferRoot(call.getOperand(arg.getArgNumber()));
-    };
-    for (OpOperand &init : root.getDpsInitsMutable()) {
-      Value out = outside(init.get());
-      for (OpOperand *in : root.getDpsInputOperands()) {
-        if (!isa<MemRefType>(in->get().getType()))
-          continue;
-        if (in->get().getDefiningOp<memref::GetGlobalOp>())
-          continue; // constants are never written
-        Value src = outside(in->get());
-        if (out && src && out != src)
-          continue;
-        // Same buffer (or unknown): only the very same view read at the
-        // element it writes (an in-place elementwise op) is safe.
-        if (in->get() != init.get() || root.getMatchingIndexingMap(in) !=
-                                           root.getMatchingIndexingMap(&init))
-          return true;
-      }
-    }
-    return false;
-  }
-
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTableCollection tables;
@@ -166,107 +262,9 @@ struct ParallelizeKernelsPass
       if (outerStatic && innerStatic &&
           outer < 2 * ((kMinChunkIterations + inner - 1) / inner))
         continue;
-      tile(kernel, root, call, outArg.getArgNumber(), pos);
+      if (failed(tile(kernel, root, call, outArg.getArgNumber(), pos)))
+        signalPassFailure();
     }
-  }
-
-  /// Runs `root` over the chunk [lo, hi) (two new arguments of `kernel`)
-  /// of its first `pos.size()` loops, flattened row-major; the call passes
-  /// [0, n), n = the product of dims `pos` of argument `out`, and a third
-  /// new argument that the kernel does not read: the smallest chunk worth a
-  /// thread (kMinChunkIterations over the iterations of one chunked step,
-  /// at least 1), computed at the call from the sizes of the other loops.
-  void tile(func::FuncOp kernel, linalg::LinalgOp root, func::CallOp call,
-            unsigned out, ArrayRef<unsigned> pos) {
-    MLIRContext *ctx = &getContext();
-    Block &body = kernel.getBody().front();
-    Type indexType = IndexType::get(ctx);
-    Location loc = root.getLoc();
-    OpBuilder b(root);
-    auto tiling = cast<TilingInterface>(root.getOperation());
-    SmallVector<Range> domain = tiling.getIterationDomain(b);
-    Value lo = body.addArgument(indexType, loc);
-    Value hi = body.addArgument(indexType, loc);
-    body.addArgument(indexType, loc); // the smallest chunk
-    kernel.setType(FunctionType::get(ctx, body.getArgumentTypes(), {}));
-    SmallVector<OpFoldResult> offsets, sizes;
-    for (Range &r : domain) {
-      offsets.push_back(r.offset);
-      sizes.push_back(r.size);
-    }
-    if (pos.size() == 1) {
-      offsets[0] = lo;
-      sizes[0] = arith::SubIOp::create(b, loc, hi, lo).getResult();
-    } else {
-      // Rows r of loop 0 that [lo, hi) touches, and in each the columns
-      // [max(lo - r*m, 0), min(hi - r*m, m)) of loop 1 (m its trip count).
-      Value m = getValueOrCreateConstantIndexOp(b, loc, domain[1].size);
-      Value one = arith::ConstantIndexOp::create(b, loc, 1);
-      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-      Value first = arith::DivUIOp::create(b, loc, lo, m);
-      Value last = arith::CeilDivUIOp::create(b, loc, hi, m);
-      auto rows = scf::ForOp::create(b, loc, first, last, one);
-      b.setInsertionPoint(rows.getBody()->getTerminator());
-      Value r = rows.getInductionVar();
-      Value base = arith::MulIOp::create(b, loc, r, m);
-      Value begin = arith::MaxSIOp::create(
-          b, loc, arith::SubIOp::create(b, loc, lo, base), zero);
-      Value end = arith::MinSIOp::create(
-          b, loc, arith::SubIOp::create(b, loc, hi, base), m);
-      offsets[0] = r;
-      sizes[0] = b.getIndexAttr(1);
-      offsets[1] = begin;
-      sizes[1] = arith::SubIOp::create(b, loc, end, begin).getResult();
-    }
-    FailureOr<TilingResult> tiled =
-        tiling.getTiledImplementation(b, offsets, sizes);
-    if (failed(tiled)) {
-      root.emitError("disc-parallelize-kernels: tiling failed");
-      return signalPassFailure();
-    }
-    // Sizes of the other loops at the call: constants, or dims of
-    // arguments (others, unknown there, count as 1).
-    OpBuilder cb(call);
-    Value inner = arith::ConstantIndexOp::create(cb, loc, 1);
-    for (const Range &r : ArrayRef<Range>(domain).drop_front(pos.size())) {
-      Value size;
-      if (std::optional<int64_t> c = getConstantIntValue(r.size)) {
-        size = arith::ConstantIndexOp::create(cb, loc, *c);
-      } else if (auto dim =
-                     cast<Value>(r.size).getDefiningOp<memref::DimOp>()) {
-        auto arg = dyn_cast<BlockArgument>(dim.getSource());
-        std::optional<int64_t> index = dim.getConstantIndex();
-        if (arg && arg.getOwner() == &body && index)
-          size = memref::DimOp::create(
-              cb, loc, call.getOperand(arg.getArgNumber()), *index);
-      }
-      if (size)
-        inner = arith::MulIOp::create(cb, loc, inner, size);
-    }
-    Value one = arith::ConstantIndexOp::create(cb, loc, 1);
-    Value chunk = arith::CeilDivUIOp::create(
-        cb, loc, arith::ConstantIndexOp::create(cb, loc, kMinChunkIterations),
-        arith::MaxUIOp::create(cb, loc, inner, one));
-    root->erase();
-    kernel->setAttr(kParallelAttr, UnitAttr::get(ctx));
-    // [0, n) at the call.
-    Value outBuffer = call.getOperand(out);
-    Value total;
-    for (unsigned p : pos) {
-      int64_t size = cast<MemRefType>(outBuffer.getType()).getDimSize(p);
-      Value dim =
-          ShapedType::isDynamic(size)
-              ? memref::DimOp::create(cb, loc, outBuffer, p).getResult()
-              : arith::ConstantIndexOp::create(cb, loc, size).getResult();
-      total =
-          total ? arith::MulIOp::create(cb, loc, total, dim).getResult() : dim;
-    }
-    SmallVector<Value> operands(call.getOperands());
-    operands.push_back(arith::ConstantIndexOp::create(cb, loc, 0));
-    operands.push_back(total);
-    operands.push_back(chunk);
-    func::CallOp::create(cb, call.getLoc(), kernel, operands);
-    call->erase();
   }
 };
 } // namespace

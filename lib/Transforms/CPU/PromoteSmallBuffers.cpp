@@ -20,16 +20,27 @@ namespace mlir::disc {
 
 using namespace mlir;
 
+/// Bytes of one element of `t`; -1 for a type that is neither an integer,
+/// a float nor index.
+static int64_t elementBytes(Type t) {
+  if (t.isIntOrFloat())
+    return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
+  if (t.isIndex())
+    return 8;
+  return -1;
+}
+
+/// The memory model's stack rule: a static buffer with the identity layout
+/// of at most kMaxStackBufferBytes.
+static bool isStackSized(MemRefType type) {
+  int64_t elt = elementBytes(type.getElementType());
+  return type.hasStaticShape() && type.getLayout().isIdentity() && elt >= 0 &&
+         type.getNumElements() * elt <= disc::kMaxStackBufferBytes;
+}
+
 namespace {
 struct PromoteSmallBuffersPass
     : public disc::impl::DiscPromoteSmallBuffersBase<PromoteSmallBuffersPass> {
-  static int64_t elementBytes(Type t) {
-    if (t.isIntOrFloat())
-      return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
-    if (t.isIndex())
-      return 8;
-    return -1;
-  }
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal())
@@ -44,16 +55,13 @@ struct PromoteSmallBuffersPass
       if (auto alloc = dyn_cast<memref::AllocOp>(op))
         allocs.push_back(alloc);
     for (memref::AllocOp alloc : allocs) {
-      MemRefType type = alloc.getType();
-      int64_t elt = elementBytes(type.getElementType());
-      if (!type.hasStaticShape() || !type.getLayout().isIdentity() || elt < 0 ||
-          type.getNumElements() * elt > disc::kMaxStackBufferBytes)
+      if (!isStackSized(alloc.getType()))
         continue;
       auto aliasSet = aliases.resolve(alloc.getResult());
       if (llvm::any_of(returned, [&](Value v) { return aliasSet.contains(v); }))
         continue;
       OpBuilder b(alloc);
-      auto alloca = memref::AllocaOp::create(b, alloc.getLoc(), type,
+      auto alloca = memref::AllocaOp::create(b, alloc.getLoc(), alloc.getType(),
                                              alloc.getAlignmentAttr());
       alloc.replaceAllUsesWith(alloca.getResult());
       alloc.erase();

@@ -17,27 +17,30 @@ namespace mlir::disc {
 
 using namespace mlir;
 
+/// Adds `reassoc` and `contract` to the fast-math flags of the float ops of
+/// `g`'s body that read an accumulator (an output block argument).
+static void allowReassociation(linalg::GenericOp g) {
+  if (g.getNumReductionLoops() == 0)
+    return;
+  Block &body = g.getRegion().front();
+  for (BlockArgument acc : body.getArguments().drop_front(g.getNumDpsInputs()))
+    for (Operation *user : acc.getUsers())
+      if (auto fm = dyn_cast<arith::ArithFastMathInterface>(user))
+        if (isa<FloatType>(acc.getType()))
+          user->setAttr(
+              fm.getFastMathAttrName(),
+              arith::FastMathFlagsAttr::get(
+                  user->getContext(), fm.getFastMathFlagsAttr().getValue() |
+                                          arith::FastMathFlags::reassoc |
+                                          arith::FastMathFlags::contract));
+}
+
 namespace {
 struct ReassociateReductionsPass
     : public disc::impl::DiscReassociateReductionsBase<
           ReassociateReductionsPass> {
   void runOnOperation() override {
-    getOperation().walk([](linalg::GenericOp g) {
-      if (g.getNumReductionLoops() == 0)
-        return;
-      Block &body = g.getRegion().front();
-      for (BlockArgument acc :
-           body.getArguments().drop_front(g.getNumDpsInputs()))
-        for (Operation *user : acc.getUsers())
-          if (auto fm = dyn_cast<arith::ArithFastMathInterface>(user))
-            if (isa<FloatType>(acc.getType()))
-              user->setAttr(
-                  fm.getFastMathAttrName(),
-                  arith::FastMathFlagsAttr::get(
-                      user->getContext(), fm.getFastMathFlagsAttr().getValue() |
-                                              arith::FastMathFlags::reassoc |
-                                              arith::FastMathFlags::contract));
-    });
+    getOperation().walk([](linalg::GenericOp g) { allowReassociation(g); });
   }
 };
 } // namespace

@@ -23,7 +23,6 @@ namespace mlir::disc {
 
 using namespace mlir;
 using disc::describeOnnxNode;
-using disc::cuda::viewRoot;
 
 namespace {
 
@@ -31,7 +30,7 @@ namespace {
 /// other buffer (entry arguments, memref.alloc through the runtime) is
 /// device memory on the CUDA target.
 bool isHostMemory(Value memref) {
-  Operation *def = viewRoot(memref).getDefiningOp();
+  Operation *def = disc::cuda::viewRoot(memref).getDefiningOp();
   return def && isa<memref::GetGlobalOp, memref::AllocaOp>(def);
 }
 

@@ -18,83 +18,77 @@ namespace mlir::disc {
 } // namespace mlir::disc
 
 using namespace mlir;
-using disc::cuda::BufferUses;
-using disc::cuda::collectUses;
-using disc::cuda::inDeviceCode;
-using disc::cuda::isSmallStatic;
-using disc::cuda::retakeViews;
 
-namespace {
-
-void copyOnStream(OpBuilder &b, Location loc, Value dst, Value src) {
-  Value token = gpu::WaitOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),
-                                    ValueRange{})
-                    .getAsyncToken();
-  token = gpu::MemcpyOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),
-                                ValueRange{token}, dst, src)
-              .getAsyncToken();
-  gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
+/// Small device buffers of `func`: allocations, and entry arguments (inputs
+/// such as a Reshape's shape or TopK's k, copied to the device by the
+/// runtime). None in a declaration.
+static SmallVector<Value> collectSmallDeviceBuffers(func::FuncOp func) {
+  SmallVector<Value> roots;
+  if (func.isExternal())
+    return roots;
+  for (BlockArgument arg : func.getArguments())
+    if (auto type = dyn_cast<MemRefType>(arg.getType());
+        type && disc::cuda::isSmallStatic(type))
+      roots.push_back(arg);
+  func.walk([&](memref::AllocOp alloc) {
+    if (!disc::cuda::inDeviceCode(alloc) &&
+        disc::cuda::isSmallStatic(alloc.getType()))
+      roots.push_back(alloc.getResult());
+  });
+  return roots;
 }
 
+/// Gives `root` a host copy on the stack of `entry` when the host reads or
+/// writes it and a kernel or the caller sees it too: host accesses go to
+/// the copy, and copies on the stream around each launch (and before a
+/// return) keep both sides coherent.
+static void mirrorOnHost(Value root, Block &entry) {
+  disc::cuda::BufferUses uses = disc::cuda::collectUses(root);
+  bool isArg = isa<BlockArgument>(root);
+  if (uses.host.empty() ||
+      (!isArg && uses.launches.empty() && uses.returns.empty()))
+    return;
+  bool hostWrites = llvm::any_of(uses.host, [](OpOperand *use) {
+    return isa<memref::StoreOp>(use->getOwner());
+  });
+  OpBuilder b(&entry, entry.begin());
+  Location loc = root.getLoc();
+  auto type = cast<MemRefType>(root.getType());
+  IntegerAttr align;
+  if (auto alloc = root.getDefiningOp<memref::AllocOp>())
+    align = alloc.getAlignmentAttr();
+  Value twin = memref::AllocaOp::create(b, loc, type, align);
+  if (isArg)
+    disc::cuda::copyOnStream(b, loc, twin, root);
+  for (OpOperand *use : uses.host) {
+    b.setInsertionPoint(use->getOwner());
+    use->set(disc::cuda::retakeViews(b, use->get(), root, twin));
+  }
+  llvm::SetVector<Operation *> launches(uses.launches.begin(),
+                                        uses.launches.end());
+  for (Operation *launch : launches) {
+    b.setInsertionPoint(launch);
+    if (hostWrites)
+      disc::cuda::copyOnStream(b, loc, root, twin);
+    b.setInsertionPointAfter(launch);
+    disc::cuda::copyOnStream(b, loc, twin, root);
+  }
+  // A returned buffer the host wrote: its device copy before the return.
+  if (hostWrites)
+    for (Operation *ret : llvm::SetVector<Operation *>(uses.returns.begin(),
+                                                       uses.returns.end())) {
+      b.setInsertionPoint(ret);
+      disc::cuda::copyOnStream(b, loc, root, twin);
+    }
+}
+
+namespace {
 struct MirrorHostBuffersPass
     : public disc::impl::DiscGpuMirrorHostBuffersBase<MirrorHostBuffersPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (func.isExternal())
-      return;
-    // Small device buffers: allocations, and entry arguments (inputs such
-    // as a Reshape's shape or TopK's k, copied to the device by the
-    // runtime).
-    SmallVector<Value> roots;
-    Block &entry = func.getBody().front();
-    for (BlockArgument arg : entry.getArguments())
-      if (auto type = dyn_cast<MemRefType>(arg.getType());
-          type && isSmallStatic(type))
-        roots.push_back(arg);
-    func.walk([&](memref::AllocOp alloc) {
-      if (!inDeviceCode(alloc) && isSmallStatic(alloc.getType()))
-        roots.push_back(alloc.getResult());
-    });
-    for (Value root : roots) {
-      BufferUses uses = collectUses(root);
-      bool isArg = isa<BlockArgument>(root);
-      if (uses.host.empty() ||
-          (!isArg && uses.launches.empty() && uses.returns.empty()))
-        continue;
-      bool hostWrites = llvm::any_of(uses.host, [](OpOperand *use) {
-        return isa<memref::StoreOp>(use->getOwner());
-      });
-      OpBuilder b(&entry, entry.begin());
-      Location loc = root.getLoc();
-      auto type = cast<MemRefType>(root.getType());
-      IntegerAttr align;
-      if (auto alloc = root.getDefiningOp<memref::AllocOp>())
-        align = alloc.getAlignmentAttr();
-      Value twin = memref::AllocaOp::create(b, loc, type, align);
-      if (isArg)
-        copyOnStream(b, loc, twin, root);
-      for (OpOperand *use : uses.host) {
-        b.setInsertionPoint(use->getOwner());
-        use->set(retakeViews(b, use->get(), root, twin));
-      }
-      llvm::SetVector<Operation *> launches(uses.launches.begin(),
-                                            uses.launches.end());
-      for (Operation *launch : launches) {
-        b.setInsertionPoint(launch);
-        if (hostWrites)
-          copyOnStream(b, loc, root, twin);
-        b.setInsertionPointAfter(launch);
-        copyOnStream(b, loc, twin, root);
-      }
-      // A returned buffer the host wrote: its device copy before the return.
-      if (hostWrites)
-        for (Operation *ret : llvm::SetVector<Operation *>(
-                 uses.returns.begin(), uses.returns.end())) {
-          b.setInsertionPoint(ret);
-          copyOnStream(b, loc, root, twin);
-        }
-    }
+    for (Value root : collectSmallDeviceBuffers(func))
+      mirrorOnHost(root, func.getBody().front());
   }
 };
-
 } // namespace

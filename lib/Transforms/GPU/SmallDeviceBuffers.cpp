@@ -19,72 +19,75 @@ namespace mlir::disc {
 } // namespace mlir::disc
 
 using namespace mlir;
-using disc::cuda::collectUses;
-using disc::cuda::elementBytes;
-using disc::cuda::isSmallStatic;
+
+/// The small static allocations of `func`'s entry block that do not
+/// escape.
+static SmallVector<memref::AllocOp>
+collectLocalSmallBuffers(func::FuncOp func) {
+  SmallVector<memref::AllocOp> allocs;
+  for (Operation &op : func.getBody().front())
+    if (auto alloc = dyn_cast<memref::AllocOp>(op))
+      if (disc::cuda::isSmallStatic(alloc.getType()) &&
+          !disc::cuda::collectUses(alloc.getResult()).other)
+        allocs.push_back(alloc);
+  return allocs;
+}
+
+/// Declares `disc_device_scratch(i64 site, i64 bytes) -> memref<?xi8>`.
+static func::FuncOp createScratchFn(ModuleOp module) {
+  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+  auto raw = MemRefType::get({ShapedType::kDynamic}, mb.getI8Type());
+  auto scratchFn = func::FuncOp::create(
+      mb, module.getLoc(), disc::kDeviceScratchFn,
+      mb.getFunctionType({mb.getI64Type(), mb.getI64Type()}, {raw}));
+  scratchFn.setPrivate();
+  scratchFn->setAttr("llvm.emit_c_interface", mb.getUnitAttr());
+  return scratchFn;
+}
+
+/// A view of `alloc`'s type on the device slot `site` that `scratchFn`
+/// returns.
+static Value createDeviceSlot(memref::AllocOp alloc, func::FuncOp scratchFn,
+                              int64_t site) {
+  OpBuilder b(alloc);
+  Location loc = alloc.getLoc();
+  MemRefType type = alloc.getType();
+  int64_t bytes =
+      type.getNumElements() * disc::cuda::elementBytes(type.getElementType());
+  Value id = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(site));
+  Value size = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(bytes));
+  Value raw = func::CallOp::create(b, loc, scratchFn, ValueRange{id, size})
+                  .getResult(0);
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  return memref::ViewOp::create(b, loc, type, raw, c0, ValueRange{});
+}
 
 namespace {
-
 struct SmallDeviceBuffersPass
     : public disc::impl::DiscGpuSmallDeviceBuffersBase<SmallDeviceBuffersPass> {
   using DiscGpuSmallDeviceBuffersBase::DiscGpuSmallDeviceBuffersBase;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    func::FuncOp scratchFn;
     int64_t site = 0;
-    for (auto func : module.getOps<func::FuncOp>()) {
+    func::FuncOp scratchFn;
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      Block &entry = func.getBody().front();
-      SmallVector<memref::AllocOp> allocs;
-      for (Operation &op : entry)
-        if (auto alloc = dyn_cast<memref::AllocOp>(op))
-          if (isSmallStatic(alloc.getType()) &&
-              !collectUses(alloc.getResult()).other)
-            allocs.push_back(alloc);
-      for (memref::AllocOp alloc : allocs) {
-        OpBuilder b(alloc);
-        Location loc = alloc.getLoc();
-        MemRefType type = alloc.getType();
-        Value replacement;
+      for (memref::AllocOp alloc : collectLocalSmallBuffers(func)) {
         if (emulate) {
-          replacement =
-              memref::AllocaOp::create(b, loc, type, alloc.getAlignmentAttr());
-        } else {
-          if (!scratchFn) {
-            OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
-            auto raw = MemRefType::get({ShapedType::kDynamic}, mb.getI8Type());
-            scratchFn = func::FuncOp::create(
-                mb, module.getLoc(), disc::kDeviceScratchFn,
-                mb.getFunctionType({mb.getI64Type(), mb.getI64Type()}, {raw}));
-            scratchFn.setPrivate();
-            scratchFn->setAttr("llvm.emit_c_interface", mb.getUnitAttr());
-          }
-          int64_t bytes =
-              type.getNumElements() * elementBytes(type.getElementType());
-          Value id =
-              arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(site++));
-          Value size =
-              arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(bytes));
-          Value raw =
-              func::CallOp::create(b, loc, scratchFn, ValueRange{id, size})
-                  .getResult(0);
-          Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
-          replacement =
-              memref::ViewOp::create(b, loc, type, raw, c0, ValueRange{});
+          OpBuilder b(alloc);
+          disc::cuda::replaceAllocation(
+              alloc,
+              memref::AllocaOp::create(b, alloc.getLoc(), alloc.getType(),
+                                       alloc.getAlignmentAttr()));
+          continue;
         }
-        SmallVector<Operation *> deallocs;
-        for (Operation *user : alloc->getUsers())
-          if (isa<memref::DeallocOp>(user))
-            deallocs.push_back(user);
-        for (Operation *d : deallocs)
-          d->erase();
-        alloc.replaceAllUsesWith(replacement);
-        alloc.erase();
+        if (!scratchFn)
+          scratchFn = createScratchFn(getOperation());
+        disc::cuda::replaceAllocation(
+            alloc, createDeviceSlot(alloc, scratchFn, site++));
       }
     }
   }
 };
-
 } // namespace

@@ -22,76 +22,79 @@ namespace mlir::disc {
 } // namespace mlir::disc
 
 using namespace mlir;
-using disc::cuda::retakeViews;
-using disc::cuda::viewRoot;
+
+/// The upload functions made so far, one per memref type.
+using UploadFns = llvm::DenseMap<Type, func::FuncOp>;
+
+/// `disc_device_constant_<rank>_<k>(memref<T>, i64 bytes) -> memref<T>`.
+static func::FuncOp getOrCreateUploadFn(ModuleOp module, MemRefType type,
+                                        UploadFns &uploadFns) {
+  auto it = uploadFns.find(type);
+  if (it != uploadFns.end())
+    return it->second;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  std::string name = disc::kDeviceConstantPrefix.str() +
+                     std::to_string(type.getRank()) + "_" +
+                     std::to_string(uploadFns.size());
+  auto fn =
+      func::FuncOp::create(b, module.getLoc(), name,
+                           b.getFunctionType({type, b.getI64Type()}, {type}));
+  fn.setPrivate();
+  fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  uploadFns[type] = fn;
+  return fn;
+}
+
+/// Makes the kernel `launch` read the runtime's device copy of each
+/// constant it captures, requested once before the launch (the upload
+/// functions are declared in `module`).
+static LogicalResult readDeviceCopies(ModuleOp module, gpu::LaunchOp launch,
+                                      UploadFns &uploadFns) {
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(launch.getBody(), captured);
+  OpBuilder b(launch);
+  Location loc = launch.getLoc();
+  llvm::DenseMap<Value, Value> uploaded; // global -> device copy
+  for (Value v : captured) {
+    auto global = disc::cuda::viewedConstant(v);
+    if (!global)
+      continue;
+    Value root = global.getResult();
+    Value dev = uploaded.lookup(root);
+    if (!dev) {
+      auto type = cast<MemRefType>(root.getType());
+      int64_t eltBits =
+          type.getElementType().isIndex() ? 64 : type.getElementTypeBitWidth();
+      if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+        return launch.emitError("a kernel reads a constant of type ")
+               << type << " that has no device copy";
+      Value bytes = arith::ConstantOp::create(
+          b, loc,
+          b.getI64IntegerAttr(type.getNumElements() *
+                              std::max<int64_t>(1, (eltBits + 7) / 8)));
+      dev = func::CallOp::create(b, loc,
+                                 getOrCreateUploadFn(module, type, uploadFns),
+                                 ValueRange{root, bytes})
+                .getResult(0);
+      uploaded[root] = dev;
+    }
+    // Re-take the view chain on the device copy.
+    Value mapped = disc::cuda::retakeViews(b, v, root, dev);
+    v.replaceUsesWithIf(mapped, [&](OpOperand &use) {
+      return launch->isProperAncestor(use.getOwner());
+    });
+  }
+  return success();
+}
 
 namespace {
 struct UploadConstantsPass
     : public disc::impl::DiscGpuUploadConstantsBase<UploadConstantsPass> {
-  /// `disc_device_constant_<rank>_<k>(memref<T>, i64 bytes) -> memref<T>`.
-  func::FuncOp getOrCreateUploadFn(MemRefType type) {
-    auto it = uploadFns.find(type);
-    if (it != uploadFns.end())
-      return it->second;
-    ModuleOp module = getOperation();
-    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    std::string name = disc::kDeviceConstantPrefix.str() +
-                       std::to_string(type.getRank()) + "_" +
-                       std::to_string(uploadFns.size());
-    auto fn =
-        func::FuncOp::create(b, module.getLoc(), name,
-                             b.getFunctionType({type, b.getI64Type()}, {type}));
-    fn.setPrivate();
-    fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-    uploadFns[type] = fn;
-    return fn;
-  }
-  llvm::DenseMap<Type, func::FuncOp> uploadFns;
-
   void runOnOperation() override {
-    uploadFns.clear();
-    SmallVector<gpu::LaunchOp> launches;
-    getOperation().walk([&](gpu::LaunchOp op) { launches.push_back(op); });
-    for (gpu::LaunchOp launch : launches) {
-      llvm::SetVector<Value> captured;
-      getUsedValuesDefinedAbove(launch.getBody(), captured);
-      OpBuilder b(launch);
-      Location loc = launch.getLoc();
-      llvm::DenseMap<Value, Value> uploaded; // global -> device copy
-      for (Value v : captured) {
-        if (!isa<MemRefType>(v.getType()))
-          continue;
-        Value root = viewRoot(v);
-        auto global = root.getDefiningOp<memref::GetGlobalOp>();
-        if (!global)
-          continue;
-        Value dev = uploaded.lookup(root);
-        if (!dev) {
-          auto type = cast<MemRefType>(root.getType());
-          int64_t eltBits = type.getElementType().isIndex()
-                                ? 64
-                                : type.getElementTypeBitWidth();
-          if (!type.hasStaticShape() || !type.getLayout().isIdentity()) {
-            launch.emitError("a kernel reads a constant of type ")
-                << type << " that has no device copy";
-            return signalPassFailure();
-          }
-          Value bytes = arith::ConstantOp::create(
-              b, loc,
-              b.getI64IntegerAttr(type.getNumElements() *
-                                  std::max<int64_t>(1, (eltBits + 7) / 8)));
-          dev = func::CallOp::create(b, loc, getOrCreateUploadFn(type),
-                                     ValueRange{root, bytes})
-                    .getResult(0);
-          uploaded[root] = dev;
-        }
-        // Re-take the view chain on the device copy.
-        Value mapped = retakeViews(b, v, root, dev);
-        v.replaceUsesWithIf(mapped, [&](OpOperand &use) {
-          return launch->isProperAncestor(use.getOwner());
-        });
-      }
-    }
+    UploadFns uploadFns;
+    for (gpu::LaunchOp launch : disc::cuda::collectLaunches(getOperation()))
+      if (failed(readDeviceCopies(getOperation(), launch, uploadFns)))
+        return signalPassFailure();
   }
 };
 } // namespace

@@ -15,7 +15,6 @@
 #include "Utils.h"
 
 #include "disc/Target/RuntimeSymbols.h"
-#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace mlir::disc {
@@ -25,15 +24,30 @@ namespace mlir::disc {
 
 using namespace mlir;
 
-namespace {
+/// A device buffer filled with the constant `global` at `top`.
+static Value createDeviceCopy(OpBuilder &top, memref::GetGlobalOp global) {
+  Location loc = global.getLoc();
+  auto type = cast<MemRefType>(global.getType());
+  Value host = memref::GetGlobalOp::create(top, loc, type, global.getName());
+  Value dev = memref::AllocOp::create(top, loc, type);
+  disc::cuda::copyOnStream(top, loc, dev, host);
+  return dev;
+}
 
+/// Adds `v` to the integer attribute `name` of `func` (0 when absent).
+static void addToAttr(func::FuncOp func, StringRef name, int64_t v) {
+  if (auto old = func->getAttrOfType<IntegerAttr>(name))
+    v += old.getInt();
+  func->setAttr(name,
+                IntegerAttr::get(IntegerType::get(func.getContext(), 64), v));
+}
+
+namespace {
 struct UploadLibraryCallOperandsPass
     : public disc::impl::DiscGpuUploadLibraryCallOperandsBase<
           UploadLibraryCallOperandsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (func.isExternal())
-      return;
     SmallVector<func::CallOp> calls;
     func.walk([&](func::CallOp call) {
       if (call.getCallee().starts_with(disc::kLibraryCallPrefix))
@@ -41,47 +55,26 @@ struct UploadLibraryCallOperandsPass
     });
     if (calls.empty())
       return;
-    Block &entry = func.getBody().front();
-    OpBuilder top = OpBuilder::atBlockBegin(&entry);
+    OpBuilder top = OpBuilder::atBlockBegin(&func.getBody().front());
     llvm::MapVector<StringRef, Value> uploaded; // global name -> device copy
     int64_t bytes = 0;
     for (func::CallOp call : calls) {
       OpBuilder b(call);
       for (OpOperand &operand : call->getOpOperands()) {
         Value v = operand.get();
-        if (!isa<MemRefType>(v.getType()))
-          continue;
-        SmallVector<Operation *> chain;
-        Value root = disc::cuda::viewRoot(v, &chain);
-        auto global = root.getDefiningOp<memref::GetGlobalOp>();
+        auto global = disc::cuda::viewedConstant(v);
         if (!global)
           continue;
+        Value root = global.getResult();
         Value &dev = uploaded[global.getName()];
         if (!dev) {
-          Location loc = global.getLoc();
+          dev = createDeviceCopy(top, global);
           auto type = cast<MemRefType>(root.getType());
-          Value host =
-              memref::GetGlobalOp::create(top, loc, type, global.getName());
-          dev = memref::AllocOp::create(top, loc, type);
-          Value token =
-              gpu::WaitOp::create(top, loc, top.getType<gpu::AsyncTokenType>(),
-                                  ValueRange{})
-                  .getAsyncToken();
-          token = gpu::MemcpyOp::create(top, loc,
-                                        top.getType<gpu::AsyncTokenType>(),
-                                        ValueRange{token}, dev, host)
-                      .getAsyncToken();
-          gpu::WaitOp::create(top, loc, Type(), ValueRange{token});
           bytes += type.getNumElements() *
                    llvm::divideCeil(type.getElementTypeBitWidth(), 8);
         }
         // Re-take the view chain on the device copy.
-        IRMapping map;
-        map.map(root, dev);
-        Value mapped = dev;
-        for (Operation *def : llvm::reverse(chain))
-          mapped = b.clone(*def, map)->getResult(0);
-        operand.set(mapped);
+        operand.set(disc::cuda::retakeViews(b, v, root, dev));
       }
     }
     func.walk([&](func::ReturnOp ret) {
@@ -94,15 +87,9 @@ struct UploadLibraryCallOperandsPass
     // Live through the whole run, like the kernels' constants
     // (disc-gpu-upload-constants): added to the bytes and buffers the
     // predicted peak counts.
-    auto i64 = IntegerType::get(&getContext(), 64);
-    auto add = [&](StringRef name, int64_t v) {
-      if (auto old = func->getAttrOfType<IntegerAttr>(name))
-        v += old.getInt();
-      func->setAttr(name, IntegerAttr::get(i64, v));
-    };
-    add("disc.device_constant_bytes", bytes);
-    add("disc.device_constant_allocs", static_cast<int64_t>(uploaded.size()));
+    addToAttr(func, "disc.device_constant_bytes", bytes);
+    addToAttr(func, "disc.device_constant_allocs",
+              static_cast<int64_t>(uploaded.size()));
   }
 };
-
 } // namespace

@@ -22,6 +22,12 @@ Value mlir::disc::cuda::viewRoot(Value v, SmallVectorImpl<Operation *> *chain) {
   return v;
 }
 
+memref::GetGlobalOp mlir::disc::cuda::viewedConstant(Value v) {
+  if (!isa<MemRefType>(v.getType()))
+    return {};
+  return viewRoot(v).getDefiningOp<memref::GetGlobalOp>();
+}
+
 Value mlir::disc::cuda::retakeViews(OpBuilder &b, Value v, Value root,
                                     Value replacement) {
   SmallVector<Operation *> chain;
@@ -36,6 +42,35 @@ Value mlir::disc::cuda::retakeViews(OpBuilder &b, Value v, Value root,
   for (Operation *def : llvm::reverse(chain))
     mapped = b.clone(*def, map)->getResult(0);
   return mapped;
+}
+
+SmallVector<gpu::LaunchOp> mlir::disc::cuda::collectLaunches(Operation *root) {
+  SmallVector<gpu::LaunchOp> launches;
+  root->walk([&](gpu::LaunchOp op) { launches.push_back(op); });
+  return launches;
+}
+
+void mlir::disc::cuda::copyOnStream(OpBuilder &b, Location loc, Value dst,
+                                    Value src) {
+  Value token = gpu::WaitOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),
+                                    ValueRange{})
+                    .getAsyncToken();
+  token = gpu::MemcpyOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),
+                                ValueRange{token}, dst, src)
+              .getAsyncToken();
+  gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
+}
+
+void mlir::disc::cuda::replaceAllocation(memref::AllocOp alloc,
+                                         Value replacement) {
+  SmallVector<Operation *> deallocs;
+  for (Operation *user : alloc->getUsers())
+    if (isa<memref::DeallocOp>(user))
+      deallocs.push_back(user);
+  for (Operation *d : deallocs)
+    d->erase();
+  alloc.replaceAllUsesWith(replacement);
+  alloc.erase();
 }
 
 bool mlir::disc::cuda::inDeviceCode(Operation *op) {

@@ -1,9 +1,10 @@
 //===- Utils.h - Helpers shared by the CUDA passes (internal) ---*- C++ -*-===//
 //
 // The device error word of the run-time checks in kernels, view chains,
-// and the buffer classification of the host placement passes
-// (disc-gpu-place-host-buffers, disc-gpu-mirror-host-buffers,
-// disc-gpu-small-device-buffers; docs/cuda.md).
+// copies on the stream, and the buffer classification and replacement of
+// the host placement passes (disc-gpu-place-host-buffers,
+// disc-gpu-mirror-host-buffers, disc-gpu-small-device-buffers;
+// docs/cuda.md).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DISC_LIB_TRANSFORMS_GPU_UTILS_H
@@ -12,6 +13,7 @@
 #include "disc/Target/RuntimeSymbols.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
@@ -33,9 +35,25 @@ using ::mlir::disc::kCheckErrorGlobal;
 /// `chain`, the view ops from it to `v` are appended (outermost last).
 Value viewRoot(Value v, SmallVectorImpl<Operation *> *chain = nullptr);
 
+/// The memref.get_global that `v` views (through view ops); null when `v`
+/// is not a memref or its buffer is not a constant.
+memref::GetGlobalOp viewedConstant(Value v);
+
 /// Clones the view chain from `root` to `v` onto `replacement` at `b`;
 /// returns the clone of `v` (`replacement` itself when `v` is `root`).
 Value retakeViews(OpBuilder &b, Value v, Value root, Value replacement);
+
+/// Every gpu.launch nested in `root`, in walk order (to rewrite them
+/// without invalidating the walk).
+SmallVector<gpu::LaunchOp> collectLaunches(Operation *root);
+
+/// Copies `src` to `dst` with a gpu.memcpy on the session stream and waits
+/// for it (host to device, device to host, or device to device).
+void copyOnStream(OpBuilder &b, Location loc, Value dst, Value src);
+
+/// Replaces the buffer of `alloc` by `replacement` (a stack buffer, a device
+/// slot): its deallocations are erased, then `alloc` itself.
+void replaceAllocation(memref::AllocOp alloc, Value replacement);
 
 /// Whether `op` is device code: inside an scf.parallel (to be mapped) or a
 /// gpu.launch.
