@@ -607,7 +607,7 @@ mlir::disc::lowerDotGeneralToLibraryCall(OpBuilder &b, DotGeneralOp op,
     args.push_back(asStridedBuffer(b, loc, r));
   }
   args.append({tA, tB});
-  std::string name = "disc_lib_matmul";
+  std::string name = disc::kLibMatmulFn.str();
   if (post.any)
     name += postOpArgs(b, loc, post, args);
   func::FuncOp f = declare(b, op, name, ValueRange(args).getTypes());
@@ -642,7 +642,7 @@ mlir::disc::lowerConvToLibraryCall(OpBuilder &b, ConvOp op,
        {op.getStrides(), op.getDilations(), op.getPadding()})
     for (int64_t s : v)
       args.push_back(i64(b, loc, s));
-  std::string name = ("disc_lib_conv" + Twine(k) + "d").str();
+  std::string name = (disc::kLibConvPrefix + Twine(k) + "d").str();
   if (post.any)
     name += postOpArgs(b, loc, post, args);
   func::FuncOp f = declare(b, op, name, ValueRange(args).getTypes());
@@ -677,7 +677,7 @@ mlir::disc::lowerConvTransposeToLibraryCall(OpBuilder &b, ConvTransposeOp op,
     args.push_back(
         i64(b, loc, pad[k + i] - (i < (int64_t)outPad.size() ? outPad[i] : 0)));
   // The NHWC bits (markLibraryCalls): the flags word, `_post0`.
-  std::string name = ("disc_lib_conv_transpose" + Twine(k) + "d").str();
+  std::string name = (disc::kLibConvTransposePrefix + Twine(k) + "d").str();
   if (auto flags = op->getAttrOfType<DenseI64ArrayAttr>(kPostOpAttrsAttr)) {
     assert(flags.size() == 1 && "a ConvTranspose call takes only flags");
     args.push_back(i64(b, loc, flags[0]));
