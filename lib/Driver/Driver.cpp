@@ -35,25 +35,33 @@ using namespace mlir::disc;
 /// The entry gets a name that cannot clash with a host program's `main`.
 static constexpr llvm::StringLiteral kEntry = "disc_entry";
 
+/// The value of `choices` named `name`, or the error "unsupported
+/// --OPTION 'NAME' (supported: ...)" that lists the names.
+template <typename T>
+static llvm::Expected<T>
+parseChoice(StringRef option, StringRef name,
+            ArrayRef<std::pair<StringRef, T>> choices) {
+  for (const auto &[choice, value] : choices)
+    if (choice == name)
+      return value;
+  return llvm::createStringError(
+      "unsupported --" + option + " '" + name + "' (supported: " +
+      llvm::join(llvm::make_first_range(choices), ", ") + ")");
+}
+
 llvm::Expected<CompileTarget> mlir::disc::parseCompileTarget(StringRef name) {
-  if (name == "cpu")
-    return CompileTarget::Cpu;
-  if (name == "cuda")
-    return CompileTarget::Cuda;
-  if (name == "cuda-emulate")
-    return CompileTarget::CudaEmulate;
-  return llvm::createStringError("unsupported --target '" + name +
-                                 "' (supported: cpu, cuda, cuda-emulate)");
+  return parseChoice<CompileTarget>(
+      "target", name,
+      {{"cpu", CompileTarget::Cpu},
+       {"cuda", CompileTarget::Cuda},
+       {"cuda-emulate", CompileTarget::CudaEmulate}});
 }
 
 llvm::Expected<LibraryCallMode>
 mlir::disc::parseLibraryCallMode(StringRef name) {
-  if (name == "onednn")
-    return LibraryCallMode::OneDnn;
-  if (name == "none")
-    return LibraryCallMode::None;
-  return llvm::createStringError("unsupported --library-calls '" + name +
-                                 "' (supported: onednn, none)");
+  return parseChoice<LibraryCallMode>(
+      "library-calls", name,
+      {{"onednn", LibraryCallMode::OneDnn}, {"none", LibraryCallMode::None}});
 }
 
 void mlir::disc::getCompilePipelineOptions(const CompileOptions &options,
@@ -144,27 +152,10 @@ static int importMlir(MLIRContext &context, llvm::SourceMgr &sourceMgr,
 /// The `--dim` entries are well formed and name dims of the entry's inputs
 /// (disc-attach-dim-ranges inserts them); CompileOk or the failure's code.
 static int checkDims(ModuleOp module, ArrayRef<std::string> dims) {
-  if (dims.empty())
-    return CompileOk;
-  auto f = module.lookupSymbol<func::FuncOp>(kEntry);
-  SmallVector<std::string> known;
-  llvm::StringSet<> knownSet;
-  for (unsigned i = 0, e = f ? f.getNumArguments() : 0; i < e; ++i)
-    if (auto names = f.getArgAttrOfType<ArrayAttr>(i, "disc.dims"))
-      for (Attribute d : names)
-        if (auto s = dyn_cast<StringAttr>(d))
-          if (knownSet.insert(s.getValue()).second)
-            known.push_back(s.str());
-  for (const std::string &spec : dims) {
-    llvm::Expected<NamedDimRange> r = parseDimRange(spec);
-    if (!r)
-      return fail(CompileBadInput, llvm::toString(r.takeError()));
-    if (!knownSet.contains(r->name))
-      return fail(CompileBadInput,
-                  "unknown dim name '" + r->name + "' in --dim; known: " +
-                      (known.empty() ? std::string("(none)")
-                                     : llvm::join(known, ", ")));
-  }
+  llvm::Expected<llvm::StringMap<DimRange>> ranges =
+      parseEntryDimRanges(module.lookupSymbol<func::FuncOp>(kEntry), dims);
+  if (!ranges)
+    return fail(CompileBadInput, llvm::toString(ranges.takeError()));
   return CompileOk;
 }
 
@@ -197,23 +188,28 @@ struct FailedPassRecorder : public PassInstrumentation {
 
 /// The exit code and message of a pipeline failure in `pass`.
 static int pipelineFailure(ModuleOp module, StringRef pass) {
-  if (pass == "disc-attach-dim-ranges")
-    return fail(CompileBadInput, "bad --dim");
-  if (pass == "disc-shape-simplify")
-    return fail(CompileFailed, "shape propagation failed");
-  if (pass == "disc-fusion")
-    return fail(CompileFailed, "fusion failed");
-  if (pass == "disc-memory-schedule")
-    return fail(CompileFailed, "memory scheduling failed");
-  if (pass == "disc-mark-library-calls" ||
-      pass == "disc-mark-cuda-library-calls")
-    return fail(CompileFailed, "marking library calls failed");
-  if (pass == "disc-attach-memory-model")
-    return fail(CompileFailed, "could not build the memory model");
-  if (pass == "disc-attach-remat")
-    return fail(CompileFailed, "rematerialization failed");
-  if (pass == "disc-attach-signature")
-    return fail(CompileBadInput, "could not build the model signature");
+  static const struct {
+    StringRef pass;
+    int code;
+    const char *message;
+  } kStages[] = {
+      {"disc-attach-dim-ranges", CompileBadInput, "bad --dim"},
+      {"disc-shape-simplify", CompileFailed, "shape propagation failed"},
+      {"disc-fusion", CompileFailed, "fusion failed"},
+      {"disc-memory-schedule", CompileFailed, "memory scheduling failed"},
+      {"disc-mark-library-calls", CompileFailed,
+       "marking library calls failed"},
+      {"disc-mark-cuda-library-calls", CompileFailed,
+       "marking library calls failed"},
+      {"disc-attach-memory-model", CompileFailed,
+       "could not build the memory model"},
+      {"disc-attach-remat", CompileFailed, "rematerialization failed"},
+      {"disc-attach-signature", CompileBadInput,
+       "could not build the model signature"},
+  };
+  for (const auto &stage : kStages)
+    if (pass == stage.pass)
+      return fail(stage.code, stage.message);
   // An op the CUDA target cannot run yet is bad input (exit 2); the error
   // above names the ONNX node.
   return fail(module->hasAttr("disc.cuda_unsupported") ? CompileBadInput

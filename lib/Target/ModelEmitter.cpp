@@ -3,8 +3,9 @@
 // Turns a module lowered to the LLVM dialect into the artifact described in
 // docs/runtime-abi.md: LLVM IR is optimized for the host CPU (O3), compiled to
 // an object file, and linked with a generated C wrapper (ABI entry points,
-// signature JSON, allocation hooks into the runtime context) by the system C
-// compiler driver (`cc -shared`), as onnx-mlir does.
+// signature JSON, allocation hooks into the runtime context: the fixed
+// ModelWrapper.c around a generated part) by the system C compiler driver
+// (`cc -shared`), as onnx-mlir does.
 //
 //===----------------------------------------------------------------------===//
 #include "disc/Target/ModelEmitter.h"
@@ -47,11 +48,6 @@
 
 using namespace mlir;
 
-/// The text of runtime/include/disc/runtime/abi.h (lib/Target/CMakeLists.txt).
-static const char kAbiHeader[] =
-#include "AbiHeader.inc"
-    ;
-
 //===----------------------------------------------------------------------===//
 // Object code
 //===----------------------------------------------------------------------===//
@@ -77,368 +73,154 @@ createHostTargetMachine(std::string &error) {
   return tm;
 }
 
-/// The functions that MLIR's gpu-to-llvm lowering calls (the `mgpu*` API of
-/// MLIR's CUDA runtime wrappers), implemented over the runtime context of
-/// the current run (docs/cuda.md): modules are only recorded when model.so
-/// is loaded (its constructors run before any context exists); the runtime
-/// loads each cubin on its first launch, on the session's device and
-/// stream. Streams are the session's one stream.
-static std::string generateGpuRuntimeShims() {
-  return R"c(/* CUDA target: MLIR's gpu runtime calls over the runtime context. */
-typedef struct disc_gpu_module {
-  const void *image;
-  const char *kernel;
-} disc_gpu_module;
+//===----------------------------------------------------------------------===//
+// C wrapper
+//===----------------------------------------------------------------------===//
 
-DISC_HIDDEN void *mgpuModuleLoad(void *data, size_t size) {
-  (void)size;
-  disc_gpu_module *m = (disc_gpu_module *)calloc(1, sizeof *m);
-  if (m)
-    m->image = data;
-  return m;
-}
-DISC_HIDDEN void mgpuModuleUnload(void *module) { free(module); }
-/* One kernel per module (gpu-kernel-outlining). */
-DISC_HIDDEN void *mgpuModuleGetFunction(void *module, const char *name) {
-  disc_gpu_module *m = (disc_gpu_module *)module;
-  if (m && !m->kernel)
-    m->kernel = name;
-  return m;
-}
-DISC_HIDDEN void *mgpuStreamCreate(void) { return disc_ctx; }
-DISC_HIDDEN void mgpuStreamDestroy(void *stream) { (void)stream; }
-/* The image of the last launch, whose device error word (run-time checks
-   inside kernels, disc-gpu-device-checks) is read after the stream
-   synchronization that follows every launch. */
-static __thread const void *disc_last_image;
-DISC_HIDDEN void mgpuStreamSynchronize(void *stream) {
-  (void)stream;
-  int32_t st = disc_ctx->device_sync ? disc_ctx->device_sync(disc_ctx->self)
-                                     : 4;
-  if (st != 0)
-    longjmp(*disc_jmp, (int)st);
-  const void *image = disc_last_image;
-  disc_last_image = 0;
-  if (image && disc_ctx->device_check) {
-    int64_t w[5] = {0, 0, 0, 0, 0};
-    st = disc_ctx->device_check(disc_ctx->self, image, w);
-    if (st < 0)
-      longjmp(*disc_jmp, (int)-st);
-    if (st == 1)
-      disc_check_failed(w[0] - 1, w[1], w[2], w[3], w[4]);
-  }
-}
-DISC_HIDDEN void mgpuLaunchKernel(void *function, int64_t gx, int64_t gy,
-                                  int64_t gz, int64_t bx, int64_t by,
-                                  int64_t bz, int32_t shared, void *stream,
-                                  void **params, void **extra,
-                                  size_t num_params) {
-  (void)stream;
-  (void)extra;
-  (void)num_params;
-  disc_gpu_module *m = (disc_gpu_module *)function;
-  if (!disc_ctx->device_launch)
-    disc_fail(4, "this CUDA model runs only in a session with a CUDA device");
-  if (!m || !m->image)
-    disc_fail(4, "CUDA kernel image missing (out of memory at load time)");
-  int64_t grid[3] = {gx, gy, gz};
-  int64_t block[3] = {bx, by, bz};
-  int32_t st = disc_ctx->device_launch(disc_ctx->self, m->image, m->kernel,
-                                       grid, block, shared, params);
-  if (st != 0)
-    longjmp(*disc_jmp, (int)st);
-  disc_last_image = m->image;
-}
-DISC_HIDDEN void mgpuMemcpy(void *dst, void *src, size_t bytes,
-                            void *stream) {
-  (void)stream;
-  if (!disc_ctx->device_copy)
-    disc_fail(4, "this CUDA model runs only in a session with a CUDA device");
-  int32_t st = disc_ctx->device_copy(disc_ctx->self, dst, src, (int64_t)bytes);
-  if (st != 0)
-    longjmp(*disc_jmp, (int)st);
+/// The wrapper's fixed files, embedded at build time
+/// (lib/Target/CMakeLists.txt) and written next to the generated wrapper.c
+/// that includes them; abi.h at the path ModelWrapper.c includes it by.
+static const struct {
+  const char *path;
+  const char *text;
+} kWrapperFiles[] = {
+    {
+        "disc/runtime/abi.h",
+#include "abi.inc"
+    },
+    {
+        "ModelWrapper.c",
+#include "ModelWrapper.inc"
+    },
+    {
+        "ModelWrapperCuda.c",
+#include "ModelWrapperCuda.inc"
+    },
+};
+
+/// Writes `s` as the body of a C string literal.
+static void writeCString(llvm::raw_ostream &os, StringRef s) {
+  os << '"';
+  os.write_escaped(s, /*UseHexEscapes=*/true);
+  os << '"';
 }
 
-)c";
+/// Writes `_mlir_ciface_<name>`, the C-interface function that the compiled
+/// code calls for a library call (`x`, `w`, `y` of rank `rank`, then the
+/// bias of rank 1 and the residual of rank `rank` when present, then
+/// `numAttrs` int64 attributes): it forwards to disc_library_call
+/// (ModelWrapper.c) with call id `id`, an abi.h macro.
+static void writeLibraryCall(llvm::raw_ostream &os, StringRef name,
+                             StringRef id, int rank, int numAttrs, bool bias,
+                             bool residual) {
+  auto attrNames = [&](StringRef prefix) {
+    for (int i = 0; i < numAttrs; ++i)
+      os << (i || !prefix.empty() ? ", " : "") << prefix << "a" << i;
+  };
+  os << "DISC_HIDDEN void _mlir_ciface_" << name << "(void *x, void *w, void *y"
+     << (bias ? ", void *b" : "") << (residual ? ", void *r" : "");
+  attrNames("int64_t ");
+  os << ") {\n  void *ops[] = {x, w, y" << (bias ? ", b" : "")
+     << (residual ? ", r" : "") << "};\n  int32_t ranks[] = {" << rank << ", "
+     << rank << ", " << rank << (bias ? ", 1" : "");
+  if (residual)
+    os << ", " << rank;
+  os << "};\n  int64_t attrs[] = {";
+  attrNames("");
+  os << "};\n  disc_library_call(" << id << ", " << 3 + bias + residual
+     << ", ops, ranks, " << numAttrs << ", attrs);\n}\n";
 }
 
-/// CUDA target: the device copies of constants that kernels read
-/// (disc-gpu-upload-constants). `names` are the C-interface functions
-/// `disc_device_constant_<rank>_<k>(memref<T>, i64 bytes) -> memref<T>`:
-/// each returns the argument's descriptor with the runtime's device copy
-/// of the data (`disc_ral_context.device_constant`) as its pointers.
-static std::string
-generateDeviceConstantShims(ArrayRef<std::pair<std::string, int64_t>> names) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  // Small device buffers (disc-gpu-small-device-buffers): memref<?xi8>.
-  os << "\nDISC_HIDDEN void _mlir_ciface_disc_device_scratch(int64_t *result, "
-        "int64_t site, int64_t bytes) {\n"
-        "  if (!disc_ctx->device_scratch)\n"
-        "    disc_fail(4, \"this CUDA model runs only in a session with a "
-        "CUDA device\");\n"
-        "  void *device = 0;\n"
-        "  int32_t st = disc_ctx->device_scratch(disc_ctx->self, site, bytes, "
-        "&device);\n"
-        "  if (st != 0)\n    longjmp(*disc_jmp, (int)st);\n"
-        "  result[0] = result[1] = (int64_t)(intptr_t)device;\n"
-        "  result[2] = 0;\n  result[3] = bytes;\n  result[4] = 1;\n}\n";
-  if (names.empty())
-    return s;
-  os << "\nstatic void *disc_device_constant(const void *host, int64_t "
-        "bytes) {\n"
-        "  if (!disc_ctx->device_constant)\n"
-        "    disc_fail(4, \"this CUDA model runs only in a session with a "
-        "CUDA device\");\n"
-        "  void *device = 0;\n"
-        "  int32_t st = disc_ctx->device_constant(disc_ctx->self, host, "
-        "bytes, &device);\n"
-        "  if (st != 0)\n    longjmp(*disc_jmp, (int)st);\n"
-        "  return device;\n}\n";
-  for (const auto &[name, rank] : names)
-    os << "DISC_HIDDEN void _mlir_ciface_" << name
-       << "(int64_t *result, const int64_t *host, int64_t bytes) {\n"
-       << "  memcpy(result, host, " << 8 * (3 + 2 * rank) << ");\n"
-       << "  void *d = disc_device_constant((const void *)(intptr_t)host[1], "
-          "bytes);\n"
-       << "  result[0] = result[1] = (int64_t)(intptr_t)d;\n"
-       << "  result[2] = 0;\n}\n";
-  return s;
-}
-
-/// The C source linked into model.so next to the compiled object: the ABI
-/// entry points of docs/runtime-abi.md. `inputRanks`/`outputRanks` give the
-/// rank of each entry argument/result; `checkMessages` the templates of the
-/// run-time checks (RuntimeChecks.h), indexed by check id.
-static std::string generateWrapper(StringRef entryName, StringRef signature,
-                                   ArrayRef<int64_t> inputRanks,
-                                   ArrayRef<int64_t> outputRanks,
-                                   ArrayRef<std::string> checkMessages,
-                                   ArrayRef<int64_t> rematIds, bool cuda) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "/* Generated by disc-compile: DISC model ABI entry points. */\n"
-        "#include <setjmp.h>\n#include <stdint.h>\n#include <stdio.h>\n"
-        "#include <stdlib.h>\n#include <string.h>\n\n";
-  // abi.h is the only definition of the ABI: its text goes first.
-  os << kAbiHeader << "\n";
-  os << "#define DISC_HIDDEN __attribute__((visibility(\"hidden\")))\n"
-        "#define DISC_EXPORT __attribute__((visibility(\"default\")))\n"
-        "static __thread disc_ral_context *disc_ctx;\n"
-        "static __thread jmp_buf *disc_jmp;\n\n"
-        "/* Reports `message` to the runtime and unwinds to disc_model_run,\n"
-        "   which returns `status`. Compiled frames hold no resources: the\n"
-        "   runtime frees every buffer still allocated. */\n"
-        "static void disc_fail(int32_t status, const char *message) {\n"
-        "  disc_ctx->error(disc_ctx->self, status, message);\n"
-        "  longjmp(*disc_jmp, (int)status);\n}\n\n"
-        "static void *disc_alloc(uint64_t n, int64_t align) {\n"
-        "  char msg[128];\n"
-        "  if (n > (uint64_t)INT64_MAX) {\n"
-        "    snprintf(msg, sizeof msg, \"allocation of %llu bytes exceeds "
-        "the int64 range\", (unsigned long long)n);\n"
-        "    disc_fail(1, msg);\n  }\n"
-        "  void *p = disc_ctx->alloc(disc_ctx->self, (int64_t)n, align);\n"
-        "  if (!p && n) {\n"
-        "    snprintf(msg, sizeof msg, \"out of memory: allocation of %llu "
-        "bytes failed\", (unsigned long long)n);\n"
-        "    disc_fail(2, msg);\n  }\n"
-        "  return p;\n}\n\n"
-        "DISC_HIDDEN void *_mlir_memref_to_llvm_alloc(uint64_t n) {\n"
-        "  return disc_alloc(n, 64);\n}\n"
-        "DISC_HIDDEN void *_mlir_memref_to_llvm_aligned_alloc(uint64_t a, "
-        "uint64_t n) {\n"
-        "  return disc_alloc(n, a < 64 ? 64 : (int64_t)a);\n}\n"
-        "DISC_HIDDEN void _mlir_memref_to_llvm_free(void *p) {\n"
-        "  disc_ctx->free(disc_ctx->self, p);\n}\n\n";
-  // Kernels with a parallel outer loop (disc-parallelize-kernels): the
-  // body runs on the session's threads, or inline without them.
-  os << "DISC_HIDDEN void disc_parallel_for(void (*body)(void *, int64_t, "
-        "int64_t),\n"
-        "                                   void *env, int64_t n, int64_t "
-        "min_chunk) {\n"
-        "  if (disc_ctx->parallel_for)\n"
-        "    disc_ctx->parallel_for(disc_ctx->self, body, env, n, "
-        "min_chunk);\n"
-        "  else if (n > 0)\n"
-        "    body(env, 0, n);\n}\n\n";
-  // Library calls (LibraryCalls.h): the compiled code calls
-  // _mlir_ciface_disc_lib_*; each forwards to the context. On failure the
-  // runtime has recorded the reason; the run stops with its status.
-  os << "static void disc_library_call(int32_t id, void *x, void *w, void "
-        "*y,\n"
-        "                              int32_t rank, int32_t nattrs, const "
-        "int64_t *attrs) {\n"
-        "  void *ops[3] = {x, w, y};\n"
-        "  int32_t ranks[3] = {rank, rank, rank};\n"
-        "  if (!disc_ctx->library_call)\n"
-        "    disc_fail(4, \"the runtime has no library calls\");\n"
-        "  int32_t st = disc_ctx->library_call(disc_ctx->self, id, 3, ops, "
-        "ranks,\n"
-        "                                      nattrs, attrs);\n"
-        "  if (st != 0)\n    longjmp(*disc_jmp, (int)st);\n}\n\n"
-        "DISC_HIDDEN void _mlir_ciface_disc_lib_matmul(void *a, void *b, void "
-        "*c,\n"
-        "                                           int64_t ta, int64_t tb) "
-        "{\n"
-        "  int64_t attrs[2] = {ta, tb};\n"
-        "  disc_library_call(1, a, b, c, 3, 2, attrs);\n}\n";
-  // `_post0`: with the flags word (only the NHWC bits, docs/runtime-abi.md).
-  for (int k = 1; k <= 3; ++k)
-    for (bool flags : {false, true}) {
-      int n = 2 + 4 * k + (flags ? 1 : 0);
-      os << "DISC_HIDDEN void _mlir_ciface_disc_lib_conv_transpose" << k
-         << (flags ? "d_post0" : "d") << "(void *x, void *w, void *y";
-      for (int i = 0; i < n; ++i)
-        os << ", int64_t a" << i;
-      os << ") {\n  int64_t attrs[" << n << "] = {";
-      for (int i = 0; i < n; ++i)
-        os << (i ? ", a" : "a") << i;
-      os << "};\n  disc_library_call(3, x, w, y, " << k + 2 << ", " << n
-         << ", attrs);\n}\n";
-    }
-  // With post-ops (docs/runtime-abi.md): bias [N] and/or residual
-  // operands after the output, one more attribute (the post-op flags).
-  os << "static void disc_library_call_n(int32_t id, int32_t n, void "
-        "*const *ops,\n"
-        "                                const int32_t *ranks, int32_t "
-        "nattrs,\n"
-        "                                const int64_t *attrs) {\n"
-        "  if (!disc_ctx->library_call)\n"
-        "    disc_fail(4, \"the runtime has no library calls\");\n"
-        "  int32_t st = disc_ctx->library_call(disc_ctx->self, id, n, ops, "
-        "ranks,\n"
-        "                                      nattrs, attrs);\n"
-        "  if (st != 0)\n    longjmp(*disc_jmp, (int)st);\n}\n\n";
-  // Suffix `c`: the clip bounds follow the flags (two more attributes).
-  for (int m = 0; m < 8; ++m) {
-    for (int k = 0; k <= 3; ++k) { // k == 0: matmul, else conv{k}d
-      int rank = k == 0 ? 3 : k + 2;
-      int nattrs = (k == 0 ? 3 : 3 + 4 * k) + (m & 4 ? 2 : 0);
-      os << "DISC_HIDDEN void _mlir_ciface_disc_lib_"
-         << (k == 0 ? std::string("matmul") : "conv" + std::to_string(k) + "d")
-         << "_post" << (m & 3) << (m & 4 ? "c" : "")
-         << "(void *x, void *w, void *y";
-      if (m & 1)
-        os << ", void *b";
-      if (m & 2)
-        os << ", void *r";
-      for (int i = 0; i < nattrs; ++i)
-        os << ", int64_t a" << i;
-      os << ") {\n  void *ops[] = {x, w, y" << ((m & 1) ? ", b" : "")
-         << ((m & 2) ? ", r" : "") << "};\n  int32_t ranks[] = {" << rank
-         << ", " << rank << ", " << rank << ((m & 1) ? ", 1" : "");
-      if (m & 2)
-        os << ", " << rank;
-      os << "};\n  int64_t attrs[] = {";
-      for (int i = 0; i < nattrs; ++i)
-        os << (i ? ", a" : "a") << i;
-      os << "};\n  disc_library_call_n(" << (k == 0 ? 1 : 2) << ", "
-         << 3 + (m & 1) + ((m >> 1) & 1) << ", ops, ranks, " << nattrs
-         << ", attrs);\n}\n";
-    }
-  }
+/// Every library-call entry the lowering may call (LibraryCalls.h; the same
+/// in every model.so, hidden): MatMul and Conv with 1-3 spatial dims,
+/// without and with post-ops (`_post<flags & 3>`: the flags word, then the
+/// bias and residual operands of flags bits 0 and 1; suffix `c`: the clip
+/// bounds follow the flags), and ConvTranspose without and with its flags
+/// word alone (`_post0`, NHWC bits).
+static void writeLibraryCalls(llvm::raw_ostream &os) {
+  struct Family {
+    std::string name;
+    StringRef id;
+    int rank, numAttrs;
+    bool postOps;
+  };
+  SmallVector<Family> families = {
+      {disc::kLibMatmulFn.str(), "DISC_LIB_MATMUL", 3, 2, true}};
   for (int k = 1; k <= 3; ++k) {
-    os << "DISC_HIDDEN void _mlir_ciface_disc_lib_conv" << k
-       << "d(void *x, void *w, void *y";
-    for (int i = 0; i < 2 + 4 * k; ++i)
-      os << ", int64_t a" << i;
-    os << ") {\n  int64_t attrs[" << 2 + 4 * k << "] = {";
-    for (int i = 0; i < 2 + 4 * k; ++i)
-      os << (i ? ", a" : "a") << i;
-    os << "};\n  disc_library_call(2, x, w, y, " << k + 2 << ", " << 2 + 4 * k
-       << ", attrs);\n}\n";
+    families.push_back({(disc::kLibConvPrefix + Twine(k) + "d").str(),
+                        "DISC_LIB_CONV", k + 2, 2 + 4 * k, true});
+    families.push_back({(disc::kLibConvTransposePrefix + Twine(k) + "d").str(),
+                        "DISC_LIB_CONV_TRANSPOSE", k + 2, 2 + 4 * k, false});
   }
-  os << "\n";
-  // Run-time check messages; "{k}" stands for the k-th value.
-  os << "static const char *const disc_check_messages[] = {\n";
+  for (const Family &f : families) {
+    writeLibraryCall(os, f.name, f.id, f.rank, f.numAttrs, false, false);
+    for (int m = 0; m < (f.postOps ? 8 : 1); ++m)
+      writeLibraryCall(
+          os, f.name + "_post" + std::to_string(m & 3) + (m & 4 ? "c" : ""),
+          f.id, f.rank, f.numAttrs + 1 + (m & 4 ? 2 : 0), m & 1, m & 2);
+  }
+}
+
+/// The generated wrapper.c of one model (lib/Target/ModelWrapper.c says
+/// what it defines around that file): `signature` (the JSON), the message
+/// templates of the run-time checks (RuntimeChecks.h) by check id, the
+/// entry `entryName` with `numInputs` inputs and outputs of ranks
+/// `outputRanks`, the evict points of the remat candidates `rematIds`, and
+/// on the CUDA target the device constant functions `deviceConstantFns`
+/// (name, rank).
+static std::string
+generateWrapper(StringRef entryName, StringRef signature, size_t numInputs,
+                ArrayRef<int64_t> outputRanks,
+                ArrayRef<std::string> checkMessages, ArrayRef<int64_t> rematIds,
+                ArrayRef<std::pair<std::string, int64_t>> deviceConstantFns,
+                bool cuda) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "/* Generated by disc-compile: the model's part of its C wrapper "
+        "(ModelWrapper.c). */\n";
+  if (cuda)
+    os << "#define DISC_MODEL_CUDA 1\n";
+  os << "static const char disc_signature[] = ";
+  writeCString(os, signature);
+  os << ";\nstatic const char *const disc_check_messages[] = {\n";
   for (const std::string &m : checkMessages) {
-    os << "  \"";
-    os.write_escaped(m, /*UseHexEscapes=*/true);
-    os << "\",\n";
+    os << "  ";
+    writeCString(os, m);
+    os << ",\n";
   }
-  os << "  0};\n\n"
-        "DISC_HIDDEN void disc_check_failed(int64_t id, int64_t v0, "
-        "int64_t v1, int64_t v2, int64_t v3) {\n"
-        "  int64_t v[4] = {v0, v1, v2, v3};\n"
-        "  char msg[1024];\n"
-        "  size_t n = 0;\n"
-        "  const char *t = id >= 0 && id < (int64_t)(sizeof "
-        "disc_check_messages / sizeof *disc_check_messages) - 1\n"
-        "                      ? disc_check_messages[id]\n"
-        "                      : \"run-time check failed\";\n"
-        "  for (; *t && n + 24 < sizeof msg; ++t) {\n"
-        "    if (t[0] == '{' && t[1] >= '0' && t[1] <= '3' && t[2] == '}') {\n"
-        "      n += (size_t)snprintf(msg + n, sizeof msg - n, \"%lld\",\n"
-        "                            (long long)v[t[1] - '0']);\n"
-        "      t += 2;\n"
-        "      continue;\n"
-        "    }\n"
-        "    msg[n++] = *t;\n"
-        "  }\n"
-        "  msg[n] = 0;\n"
-        "  disc_fail(1, msg);\n}\n\n";
-  // Rematerialization points (disc-remat): the evict call of candidate k
-  // passes its memref descriptor; the block's base pointer comes first.
-  os << "DISC_HIDDEN int32_t disc_remat_regenerate(int64_t id) {\n"
-        "  if (!disc_ctx->remat_regenerate)\n    return 0; /* recompute */\n"
-        "  int32_t st = disc_ctx->remat_regenerate(disc_ctx->self, "
-        "(int32_t)id);\n"
-        "  if (st < 0)\n    longjmp(*disc_jmp, (int)-st);\n"
-        "  return st;\n}\n"
-        "DISC_HIDDEN void disc_remat_regenerated(int64_t id) {\n"
-        "  if (disc_ctx->remat_regenerated)\n"
-        "    disc_ctx->remat_regenerated(disc_ctx->self, (int32_t)id);\n}\n"
-        "static void disc_remat_evict(int64_t id, void *const *desc) {\n"
-        "  if (!disc_ctx->remat_evict)\n    return;\n"
-        "  int32_t st = disc_ctx->remat_evict(disc_ctx->self, (int32_t)id, "
-        "desc[0]);\n"
-        "  if (st != 0)\n    longjmp(*disc_jmp, (int)st);\n}\n";
-  for (int64_t k : rematIds)
-    os << "DISC_HIDDEN void _mlir_ciface_disc_remat_evict_" << k
-       << "(int64_t id, void *const *desc) {\n  disc_remat_evict(id, "
-          "desc);\n}\n";
-  os << "\n";
+  os << "  0};\n\n#include \"ModelWrapper.c\"\n\n";
+
   os << "extern void _mlir_ciface_" << entryName << "(void *results";
-  for (size_t i = 0; i < inputRanks.size(); ++i)
+  for (size_t i = 0; i < numInputs; ++i)
     os << ", void *in" << i;
-  os << ");\n\n";
   int64_t words = 0;
   for (int64_t r : outputRanks)
     words += 3 + 2 * r;
-  if (cuda)
-    os << generateGpuRuntimeShims();
-  os << "DISC_EXPORT int32_t disc_model_abi_version(void) {\n"
-        "  return DISC_MODEL_ABI_VERSION;\n}\n\n";
-  os << "static const char disc_signature[] = \"";
-  os.write_escaped(signature, /*UseHexEscapes=*/true);
-  os << "\";\nDISC_EXPORT const char *disc_model_signature(void) {\n"
-        "  return disc_signature;\n}\n\n";
-  os << "DISC_EXPORT int32_t disc_model_run(disc_ral_context *ctx, "
-        "void **inputs, void **outputs) {\n"
+  os << ");\n\nstatic void disc_run_entry(void **inputs, void **outputs) {\n"
      << "  int64_t results[" << std::max<int64_t>(words, 1) << "];\n"
-     << "  disc_ral_context *saved = disc_ctx;\n"
-     << "  jmp_buf *savedJmp = disc_jmp;\n"
-     << "  jmp_buf jmp;\n"
-     << "  disc_ctx = ctx;\n"
-     << "  disc_jmp = &jmp;\n"
-     << "  int status = setjmp(jmp);\n"
-     << "  if (status != 0) {\n"
-     << "    disc_ctx = saved;\n"
-     << "    disc_jmp = savedJmp;\n"
-     << "    return (int32_t)status;\n"
-     << "  }\n"
      << "  _mlir_ciface_" << entryName << "(results";
-  for (size_t i = 0; i < inputRanks.size(); ++i)
+  for (size_t i = 0; i < numInputs; ++i)
     os << ", inputs[" << i << "]";
-  os << ");\n  disc_ctx = saved;\n  disc_jmp = savedJmp;\n";
+  os << ");\n";
   int64_t offset = 0;
   for (auto [i, r] : llvm::enumerate(outputRanks)) {
     os << "  memcpy(outputs[" << i << "], results + " << offset << ", "
        << 8 * (3 + 2 * r) << ");\n";
     offset += 3 + 2 * r;
   }
-  os << "  return 0;\n}\n";
+  os << "}\n\n";
+
+  writeLibraryCalls(os);
+  for (int64_t k : rematIds)
+    os << "DISC_HIDDEN void _mlir_ciface_" << disc::kRematEvictPrefix << k
+       << "(int64_t id, void *const *desc) {\n  disc_remat_evict(id, "
+          "desc);\n}\n";
+  if (cuda)
+    for (const auto &[name, rank] : deviceConstantFns)
+      os << "DISC_HIDDEN void _mlir_ciface_" << name
+         << "(int64_t *result, const int64_t *host, int64_t bytes) {\n"
+         << "  disc_device_constant_memref(result, host, bytes, " << rank
+         << ");\n}\n";
   return s;
 }
 
@@ -832,17 +614,28 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
   }
 
   TimingScope linkTimer = phase("wrapper and link (cc)");
-  std::string wrapperPath = (tmpDir + "/wrapper.c").str();
-  {
-    auto out = openOutputFile(wrapperPath, &error);
+  // The generated wrapper.c includes the fixed files next to it.
+  auto writeFile = [&](StringRef path, StringRef text) -> LogicalResult {
+    if (std::error_code ec = llvm::sys::fs::create_directories(
+            llvm::sys::path::parent_path(path)))
+      return module.emitError("cannot create a directory for ")
+             << path << ": " << ec.message();
+    auto out = openOutputFile(path, &error);
     if (!out)
       return module.emitError(error);
-    out->os() << generateWrapper(entryName, *signatureJson, inRanks, outRanks,
-                                 checkMessages, rematIds, cuda);
-    if (cuda)
-      out->os() << generateDeviceConstantShims(deviceConstantFns);
+    out->os() << text;
     out->keep();
-  }
+    return success();
+  };
+  for (const auto &file : kWrapperFiles)
+    if (failed(writeFile((tmpDir + "/" + file.path).str(), file.text)))
+      return failure();
+  std::string wrapperPath = (tmpDir + "/wrapper.c").str();
+  if (failed(writeFile(wrapperPath,
+                       generateWrapper(entryName, *signatureJson,
+                                       inRanks.size(), outRanks, checkMessages,
+                                       rematIds, deviceConstantFns, cuda))))
+    return failure();
   // A sanitized wrapper is compiled by clang-22 when present, so that its
   // instrumentation matches the LLVM 22 pass used on the object above.
   llvm::ErrorOr<std::string> cc =
@@ -893,12 +686,7 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
     argv.push_back("-lm");
   if (status == 0)
     status = runProgram(argv, error);
-  if (wrapperInput != wrapperPath)
-    llvm::sys::fs::remove(wrapperInput);
-  llvm::sys::fs::remove(wrapperPath);
-  for (const std::string &obj : objPaths)
-    llvm::sys::fs::remove(obj);
-  llvm::sys::fs::remove(tmpDir);
+  llvm::sys::fs::remove_directories(tmpDir);
   if (status != 0)
     return module.emitError("linking ")
            << (kind == EmitKind::Object ? "the object" : "model.so")

@@ -14,7 +14,6 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace mlir::disc {
@@ -30,18 +29,16 @@ using namespace mlir;
 
 namespace {
 
-/// The dim names of the entry's `disc.dims` argument attributes, in order
-/// of first appearance.
-static SmallVector<std::string> entryDimNames(func::FuncOp f) {
-  SmallVector<std::string> names;
-  llvm::StringSet<> seen;
-  for (unsigned i = 0, e = f ? f.getNumArguments() : 0; i < e; ++i)
-    if (auto dims = f.getArgAttrOfType<ArrayAttr>(i, "disc.dims"))
-      for (Attribute d : dims)
-        if (auto s = dyn_cast<StringAttr>(d))
-          if (seen.insert(s.getValue()).second)
-            names.push_back(s.str());
-  return names;
+/// Sets the module attribute `name` of `module` to `json`, or fails when
+/// building it failed (the error is reported).
+static LogicalResult attachJson(ModuleOp module, StringRef name,
+                                FailureOr<llvm::json::Object> json) {
+  if (failed(json))
+    return failure();
+  module->setAttr(name,
+                  disc::jsonToAttribute(module.getContext(),
+                                        llvm::json::Value(std::move(*json))));
+  return success();
 }
 
 struct AttachDimRangesPass
@@ -51,31 +48,16 @@ struct AttachDimRangesPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto f = module.lookupSymbol<func::FuncOp>(entry);
-    SmallVector<std::string> known = entryDimNames(f);
-    llvm::StringSet<> knownSet;
-    for (const std::string &k : known)
-      knownSet.insert(k);
-    // Later entries for a name replace earlier ones.
-    llvm::StringMap<disc::DimRange> ranges;
-    for (const std::string &spec : dims) {
-      llvm::Expected<disc::NamedDimRange> r = disc::parseDimRange(spec);
-      if (!r) {
-        module.emitError(llvm::toString(r.takeError()));
-        return signalPassFailure();
-      }
-      if (!knownSet.contains(r->name)) {
-        module.emitError("unknown dim name '")
-            << r->name << "' in --dim; known: "
-            << (known.empty() ? std::string("(none)")
-                              : llvm::join(known, ", "));
-        return signalPassFailure();
-      }
-      ranges[r->name] = r->range;
+    llvm::Expected<llvm::StringMap<disc::DimRange>> ranges =
+        disc::parseEntryDimRanges(f, dims);
+    if (!ranges) {
+      module.emitError(llvm::toString(ranges.takeError()));
+      return signalPassFailure();
     }
     OpBuilder b(&getContext());
     b.setInsertionPointToStart(module.getBody());
     unsigned n = 0;
-    for (auto &r : ranges)
+    for (auto &r : *ranges)
       disc_shape::SymbolicDimOp::create(
           b, module.getLoc(), b.getStringAttr("dim" + std::to_string(n++)),
           b.getStringAttr(r.getKey()), b.getI64IntegerAttr(r.getValue().min),
@@ -95,7 +77,7 @@ struct AttachDimRangesPass
         ranged.insert(*dim.getName());
     b.setInsertionPointToStart(module.getBody());
     n = 0;
-    for (const std::string &name : known)
+    for (const std::string &name : disc::getEntryDimNames(f))
       if (ranged.insert(name).second)
         disc_shape::SymbolicDimOp::create(
             b, module.getLoc(), b.getStringAttr("forced" + std::to_string(n++)),
@@ -109,13 +91,9 @@ struct AttachMemoryModelPass
   using DiscAttachMemoryModelBase::DiscAttachMemoryModelBase;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    FailureOr<llvm::json::Object> memory = disc::buildMemoryJson(module, entry);
-    if (failed(memory))
-      return signalPassFailure();
-    module->setAttr(disc::kMemoryAttrName,
-                    disc::jsonToAttribute(
-                        &getContext(), llvm::json::Value(std::move(*memory))));
+    if (failed(attachJson(getOperation(), disc::kMemoryAttrName,
+                          disc::buildMemoryJson(getOperation(), entry))))
+      signalPassFailure();
   }
 };
 
@@ -124,16 +102,12 @@ struct AttachRematPass
   using DiscAttachRematBase::DiscAttachRematBase;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
     disc::RematOptions options;
     options.maxOps = maxOps;
-    FailureOr<llvm::json::Object> remat =
-        disc::applyRematToEntry(module, entry, options);
-    if (failed(remat))
-      return signalPassFailure();
-    module->setAttr(disc::kRematAttrName,
-                    disc::jsonToAttribute(
-                        &getContext(), llvm::json::Value(std::move(*remat))));
+    if (failed(attachJson(
+            getOperation(), disc::kRematAttrName,
+            disc::applyRematToEntry(getOperation(), entry, options))))
+      signalPassFailure();
   }
 };
 
@@ -144,20 +118,18 @@ struct AttachSignaturePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    FailureOr<llvm::json::Object> sig =
-        disc::buildSignature(module, entry, modelName);
-    if (failed(sig))
+    auto f = module.lookupSymbol<func::FuncOp>(entry);
+    if (!f) {
+      module.emitError("no entry function '") << entry << "'";
       return signalPassFailure();
-    if (target == "cuda") {
+    }
+    FailureOr<llvm::json::Object> sig = disc::buildSignature(f, modelName);
+    if (succeeded(sig) && target == "cuda") {
       sig->try_emplace("target", "cuda");
       sig->try_emplace("gpu_arch", gpuArch.getValue());
     }
-    module->setAttr(
-        disc::kSignatureAttrName,
-        disc::jsonToAttribute(ctx, llvm::json::Value(std::move(*sig))));
-    auto f = module.lookupSymbol<func::FuncOp>(entry);
-    if (!f)
-      return;
+    if (failed(attachJson(module, disc::kSignatureAttrName, std::move(sig))))
+      return signalPassFailure();
     // The signature now lives in `disc.signature`; drop the frontend's
     // attributes but the dim names: they match the --dim ranges to the input
     // dims in the lowering's shape analysis.

@@ -12,6 +12,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
@@ -45,6 +46,39 @@ llvm::Expected<disc::NamedDimRange> mlir::disc::parseDimRange(StringRef spec) {
                                    "': empty range or likely "
                                    "value outside it");
   return r;
+}
+
+SmallVector<std::string> mlir::disc::getEntryDimNames(func::FuncOp entry) {
+  SmallVector<std::string> names;
+  llvm::StringSet<> seen;
+  for (unsigned i = 0, e = entry ? entry.getNumArguments() : 0; i < e; ++i)
+    if (auto dims = entry.getArgAttrOfType<ArrayAttr>(i, "disc.dims"))
+      for (Attribute d : dims)
+        if (auto s = dyn_cast<StringAttr>(d))
+          if (seen.insert(s.getValue()).second)
+            names.push_back(s.str());
+  return names;
+}
+
+llvm::Expected<llvm::StringMap<disc::DimRange>>
+mlir::disc::parseEntryDimRanges(func::FuncOp entry,
+                                ArrayRef<std::string> specs) {
+  SmallVector<std::string> known = getEntryDimNames(entry);
+  llvm::StringSet<> knownSet;
+  for (const std::string &k : known)
+    knownSet.insert(k);
+  llvm::StringMap<DimRange> ranges;
+  for (const std::string &spec : specs) {
+    llvm::Expected<NamedDimRange> r = parseDimRange(spec);
+    if (!r)
+      return r.takeError();
+    if (!knownSet.contains(r->name))
+      return llvm::createStringError(
+          "unknown dim name '" + r->name + "' in --dim; known: " +
+          (known.empty() ? std::string("(none)") : llvm::join(known, ", ")));
+    ranges[r->name] = r->range;
+  }
+  return ranges;
 }
 
 //===----------------------------------------------------------------------===//
@@ -170,12 +204,9 @@ signatureEntry(func::FuncOp func, Type type, DictionaryAttr attrs,
 /// Smallest size of a dynamic input dim without a user range.
 static constexpr int64_t kDefaultMinDim = 1;
 
-FailureOr<llvm::json::Object> mlir::disc::buildSignature(ModuleOp module,
-                                                         StringRef entryName,
+FailureOr<llvm::json::Object> mlir::disc::buildSignature(func::FuncOp func,
                                                          StringRef modelName) {
-  auto func = module.lookupSymbol<func::FuncOp>(entryName);
-  if (!func)
-    return module.emitError("no entry function '") << entryName << "'";
+  auto module = func->getParentOfType<ModuleOp>();
   llvm::json::Array inputs, outputs, symbols;
   llvm::StringSet<> seen;
   // Ranges of named dims, from `disc_shape.symbolic_dim` ops (disc-compile

@@ -1,13 +1,16 @@
 //===- RuntimeSymbols.h - symbols the code and wrapper share ----*- C++ -*-===//
 //
 // Symbols that the lowering declares and calls and that model.so's C
-// wrapper (ModelEmitter.cpp) defines, or that the wrapper looks for in the
-// lowered module (docs/runtime-abi.md). One spelling for the compiler.
+// wrapper (lib/Target/ModelWrapper.c, ModelWrapperCuda.c and the part
+// ModelEmitter.cpp generates) defines, or that the wrapper looks for in the
+// lowered module (docs/runtime-abi.md). One spelling for the compiler; the
+// names the runtime also uses come from abi.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DISC_TARGET_RUNTIMESYMBOLS_H
 #define DISC_TARGET_RUNTIMESYMBOLS_H
 
+#include "disc/runtime/abi.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace mlir::disc {
@@ -16,7 +19,7 @@ namespace mlir::disc {
 /// wrapper formats message `id` of `disc.check_messages` with the values.
 inline constexpr llvm::StringLiteral kCheckFailedFn = "disc_check_failed";
 /// Prefix of every remat entry (`disc_remat_regenerate`, `_regenerated`,
-/// `_evict_<id>`), all defined by the wrapper (ModelEmitter.cpp).
+/// `_evict_<id>`), all defined by the wrapper.
 inline constexpr llvm::StringLiteral kRematPrefix = "disc_remat_";
 /// `disc_remat_evict_<id>(id, memref)`: one per remat candidate.
 inline constexpr llvm::StringLiteral kRematEvictPrefix = "disc_remat_evict_";
@@ -36,10 +39,17 @@ inline constexpr llvm::StringLiteral kDeviceScratchFn = "disc_device_scratch";
 /// the wrapper's `_mlir_ciface_disc_lib_*` forward to the context
 /// (disc_ral_context in runtime/include/disc/runtime/abi.h).
 inline constexpr llvm::StringLiteral kLibraryCallPrefix = "disc_lib_";
+/// The library calls of abi.h: `disc_lib_matmul`, and
+/// `disc_lib_conv<k>d` / `disc_lib_conv_transpose<k>d` for k spatial dims
+/// (the post-op variants add `_post<flags & 3>[c]`).
+inline constexpr llvm::StringLiteral kLibMatmulFn = DISC_LIB_MATMUL_SYMBOL;
+inline constexpr llvm::StringLiteral kLibConvPrefix = DISC_LIB_CONV_SYMBOL;
+inline constexpr llvm::StringLiteral kLibConvTransposePrefix =
+    DISC_LIB_CONV_TRANSPOSE_SYMBOL;
 /// The device error word `memref.global @disc_check_error` of kernels with
-/// checks; read by `disc_ral_context.device_check` (runtime/lib/cuda/Device.cpp
-/// spells it for the runtime).
-inline constexpr llvm::StringLiteral kCheckErrorGlobal = "disc_check_error";
+/// checks; read by `disc_ral_context.device_check` (abi.h).
+inline constexpr llvm::StringLiteral kCheckErrorGlobal =
+    DISC_CHECK_ERROR_SYMBOL;
 /// Outlined loop-nest kernels `disc_kernel_<n>` (disc-outline-kernels).
 inline constexpr llvm::StringLiteral kKernelPrefix = "disc_kernel_";
 /// `disc_parallel_for(body, env, n, min_chunk)` (disc-lower-parallel-calls).

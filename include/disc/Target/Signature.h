@@ -10,7 +10,9 @@
 #define DISC_TARGET_SIGNATURE_H
 
 #include "disc/Transforms/ShapeAnalysis.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/JSON.h"
 
@@ -37,6 +39,17 @@ struct NamedDimRange {
 /// and exits with 2).
 llvm::Expected<NamedDimRange> parseDimRange(llvm::StringRef spec);
 
+/// The dim names of the `disc.dims` argument attributes of `entry` (none
+/// when it is null), in order of first appearance.
+SmallVector<std::string> getEntryDimNames(func::FuncOp entry);
+
+/// The ranges of the `--dim` entries `specs` by dim name (a later entry for
+/// a name replaces an earlier one), or the first error: a malformed entry
+/// (parseDimRange) or "unknown dim name 'NAME' in --dim; known: ..." for a
+/// name that no dim of `entry` has.
+llvm::Expected<llvm::StringMap<DimRange>>
+parseEntryDimRanges(func::FuncOp entry, llvm::ArrayRef<std::string> specs);
+
 /// The JSON value `value` as an attribute: null as a unit attribute, a
 /// boolean as BoolAttr, an integer as i64, a number as f64, a string, an
 /// array or an object as a dictionary (keys sorted, as the JSON writer
@@ -47,14 +60,13 @@ Attribute jsonToAttribute(MLIRContext *ctx, const llvm::json::Value &value);
 /// string.
 llvm::json::Value attributeToJson(Attribute attr);
 
-/// The signature object of `entryName` (docs/runtime-abi.md): ABI version,
+/// The signature object of `entry` (docs/runtime-abi.md): ABI version,
 /// model name, inputs and outputs (from the `disc.name` / `disc.dims` /
 /// `disc.unsigned` argument and result attributes) and symbols (the dims
-/// named by the inputs with their `disc_shape.symbolic_dim` ranges). Must run
-/// on the disc-level module. Errors (no entry, an unranked tensor, an element
-/// type without an ABI dtype) are reported on the module.
-FailureOr<llvm::json::Object> buildSignature(ModuleOp module,
-                                             llvm::StringRef entryName,
+/// named by the inputs with the `disc_shape.symbolic_dim` ranges of its
+/// module). Must run on the disc-level module. Errors (an unranked tensor,
+/// an element type without an ABI dtype) are reported on `entry`.
+FailureOr<llvm::json::Object> buildSignature(func::FuncOp entry,
                                              llvm::StringRef modelName);
 
 /// The signature JSON text of a module lowered for emission: the

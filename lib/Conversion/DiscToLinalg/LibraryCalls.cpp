@@ -614,22 +614,23 @@ mlir::disc::lowerDotGeneralToLibraryCall(OpBuilder &b, DotGeneralOp op,
     args.push_back(asStridedBuffer(b, loc, r));
   }
   args.append({tA, tB});
-  std::string name = "disc_lib_matmul";
+  std::string name = disc::kLibMatmulFn.str();
   if (post.any)
     name += postOpArgs(b, loc, post, args);
   callRuntime(b, op, name, args);
   return cTensor;
 }
 
-/// The call `disc_lib_<kind><k>d` of the Conv or ConvTranspose `op`: the
-/// input, weights and output buffers, the post-op buffers, the group count
-/// and whether the weights are constant, the strides, the dilations, the
-/// begin pads and the end pads less `outPad` (ConvTranspose's
-/// output_padding), then the post-op attributes. Returns the output.
+/// The call `<symbolPrefix><k>d` (`disc_lib_conv2d`, ...) of the Conv or
+/// ConvTranspose `op`: the input, weights and output buffers, the post-op
+/// buffers, the group count and whether the weights are constant, the
+/// strides, the dilations, the begin pads and the end pads less `outPad`
+/// (ConvTranspose's output_padding), then the post-op attributes. Returns
+/// the output.
 template <typename ConvLike>
 static Value lowerConvLikeToLibraryCall(OpBuilder &b, ConvLike op,
                                         ArrayRef<OpFoldResult> dims,
-                                        StringRef kind,
+                                        StringRef symbolPrefix,
                                         ArrayRef<int64_t> outPad) {
   RankedTensorType rt = op.getType();
   int64_t k = rt.getRank() - 2;
@@ -657,7 +658,7 @@ static Value lowerConvLikeToLibraryCall(OpBuilder &b, ConvLike op,
   for (int64_t i = 0; i < k; ++i)
     args.push_back(
         i64(b, loc, pad[k + i] - (i < (int64_t)outPad.size() ? outPad[i] : 0)));
-  std::string name = ("disc_lib_" + kind + Twine(k) + "d").str();
+  std::string name = (symbolPrefix + Twine(k) + "d").str();
   if (post.any)
     name += postOpArgs(b, loc, post, args);
   callRuntime(b, op, name, args);
@@ -669,7 +670,8 @@ mlir::disc::lowerConvToLibraryCall(OpBuilder &b, ConvOp op,
                                    ArrayRef<OpFoldResult> dims) {
   if (!convFits(op))
     return std::nullopt;
-  return lowerConvLikeToLibraryCall(b, op, dims, "conv", /*outPad=*/{});
+  return lowerConvLikeToLibraryCall(b, op, dims, disc::kLibConvPrefix,
+                                    /*outPad=*/{});
 }
 
 std::optional<Value>
@@ -680,6 +682,6 @@ mlir::disc::lowerConvTransposeToLibraryCall(OpBuilder &b, ConvTransposeOp op,
   // Its only post-op attributes are the NHWC bits (markLibraryCalls): the
   // flags word, `_post0`.
   assert(!op->hasAttr(kPostOpsAttr) && "a ConvTranspose call takes only flags");
-  return lowerConvLikeToLibraryCall(b, op, dims, "conv_transpose",
+  return lowerConvLikeToLibraryCall(b, op, dims, disc::kLibConvTransposePrefix,
                                     op.getOutputPadding());
 }

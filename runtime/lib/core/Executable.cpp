@@ -619,14 +619,14 @@ Status Executable::loadImpl(const std::string &path,
   exe->handle_ = handle; // Closed by ~Executable on every error path below.
 
   auto versionFn = reinterpret_cast<disc_model_abi_version_fn>(
-      dlsym(handle, "disc_model_abi_version"));
+      dlsym(handle, DISC_MODEL_ABI_VERSION_SYMBOL));
   auto signatureFn = reinterpret_cast<disc_model_signature_fn>(
-      dlsym(handle, "disc_model_signature"));
-  void *runFn = dlsym(handle, "disc_model_run");
+      dlsym(handle, DISC_MODEL_SIGNATURE_SYMBOL));
+  void *runFn = dlsym(handle, DISC_MODEL_RUN_SYMBOL);
   if (!versionFn || !signatureFn || !runFn) {
-    const char *missing = !versionFn     ? "disc_model_abi_version"
-                          : !signatureFn ? "disc_model_signature"
-                                         : "disc_model_run";
+    const char *missing = !versionFn     ? DISC_MODEL_ABI_VERSION_SYMBOL
+                          : !signatureFn ? DISC_MODEL_SIGNATURE_SYMBOL
+                                         : DISC_MODEL_RUN_SYMBOL;
     return Status::loadFailed("'" + path + "' does not export '" + missing +
                               "'; is it a DISC model?");
   }

@@ -2,6 +2,8 @@
 
 #include "Device.h"
 
+#include "disc/runtime/abi.h"
+
 #include <cstdlib>
 
 namespace disc::runtime::cuda {
@@ -250,8 +252,8 @@ int32_t Device::readCheckWord(const void *image, int64_t words[5],
     CUdeviceptr ptr = 0;
     size_t bytes = 0;
     if (!api_.moduleGetGlobal ||
-        api_.moduleGetGlobal(&ptr, &bytes, mod->second, "disc_check_error") !=
-            kCudaSuccess ||
+        api_.moduleGetGlobal(&ptr, &bytes, mod->second,
+                             DISC_CHECK_ERROR_SYMBOL) != kCudaSuccess ||
         bytes < kBytes)
       ptr = 0;
     it = checkWords_.emplace(image, ptr).first;

@@ -133,6 +133,25 @@ typedef struct disc_ral_context {
 /// bias B [channels] (N for MatMul, OC for Conv), then the residual R
 /// (the output's shape).
 
+/// The functions compiled code calls for these primitives, through the C
+/// interface (model.so's hidden `_mlir_ciface_<name>`, which forward to
+/// `library_call`): DISC_LIB_MATMUL_SYMBOL, and DISC_LIB_CONV_SYMBOL or
+/// DISC_LIB_CONV_TRANSPOSE_SYMBOL followed by "<k>d" for k spatial dims;
+/// with post-ops (or a ConvTranspose's flags) the name ends in
+/// "_post<flags & 3>", plus "c" when clip bounds follow `flags`.
+#define DISC_LIB_MATMUL_SYMBOL "disc_lib_matmul"
+#define DISC_LIB_CONV_SYMBOL "disc_lib_conv"
+#define DISC_LIB_CONV_TRANSPOSE_SYMBOL "disc_lib_conv_transpose"
+
+/// The device error word of a cubin with run-time checks
+/// (`device_check`).
+#define DISC_CHECK_ERROR_SYMBOL "disc_check_error"
+
+/// The functions model.so exports, of the types below.
+#define DISC_MODEL_ABI_VERSION_SYMBOL "disc_model_abi_version"
+#define DISC_MODEL_SIGNATURE_SYMBOL "disc_model_signature"
+#define DISC_MODEL_RUN_SYMBOL "disc_model_run"
+
 typedef int32_t (*disc_model_abi_version_fn)(void);
 typedef const char *(*disc_model_signature_fn)(void);
 /// inputs[i] / outputs[i] point to memref descriptors of 3 + 2*rank int64
