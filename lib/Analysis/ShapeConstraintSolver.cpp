@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <numeric>
 
 using namespace mlir;
@@ -35,21 +36,11 @@ using namespace mlir::disc;
 using namespace mlir::disc::detail;
 
 const char *mlir::disc::stringifyCompareResult(CompareResult r) {
-  switch (r) {
-  case CompareResult::LT:
-    return "LT";
-  case CompareResult::LE:
-    return "LE";
-  case CompareResult::EQ:
-    return "EQ";
-  case CompareResult::GE:
-    return "GE";
-  case CompareResult::GT:
-    return "GT";
-  case CompareResult::UNKNOWN:
-    return "UNKNOWN";
-  }
-  return "UNKNOWN";
+  // In the order of the enumerators.
+  static constexpr const char *kNames[] = {"LT", "LE", "EQ",
+                                           "GE", "GT", "UNKNOWN"};
+  static_assert(std::size(kNames) == size_t(CompareResult::UNKNOWN) + 1);
+  return kNames[size_t(r)];
 }
 
 namespace {

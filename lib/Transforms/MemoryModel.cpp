@@ -14,26 +14,17 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Format.h"
+#include <iterator>
 
 using namespace mlir;
 using namespace mlir::disc;
 
 const char *mlir::disc::stringifyBufferKind(BufferKind kind) {
-  switch (kind) {
-  case BufferKind::Alloc:
-    return "alloc";
-  case BufferKind::View:
-    return "view";
-  case BufferKind::InPlace:
-    return "in-place";
-  case BufferKind::External:
-    return "external";
-  case BufferKind::Stack:
-    return "stack";
-  case BufferKind::Fused:
-    return "fused";
-  }
-  return "?";
+  // In the order of the enumerators.
+  static constexpr const char *kNames[] = {"alloc",    "view",  "in-place",
+                                           "external", "stack", "fused"};
+  static_assert(std::size(kNames) == size_t(BufferKind::Fused) + 1);
+  return kNames[size_t(kind)];
 }
 
 MemoryModel::MemoryModel(func::FuncOp func, ShapeAnalysis &shapes)
@@ -1067,18 +1058,30 @@ static llvm::StringMap<int64_t> likelyBindings(ShapeAnalysis &sa) {
   return b;
 }
 
+FunctionMemory::FunctionMemory(func::FuncOp func, bool stackPlacement)
+    : FunctionMemory(func, collectDimRanges(func->getParentOfType<ModuleOp>()),
+                     stackPlacement) {}
+
+FunctionMemory::FunctionMemory(func::FuncOp func,
+                               llvm::StringMap<DimRange> dimRanges,
+                               bool stackPlacement)
+    : ranges(std::move(dimRanges)) {
+  shapes.emplace(func, ranges);
+  shapes->run();
+  shapes->mergeEqualSymbols();
+  model.emplace(func, *shapes);
+  model->setStackPlacement(stackPlacement);
+}
+
 LogicalResult mlir::disc::printMemory(ModuleOp module, StringRef entry,
                                       llvm::raw_ostream &os,
                                       bool stackPlacement) {
   auto func = module.lookupSymbol<func::FuncOp>(entry);
   if (!func)
     return module.emitError("no entry function '") << entry << "'";
-  llvm::StringMap<DimRange> ranges = collectDimRanges(module);
-  ShapeAnalysis sa(func, ranges);
-  sa.run();
-  sa.mergeEqualSymbols();
-  MemoryModel mm(func, sa);
-  mm.setStackPlacement(stackPlacement);
+  FunctionMemory fm(func, stackPlacement);
+  ShapeAnalysis &sa = *fm.shapes;
+  MemoryModel &mm = *fm.model;
   MemoryProfile p = mm.profile();
   llvm::StringMap<int64_t> likely = likelyBindings(sa);
   auto value = [&](AffineExpr e) {
@@ -1148,11 +1151,6 @@ FailureOr<llvm::json::Object> mlir::disc::buildMemoryJson(ModuleOp module,
   auto func = module.lookupSymbol<func::FuncOp>(entry);
   if (!func)
     return module.emitError("no entry function '") << entry << "'";
-  llvm::StringMap<DimRange> ranges = collectDimRanges(module);
-  ShapeAnalysis sa(func, ranges);
-  sa.run();
-  sa.mergeEqualSymbols();
-  MemoryModel mm(func, sa);
-  mm.setStackPlacement(stackPlacement);
-  return mm.toJson(mm.profile());
+  FunctionMemory fm(func, stackPlacement);
+  return fm.model->toJson(fm.model->profile());
 }

@@ -37,10 +37,9 @@ struct MemorySchedulePass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal() || !func.getBody().hasOneBlock())
         continue;
-      ShapeAnalysis analysis(func, ranges);
-      analysis.run();
-      analysis.mergeEqualSymbols();
-      MemoryModel model(func, analysis);
+      FunctionMemory fm(func, ranges);
+      ShapeAnalysis &analysis = *fm.shapes;
+      MemoryModel &model = *fm.model;
       OpScheduleGraph sg = buildOpScheduleGraph(func, model);
       if (sg.ops.size() < 2)
         continue;

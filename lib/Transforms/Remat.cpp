@@ -748,11 +748,8 @@ mlir::disc::applyRematToEntry(ModuleOp module, StringRef entry,
     return module.emitError("no entry function '") << entry << "'";
   if (!func.getBody().hasOneBlock())
     return llvm::json::Object{{"candidates", llvm::json::Array{}}};
-  llvm::StringMap<DimRange> ranges = collectDimRanges(module);
-  ShapeAnalysis sa(func, ranges);
-  sa.run();
-  sa.mergeEqualSymbols();
-  MemoryModel mm(func, sa);
+  FunctionMemory fm(func);
+  MemoryModel &mm = *fm.model;
   MemoryProfile p = mm.profile();
   if (!mm.isPredictable(p))
     return llvm::json::Object{{"candidates", llvm::json::Array{}}};
@@ -768,11 +765,9 @@ void mlir::disc::printRematCandidates(ModuleOp module, StringRef entry,
   auto func = module.lookupSymbol<func::FuncOp>(entry);
   if (!func || !func.getBody().hasOneBlock())
     return;
-  llvm::StringMap<DimRange> ranges = collectDimRanges(module);
-  ShapeAnalysis sa(func, ranges);
-  sa.run();
-  sa.mergeEqualSymbols();
-  MemoryModel mm(func, sa);
+  FunctionMemory fm(func);
+  ShapeAnalysis &sa = *fm.shapes;
+  MemoryModel &mm = *fm.model;
   MemoryProfile p = mm.profile();
   if (!mm.isPredictable(p)) {
     os << "remat candidates: none (sizes not predictable)\n";
@@ -853,10 +848,8 @@ struct RematPass : public disc::impl::DiscRematBase<RematPass> {
       if (!func.isExternal() && func.getBody().hasOneBlock())
         funcs.push_back(func);
     for (func::FuncOp func : funcs) {
-      ShapeAnalysis sa(func, ranges);
-      sa.run();
-      sa.mergeEqualSymbols();
-      MemoryModel mm(func, sa);
+      FunctionMemory fm(func, ranges);
+      MemoryModel &mm = *fm.model;
       MemoryProfile p = mm.profile();
       if (!mm.isPredictable(p))
         continue;

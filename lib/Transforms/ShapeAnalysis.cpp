@@ -450,15 +450,7 @@ AffineExpr ShapeAnalysis::exactDiv(AffineExpr num, AffineExpr den) {
       return {};
     // m must contain dm as a multiset.
     Monomial rest;
-    SmallVector<unsigned, 4> need(dm.begin(), dm.end());
-    for (unsigned id : m) {
-      auto pos = llvm::find(need, id);
-      if (pos != need.end())
-        need.erase(pos);
-      else
-        rest.push_back(id);
-    }
-    if (!need.empty())
+    if (!divide(m, dm, rest))
       return {};
     int64_t &v = q[rest];
     v += c / dc;
@@ -516,125 +508,6 @@ ShapeAnalysis::broadcast(ArrayRef<SmallVector<AffineExpr>> shapesIn,
     out[i] = acc;
   }
   return out;
-}
-
-AffineExpr ShapeAnalysis::negativeStepSliceSize(AffineExpr dim,
-                                                AffineExpr start,
-                                                AffineExpr end, int64_t step,
-                                                Operation *op) {
-  // ONNX clamps the start to [0, dim - 1] and the end to [-1, dim - 1] (after
-  // adding dim to negative values); the count is ceil((start - end) / -step).
-  // Only constant bounds; a clamp the solver cannot decide gives a fresh
-  // symbol.
-  constexpr int64_t kHuge = int64_t(1) << 40;
-  std::optional<int64_t> sC = constOf(start), eC = constOf(end);
-  if (!sC || !eC)
-    return fresh(op, false);
-  AffineExpr last = normalize(dim - 1);
-  // Clamps `v` to [lo, last]: `v` when provably in range, the bound when
-  // provably outside, null otherwise.
-  auto clamp = [&](AffineExpr v, int64_t lo) -> AffineExpr {
-    v = normalize(v);
-    CompareResult below = solver.compare(v, cst(lo));
-    if (below == CompareResult::LT || below == CompareResult::LE)
-      return cst(lo);
-    if (below == CompareResult::UNKNOWN)
-      return AffineExpr();
-    CompareResult above = solver.compare(v, last);
-    if (above == CompareResult::LT || above == CompareResult::LE ||
-        above == CompareResult::EQ)
-      return v;
-    if (above == CompareResult::GT || above == CompareResult::GE)
-      return last;
-    return AffineExpr();
-  };
-  AffineExpr s = *sC >= kHuge    ? last
-                 : *sC <= -kHuge ? cst(0)
-                 : *sC < 0       ? clamp(dim + *sC, 0)
-                                 : clamp(cst(*sC), 0);
-  AffineExpr e = *eC <= -kHuge  ? cst(-1)
-                 : *eC >= kHuge ? last
-                 : *eC < 0      ? clamp(dim + *eC, -1)
-                                : clamp(cst(*eC), -1);
-  if (!s || !e)
-    return fresh(op, false);
-  AffineExpr n = normalize(s - e);
-  int64_t m = -step;
-  if (auto c = constOf(n))
-    return cst(std::max<int64_t>(0, (*c + m - 1) / m));
-  CompareResult r = solver.compare(n, cst(0));
-  if (r == CompareResult::LT || r == CompareResult::LE ||
-      r == CompareResult::EQ)
-    return cst(0);
-  if (r != CompareResult::GT && r != CompareResult::GE)
-    return fresh(op, false);
-  return m == 1 ? n : normalize(n.ceilDiv(m));
-}
-
-AffineExpr ShapeAnalysis::sliceSize(AffineExpr dim, AffineExpr start,
-                                    AffineExpr end, AffineExpr step,
-                                    Operation *op) {
-  std::optional<int64_t> stepC = constOf(step);
-  if (!dim || !start || !end || !stepC || *stepC == 0)
-    return fresh(op, false);
-  std::optional<int64_t> dC = constOf(dim), sC = constOf(start),
-                         eC = constOf(end);
-  if (dC && sC && eC) {
-    int64_t d = *dC, s = *sC, e = *eC, st = *stepC;
-    auto norm = [&](int64_t v, int64_t lo, int64_t hi) {
-      if (v < 0)
-        v += d;
-      return std::min(std::max(v, lo), hi);
-    };
-    int64_t ns = st < 0 ? norm(s, 0, d - 1) : norm(s, 0, d);
-    int64_t ne = st < 0 ? norm(e, -1, d - 1) : norm(e, 0, d);
-    int64_t n = ne - ns;
-    int64_t q = n / st;
-    if (n % st != 0 && ((n < 0) == (st < 0)))
-      ++q;
-    return cst(std::max<int64_t>(q, 0));
-  }
-  if (*stepC < 0)
-    return negativeStepSliceSize(dim, start, end, *stepC, op);
-  // Positive step: wrap negative constants, clamp to [0, dim] when the
-  // solver can decide the order, else a fresh symbol.
-  auto bound = [&](AffineExpr v) -> AffineExpr {
-    if (auto c = constOf(v)) {
-      if (*c >= (int64_t(1) << 40))
-        return dim;
-      if (*c < 0) {
-        AffineExpr w = normalize(dim + *c);
-        return solver.compare(w, cst(0)) == CompareResult::LT ||
-                       solver.compare(w, cst(0)) == CompareResult::UNKNOWN
-                   ? AffineExpr()
-                   : w;
-      }
-    }
-    if (auto c = constOf(v); c && *c == 0)
-      return v;
-    CompareResult r = solver.compare(v, dim);
-    if (r == CompareResult::LE || r == CompareResult::LT ||
-        r == CompareResult::EQ)
-      return v;
-    if (r == CompareResult::GE || r == CompareResult::GT)
-      return dim;
-    // Non-negative constant against a symbol: dims are assumed >= the
-    // symbol's min; accept when the constant is within it.
-    return AffineExpr();
-  };
-  AffineExpr s = bound(start), e = bound(end);
-  if (!s || !e)
-    return fresh(op, false);
-  AffineExpr n = normalize(e - s);
-  CompareResult r = solver.compare(n, cst(0));
-  if (auto c = constOf(n))
-    return cst(std::max<int64_t>(0, (*c + *stepC - 1) / *stepC));
-  if (r == CompareResult::LT)
-    return cst(0);
-  // e >= s is provable, or s is 0 and e a clamped (non-negative) bound.
-  if (r == CompareResult::UNKNOWN && !(constOf(s) && *constOf(s) == 0))
-    return fresh(op, false);
-  return *stepC == 1 ? n : normalize(n.ceilDiv(*stepC));
 }
 
 void ShapeAnalysis::run() {

@@ -211,3 +211,16 @@ func.func @linalg_like(%q: tensor<?x?x32xf32> {disc.dims = ["bh", "seq", 32]}, %
   %r = disc.reduce sum, %t {dimensions = array<i64: 1>} : (tensor<?x?x?xf32>) -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>
 }
+
+// An elementwise op whose result element type differs from its operand's
+// (a predicate) has its operand's dims, by the default rule of
+// DiscOpInterface.
+// CHECK-LABEL: func.func @predicate_dims
+// CHECK: disc.is_nan {{.*}}disc_shape.dims = {{\[\[}}@batch, @seq]]
+// CHECK: disc.select {{.*}}disc_shape.dims = {{\[\[}}@batch, @seq]]
+func.func @predicate_dims(%x: tensor<?x?xf32> {disc.dims = ["batch", "seq"]}) -> tensor<?x?xf32> {
+  %p = disc.is_nan %x : tensor<?x?xf32> -> tensor<?x?xi1>
+  %z = disc.constant dense<0.0> : tensor<f32>
+  %r = disc.select %p, %z, %x : (tensor<?x?xi1>, tensor<f32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}

@@ -271,6 +271,23 @@ private:
   Value missingDims;
 };
 
+/// The shape analysis and memory model of one function, built together
+/// (`--emit=memory`, the signature's "memory" entry, disc-remat).
+struct FunctionMemory {
+  llvm::StringMap<DimRange> ranges;
+  std::optional<ShapeAnalysis> shapes;
+  std::optional<MemoryModel> model;
+
+  /// Runs the shape analysis of `func` with the user's dim `ranges`
+  /// (collectDimRanges), merges the symbols the solver proves equal, and
+  /// builds the memory model (`stackPlacement` as
+  /// MemoryModel::setStackPlacement).
+  FunctionMemory(func::FuncOp func, llvm::StringMap<DimRange> ranges,
+                 bool stackPlacement = true);
+  /// The same with the dim ranges of `func`'s module.
+  explicit FunctionMemory(func::FuncOp func, bool stackPlacement = true);
+};
+
 /// `disc-compile --emit=memory`: for each top-level op of `entry` in program
 /// order, its allocations and the live bytes while it runs (an expression
 /// and its value at the LIKELY dims, else at each dim's minimum), then the

@@ -17,6 +17,8 @@
 
 namespace mlir::disc {
 
+class ShapeRuleContext;
+
 /// A user-given range for a named input dim.
 struct DimRange {
   int64_t min = 0;
@@ -74,6 +76,8 @@ public:
   std::string render(AffineExpr e);
 
 private:
+  /// How a disc op's rule sees the analysis (ShapeRules.cpp).
+  friend class ShapeRuleContext;
   llvm::DenseSet<Operation *> provenReshapes;
   struct Sym {
     std::string name;
@@ -95,10 +99,6 @@ private:
   /// dim that depends on which dynamic side is 1 at run time.
   SmallVector<AffineExpr> broadcast(ArrayRef<SmallVector<AffineExpr>> shapes,
                                     Operation *op);
-  AffineExpr sliceSize(AffineExpr dim, AffineExpr start, AffineExpr end,
-                       AffineExpr step, Operation *op);
-  AffineExpr negativeStepSliceSize(AffineExpr dim, AffineExpr start,
-                                   AffineExpr end, int64_t step, Operation *op);
 
   func::FuncOp func;
   MLIRContext *ctx;

@@ -310,30 +310,37 @@ LogicalResult PoolOp::reifyResultShapes(OpBuilder &b,
   return finish(b, getType(), dims, out);
 }
 
-LogicalResult ReduceOp::reifyResultShapes(OpBuilder &b,
-                                          ReifiedRankedShapedTypeDims &out) {
-  IndexMath m(b, getLoc());
+/// Result shape of a reduction of `input` over the dims for which `reduced`
+/// holds: kept as 1 (`keepDims`) or dropped.
+static LogicalResult
+reifyReduction(OpBuilder &b, Location loc, TypedValue<RankedTensorType> input,
+               bool keepDims, llvm::function_ref<bool(int64_t)> reduced,
+               RankedTensorType resultType, ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, loc);
   SmallVector<OpFoldResult> dims;
-  for (int64_t i = 0, e = getInput().getType().getRank(); i < e; ++i) {
-    if (!llvm::is_contained(getDimensions(), i))
-      dims.push_back(m.dim(getInput(), i));
-    else if (getKeepDims())
+  for (int64_t i = 0, e = input.getType().getRank(); i < e; ++i) {
+    if (!reduced(i))
+      dims.push_back(m.dim(input, i));
+    else if (keepDims)
       dims.push_back(m.cst(1));
   }
-  return finish(b, getType(), dims, out);
+  return finish(b, resultType, dims, out);
+}
+
+LogicalResult ReduceOp::reifyResultShapes(OpBuilder &b,
+                                          ReifiedRankedShapedTypeDims &out) {
+  return reifyReduction(
+      b, getLoc(), getInput(), getKeepDims(),
+      [&](int64_t i) { return llvm::is_contained(getDimensions(), i); },
+      getType(), out);
 }
 
 LogicalResult ArgReduceOp::reifyResultShapes(OpBuilder &b,
                                              ReifiedRankedShapedTypeDims &out) {
-  IndexMath m(b, getLoc());
-  SmallVector<OpFoldResult> dims;
-  for (int64_t i = 0, e = getInput().getType().getRank(); i < e; ++i) {
-    if (i != static_cast<int64_t>(getDimension()))
-      dims.push_back(m.dim(getInput(), i));
-    else if (getKeepDims())
-      dims.push_back(m.cst(1));
-  }
-  return finish(b, getType(), dims, out);
+  return reifyReduction(
+      b, getLoc(), getInput(), getKeepDims(),
+      [&](int64_t i) { return i == static_cast<int64_t>(getDimension()); },
+      getType(), out);
 }
 
 LogicalResult ShapeOfOp::reifyResultShapes(OpBuilder &b,

@@ -28,10 +28,12 @@ struct LoweredBy {
   template <typename ConcreteType>
   class Impl : public TraitBase<ConcreteType, Impl> {
   public:
-    static ::mlir::disc::LoweringFamily getLoweringFamily() { return Family; }
+    static constexpr ::mlir::disc::LoweringFamily kLoweringFamily = Family;
   };
 };
 } // namespace mlir::OpTrait::disc
+
+#include "disc/Dialect/Disc/IR/SymbolicShapeContext.h"
 
 #include "disc/Dialect/Disc/IR/DiscOpInterfaces.h.inc"
 #include "disc/Dialect/Disc/IR/DiscOpsDialect.h.inc"

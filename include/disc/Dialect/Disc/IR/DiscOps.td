@@ -15,12 +15,23 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 
 // Every op but the constant: `traits` names its lowering family
-// (Disc_LoweredBy) and, for an elementwise op, Disc_Elementwise; the result
-// shape is reified in lib/Dialect/Disc/IR/DiscShapeReify.cpp.
-class Disc_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Disc_Dialect, mnemonic, !listconcat(traits, [Pure, Disc_OpInterface,
+// (Disc_LoweredBy) and, for an elementwise op, Disc_Elementwise; `methods`
+// names the DiscOpInterface methods the op implements instead of taking the
+// default (its symbolic shape rule `inferSymbolicShapes` and, for an
+// elementwise op on shapes, `foldSymbolicElement`, both in
+// lib/Dialect/Disc/IR/DiscShapeRules.cpp); the result shape is reified in
+// lib/Dialect/Disc/IR/DiscShapeReify.cpp.
+class Disc_Op<string mnemonic, list<Trait> traits = [],
+              list<string> methods = []>
+    : Op<Disc_Dialect, mnemonic, !listconcat(traits, [Pure,
+        DeclareOpInterfaceMethods<Disc_OpInterface, methods>,
         DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
             ["reifyResultShapes"]>])>;
+
+// The symbolic shape rule of an op: Disc_Op's `methods`.
+defvar Disc_ShapeRule = ["inferSymbolicShapes"];
+// The symbolic value rule of an elementwise op on shapes.
+defvar Disc_ValueRule = ["foldSymbolicElement"];
 
 // The traits of an elementwise op.
 defvar Disc_ElementwiseTraits = [Disc_Elementwise,
@@ -59,9 +70,11 @@ def Disc_ConstantOp : Op<Disc_Dialect, "constant", [ConstantLike, Pure,
 // Disc_Elementwise (DiscBase.td). The passes ask the trait instead of
 // keeping their own lists.
 
-class Disc_UnaryOp<string mnemonic, Type type = AnyRankedTensor>
+class Disc_UnaryOp<string mnemonic, Type type = AnyRankedTensor,
+                   list<string> methods = []>
     : Disc_Op<mnemonic,
-        !listconcat(Disc_ElementwiseTraits, [SameOperandsAndResultType])> {
+        !listconcat(Disc_ElementwiseTraits, [SameOperandsAndResultType]),
+        methods> {
   let summary = "Elementwise " # mnemonic;
   let description = [{
     Applies `}] # mnemonic # [{` to every element.
@@ -82,7 +95,7 @@ class Disc_UnaryOp<string mnemonic, Type type = AnyRankedTensor>
 }
 
 def Disc_AbsOp : Disc_UnaryOp<"abs">;
-def Disc_NegOp : Disc_UnaryOp<"neg">;
+def Disc_NegOp : Disc_UnaryOp<"neg", AnyRankedTensor, Disc_ValueRule>;
 def Disc_ExpOp : Disc_UnaryOp<"exp">;
 def Disc_LogOp : Disc_UnaryOp<"log">;
 def Disc_SqrtOp : Disc_UnaryOp<"sqrt">;
@@ -138,8 +151,8 @@ def Disc_IsInfOp : Disc_PredicateOp<"is_inf"> {
                    DefaultValuedAttr<BoolAttr, "true">:$detect_negative);
 }
 
-class Disc_BinaryOp<string mnemonic>
-    : Disc_Op<mnemonic, Disc_ElementwiseTraits> {
+class Disc_BinaryOp<string mnemonic, list<string> methods = []>
+    : Disc_Op<mnemonic, Disc_ElementwiseTraits, methods> {
   let summary = "Elementwise " # mnemonic # " with NumPy broadcasting";
   let description = [{
     Ranks are aligned from the right; a dim of size 1 (static or at run
@@ -168,19 +181,19 @@ class Disc_BinaryOp<string mnemonic>
   }];
 }
 
-def Disc_AddOp : Disc_BinaryOp<"add">;
-def Disc_SubOp : Disc_BinaryOp<"sub">;
-def Disc_MulOp : Disc_BinaryOp<"mul">;
+def Disc_AddOp : Disc_BinaryOp<"add", Disc_ValueRule>;
+def Disc_SubOp : Disc_BinaryOp<"sub", Disc_ValueRule>;
+def Disc_MulOp : Disc_BinaryOp<"mul", Disc_ValueRule>;
 /// Integer division truncates toward zero (C semantics, as ONNX Div).
-def Disc_DivOp : Disc_BinaryOp<"div">;
+def Disc_DivOp : Disc_BinaryOp<"div", Disc_ValueRule>;
 /// Remainder with the sign of the dividend (C fmod / ONNX Mod fmod=1).
-def Disc_RemOp : Disc_BinaryOp<"rem">;
+def Disc_RemOp : Disc_BinaryOp<"rem", Disc_ValueRule>;
 def Disc_PowOp : Disc_BinaryOp<"pow">;
-def Disc_MaxOp : Disc_BinaryOp<"max">;
-def Disc_MinOp : Disc_BinaryOp<"min">;
-def Disc_AndOp : Disc_BinaryOp<"and">;
-def Disc_OrOp : Disc_BinaryOp<"or">;
-def Disc_XorOp : Disc_BinaryOp<"xor">;
+def Disc_MaxOp : Disc_BinaryOp<"max", Disc_ValueRule>;
+def Disc_MinOp : Disc_BinaryOp<"min", Disc_ValueRule>;
+def Disc_AndOp : Disc_BinaryOp<"and", Disc_ValueRule>;
+def Disc_OrOp : Disc_BinaryOp<"or", Disc_ValueRule>;
+def Disc_XorOp : Disc_BinaryOp<"xor", Disc_ValueRule>;
 /// Integer shift left (ONNX BitShift LEFT). A shift amount of at least the
 /// bit width (or negative) gives 0.
 def Disc_ShiftLeftOp : Disc_BinaryOp<"shift_left">;
@@ -188,7 +201,8 @@ def Disc_ShiftLeftOp : Disc_BinaryOp<"shift_left">;
 /// amount of at least the bit width (or negative) gives 0.
 def Disc_ShiftRightOp : Disc_BinaryOp<"shift_right">;
 
-def Disc_CompareOp : Disc_Op<"compare", Disc_ElementwiseTraits> {
+def Disc_CompareOp : Disc_Op<"compare", Disc_ElementwiseTraits,
+    Disc_ValueRule> {
   let summary = "Elementwise comparison with NumPy broadcasting";
   let description = [{
     ```mlir
@@ -204,7 +218,8 @@ def Disc_CompareOp : Disc_Op<"compare", Disc_ElementwiseTraits> {
   let hasVerifier = 1;
 }
 
-def Disc_SelectOp : Disc_Op<"select", Disc_ElementwiseTraits> {
+def Disc_SelectOp : Disc_Op<"select", Disc_ElementwiseTraits,
+    Disc_ValueRule> {
   let summary = "Elementwise select (ONNX Where) with NumPy broadcasting";
   let description = [{
     `result = pred ? on_true : on_false`, all three operands broadcast.
@@ -222,7 +237,8 @@ def Disc_SelectOp : Disc_Op<"select", Disc_ElementwiseTraits> {
   let hasVerifier = 1;
 }
 
-def Disc_ConvertOp : Disc_Op<"convert", Disc_ElementwiseTraits> {
+def Disc_ConvertOp : Disc_Op<"convert", Disc_ElementwiseTraits,
+    Disc_ValueRule> {
   let summary = "Elementwise element type conversion (ONNX Cast)";
   let description = [{
     Float to integer truncates toward zero; to i1 means `!= 0`.
@@ -246,7 +262,8 @@ def Disc_ConvertOp : Disc_Op<"convert", Disc_ElementwiseTraits> {
 // Linear algebra, convolution, pooling, reduction
 //===----------------------------------------------------------------------===//
 
-def Disc_DotGeneralOp : Disc_Op<"dot_general", [Disc_LoweredBy<"Linear">]> {
+def Disc_DotGeneralOp : Disc_Op<"dot_general", [Disc_LoweredBy<"Linear">],
+    Disc_ShapeRule> {
   let summary = "Batched matrix product with explicit batch/contracting dims";
   let description = [{
     As StableHLO `dot_general`: result dims are the batch dims (in the
@@ -273,7 +290,8 @@ def Disc_DotGeneralOp : Disc_Op<"dot_general", [Disc_LoweredBy<"Linear">]> {
   let hasVerifier = 1;
 }
 
-def Disc_ConvOp : Disc_Op<"conv", [Disc_LoweredBy<"Linear">]> {
+def Disc_ConvOp : Disc_Op<"conv", [Disc_LoweredBy<"Linear">],
+    Disc_ShapeRule> {
   let summary = "N-d grouped convolution (ONNX Conv layout)";
   let description = [{
     `input`: [N, C, D1..Dk], `filter`: [OC, C / groups, K1..Kk], result:
@@ -299,7 +317,8 @@ def Disc_ConvOp : Disc_Op<"conv", [Disc_LoweredBy<"Linear">]> {
 }
 
 def Disc_ConvTransposeOp
-    : Disc_Op<"conv_transpose", [Disc_LoweredBy<"Linear">]> {
+    : Disc_Op<"conv_transpose", [Disc_LoweredBy<"Linear">],
+    Disc_ShapeRule> {
   let summary = "N-d grouped transposed convolution (ONNX ConvTranspose)";
   let description = [{
     `input`: [N, C, D1..Dk], `filter`: [C, OC / groups, K1..Kk], result:
@@ -329,7 +348,8 @@ def Disc_ConvTransposeOp
   let hasVerifier = 1;
 }
 
-def Disc_PoolOp : Disc_Op<"pool", [Disc_LoweredBy<"Pooling">]> {
+def Disc_PoolOp : Disc_Op<"pool", [Disc_LoweredBy<"Pooling">],
+    Disc_ShapeRule> {
   let summary = "N-d max or average pooling (ONNX MaxPool/AveragePool)";
   let description = [{
     `input`: [N, C, D1..Dk], windows over the k spatial dims. Output size as
@@ -356,7 +376,8 @@ def Disc_PoolOp : Disc_Op<"pool", [Disc_LoweredBy<"Pooling">]> {
   let hasVerifier = 1;
 }
 
-def Disc_ReduceOp : Disc_Op<"reduce", [Disc_LoweredBy<"Reduction">]> {
+def Disc_ReduceOp : Disc_Op<"reduce", [Disc_LoweredBy<"Reduction">],
+    Disc_ShapeRule> {
   let summary = "Reduction (sum, mean, max, min, prod) over dims";
   let description = [{
     Reduces `dimensions` (sorted, unique, non-negative). With `keep_dims`
@@ -398,7 +419,8 @@ def Disc_CumSumOp : Disc_Op<"cumsum", [Disc_LoweredBy<"Reduction">]> {
   let hasVerifier = 1;
 }
 
-def Disc_ArgReduceOp : Disc_Op<"arg_reduce", [Disc_LoweredBy<"Reduction">]> {
+def Disc_ArgReduceOp : Disc_Op<"arg_reduce", [Disc_LoweredBy<"Reduction">],
+    Disc_ShapeRule> {
   let summary = "Index of the max (or min) along one dim (ONNX ArgMax/ArgMin)";
   let description = [{
     Result element type is i64. Ties pick the first index, or the last when
@@ -423,7 +445,8 @@ def Disc_ArgReduceOp : Disc_Op<"arg_reduce", [Disc_LoweredBy<"Reduction">]> {
 // Data movement and shape ops
 //===----------------------------------------------------------------------===//
 
-def Disc_ShapeOfOp : Disc_Op<"shape_of", [Disc_LoweredBy<"DataMovement">]> {
+def Disc_ShapeOfOp : Disc_Op<"shape_of", [Disc_LoweredBy<"DataMovement">],
+    Disc_ShapeRule> {
   let summary = "The dims of a tensor as a 1-D i64 tensor (ONNX Shape)";
   let description = [{
     ```mlir
@@ -437,7 +460,8 @@ def Disc_ShapeOfOp : Disc_Op<"shape_of", [Disc_LoweredBy<"DataMovement">]> {
   let hasFolder = 1;
 }
 
-def Disc_ExpandOp : Disc_Op<"expand", [Disc_LoweredBy<"Elementwise">]> {
+def Disc_ExpandOp : Disc_Op<"expand", [Disc_LoweredBy<"Elementwise">],
+    Disc_ShapeRule> {
   let summary = "Broadcast to a run-time shape (ONNX Expand)";
   let description = [{
     The result shape is the NumPy broadcast of the operand's shape and the
@@ -455,7 +479,8 @@ def Disc_ExpandOp : Disc_Op<"expand", [Disc_LoweredBy<"Elementwise">]> {
 }
 
 def Disc_DynamicReshapeOp
-    : Disc_Op<"dynamic_reshape", [Disc_LoweredBy<"DataMovement">]> {
+    : Disc_Op<"dynamic_reshape", [Disc_LoweredBy<"DataMovement">],
+    Disc_ShapeRule> {
   let summary = "Reshape to a run-time shape (ONNX Reshape semantics)";
   let description = [{
     `shape` is a 1-D i64 tensor with one entry per result dim. An entry 0
@@ -476,7 +501,8 @@ def Disc_DynamicReshapeOp
   let hasVerifier = 1;
 }
 
-def Disc_TransposeOp : Disc_Op<"transpose", [Disc_LoweredBy<"DataMovement">]> {
+def Disc_TransposeOp : Disc_Op<"transpose", [Disc_LoweredBy<"DataMovement">],
+    Disc_ShapeRule> {
   let summary = "Permutes dims: result dim i is operand dim permutation[i]";
   let description = [{
     ```mlir
@@ -493,7 +519,8 @@ def Disc_TransposeOp : Disc_Op<"transpose", [Disc_LoweredBy<"DataMovement">]> {
 }
 
 def Disc_ConcatenateOp
-    : Disc_Op<"concatenate", [Disc_LoweredBy<"DataMovement">]> {
+    : Disc_Op<"concatenate", [Disc_LoweredBy<"DataMovement">],
+    Disc_ShapeRule> {
   let summary = "Concatenates tensors along one dim";
   let description = [{
     ```mlir
@@ -508,7 +535,8 @@ def Disc_ConcatenateOp
   let hasVerifier = 1;
 }
 
-def Disc_SliceOp : Disc_Op<"slice", [Disc_LoweredBy<"DataMovement">]> {
+def Disc_SliceOp : Disc_Op<"slice", [Disc_LoweredBy<"DataMovement">],
+    Disc_ShapeRule> {
   let summary = "Strided slice with run-time bounds (ONNX Slice semantics)";
   let description = [{
     `starts`, `ends`, `steps` are 1-D i64 tensors with one entry per axis in
@@ -539,7 +567,8 @@ def Disc_SliceOp : Disc_Op<"slice", [Disc_LoweredBy<"DataMovement">]> {
 }
 
 def Disc_GatherOp
-    : Disc_Op<"gather", [Disc_LoweredBy<"IndirectDataMovement">]> {
+    : Disc_Op<"gather", [Disc_LoweredBy<"IndirectDataMovement">],
+    Disc_ShapeRule> {
   let summary = "Gathers slices along one axis (ONNX Gather semantics)";
   let description = [{
     Result shape: `data.shape[:axis] + indices.shape + data.shape[axis+1:]`.
@@ -558,7 +587,8 @@ def Disc_GatherOp
   let hasVerifier = 1;
 }
 
-def Disc_PadOp : Disc_Op<"pad", [Disc_LoweredBy<"DataMovement">]> {
+def Disc_PadOp : Disc_Op<"pad", [Disc_LoweredBy<"DataMovement">],
+    Disc_ShapeRule> {
   let summary = "Pads with a constant, by reflection or by edge values";
   let description = [{
     `pads` is a 1-D i64 tensor `[begin_1..begin_r, end_1..end_r]` (ONNX
@@ -577,7 +607,8 @@ def Disc_PadOp : Disc_Op<"pad", [Disc_LoweredBy<"DataMovement">]> {
   let hasVerifier = 1;
 }
 
-def Disc_RangeOp : Disc_Op<"range", [Disc_LoweredBy<"DataMovement">]> {
+def Disc_RangeOp : Disc_Op<"range", [Disc_LoweredBy<"DataMovement">],
+    Disc_ShapeRule> {
   let summary = "1-D arithmetic progression (ONNX Range; iota)";
   let description = [{
     `max(ceil((limit - start) / delta), 0)` elements
@@ -601,7 +632,8 @@ def Disc_RangeOp : Disc_Op<"range", [Disc_LoweredBy<"DataMovement">]> {
 //===----------------------------------------------------------------------===//
 
 def Disc_ResizeOp
-    : Disc_Op<"resize", [Disc_LoweredBy<"IndirectDataMovement">]> {
+    : Disc_Op<"resize", [Disc_LoweredBy<"IndirectDataMovement">],
+    Disc_ShapeRule> {
   let summary = "N-d nearest / linear / cubic resampling (ONNX Resize)";
   let description = [{
     Output element `y` reads the operand around the source coordinate
@@ -655,7 +687,8 @@ def Disc_ResizeOp
 }
 
 def Disc_GatherElementsOp
-    : Disc_Op<"gather_elements", [Disc_LoweredBy<"IndirectDataMovement">]> {
+    : Disc_Op<"gather_elements", [Disc_LoweredBy<"IndirectDataMovement">],
+    Disc_ShapeRule> {
   let summary = "Gathers single elements along one dim (ONNX GatherElements)";
   let description = [{
     `result[i] = data[i with i[axis] replaced by indices[i]]`; the result has
@@ -676,7 +709,8 @@ def Disc_GatherElementsOp
 }
 
 def Disc_GatherNdOp
-    : Disc_Op<"gather_nd", [Disc_LoweredBy<"IndirectDataMovement">]> {
+    : Disc_Op<"gather_nd", [Disc_LoweredBy<"IndirectDataMovement">],
+    Disc_ShapeRule> {
   let summary = "Gathers slices by index tuples (ONNX GatherND)";
   let description = [{
     The last dim of `indices` (size `k`) holds an index tuple into the dims
@@ -700,7 +734,8 @@ def Disc_GatherNdOp
 }
 
 def Disc_ScatterElementsOp
-    : Disc_Op<"scatter_elements", [Disc_LoweredBy<"IndirectDataMovement">]> {
+    : Disc_Op<"scatter_elements", [Disc_LoweredBy<"IndirectDataMovement">],
+    Disc_ShapeRule> {
   let summary = "Scatters updates element-wise along one dim "
                 "(ONNX ScatterElements)";
   let description = [{
@@ -727,7 +762,8 @@ def Disc_ScatterElementsOp
 }
 
 def Disc_ScatterNdOp
-    : Disc_Op<"scatter_nd", [Disc_LoweredBy<"IndirectDataMovement">]> {
+    : Disc_Op<"scatter_nd", [Disc_LoweredBy<"IndirectDataMovement">],
+    Disc_ShapeRule> {
   let summary = "Scatters slices by index tuples (ONNX ScatterND)";
   let description = [{
     The last dim of `indices` (size `k`) holds an index tuple into the
@@ -753,7 +789,8 @@ def Disc_ScatterNdOp
   let hasVerifier = 1;
 }
 
-def Disc_ArgSortOp : Disc_Op<"arg_sort", [Disc_LoweredBy<"Reduction">]> {
+def Disc_ArgSortOp : Disc_Op<"arg_sort", [Disc_LoweredBy<"Reduction">],
+    Disc_ShapeRule> {
   let summary = "Stable sorting permutation along one dim (for ONNX TopK)";
   let description = [{
     `result[..., p, ...]` (p along `dimension`) is the index of the element
@@ -776,7 +813,8 @@ def Disc_ArgSortOp : Disc_Op<"arg_sort", [Disc_LoweredBy<"Reduction">]> {
 }
 
 def Disc_GridSampleOp
-    : Disc_Op<"grid_sample", [Disc_LoweredBy<"IndirectDataMovement">]> {
+    : Disc_Op<"grid_sample", [Disc_LoweredBy<"IndirectDataMovement">],
+    Disc_ShapeRule> {
   let summary = "Samples a 4-d input at grid locations (ONNX GridSample)";
   let description = [{
     `input`: [N, C, H, W]; `grid`: [N, Ho, Wo, 2] with (x, y) in [-1, 1]
