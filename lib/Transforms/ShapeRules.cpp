@@ -90,14 +90,11 @@ void ShapeAnalysis::visit(Operation *op) {
   llvm::TypeSwitch<Operation *>(op)
       .Case([&](disc::ConstantOp c) {
         setDims(res(), {}, op);
-        auto ints = constantInts(c.getValue());
-        if (ints && SymbolicShapeContext::isShapeLike(res())) {
+        if (auto ints = constantInts(c.getValue())) {
           SmallVector<AffineExpr> v;
           for (int64_t x : *ints)
             v.push_back(cst(x));
-          if (v.size() ==
-              (size_t)cast<RankedTensorType>(res().getType()).getNumElements())
-            values[res()] = std::move(v);
+          ShapeRuleContext(*this, op).setValues(v);
         }
       })
       .Case([&](scf::ForOp f) {
