@@ -267,6 +267,27 @@ def build_gpt_train_step():
     return gpt_train_step.build()
 
 
+def build_mlp_train_step():
+    import mlp_train_step
+
+    return mlp_train_step.build()
+
+
+def _mlp_train_step_reference(model, args):
+    """Reference of the MLP training step: torch.autograd
+    (mlp_train_step.autograd_step); asserts on the way that the exported
+    hand-written gradients agree with it (rtol 1e-4)."""
+    import mlp_train_step
+
+    return mlp_train_step.check_against_autograd(model, args[0], args[1], args[2:])
+
+
+def _mlp_train_step_inputs(shape, rng):
+    import mlp_train_step
+
+    return mlp_train_step.make_inputs(shape, rng)
+
+
 def _gpt_train_step_reference(model, args):
     """Reference of the training step: standard PyTorch layers and
     torch.autograd (gpt_train_step.autograd_step); asserts on the way that
@@ -322,6 +343,12 @@ def _gpt_train_step_names():
     import gpt_train_step
 
     return gpt_train_step.PARAM_NAMES
+
+
+def _mlp_train_step_names():
+    import mlp_train_step
+
+    return mlp_train_step.PARAM_NAMES
 
 
 MODELS = {
@@ -395,6 +422,20 @@ MODELS = {
         reference=_gpt_train_step_reference,
         export_shape=(2, 8),
         default_shapes=["2x16", "4x7", "3x64"],
+    ),
+    # Forward, hand-written backward and SGD update of a 6-layer tanh MLP
+    # (mlp_train_step.py): every hidden activation lives until the backward
+    # pass reads it.
+    "mlp_train_step": dict(
+        build=build_mlp_train_step,
+        inputs=["x", "y"] + _mlp_train_step_names(),
+        outputs=["loss"] + ["new_" + n for n in _mlp_train_step_names()],
+        dynamic_axes={"x": {0: "batch", 1: "seq"},
+                      "y": {0: "batch", 1: "seq"}},
+        make_inputs=_mlp_train_step_inputs,
+        reference=_mlp_train_step_reference,
+        export_shape=(2, 8),
+        default_shapes=["2x16", "3x77", "4x512"],
     ),
     "inception": dict(
         build=build_inception,

@@ -50,6 +50,7 @@ EXPORT_SCRIPTS = {
     "inception": "export_inception.py",
     "gpt_train_step": "export_gpt_train_step.py",
     "shufflenet_v2": "export_shufflenet_v2.py",
+    "mlp_train_step": "export_mlp_train_step.py",
 }
 
 
@@ -117,7 +118,8 @@ def ensure_exported(model, work, shapes, timeout):
     """Returns the manifest; exports or regenerates references if needed."""
     script = os.path.join(MODELS_DIR, EXPORT_SCRIPTS[model])
     sources = [script] + [os.path.join(MODELS_DIR, f)
-                          for f in ("disc_models.py", "gpt_train_step.py")]
+                          for f in ("disc_models.py", "gpt_train_step.py",
+                                    "mlp_train_step.py")]
     newest_src = max(os.path.getmtime(s) for s in sources)
     onnx_path = os.path.join(work, model + ".onnx")
     man_path = os.path.join(work, model + ".json")
