@@ -273,6 +273,97 @@ def build_mlp_train_step():
     return mlp_train_step.build()
 
 
+def build_llama_decoder():
+    import math
+
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    class RMSNorm(nn.Module):
+        def __init__(self, d, eps=1e-6):
+            super().__init__()
+            self.eps = eps
+            # Gains near 1 rather than exactly 1, so that they matter.
+            self.weight = nn.Parameter(1.0 + 0.1 * torch.randn(d))
+
+        def forward(self, x):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+    def rotate_half(x):
+        half = x.shape[-1] // 2
+        return torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+
+    class Block(nn.Module):
+        """RMSNorm -> causal self-attention with rotary position
+        embeddings -> residual; RMSNorm -> SwiGLU MLP -> residual. No
+        biases."""
+
+        def __init__(self, d, heads, ffn):
+            super().__init__()
+            self.heads = heads
+            self.attn_norm = RMSNorm(d)
+            self.wq = nn.Linear(d, d, bias=False)
+            self.wk = nn.Linear(d, d, bias=False)
+            self.wv = nn.Linear(d, d, bias=False)
+            self.wo = nn.Linear(d, d, bias=False)
+            self.mlp_norm = RMSNorm(d)
+            self.w1 = nn.Linear(d, ffn, bias=False)
+            self.w3 = nn.Linear(d, ffn, bias=False)
+            self.w2 = nn.Linear(ffn, d, bias=False)
+
+        def forward(self, x, cos, sin, mask):
+            B, T, C = x.shape
+            hd = C // self.heads
+            h = self.attn_norm(x)
+            q, k, v = (w(h).view(B, T, self.heads, hd).transpose(1, 2)
+                       for w in (self.wq, self.wk, self.wv))
+            q = q * cos + rotate_half(q) * sin
+            k = k * cos + rotate_half(k) * sin
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hd)) + mask
+            y = (att.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C)
+            x = x + self.wo(y)
+            h = self.mlp_norm(x)
+            return x + self.w2(F.silu(self.w1(h)) * self.w3(h))
+
+    class Llama(nn.Module):
+        """Token embedding, 2 blocks, final RMSNorm, vocabulary head;
+        returns the logits and the mean cross-entropy against `targets`."""
+
+        def __init__(self, vocab=256, d=64, heads=4, ffn=176, layers=2, base=10000.0):
+            super().__init__()
+            self.vocab = vocab
+            self.emb = nn.Embedding(vocab, d)
+            self.blocks = nn.ModuleList([Block(d, heads, ffn) for _ in range(layers)])
+            self.norm = RMSNorm(d)
+            self.head = nn.Linear(d, vocab, bias=False)
+            hd = d // heads
+            self.register_buffer(
+                "inv_freq", 1.0 / (base ** (torch.arange(0, hd, 2).float() / hd)),
+                persistent=False)
+
+        def forward(self, tokens, targets):
+            T = tokens.shape[1]
+            # Rotary embeddings from the run-time seq: Shape, Gather, Range.
+            pos = torch.arange(0, T, dtype=self.inv_freq.dtype)
+            freqs = pos[:, None] * self.inv_freq[None, :]
+            emb = torch.cat([freqs, freqs], dim=-1)  # [T, head dim]
+            cos, sin = emb.cos()[None, None], emb.sin()[None, None]
+            # Causal mask [T, T]: Trilu over ConstantOfShape.
+            mask = torch.triu(torch.full((T, T), float("-inf")), diagonal=1)
+            x = self.emb(tokens)
+            for block in self.blocks:
+                x = block(x, cos, sin, mask)
+            logits = self.head(self.norm(x))
+            loss = F.cross_entropy(logits.reshape(-1, self.vocab), targets.reshape(-1))
+            return logits, loss
+
+    torch.manual_seed(SEED)
+    model = Llama()
+    model.eval()
+    return model
+
+
 def _mlp_train_step_reference(model, args):
     """Reference of the MLP training step: torch.autograd
     (mlp_train_step.autograd_step); asserts on the way that the exported
@@ -286,6 +377,13 @@ def _mlp_train_step_inputs(shape, rng):
     import mlp_train_step
 
     return mlp_train_step.make_inputs(shape, rng)
+
+
+def _llama_inputs(shape, rng):
+    if len(shape) != 2:
+        raise ValueError(f"llama_decoder wants batch x seq, got {shape}")
+    return {"tokens": rng.integers(0, 256, size=shape, dtype=np.int64),
+            "targets": rng.integers(0, 256, size=shape, dtype=np.int64)}
 
 
 def _gpt_train_step_reference(model, args):
@@ -436,6 +534,19 @@ MODELS = {
         reference=_mlp_train_step_reference,
         export_shape=(2, 8),
         default_shapes=["2x16", "3x77", "4x512"],
+    ),
+    # Llama-style decoder: rotary positions from Range over the run-time
+    # seq, causal mask from Trilu, SwiGLU MLP, cross-entropy loss.
+    "llama_decoder": dict(
+        build=build_llama_decoder,
+        inputs=["tokens", "targets"],
+        outputs=["logits", "loss"],
+        dynamic_axes={"tokens": {0: "batch", 1: "seq"},
+                      "targets": {0: "batch", 1: "seq"},
+                      "logits": {0: "batch", 1: "seq"}},
+        make_inputs=_llama_inputs,
+        export_shape=(2, 8),
+        default_shapes=["1x16", "2x33", "3x64"],
     ),
     "inception": dict(
         build=build_inception,
