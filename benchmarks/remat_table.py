@@ -6,11 +6,12 @@ every candidate evicted) against the measured peak, evictions,
 regenerations and slowdown, under both policies.
 
     benchmarks/remat_table.py --bin-dir build/bin --work-dir build/test/e2e/models \
-        [--repeat 5] [MODEL[:SHAPE] ...]
+        [--repeat 5] [--build default|loops] [MODEL[:SHAPE] ...]
 
-Exports the demo models as test/e2e does (cached), compiles each with
---library-calls=none (the build whose peak the memory model predicts to the
-byte) and remat on, and runs disc-run with reference inputs. Runs of the
+Exports the demo models as test/e2e does (cached), compiles each with remat
+on, for the default build (oneDNN library calls, --build default) or with
+--library-calls=none (generated loops only, --build loops, the default of
+this script), and runs disc-run with reference inputs. Runs of the
 different limits are interleaved, --repeat times; latencies are medians.
 Checks every run: the measured peak is at most the limit and the output is
 bit-identical to the run without a limit; a limit below the minimum must
@@ -40,6 +41,9 @@ def main():
     ap.add_argument("--work-dir", required=True)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", help="also write the rows as JSON")
+    ap.add_argument("--build", choices=["default", "loops"], default="loops",
+                    help="default: oneDNN library calls; loops: "
+                    "--library-calls=none")
     ap.add_argument("models", nargs="*", default=DEFAULT)
     args = ap.parse_args()
     os.makedirs(args.work_dir, exist_ok=True)
@@ -64,12 +68,13 @@ def main():
             onnx = model
             inputs = [f"{kv}:random" for kv in shape.split(",")]
             model = os.path.splitext(os.path.basename(onnx))[0]
-        so = os.path.join(args.work_dir, f"{model}.remat.so")
+        so = os.path.join(args.work_dir, f"{model}.remat.{args.build}.so")
         fresh = (os.path.exists(so) and
                  os.path.getmtime(so) > os.path.getmtime(onnx) and
                  os.path.getmtime(so) > os.path.getmtime(compile_bin))
         r = subprocess.CompletedProcess([], 0) if fresh else subprocess.run(
-            [compile_bin, onnx, "-o", so, "--library-calls=none"],
+            [compile_bin, onnx, "-o", so] +
+            (["--library-calls=none"] if args.build == "loops" else []),
             capture_output=True, text=True)
         if r.returncode != 0:
             print(r.stderr, file=sys.stderr)
@@ -140,10 +145,10 @@ def main():
             row["ok"] = ok
             failures += not ok
             rows.append(row)
-    print("| model | shape | candidates | limit | policy | limit bytes | "
-          "measured peak | evictions | regenerations | slowdown | "
-          "identical | check |")
-    print("|---|---|---:|---|---|---:|---:|---:|---:|---:|---|---|")
+    print("| model | build | shape | candidates | limit | policy | "
+          "limit bytes | measured peak | evictions | regenerations | "
+          "slowdown | identical | check |")
+    print("|---|---|---|---:|---|---|---:|---:|---:|---:|---:|---|---|")
     for r in rows:
         lim = "none" if r["label"] == "none" else (
             "min" if r["label"] == "min" else r["label"])
@@ -154,7 +159,8 @@ def main():
         else:
             cells = [f"exit {r['rc']} (min {r['minimum']:,})", "-", "-", "-",
                      "-"]
-        print("| " + " | ".join([r["model"], r["shape"], str(r["candidates"]),
+        print("| " + " | ".join([r["model"], args.build, r["shape"],
+                                 str(r["candidates"]),
                                  lim, r["policy"],
                                  f"{r['limit']:,}" if r["limit"] else "-"]
                                 + cells + ["ok" if r["ok"] else "FAIL"])

@@ -47,6 +47,7 @@ void mlir::disc::buildDiscBufferizedLinalgPipeline(
   pm.addPass(createDiscLowerToLinalg(lowering));
   pm.addPass(createDiscStripShapeAnnotations());
   pm.addNestedPass<func::FuncOp>(createDiscFuseMarkedProducers());
+  pm.addNestedPass<func::FuncOp>(createDiscRegenerateInPlace());
   // No CSE on tensors: it would merge the `tensor.empty` destinations (and
   // their fills) of different ops, and bufferization would then write ops
   // into each other's buffers or insert copies, breaking the memory model

@@ -135,6 +135,14 @@ bool hasFullOperand(ShapeAnalysis &sa, Operation *op) {
   return false;
 }
 
+} // namespace
+
+bool mlir::disc::lowersToOneGeneric(ShapeAnalysis &sa, Operation *op) {
+  return isElementwise(op) && isUnversioned(sa, op);
+}
+
+namespace {
+
 struct DiscFusionPass : public disc::impl::DiscFusionBase<DiscFusionPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();

@@ -751,6 +751,19 @@ static void collectSymbols(AffineExpr e, llvm::SetVector<unsigned> &out) {
   });
 }
 
+/// `'op.name' (onnx node)` for messages.
+static std::string describeOp(Operation *op) {
+  std::string s = "'" + op->getName().getStringRef().str() + "'";
+  op->getLoc()->walk([&](Location l) {
+    if (auto n = dyn_cast<NameLoc>(l)) {
+      s += " (" + n.getName().getValue().str() + ")";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return s;
+}
+
 bool MemoryModel::isPredictable(const MemoryProfile &p, std::string *reason) {
   // Allocations inside a loop or branch (the importer's recurrent layers)
   // repeat per iteration; the model does not count them yet, so it gives
@@ -788,6 +801,31 @@ bool MemoryModel::isPredictable(const MemoryProfile &p, std::string *reason) {
   llvm::SetVector<unsigned> used;
   for (AffineExpr e : p.peakCandidates)
     collectSymbols(e, used);
+  // The runtime sizes each library call's temporaries from its operand
+  // dims, so those must be input dims too.
+  for (Operation *op : p.order) {
+    if (!op->hasAttr("disc.library_call"))
+      continue;
+    llvm::SetVector<unsigned> callSymbols;
+    for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
+      if (isa<RankedTensorType>(v.getType()))
+        for (AffineExpr d : shapes.getDims(v))
+          if (d)
+            collectSymbols(d, callSymbols);
+    for (unsigned s : callSymbols) {
+      if (inputSymbols.contains(s))
+        continue;
+      if (reason)
+        *reason =
+            "size '" + shapes.getSymbolName(s).str() +
+            "' of an operand of the library call " + describeOp(op) +
+            " is not an input dim (" +
+            (shapes.isUnknownSymbol(s) ? "not derivable by the shape rules"
+                                       : "known only at run time") +
+            ")";
+      return false;
+    }
+  }
   for (unsigned s : used) {
     if (inputSymbols.contains(s))
       continue;
@@ -863,7 +901,7 @@ llvm::json::Object MemoryModel::toJson(const MemoryProfile &p) {
   }
   for (auto [i, op] : llvm::enumerate(p.order))
     if (op->hasAttr("disc.library_call") &&
-        !libraryCallJson(op, p.liveAt[i], calls, reason))
+        !libraryCallJson(op, p.liveAt[i], calls, reason, i))
       return llvm::json::Object{{"predictable", false}, {"reason", reason}};
   llvm::json::Object o{{"predictable", true},
                        {"num_allocs", p.numAllocs},
@@ -875,7 +913,8 @@ llvm::json::Object MemoryModel::toJson(const MemoryProfile &p) {
 }
 
 bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
-                                  llvm::json::Array &out, std::string &reason) {
+                                  llvm::json::Array &out, std::string &reason,
+                                  int64_t index) {
   ShapeConstraintSolver &solver = shapes.getSolver();
   auto dimsOf = [&](Value v) {
     auto t = cast<RankedTensorType>(v.getType());
@@ -1040,10 +1079,13 @@ bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
           "an operand of the library call '" + name + "' is a strided view";
       return false;
     }
-  out.push_back(llvm::json::Object{{"call", call},
-                                   {"at", exprToJson(at, shapes)},
-                                   {"operands", std::move(operands)},
-                                   {"attrs", std::move(attrs)}});
+  llvm::json::Object entry{{"call", call},
+                           {"at", exprToJson(at, shapes)},
+                           {"operands", std::move(operands)},
+                           {"attrs", std::move(attrs)}};
+  if (index >= 0)
+    entry["index"] = index;
+  out.push_back(std::move(entry));
   return true;
 }
 

@@ -195,7 +195,21 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
   for (auto [i, op] : llvm::enumerate(p.order)) {
     const OpMemory &m = mm.getOpMemory(op);
     for (const ResultMemory &rm : m.results) {
-      if (rm.kind != BufferKind::Alloc || mm.escapes(rm.value))
+      if (rm.kind != BufferKind::Alloc)
+        continue;
+      // A library call's buffer holds the value of its last fused post-op
+      // (disc-mark-library-calls): the candidate is that value, made where
+      // the chain ends; the chain is recomputed as one call.
+      Value value = rm.value;
+      unsigned def = i;
+      while (value.hasOneUse()) {
+        Operation *user = *value.getUsers().begin();
+        if (!user->hasAttr(kFusedIntoCallAttr) || !index.count(user))
+          break;
+        value = user->getResult(0);
+        def = index[user];
+      }
+      if (mm.escapes(value))
         continue;
       // A reshape that copies a strided source returns a view of the copy
       // (MemoryModel::profile), not the buffer the evict call must hand
@@ -203,7 +217,7 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
       if (isa<DynamicReshapeOp>(op))
         continue;
       bool ok = true;
-      SmallVector<unsigned> uses{static_cast<unsigned>(i)};
+      SmallVector<unsigned> uses{def};
       // (index of the op that makes a view, last use of the view)
       SmallVector<std::pair<unsigned, unsigned>> views;
       std::function<unsigned(Value)> collect = [&](Value v) -> unsigned {
@@ -233,7 +247,7 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
         }
         return last;
       };
-      collect(rm.value);
+      collect(value);
       if (!ok || uses.size() < 2)
         continue;
       llvm::sort(uses);
@@ -253,8 +267,8 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
       if (bestR <= bestE || bestR - bestE - 1 < options.minGapOps)
         continue;
       LongGap g;
-      g.value = rm.value;
-      g.def = i;
+      g.value = value;
+      g.def = def;
       g.evictAfter = bestE;
       g.regenerateBefore = bestR;
       g.bytes = rm.bytes;
@@ -268,12 +282,13 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
   llvm::DenseSet<Value> longGap;
   for (const LongGap &g : gaps)
     longGap.insert(g.value);
-  // Values a recompute reads, and the end of the gap as found, per
-  // candidate (by position in `result`).
-  SmallVector<SmallVector<Value>> readsOf;
-  SmallVector<unsigned> fullGapEnd;
   for (const LongGap &g : gaps) {
     unsigned r = g.regenerateBefore;
+    // The candidate's buffer: its own, or the library call's it was
+    // computed in.
+    Value gRoot = mm.getBufferRoot(g.value);
+    if (!gRoot)
+      gRoot = g.value;
     // A next use fused into a library call (disc-mark-library-calls) reads
     // its operands where the call runs, before the regenerate point.
     if (p.order[r]->hasAttr(kFusedIntoCallAttr)) {
@@ -287,6 +302,8 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
     auto available = [&](Value w) {
       if (isa<BlockArgument>(w))
         return true;
+      if (mm.getBufferRoot(w) == gRoot)
+        return false; // the call result a post-op of the chain reads
       Operation *def = w.getDefiningOp();
       if (!index.count(def))
         return false;
@@ -322,10 +339,12 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
                   .str();
         break;
       }
-      // Library calls (disc-mark-library-calls) stay out of recomputes: a
-      // call with fused post-ops lowers as one unit with the ops fused into
-      // it, and a call's oneDNN temporaries are predicted only at its own
-      // program point.
+      // A library call (disc-mark-library-calls) is recomputed with the
+      // post-ops fused into it, as one unit: its final value is read by
+      // others only once the chain is done (each link has one use), so a
+      // closure that reaches one op of the chain reaches all of it. Its
+      // oneDNN temporaries are sized by the runtime at the recompute's
+      // point (RematCandidate::libraryCalls).
       // A reshape that copies a strided source returns a view of its copy
       // (MemoryModel::profile); recomputed inside the regenerate point, it
       // made the deallocation keep buffers longer than the model predicts.
@@ -334,11 +353,6 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
             return r.kind == BufferKind::Alloc;
           })) {
         why = "a reshape that copies cannot be recomputed";
-        break;
-      }
-      if (isLibraryCallUnit(op)) {
-        why = ("'" + op->getName().getStringRef() + "' runs as a library call")
-                  .str();
         break;
       }
       if (sub.size() > options.maxOps) {
@@ -397,18 +411,31 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
       for (const ResultMemory &rm : mm.getOpMemory(op).results)
         if (rm.kind == BufferKind::Alloc)
           internalBytes[rm.value] = rm.bytes;
+    // A fused producer's operands are read where its fusion root runs
+    // (disc-fusion): the root is in the recompute too, as the producer's
+    // only reader.
+    auto readPosition = [&](unsigned j) -> unsigned {
+      Operation *root = getFusionRoot(ops[j]);
+      auto it = llvm::find(ops, root);
+      return it == ops.end() ? j : static_cast<unsigned>(it - ops.begin());
+    };
     for (auto [j, op] : llvm::enumerate(ops))
       for (Value w : op->getOperands())
-        if (Value root = mm.getBufferRoot(w); root && internalBytes.count(root))
-          lastInternalUse[root] = j;
+        if (Value root = mm.getBufferRoot(w);
+            root && internalBytes.count(root)) {
+          unsigned &last = lastInternalUse[root];
+          last = std::max(last, readPosition(j));
+        }
     MLIRContext *ctx = g.value.getContext();
     AffineExpr live = getAffineConstantExpr(0, ctx);
     SmallVector<AffineExpr> points;
     llvm::DenseSet<Value> freed;
+    // The library calls of the recompute, each at its point.
+    llvm::json::Array calls;
+    std::string callWhy;
     auto freeAfter = [&](unsigned j, ArrayRef<Value> roots) {
       for (Value root : roots) {
-        if (root == g.value || freed.contains(root) ||
-            !internalBytes.count(root))
+        if (root == gRoot || freed.contains(root) || !internalBytes.count(root))
           continue;
         auto it = lastInternalUse.find(root);
         if (it == lastInternalUse.end() || it->second != j)
@@ -417,6 +444,15 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
         freed.insert(root);
       }
     };
+    // The recompute's last op writes the regenerated buffer itself when it
+    // lowers to one loop nest with a fresh destination
+    // (disc-regenerate-in-place); else its result is copied into it.
+    Operation *last = ops.back();
+    bool inPlace =
+        !isLibraryCallUnit(last) && lowersToOneGeneric(sa, last) &&
+        llvm::all_of(mm.getOpMemory(last).results, [](const ResultMemory &r) {
+          return r.kind == BufferKind::Alloc;
+        });
     for (auto [j, op] : llvm::enumerate(ops)) {
       const OpMemory &m = mm.getOpMemory(op);
       if (!isZero(m.preScratchBytes)) {
@@ -428,19 +464,30 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
         freeAfter(j, consumed);
       }
       for (const ResultMemory &rm : m.results)
-        if (rm.kind == BufferKind::Alloc)
+        if (rm.kind == BufferKind::Alloc && !(inPlace && op == last))
           live = live + rm.bytes;
       AffineExpr scratch = isZero(m.scratchBytes)
                                ? getAffineConstantExpr(0, ctx)
                                : m.scratchBytes;
       points.push_back(sa.normalize(live + scratch));
+      if (op->hasAttr(kLibraryCallAttr) &&
+          !mm.libraryCallJson(op, points.back(), calls, callWhy))
+        break;
       for (AffineExpr ph : m.postPhaseBytes)
         points.push_back(sa.normalize(live + ph));
+      // Every buffer read last here (by this op, or by a fused producer
+      // of it) is freed.
       SmallVector<Value> roots;
-      for (Value w : op->getOperands())
-        if (Value root = mm.getBufferRoot(w))
-          roots.push_back(root);
+      for (auto [k, other] : llvm::enumerate(ops))
+        if (readPosition(k) == j)
+          for (Value w : other->getOperands())
+            if (Value root = mm.getBufferRoot(w))
+              roots.push_back(root);
       freeAfter(j, roots);
+    }
+    if (!callWhy.empty()) {
+      reject(g, callWhy);
+      continue;
     }
     // One expression when they are all comparable: the largest.
     // (Not reached: every op of a non-empty recompute has a point.)
@@ -474,61 +521,11 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
     c.bytes = g.bytes;
     c.recomputePeakBytes = peak;
     c.recomputePoints = std::move(points);
+    c.libraryCalls = std::move(calls);
+    c.writesInPlace = inPlace;
     c.flops = flops;
 
-    // Nested regeneration: a recompute that reads another candidate needs
-    // it back at its regenerate point, so that candidate's regenerate point
-    // moves up to it when its gap covers it; to a fixed point, as the moved
-    // one may read a third, and this one may be read by an earlier
-    // candidate's recompute. Taken only when every candidate keeps at
-    // least half of its gap (a short gap must not give a large one away).
-    SmallVector<unsigned> regen;
-    for (const RematCandidate &d : result)
-      regen.push_back(d.regenerateBefore);
-    regen.push_back(c.regenerateBefore);
-    size_t n = result.size() + 1;
-    auto candAt = [&](size_t k) -> const RematCandidate & {
-      return k < result.size() ? result[k] : c;
-    };
-    SmallVector<SmallVector<Value>> reads = readsOf;
-    reads.emplace_back(inputs.begin(), inputs.end());
-    llvm::DenseMap<Value, size_t> position;
-    for (size_t k = 0; k < n; ++k)
-      position[candAt(k).value] = k;
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (size_t k = 0; k < n; ++k)
-        for (Value w : reads[k]) {
-          auto it = position.find(w);
-          if (it == position.end() || it->second == k)
-            continue;
-          size_t d = it->second;
-          if (candAt(d).evictAfter < regen[k] && regen[k] < regen[d]) {
-            regen[d] = regen[k];
-            changed = true;
-          }
-        }
-    }
-    std::string moved;
-    for (size_t k = 0; k < n && moved.empty(); ++k) {
-      const RematCandidate &d = candAt(k);
-      unsigned full = k < result.size() ? fullGapEnd[k] : g.regenerateBefore;
-      if (2 * (regen[k] - d.evictAfter) < full - d.evictAfter ||
-          regen[k] <= d.evictAfter + 1)
-        moved = "nested regeneration would move the regenerate point of " +
-                opName(d.recompute.back()) + " from #" + std::to_string(full) +
-                " to #" + std::to_string(regen[k]);
-    }
-    if (!moved.empty()) {
-      reject(g, moved);
-      continue;
-    }
-    c.regenerateBefore = regen.back();
-    for (auto [k, d] : llvm::enumerate(result))
-      d.regenerateBefore = regen[k];
     result.push_back(std::move(c));
-    readsOf = std::move(reads);
-    fullGapEnd.push_back(g.regenerateBefore);
   }
 
   llvm::stable_sort(result,
@@ -553,6 +550,23 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
   });
   for (auto [pos, k] : llvm::enumerate(seq))
     result[k].regenerateOrder = pos;
+  // Nested regeneration: the candidates each recompute reads, by id (the
+  // sorted position), in program order of their definitions.
+  llvm::DenseMap<Value, unsigned> idOf;
+  for (auto [id, c] : llvm::enumerate(result))
+    idOf[c.value] = id;
+  for (RematCandidate &c : result) {
+    for (Operation *op : c.recompute)
+      for (Value w : op->getOperands())
+        if (auto it = idOf.find(w);
+            it != idOf.end() && it->second != idOf[c.value] &&
+            !llvm::is_contained(c.recompute, w.getDefiningOp()) &&
+            !llvm::is_contained(c.reads, it->second))
+          c.reads.push_back(it->second);
+    llvm::sort(c.reads, [&](unsigned a, unsigned b) {
+      return defIndex(result[a]) < defIndex(result[b]);
+    });
+  }
   return result;
 }
 
@@ -592,7 +606,10 @@ llvm::json::Object mlir::disc::rematToJson(MemoryModel &mm,
         {"recompute_points", std::move(recomputePoints)},
         {"flops", exprToJson(c.flops, sa)},
         {"flops_text", mm.render(c.flops)},
-        {"recompute_ops", std::move(ops)}});
+        {"recompute_ops", std::move(ops)},
+        {"library_calls", llvm::json::Array(c.libraryCalls)},
+        {"reads", llvm::json::Array(llvm::map_range(
+                      c.reads, [](unsigned r) { return int64_t(r); }))}});
   }
   return llvm::json::Object{{"num_ops", static_cast<int64_t>(p.order.size())},
                             {"live_before", std::move(liveBefore)},
@@ -638,6 +655,7 @@ void mlir::disc::applyRemat(func::FuncOp func, const MemoryProfile &p,
   // Evict points, in id order: the dynamic dims, then the call (the
   // value's last use before the gap).
   SmallVector<SmallVector<Value>> dynDimsOf(candidates.size());
+  SmallVector<func::FuncOp> evictFn(candidates.size());
   for (auto [id, c] : llvm::enumerate(candidates)) {
     Value v = c.value;
     auto type = cast<RankedTensorType>(v.getType());
@@ -649,25 +667,88 @@ void mlir::disc::applyRemat(func::FuncOp func, const MemoryProfile &p,
       if (type.isDynamicDim(d))
         dynDimsOf[id].push_back(tensor::DimOp::create(b, loc, v, d));
     Value idValue = arith::ConstantIntOp::create(b, loc, id, 64);
-    func::FuncOp evict =
-        getOrDeclare(module, (kRematEvictPrefix + Twine(id)).str(),
-                     FunctionType::get(ctx, {i64, type}, {}), true);
-    after = func::CallOp::create(b, loc, evict, ValueRange{idValue, v});
+    evictFn[id] = getOrDeclare(module, (kRematEvictPrefix + Twine(id)).str(),
+                               FunctionType::get(ctx, {i64, type}, {}), true);
+    after = func::CallOp::create(b, loc, evictFn[id], ValueRange{idValue, v});
   }
+  SmallVector<Value> regenValue(candidates.size());
+  // The regeneration of candidate `id` at `eb`'s insertion point, for a
+  // regenerate point before op #r: ask the runtime; when it kept the block,
+  // the block comes back to the next allocation; else recompute into it.
+  // A candidate the recompute reads is read as itself when it is live at
+  // #r, as its regenerated value when it came back at or before #r, and
+  // else (it may be away: its gap covers #r) regenerated here first,
+  // recursively, and handed back to the runtime right after the recompute
+  // (an evict call: a kept block is kept again, a recomputed one freed).
+  // `scope`: candidates already regenerated in an enclosing recompute at
+  // this point (their values dominate this one), read as they are.
+  using Scope = llvm::DenseMap<unsigned, Value>;
+  std::function<Value(OpBuilder &, unsigned, unsigned, Scope)> emitRegenerate =
+      [&](OpBuilder &eb0, unsigned id, unsigned r, Scope scope) -> Value {
+    const RematCandidate &c = candidates[id];
+    Value v = c.value;
+    auto type = cast<RankedTensorType>(v.getType());
+    Location loc = v.getLoc();
+    Value rid = arith::ConstantIntOp::create(eb0, loc, id, 64);
+    Value status =
+        func::CallOp::create(eb0, loc, regen, ValueRange{rid}).getResult(0);
+    Value zero = arith::ConstantIntOp::create(eb0, loc, 0, 32);
+    Value kept =
+        arith::CmpIOp::create(eb0, loc, arith::CmpIPredicate::ne, status, zero);
+    Value buf =
+        bufferization::AllocTensorOp::create(eb0, loc, type, dynDimsOf[id])
+            .getResult();
+    auto ifOp = scf::IfOp::create(eb0, loc, TypeRange{type}, kept,
+                                  /*withElseRegion=*/true);
+    // Read by the shape analysis: the result has the value's dims.
+    ifOp->setAttr("disc.remat_regenerate", eb0.getUnitAttr());
+    OpBuilder tb = ifOp.getThenBodyBuilder();
+    scf::YieldOp::create(tb, loc, buf);
+    OpBuilder eb = ifOp.getElseBodyBuilder();
+    IRMapping map;
+    SmallVector<std::pair<unsigned, Value>> lent;
+    for (unsigned d : c.reads) {
+      const RematCandidate &dc = candidates[d];
+      if (dc.evictAfter >= r)
+        continue; // live at #r
+      if (dc.regenerateBefore <= r) {
+        assert(regenValue[d] &&
+               "a candidate read by a recompute is regenerated first");
+        map.map(dc.value, regenValue[d]);
+        continue;
+      }
+      if (Value v = scope.lookup(d)) {
+        map.map(dc.value, v);
+        continue;
+      }
+      Value nested = emitRegenerate(eb, d, r, scope);
+      map.map(dc.value, nested);
+      lent.push_back({d, nested});
+      scope[d] = nested;
+    }
+    for (Operation *op : c.recompute)
+      eb.clone(*op, map);
+    Value result = map.lookup(v);
+    for (auto [d, nested] : lent) {
+      Value did = arith::ConstantIntOp::create(eb, loc, d, 64);
+      func::CallOp::create(eb, loc, evictFn[d], ValueRange{did, nested});
+    }
+    auto materialize =
+        bufferization::MaterializeInDestinationOp::create(eb, loc, result, buf);
+    if (c.writesInPlace)
+      materialize->setAttr(kRegenerateInPlaceAttr, eb.getUnitAttr());
+    Value m = materialize.getResult();
+    func::CallOp::create(eb, loc, regenerated, ValueRange{rid});
+    scf::YieldOp::create(eb, loc, m);
+    return ifOp.getResult(0);
+  };
   // Regenerate points, in regeneration order (at one point, a candidate
   // read by another's recompute comes first).
   SmallVector<unsigned> seq(candidates.size());
   for (auto [id, c] : llvm::enumerate(candidates))
     seq[c.regenerateOrder] = id;
-  llvm::DenseMap<Value, unsigned> candidateOf;
-  for (auto [id, c] : llvm::enumerate(candidates))
-    candidateOf[c.value] = id;
-  SmallVector<Value> regenValue(candidates.size());
   for (unsigned id : seq) {
     const RematCandidate &c = candidates[id];
-    Value v = c.value;
-    auto type = cast<RankedTensorType>(v.getType());
-    Location loc = v.getLoc();
     // Before the next use, or before the first op of its fusion group
     // (sinkFusedProducers made the group contiguous): a fused producer
     // of that root may be what reads the value.
@@ -679,51 +760,7 @@ void mlir::disc::applyRemat(func::FuncOp func, const MemoryProfile &p,
       else
         break;
     b.setInsertionPoint(next);
-    Value rid = arith::ConstantIntOp::create(b, loc, id, 64);
-    Value status =
-        func::CallOp::create(b, loc, regen, ValueRange{rid}).getResult(0);
-    Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
-    Value kept =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, status, zero);
-    Value buf =
-        bufferization::AllocTensorOp::create(b, loc, type, dynDimsOf[id])
-            .getResult();
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{type}, kept,
-                                  /*withElseRegion=*/true);
-    // Read by the shape analysis: the result has the value's dims.
-    ifOp->setAttr("disc.remat_regenerate", b.getUnitAttr());
-    {
-      OpBuilder tb = ifOp.getThenBodyBuilder();
-      scf::YieldOp::create(tb, loc, buf);
-      OpBuilder eb = ifOp.getElseBodyBuilder();
-      IRMapping map;
-      // Another candidate the recompute reads: its regenerated value when
-      // it was away here (it was regenerated first), else itself.
-      for (Operation *op : c.recompute)
-        for (Value w : op->getOperands()) {
-          auto it = candidateOf.find(w);
-          if (it == candidateOf.end() || it->second == id)
-            continue;
-          const RematCandidate &d = candidates[it->second];
-          if (d.evictAfter < c.regenerateBefore &&
-              d.regenerateBefore <= c.regenerateBefore) {
-            if (llvm::is_contained(c.recompute, w.getDefiningOp()))
-              continue;
-            assert(regenValue[it->second] &&
-                   "a candidate read by a recompute is regenerated first");
-            map.map(w, regenValue[it->second]);
-          }
-        }
-      for (Operation *op : c.recompute)
-        eb.clone(*op, map);
-      Value r = map.lookup(v);
-      Value m =
-          bufferization::MaterializeInDestinationOp::create(eb, loc, r, buf)
-              .getResult();
-      func::CallOp::create(eb, loc, regenerated, ValueRange{rid});
-      scf::YieldOp::create(eb, loc, m);
-    }
-    regenValue[id] = ifOp.getResult(0);
+    regenValue[id] = emitRegenerate(b, id, c.regenerateBefore, Scope());
   }
   // Later uses read the regenerated values. Only after every recompute has
   // been cloned: a recompute that goes back through another candidate's
@@ -784,41 +821,61 @@ void mlir::disc::printRematCandidates(ModuleOp module, StringRef entry,
        << c.recompute.size() << " ops, flops=" << mm.render(c.flops)
        << ", peak +" << mm.render(c.recomputePeakBytes) << "\n";
   }
-  // The peak with every candidate evicted, at the printing bindings (the
-  // runtime's planner, runtime/lib/core/RematPlanner.cpp, also tries
-  // smaller sets at the actual shapes).
+  // The peak with every candidate evicted, at the printing bindings,
+  // simulated op by op as the runtime's planner does
+  // (runtime/lib/core/RematPlanner.cpp, which also tries other plans at the
+  // actual shapes and adds the library calls' temporaries): before op i
+  // the regenerations there, each with its nested ones (which then stay
+  // back), at op i its points minus the bytes away, after it the evictions.
   llvm::StringMap<int64_t> likely = printBindings(sa);
   auto val = [&](AffineExpr e) { return mm.evaluate(e, likely).value_or(0); };
   size_t n = p.order.size();
-  std::vector<int64_t> away(n + 1, 0);
-  for (const RematCandidate &c : cands) {
-    away[c.evictAfter + 1] += val(c.bytes);
-    away[c.regenerateBefore] -= val(c.bytes);
+  SmallVector<SmallVector<unsigned>> regenAt(n), evictAt(n);
+  for (auto [k, c] : llvm::enumerate(cands)) {
+    regenAt[c.regenerateBefore].push_back(k);
+    evictAt[c.evictAfter].push_back(k);
   }
-  int64_t minimum = 0, unconstrained = 0, gone = 0;
+  for (SmallVector<unsigned> &at : regenAt)
+    llvm::sort(at, [&](unsigned a, unsigned b) {
+      return cands[a].regenerateOrder < cands[b].regenerateOrder;
+    });
+  SmallVector<bool> away(cands.size(), false);
+  int64_t awayBytes = 0, minimum = 0, unconstrained = 0;
+  std::function<int64_t(unsigned, unsigned)> regenerate = [&](unsigned k,
+                                                              unsigned r) {
+    const RematCandidate &c = cands[k];
+    away[k] = false;
+    awayBytes -= val(c.bytes);
+    int64_t held = val(c.bytes), top = held;
+    for (unsigned d : c.reads) {
+      const RematCandidate &dc = cands[d];
+      if (!away[d] || dc.evictAfter >= r || dc.regenerateBefore <= r)
+        continue;
+      top = std::max(top, held + regenerate(d, r));
+      held += val(dc.bytes);
+    }
+    for (AffineExpr e : c.recomputePoints)
+      top = std::max(top, held + val(e));
+    return top;
+  };
   for (size_t i = 0; i < n; ++i) {
-    gone += away[i];
+    for (unsigned k : regenAt[i])
+      if (away[k]) {
+        int64_t base = val(p.liveBefore[i]) - awayBytes;
+        minimum = std::max(minimum, base + regenerate(k, i));
+      }
     for (AffineExpr e : p.livePoints[i]) {
-      minimum = std::max(minimum, val(e) - gone);
+      minimum = std::max(minimum, val(e) - awayBytes);
       unconstrained = std::max(unconstrained, val(e));
+    }
+    for (unsigned k : evictAt[i]) {
+      away[k] = true;
+      awayBytes += val(cands[k].bytes);
     }
   }
   for (AffineExpr e : p.exitPoints) {
     minimum = std::max(minimum, val(e));
     unconstrained = std::max(unconstrained, val(e));
-  }
-  for (auto [k, c] : llvm::enumerate(cands)) {
-    int64_t recomputePeak = 0;
-    for (AffineExpr e : c.recomputePoints)
-      recomputePeak = std::max(recomputePeak, val(e));
-    int64_t live = val(p.liveBefore[c.regenerateBefore]) + recomputePeak;
-    for (auto [o, other] : llvm::enumerate(cands))
-      if (o != k && ((other.evictAfter < c.regenerateBefore &&
-                      c.regenerateBefore < other.regenerateBefore) ||
-                     (other.regenerateBefore == c.regenerateBefore &&
-                      other.regenerateOrder > c.regenerateOrder)))
-        live -= val(other.bytes);
-    minimum = std::max(minimum, live);
   }
   os << "  peak with every candidate evicted: " << minimum << " bytes ("
      << unconstrained << " with none) at the bindings above\n";

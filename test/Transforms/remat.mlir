@@ -7,8 +7,9 @@
 // (S0*S1*4 payload bytes + 64 of allocator padding). Evict call after its
 // last use before the gap, regenerate point (a fresh buffer and an scf.if
 // that recomputes exp(x) into it) before the next use, which reads the
-// regenerated value.
-// REMARK: remark: remat candidate 0: bytes S0*S1*4 + 64, evict after #1, regenerate before #6, recompute 1 ops, flops S0*S1, peak +S0*S1*4 + 64
+// regenerated value. The recompute's elementwise op writes that buffer
+// itself (disc-regenerate-in-place), so it adds nothing on top (peak +0).
+// REMARK: remark: remat candidate 0: bytes S0*S1*4 + 64, evict after #1, regenerate before #6, recompute 1 ops, flops S0*S1, peak +0
 // CHECK-LABEL: func.func private @disc_remat_evict_0(i64, tensor<?x?xf32>)
 // CHECK-SAME: llvm.emit_c_interface
 // CHECK-LABEL: func.func @long_gap
@@ -123,10 +124,13 @@ func.func @chain(%x: tensor<?x?xf32> {disc.dims = ["S0", "S1"]}) -> tensor<?x?xf
 // -----
 
 // Nested regeneration: the recompute of %a = neg(%b) reads %b, itself a
-// candidate (gap #1 to #7). %b's regenerate point moves up to %a's (#6),
-// where it is regenerated first, and %a's recompute reads the regenerated
-// %b.
-// REMARK: remark: remat candidate 0: bytes S0*S1*4 + 64, evict after #1, regenerate before #6, recompute 1 ops
+// candidate whose gap (#1 to #7) covers %a's regenerate point (#6). Both
+// keep their own points; inside %a's recompute, %b is regenerated first
+// (the runtime hands its block back when it kept it, else it is recomputed)
+// and handed back to the runtime right after %a's recompute (a second
+// evict call: kept until its own point, or given up again). Each recompute
+// ends in an elementwise op that writes the regenerated buffer itself.
+// REMARK: remark: remat candidate 0: bytes S0*S1*4 + 64, evict after #1, regenerate before #7, recompute 1 ops
 // REMARK: remark: remat candidate 1: bytes S0*S1*4 + 64, evict after #2, regenerate before #6, recompute 1 ops
 // CHECK-LABEL: func.func @nested
 // CHECK: %[[B:.*]] = disc.exp %arg0
@@ -134,14 +138,23 @@ func.func @chain(%x: tensor<?x?xf32> {disc.dims = ["S0", "S1"]}) -> tensor<?x?xf
 // CHECK: call @disc_remat_evict_0(%{{.*}}, %[[B]])
 // CHECK: call @disc_remat_evict_1(%{{.*}}, %[[A]])
 // CHECK: call @disc_remat_regenerate(
+// CHECK: %[[BUFA:.*]] = bufferization.alloc_tensor
+// CHECK: %[[RA:.*]] = scf.if
+// CHECK: } else {
+// CHECK: call @disc_remat_regenerate(
+// CHECK: %[[BUFB:.*]] = bufferization.alloc_tensor
+// CHECK: %[[NB:.*]] = scf.if
+// CHECK: } else {
+// CHECK-NEXT: %[[EB:.*]] = disc.exp %arg0
+// CHECK-NEXT: bufferization.materialize_in_destination %[[EB]] in %[[BUFB]] {disc.regenerate_in_place}
+// CHECK: %[[NA:.*]] = disc.neg %[[NB]]
+// CHECK: call @disc_remat_evict_0(%{{.*}}, %[[NB]])
+// CHECK-NEXT: bufferization.materialize_in_destination %[[NA]] in %[[BUFA]] {disc.regenerate_in_place}
+// CHECK: %[[S:.*]] = disc.add %[[RA]],
+// CHECK: call @disc_remat_regenerate(
 // CHECK: %[[RB:.*]] = scf.if
 // CHECK: } else {
 // CHECK-NEXT: disc.exp %arg0
-// CHECK: call @disc_remat_regenerate(
-// CHECK: %[[RA:.*]] = scf.if
-// CHECK: } else {
-// CHECK-NEXT: disc.neg %[[RB]]
-// CHECK: %[[S:.*]] = disc.add %[[RA]],
 // CHECK: disc.add %[[S]], %[[RB]]
 func.func @nested(%x: tensor<?x?xf32> {disc.dims = ["S0", "S1"]}) -> tensor<?x?xf32> {
   %b = disc.exp %x : tensor<?x?xf32>
@@ -157,15 +170,14 @@ func.func @nested(%x: tensor<?x?xf32> {disc.dims = ["S0", "S1"]}) -> tensor<?x?x
 
 // -----
 
-// The same, but %b waits much longer (gap #1 to #12): regenerating it at
-// %a's point (#6) would give most of its gap away, so %a is not a
-// candidate and %b keeps its own gap.
+// The same, but %b waits much longer (gap #1 to #12): both are
+// candidates with their own gaps (nested regeneration no longer moves a
+// regenerate point, so a short gap cannot give a long one away).
 // REMARK: remark: remat candidate 0: bytes S0*S1*4 + 64, evict after #1, regenerate before #12
-// REMARK-NOT: remat candidate 1
-// REMARK: remark: remat rejected: nested regeneration would move the regenerate point of disc.exp from #12 to #6
+// REMARK: remark: remat candidate 1: bytes S0*S1*4 + 64, evict after #2, regenerate before #6
 // CHECK-LABEL: func.func @nested_too_early
 // CHECK: call @disc_remat_evict_0
-// CHECK-NOT: call @disc_remat_evict_1
+// CHECK: call @disc_remat_evict_1
 // CHECK: return
 func.func @nested_too_early(%x: tensor<?x?xf32> {disc.dims = ["S0", "S1"]}) -> tensor<?x?xf32> {
   %b = disc.exp %x : tensor<?x?xf32>

@@ -20,6 +20,8 @@
 
 namespace mlir::disc {
 
+class ShapeAnalysis;
+
 /// Unit attribute on a fused producer (a disc op, then its linalg.generic).
 inline constexpr llvm::StringLiteral kFusedAttrName = "disc.fused";
 
@@ -40,6 +42,12 @@ Operation *getFusionRoot(Operation *op);
 /// memory model counts a fused producer's reads at its root. Run by
 /// disc-fusion and again by disc-memory-schedule after it reorders.
 void sinkFusedProducers(Block &block);
+
+/// True when elementwise `op` lowers to one linalg.generic writing a fresh
+/// destination (not versioned on run-time shapes: every operand dim is
+/// proven equal to its result dim, a static 1, or the only possibly non-1
+/// source of it), the condition disc-fusion puts on producer and consumer.
+bool lowersToOneGeneric(ShapeAnalysis &sa, Operation *op);
 
 /// disc-fusion (module pass): recomputes the marks of every function. The
 /// same as createDiscFusion() (disc/Transforms/Passes.h, registered with the

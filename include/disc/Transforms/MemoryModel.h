@@ -250,14 +250,18 @@ public:
   /// True when `v`'s buffer lives on the stack (kMaxStackBufferBytes).
   bool isStackBuffer(Value v);
 
+  /// Appends the "library_calls" entry of `op` (marked `disc.library_call`)
+  /// whose live bytes are `at` to `out` (docs/runtime-abi.md): the call,
+  /// `at`, its operands' sizes and strides in elements and its attributes,
+  /// so the runtime can size its temporaries; `index` (when >= 0) is its
+  /// position in the order. False with `reason` set when an operand's
+  /// layout is not known at compile time.
+  bool libraryCallJson(Operation *op, AffineExpr at, llvm::json::Array &out,
+                       std::string &reason, int64_t index = -1);
+
 private:
   bool stackPlacement = true;
   OpMemory describe(Operation *op);
-  /// The "library_calls" entry of `op` (marked `disc.library_call`) whose
-  /// live bytes are `at`; false with `reason` set when an operand's layout
-  /// is not known at compile time.
-  bool libraryCallJson(Operation *op, AffineExpr at, llvm::json::Array &out,
-                       std::string &reason);
   AffineExpr cst(int64_t c);
   AffineExpr allocBytes(Value v);
 

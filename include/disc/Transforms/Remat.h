@@ -36,6 +36,12 @@ struct RematOptions {
 };
 
 /// One rematerialization candidate of a function under an op order.
+/// Unit attribute on the `bufferization.materialize_in_destination` of a
+/// regenerate point whose source is to be computed in the destination
+/// (RematCandidate::writesInPlace).
+inline constexpr llvm::StringLiteral kRegenerateInPlaceAttr =
+    "disc.regenerate_in_place";
+
 struct RematCandidate {
   /// The tensor that may be evicted: an Alloc result of a top-level op.
   Value value;
@@ -65,6 +71,23 @@ struct RematCandidate {
   /// exact peak when the points are not comparable symbolically, where
   /// recomputePeakBytes is their sum, an upper bound).
   SmallVector<AffineExpr> recomputePoints;
+  /// The library calls of the recompute (MemoryModel::libraryCallJson),
+  /// each with `at` its recompute point: the runtime adds the temporaries
+  /// oneDNN takes for the actual shapes there.
+  llvm::json::Array libraryCalls;
+  /// Whether the recompute's last op writes the regenerated buffer itself
+  /// (an elementwise op lowered to one loop nest: the materialization into
+  /// the buffer carries kRegenerateInPlaceAttr, and
+  /// disc-regenerate-in-place makes the loop nest write it); else the
+  /// result is a buffer of its own, copied in. The recompute points count
+  /// the result only in the second case.
+  bool writesInPlace = false;
+  /// Ids of the other candidates the recompute reads, in program order of
+  /// their definitions. One evicted at this candidate's regenerate point
+  /// (its gap covers it) is recomputed there first, recursively, into a
+  /// transient buffer given up again after this recompute (nested
+  /// regeneration); a kept one's block is lent and kept again.
+  SmallVector<unsigned, 2> reads;
   /// Estimated FLOPs of the recompute: 2*MACs for conv and dot_general,
   /// window*outputs for pooling, elements read for reductions, elements
   /// written for other ops.

@@ -51,13 +51,37 @@ FailureOr<Value> Importer::matmul(Value a, Value c) {
   Value cc = rc == 1 ? reshapeT(c, {tdimOf(c, 0), tdimConst(1)}) : c;
   int64_t ra2 = rank(aa), rc2 = rank(cc);
   Dims da = dims(aa), dc = dims(cc);
+  // An operand that is a Transpose of its last two dims (batch dims kept)
+  // is read through the transpose: the dot contracts the other dim of the
+  // transpose's input (`x.t() @ y`, common in exported backward passes),
+  // so no transposed copy is made when nothing else reads it (the
+  // library call takes transposed operands).
+  auto swapsLastTwo = [](Value v, int64_t r) -> Value {
+    auto t = v.getDefiningOp<TransposeOp>();
+    if (!t || r < 2)
+      return Value();
+    ArrayRef<int64_t> perm = t.getPermutation();
+    for (int64_t i = 0; i < r - 2; ++i)
+      if (perm[i] != i)
+        return Value();
+    if (perm[r - 2] != r - 1 || perm[r - 1] != r - 2)
+      return Value();
+    return t.getOperand();
+  };
   Value res;
   if (rc2 == 2) {
     Dims outDims(da.begin(), da.end() - 1);
     outDims.push_back(dc[1]);
-    res = mk<DotGeneralOp>(outDims, e, aa, cc, ArrayRef<int64_t>{},
-                           ArrayRef<int64_t>{}, ArrayRef<int64_t>{ra2 - 1},
-                           ArrayRef<int64_t>{0});
+    Value lhs = aa, rhs = cc;
+    int64_t lc = ra2 - 1, rcd = 0;
+    if (ra2 == 2)
+      if (Value x = swapsLastTwo(aa, 2))
+        lhs = x, lc = 0;
+    if (Value x = swapsLastTwo(cc, 2))
+      rhs = x, rcd = 1;
+    res = mk<DotGeneralOp>(outDims, e, lhs, rhs, ArrayRef<int64_t>{},
+                           ArrayRef<int64_t>{}, ArrayRef<int64_t>{lc},
+                           ArrayRef<int64_t>{rcd});
   } else {
     Dims ba(da.begin(), da.end() - 2), bc(dc.begin(), dc.end() - 2);
     FailureOr<Dims> bd = broadcastDims({ba, bc});
@@ -90,8 +114,15 @@ FailureOr<Value> Importer::matmul(Value a, Value c) {
     outDims.push_back(da[ra2 - 2]);
     outDims.push_back(dc[rc2 - 1]);
     SmallVector<int64_t> batch = llvm::to_vector(llvm::seq<int64_t>(0, nb));
+    int64_t lc = nb + 1, rcd = nb;
+    if (ea == aa && ra2 == nb + 2)
+      if (Value x = swapsLastTwo(ea, ra2))
+        ea = x, lc = nb;
+    if (ec == cc && rc2 == nb + 2)
+      if (Value x = swapsLastTwo(ec, rc2))
+        ec = x, rcd = nb + 1;
     res = mk<DotGeneralOp>(outDims, e, ea, ec, batch, batch,
-                           ArrayRef<int64_t>{nb + 1}, ArrayRef<int64_t>{nb});
+                           ArrayRef<int64_t>{lc}, ArrayRef<int64_t>{rcd});
   }
   // Remove the promoted dims.
   if (ra == 1 || rc == 1) {

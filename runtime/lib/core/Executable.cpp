@@ -139,6 +139,53 @@ bool parseSizeExpr(const json &j, SizeExpr *out, int depth = 0) {
          parseSizeExpr(j[2], &out->operands[1], depth + 1);
 }
 
+/// Parses a "library_calls" array (docs/runtime-abi.md) into `out`.
+/// Errors: LoadFailed, prefixed with `where`.
+Status parseLibraryCalls(const json &calls, const std::string &where,
+                         std::vector<LibraryCallSpec> *out) {
+  auto bad = [&](size_t i, const std::string &what) {
+    return Status::loadFailed(where + "library_calls[" + std::to_string(i) +
+                              "]: " + what);
+  };
+  if (!calls.is_array())
+    return Status::loadFailed(where + "'library_calls' must be an array");
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const json &c = calls[i];
+    LibraryCallSpec spec;
+    if (!c.is_object() || !c.contains("call") || !c["call"].is_number_integer())
+      return bad(i, "needs an integer 'call'");
+    spec.call = c["call"].get<int32_t>();
+    if (!c.contains("at") || !parseSizeExpr(c["at"], &spec.at))
+      return bad(i, "'at' is not an expression");
+    if (auto x = c.find("index"); x != c.end() && x->is_number_integer())
+      spec.index = x->get<int64_t>();
+    if (!c.contains("operands") || !c["operands"].is_array())
+      return bad(i, "needs an 'operands' array");
+    for (const json &o : c["operands"]) {
+      if (!o.is_object() || !o.contains("sizes") || !o.contains("strides") ||
+          !o["sizes"].is_array() || !o["strides"].is_array() ||
+          o["sizes"].size() != o["strides"].size())
+        return bad(i, "operands need 'sizes' and 'strides' of one rank");
+      std::vector<SizeExpr> sz(o["sizes"].size()), st(sz.size());
+      for (size_t d = 0; d < sz.size(); ++d)
+        if (!parseSizeExpr(o["sizes"][d], &sz[d]) ||
+            !parseSizeExpr(o["strides"][d], &st[d]))
+          return bad(i, "an operand dim is not an expression");
+      spec.sizes.push_back(std::move(sz));
+      spec.strides.push_back(std::move(st));
+    }
+    if (!c.contains("attrs") || !c["attrs"].is_array())
+      return bad(i, "needs an 'attrs' array");
+    for (const json &a : c["attrs"]) {
+      if (!a.is_number_integer())
+        return bad(i, "attrs must be integers");
+      spec.attrs.push_back(a.get<int64_t>());
+    }
+    out->push_back(std::move(spec));
+  }
+  return Status::ok();
+}
+
 Status parseMemorySpec(const json &j, MemorySpec *out) {
   if (!j.is_object())
     return Status::loadFailed("signature: 'memory' must be an object");
@@ -169,48 +216,11 @@ Status parseMemorySpec(const json &j, MemorySpec *out) {
     for (const json &x : *t)
       if (x.is_string())
         out->peakBytesText.push_back(x.get<std::string>());
-  if (auto calls = j.find("library_calls"); calls != j.end()) {
-    auto bad = [](size_t i, const std::string &what) {
-      return Status::loadFailed("signature: memory: library_calls[" +
-                                std::to_string(i) + "]: " + what);
-    };
-    if (!calls->is_array())
-      return Status::loadFailed(
-          "signature: memory: 'library_calls' must be an array");
-    for (size_t i = 0; i < calls->size(); ++i) {
-      const json &c = (*calls)[i];
-      LibraryCallSpec spec;
-      if (!c.is_object() || !c.contains("call") ||
-          !c["call"].is_number_integer())
-        return bad(i, "needs an integer 'call'");
-      spec.call = c["call"].get<int32_t>();
-      if (!c.contains("at") || !parseSizeExpr(c["at"], &spec.at))
-        return bad(i, "'at' is not an expression");
-      if (!c.contains("operands") || !c["operands"].is_array())
-        return bad(i, "needs an 'operands' array");
-      for (const json &o : c["operands"]) {
-        if (!o.is_object() || !o.contains("sizes") || !o.contains("strides") ||
-            !o["sizes"].is_array() || !o["strides"].is_array() ||
-            o["sizes"].size() != o["strides"].size())
-          return bad(i, "operands need 'sizes' and 'strides' of one rank");
-        std::vector<SizeExpr> sz(o["sizes"].size()), st(sz.size());
-        for (size_t d = 0; d < sz.size(); ++d)
-          if (!parseSizeExpr(o["sizes"][d], &sz[d]) ||
-              !parseSizeExpr(o["strides"][d], &st[d]))
-            return bad(i, "an operand dim is not an expression");
-        spec.sizes.push_back(std::move(sz));
-        spec.strides.push_back(std::move(st));
-      }
-      if (!c.contains("attrs") || !c["attrs"].is_array())
-        return bad(i, "needs an 'attrs' array");
-      for (const json &a : c["attrs"]) {
-        if (!a.is_number_integer())
-          return bad(i, "attrs must be integers");
-        spec.attrs.push_back(a.get<int64_t>());
-      }
-      out->libraryCalls.push_back(std::move(spec));
-    }
-  }
+  if (auto calls = j.find("library_calls"); calls != j.end())
+    if (Status st = parseLibraryCalls(
+            *calls, "signature: memory: ", &out->libraryCalls);
+        !st)
+      return st;
   return Status::ok();
 }
 
@@ -290,6 +300,22 @@ Status parseRematSpec(const json &j, RematSpec *out) {
       spec.bytesText = t->get<std::string>();
     if (auto t = c.find("flops_text"); t != c.end() && t->is_string())
       spec.flopsText = t->get<std::string>();
+    if (auto t = c.find("reads"); t != c.end() && t->is_array())
+      for (const json &r : *t) {
+        if (!r.is_number_integer() || r.get<int64_t>() < 0 ||
+            r.get<int64_t>() >= static_cast<int64_t>(cands->size()))
+          return bad("candidate " + std::to_string(out->candidates.size()) +
+                     " reads an unknown candidate");
+        spec.reads.push_back(r.get<int64_t>());
+      }
+    if (auto t = c.find("library_calls"); t != c.end())
+      if (Status st = parseLibraryCalls(
+              *t,
+              "signature: remat: candidate " +
+                  std::to_string(out->candidates.size()) + ": ",
+              &spec.libraryCalls);
+          !st)
+        return st;
     out->candidates.push_back(std::move(spec));
   }
   out->present = true;
@@ -417,6 +443,12 @@ Status Executable::predictPeakBytes(
 Status Executable::predictPeakBytes(
     const std::vector<std::vector<int64_t>> &inputShapes, int64_t *bytes,
     int32_t numThreads) const {
+  return predictPeakBytes(inputShapes, bytes, numThreads, nullptr);
+}
+
+Status Executable::predictPeakBytes(
+    const std::vector<std::vector<int64_t>> &inputShapes, int64_t *bytes,
+    int32_t numThreads, std::string *unpredictableReason) const {
   if (!bytes)
     return Status::invalidArgument("predictPeakBytes: bytes must not be null");
   std::map<std::string, int64_t> dims;
@@ -430,65 +462,125 @@ Status Executable::predictPeakBytes(
           library.emplace(/*maxPrimitives=*/64, numThreads);
         return *library;
       },
-      bytes);
+      bytes, unpredictableReason);
 }
 
-Status runtime::predictPeakAt(
-    const Signature &sig, const std::map<std::string, int64_t> &dims,
-    const std::function<cpu::LibraryCalls &()> &library, int64_t *bytes) {
+Status runtime::libraryCallPeak(
+    const LibraryCallSpec &c, const std::map<std::string, int64_t> &dims,
+    const std::function<cpu::LibraryCalls &()> &library,
+    const std::string &where, std::optional<int64_t> *peak) {
+  peak->reset();
+  std::optional<int64_t> at = c.at.evaluate(dims);
+  if (!at)
+    return Status::ok();
+  std::vector<std::vector<int64_t>> words(c.sizes.size());
+  std::vector<void *> operands;
+  std::vector<int32_t> ranks;
+  for (size_t o = 0; o < c.sizes.size(); ++o) {
+    std::vector<int64_t> &w = words[o];
+    w = {0, 0, 0};
+    for (const std::vector<SizeExpr> *part : {&c.sizes[o], &c.strides[o]})
+      for (const SizeExpr &e : *part) {
+        std::optional<int64_t> v = e.evaluate(dims);
+        if (!v)
+          return Status::ok();
+        w.push_back(*v);
+      }
+    operands.push_back(w.data());
+    ranks.push_back(static_cast<int32_t>(c.sizes[o].size()));
+  }
+  int64_t temps = 0;
+  std::string error;
+  int32_t st = library().temporaryBytes(
+      c.call, static_cast<int32_t>(operands.size()), operands.data(),
+      ranks.data(), static_cast<int32_t>(c.attrs.size()), c.attrs.data(),
+      &temps, error);
+  if (st == 1)
+    return Status::invalidArgument(error);
+  if (st != 0)
+    return Status::internal("memory model: " + where + ": " + error);
+  *peak = *at + temps;
+  return Status::ok();
+}
+
+Status
+runtime::predictPeakAt(const Signature &sig,
+                       const std::map<std::string, int64_t> &dims,
+                       const std::function<cpu::LibraryCalls &()> &library,
+                       int64_t *bytes, std::string *unpredictableReason) {
   const MemorySpec &mem = sig.memory;
+  *bytes = -1;
   if (!mem.present || !mem.predictable) {
-    *bytes = -1;
+    if (unpredictableReason)
+      *unpredictableReason = mem.present ? mem.reason : "no memory model";
     return Status::ok();
   }
+  // An expression that cannot be evaluated at these dims (a division by
+  // zero, a size that overflows) leaves the run without a prediction; it
+  // never fails the run.
+  auto unpredictable = [&](const std::string &what) {
+    if (unpredictableReason)
+      *unpredictableReason =
+          "memory model: " + what + " cannot be evaluated at these shapes";
+    return Status::ok();
+  };
   int64_t best = 0;
   for (size_t i = 0; i < mem.peakBytes.size(); ++i) {
     std::optional<int64_t> v = mem.peakBytes[i].evaluate(dims);
     if (!v)
-      return Status::internal("memory model: peak_bytes[" + std::to_string(i) +
-                              "] cannot be evaluated at these shapes");
+      return unpredictable("peak_bytes[" + std::to_string(i) + "]");
     best = std::max(best, *v);
   }
   // Library calls: the live bytes at the call plus what oneDNN takes for
   // these shapes (its primitives are created, not run).
   for (size_t i = 0; i < mem.libraryCalls.size(); ++i) {
-    const LibraryCallSpec &c = mem.libraryCalls[i];
-    auto where = [&] {
-      return "memory model: library_calls[" + std::to_string(i) + "]";
-    };
-    std::optional<int64_t> at = c.at.evaluate(dims);
+    std::string where = "library_calls[" + std::to_string(i) + "]";
+    std::optional<int64_t> at;
+    if (Status s =
+            libraryCallPeak(mem.libraryCalls[i], dims, library, where, &at);
+        !s)
+      return s;
     if (!at)
-      return Status::internal(where() + " cannot be evaluated at these shapes");
-    std::vector<std::vector<int64_t>> words(c.sizes.size());
-    std::vector<void *> operands;
-    std::vector<int32_t> ranks;
-    for (size_t o = 0; o < c.sizes.size(); ++o) {
-      std::vector<int64_t> &w = words[o];
-      w = {0, 0, 0};
-      for (const std::vector<SizeExpr> *part : {&c.sizes[o], &c.strides[o]})
-        for (const SizeExpr &e : *part) {
-          std::optional<int64_t> v = e.evaluate(dims);
-          if (!v)
-            return Status::internal(where() +
-                                    ": an operand dim cannot be evaluated");
-          w.push_back(*v);
-        }
-      operands.push_back(w.data());
-      ranks.push_back(static_cast<int32_t>(c.sizes[o].size()));
-    }
-    int64_t temps = 0;
-    std::string error;
-    int32_t st = library().temporaryBytes(
-        c.call, static_cast<int32_t>(operands.size()), operands.data(),
-        ranks.data(), static_cast<int32_t>(c.attrs.size()), c.attrs.data(),
-        &temps, error);
-    if (st == 1)
-      return Status::invalidArgument(error);
-    if (st != 0)
-      return Status::internal(where() + ": " + error);
-    best = std::max(best, *at + temps);
+      return unpredictable(where);
+    best = std::max(best, *at);
   }
   *bytes = best;
+  return Status::ok();
+}
+
+Status
+runtime::rematProfileAt(const Signature &sig,
+                        const std::map<std::string, int64_t> &dims,
+                        const std::function<cpu::LibraryCalls &()> &library,
+                        RematProfile *profile) {
+  std::string error;
+  if (!evaluateRematProfile(sig.remat, dims, profile, &error))
+    return Status::internal("remat: " + error);
+  // Library-call temporaries: at each call of the run, and at each call of
+  // a recompute, so the minimum peak and every eviction decision count
+  // them.
+  for (const LibraryCallSpec &c : sig.memory.libraryCalls) {
+    if (c.index < 0 || c.index >= static_cast<int64_t>(profile->points.size()))
+      continue;
+    std::optional<int64_t> at;
+    if (Status s = libraryCallPeak(c, dims, library, "library call", &at); !s)
+      return s;
+    if (at)
+      profile->points[c.index].push_back(*at);
+  }
+  for (size_t k = 0; k < sig.remat.candidates.size(); ++k) {
+    std::string who = "remat: candidate " + std::to_string(k);
+    for (const LibraryCallSpec &c : sig.remat.candidates[k].libraryCalls) {
+      std::optional<int64_t> at;
+      if (Status s = libraryCallPeak(c, dims, library, who, &at); !s)
+        return s;
+      if (!at)
+        return Status::internal(who + ": a library call cannot be evaluated "
+                                      "at these shapes");
+      RematProfile::Candidate &cand = profile->candidates[k];
+      cand.recomputePeak = std::max(cand.recomputePeak, *at);
+    }
+  }
   return Status::ok();
 }
 
@@ -502,10 +594,18 @@ Status Executable::predictMinimumPeakBytes(
   std::map<std::string, int64_t> dims;
   if (Status s = signature_.bindDims(inputShapes, &dims); !s)
     return s;
+  std::optional<runtime::cpu::LibraryCalls> library;
   runtime::RematProfile profile;
-  std::string error;
-  if (!runtime::evaluateRematProfile(signature_.remat, dims, &profile, &error))
-    return Status::internal("remat: " + error);
+  if (Status s = runtime::rematProfileAt(
+          signature_, dims,
+          [&]() -> runtime::cpu::LibraryCalls & {
+            if (!library)
+              library.emplace(/*maxPrimitives=*/64, 0);
+            return *library;
+          },
+          &profile);
+      !s)
+    return s;
   runtime::RematPlanner planner(std::move(profile), 0,
                                 runtime::RematPolicyKind::LargestFirst);
   *bytes = std::min(*bytes, planner.minimumPeak());

@@ -38,14 +38,15 @@ Status PredictionCache::lookup(const std::vector<Tensor> &inputs,
   std::map<std::string, int64_t> dims;
   if (Status s = sig.bindDims(p->shapes, &dims); !s)
     return s;
-  if (Status s = predictPeakAt(sig, dims, library_, &p->predicted); !s)
+  if (Status s = predictPeakAt(sig, dims, library_, &p->predicted,
+                               &p->unpredictableReason);
+      !s)
     return s;
   p->minimum = p->predicted;
   if (sig.remat.present && p->predicted >= 0) {
     RematProfile profile;
-    std::string error;
-    if (!evaluateRematProfile(sig.remat, dims, &profile, &error))
-      return Status::internal("remat: " + error);
+    if (Status s = rematProfileAt(sig, dims, library_, &profile); !s)
+      return s;
     p->planner = std::make_unique<RematPlanner>(
         std::move(profile), options_.memory_limit_bytes,
         options_.remat_policy == RematPolicy::LargestFirst

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #pragma GCC visibility push(hidden)
@@ -41,6 +42,8 @@ public:
     std::vector<std::vector<int64_t>> shapes;
     /// Peak bytes with nothing evicted; -1 when not predictable.
     int64_t predicted = -1;
+    /// Why `predicted` is -1; empty otherwise.
+    std::string unpredictableReason;
     /// The lowest peak reachable by evicting candidates; -1 as above.
     int64_t minimum = -1;
     std::unique_ptr<RematPlanner> planner;

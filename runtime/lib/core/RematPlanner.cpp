@@ -3,6 +3,7 @@
 #include "RematPlanner.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace disc::runtime {
 
@@ -59,6 +60,10 @@ bool evaluateRematProfile(const RematSpec &spec,
         cand.recomputePeak = std::max(cand.recomputePeak, v);
       }
     }
+    for (int64_t r : c.reads)
+      if (r >= 0 && r < static_cast<int64_t>(spec.candidates.size()) &&
+          r != static_cast<int64_t>(k))
+        cand.reads.push_back(static_cast<int>(r));
     cand.evictAfter = c.evictAfter;
     cand.regenerateBefore = c.regenerateBefore;
     cand.regenerateOrder = c.regenerateOrder;
@@ -72,6 +77,27 @@ RematPlanner::RematPlanner(RematProfile profile, int64_t limitBytes,
                            RematPolicyKind policy)
     : profile_(std::move(profile)), limit_(limitBytes), policy_(policy),
       evicted_(profile_.candidates.size(), 0) {
+  // The candidates regenerated before each op (in regeneration order) and
+  // evicted after each op; points outside the ops are ignored.
+  size_t n = profile_.points.size();
+  regenerateAt_.assign(n, {});
+  evictAfter_.assign(n, {});
+  const auto &cands = profile_.candidates;
+  for (size_t k = 0; k < cands.size(); ++k) {
+    const RematProfile::Candidate &c = cands[k];
+    if (c.evictAfter < 0 || c.regenerateBefore <= c.evictAfter ||
+        c.regenerateBefore >= static_cast<int64_t>(n))
+      continue;
+    evictAfter_[c.evictAfter].push_back(static_cast<int>(k));
+    regenerateAt_[c.regenerateBefore].push_back(static_cast<int>(k));
+  }
+  auto order = [&](int k) {
+    return cands[k].regenerateOrder >= 0 ? cands[k].regenerateOrder
+                                         : static_cast<int64_t>(k);
+  };
+  for (std::vector<int> &at : regenerateAt_)
+    std::stable_sort(at.begin(), at.end(),
+                     [&](int a, int b) { return order(a) < order(b); });
   lowest_ = lowestSet();
   witness_ = lowest_;
 }
@@ -84,51 +110,70 @@ void RematPlanner::reset() {
 }
 
 int64_t RematPlanner::peak(const std::vector<char> &evicted) const {
+  return simulate(evicted, -1, nullptr);
+}
+
+int64_t RematPlanner::simulate(const std::vector<char> &plan, int64_t stopAt,
+                               int64_t *awayAtStop) const {
   const auto &cands = profile_.candidates;
   int64_t n = static_cast<int64_t>(profile_.points.size());
-  // Bytes evicted while op i runs: a difference array over the gaps.
-  std::vector<int64_t> delta(n + 1, 0);
-  for (size_t c = 0; c < cands.size(); ++c) {
-    if (!evicted[c])
-      continue;
-    int64_t from = std::max<int64_t>(cands[c].evictAfter + 1, 0);
-    int64_t to = std::min<int64_t>(cands[c].regenerateBefore, n);
-    if (from < to) {
-      delta[from] += cands[c].bytes;
-      delta[to] -= cands[c].bytes;
+  std::vector<char> away(cands.size(), 0);
+  int64_t awayBytes = 0, best = 0;
+  // Regenerates candidate `id` (away) before op `r`: its buffer comes
+  // back, then each candidate its recompute reads that is away (nested
+  // regeneration, recursively), which stays back (the runtime keeps it
+  // until its own regenerate point), then the recompute runs. Returns the
+  // highest bytes on top of the live bytes when it started.
+  std::function<int64_t(int, int64_t, size_t)> regenerate =
+      [&](int id, int64_t r, size_t depth) -> int64_t {
+    const RematProfile::Candidate &c = cands[id];
+    int64_t held = c.bytes, top = c.bytes;
+    away[id] = 0;
+    awayBytes -= c.bytes;
+    // Reads are defined before their reader, so the nesting is at most as
+    // deep as there are candidates (a deeper one is a malformed profile).
+    std::vector<int> transient;
+    if (depth <= cands.size())
+      for (int d : c.reads) {
+        const RematProfile::Candidate &dc = cands[d];
+        if (!away[d] || dc.evictAfter >= r || dc.regenerateBefore <= r)
+          continue;
+        top = std::max(top, held + regenerate(d, r, depth + 1));
+        held += dc.bytes;
+        if (plan[d] == 2)
+          transient.push_back(d);
+      }
+    top = std::max(top, held + c.recomputePeak);
+    // Given up again once the recompute is done.
+    for (int d : transient) {
+      away[d] = 1;
+      awayBytes += cands[d].bytes;
     }
-  }
-  int64_t best = 0, away = 0;
+    return top;
+  };
   for (int64_t i = 0; i < n; ++i) {
-    away += delta[i];
+    // Regenerate points before op i, in regeneration order; one brought
+    // back early by a nested regeneration is handed back at no cost.
+    for (int id : regenerateAt_[i]) {
+      if (!away[id])
+        continue;
+      int64_t base = profile_.liveBefore[i] - awayBytes;
+      best = std::max(best, base + regenerate(id, i, 0));
+    }
+    if (i == stopAt && awayAtStop)
+      *awayAtStop = awayBytes;
     for (int64_t p : profile_.points[i])
-      best = std::max(best, p - away);
+      best = std::max(best, p - awayBytes);
+    for (int id : evictAfter_[i])
+      if (plan[id]) {
+        away[id] = 1;
+        awayBytes += cands[id].bytes;
+      }
   }
+  if (stopAt >= n && awayAtStop)
+    *awayAtStop = awayBytes;
   for (int64_t p : profile_.exitPoints)
     best = std::max(best, p);
-  // Regenerate points: the buffer is back, the recompute runs on top; the
-  // candidates regenerated later at the same op are still away.
-  auto order = [&](size_t k) {
-    return cands[k].regenerateOrder >= 0 ? cands[k].regenerateOrder
-                                         : static_cast<int64_t>(k);
-  };
-  for (size_t c = 0; c < cands.size(); ++c) {
-    if (!evicted[c])
-      continue;
-    int64_t r = cands[c].regenerateBefore;
-    if (r < 0 || r >= n)
-      continue;
-    int64_t live = profile_.liveBefore[r] + cands[c].recomputePeak;
-    for (size_t o = 0; o < cands.size(); ++o) {
-      if (o == c || !evicted[o])
-        continue;
-      bool away = (cands[o].evictAfter < r && r < cands[o].regenerateBefore) ||
-                  (cands[o].regenerateBefore == r && order(o) > order(c));
-      if (away)
-        live -= cands[o].bytes;
-    }
-    best = std::max(best, live);
-  }
   return best;
 }
 
@@ -138,32 +183,70 @@ int64_t RematPlanner::unconstrainedPeak() const {
 
 std::vector<char> RematPlanner::lowestSet() const {
   size_t n = profile_.candidates.size();
-  std::vector<char> none(n, 0), all(n, 1);
-  // Greedy descent from nothing evicted: add the candidate that lowers the
+  std::vector<char> none(n, 0);
+  // Peak evaluations beyond the greedy descent are budgeted, so a graph
+  // with many candidates and ops is planned in bounded time (each
+  // evaluation simulates the run).
+  int64_t budget = 20000;
+  auto eval = [&](const std::vector<char> &plan) {
+    --budget;
+    return peak(plan);
+  };
+  // One local move: candidate k to `value` (0 kept, 1 evicted and kept
+  // once a nested regeneration brings it back, 2 evicted and given up
+  // again after each nested regeneration). Greedy from `plan`: take the
+  // move that lowers the peak most, while one does; `moves(k)` lists the
+  // values tried for k.
+  auto descend = [&](std::vector<char> &plan, int64_t &current, auto moves,
+                     bool budgeted) {
+    for (;;) {
+      int bestK = -1;
+      char bestV = 0;
+      int64_t bestPeak = current;
+      for (size_t k = 0; k < n; ++k)
+        for (char v : moves(plan[k])) {
+          if (budgeted && budget <= 0)
+            break;
+          char old = plan[k];
+          plan[k] = v;
+          int64_t p = budgeted ? eval(plan) : peak(plan);
+          plan[k] = old;
+          if (p < bestPeak)
+            bestK = static_cast<int>(k), bestV = v, bestPeak = p;
+        }
+      if (bestK < 0)
+        return;
+      plan[bestK] = bestV;
+      current = bestPeak;
+    }
+  };
+  auto evictions = [](char v) {
+    return v == 0 ? std::vector<char>{1, 2} : std::vector<char>{};
+  };
+  auto anyOther = [](char v) {
+    std::vector<char> o;
+    for (char x : {0, 1, 2})
+      if (x != v)
+        o.push_back(x);
+    return o;
+  };
+  // Greedy descent from nothing evicted: add the eviction that lowers the
   // peak most, while one does (evicting everything can be worse: the
   // recompute of a candidate regenerated near the peak adds its
   // intermediates there).
-  std::vector<char> greedy = none;
-  int64_t current = peak(greedy);
-  for (;;) {
-    int best = -1;
-    int64_t bestPeak = current;
-    for (size_t k = 0; k < n; ++k) {
-      if (greedy[k])
-        continue;
-      greedy[k] = 1;
-      int64_t p = peak(greedy);
-      greedy[k] = 0;
-      if (p < bestPeak)
-        best = static_cast<int>(k), bestPeak = p;
-    }
-    if (best < 0)
-      break;
-    greedy[best] = 1;
-    current = bestPeak;
-  }
-  std::vector<char> result = peak(all) < current ? all : greedy;
-  return peak(result) < peak(none) ? result : none;
+  std::vector<char> result = none;
+  int64_t resultPeak = peak(result);
+  descend(result, resultPeak, evictions, false);
+  // Greedy ascent from everything evicted (an eviction whose nested
+  // regenerations cost more than it frees goes back), then a local search
+  // from the better plan, within the budget.
+  std::vector<char> ascent(n, 1);
+  int64_t ascentPeak = eval(ascent);
+  descend(ascent, ascentPeak, anyOther, true);
+  if (ascentPeak < resultPeak)
+    result = ascent, resultPeak = ascentPeak;
+  descend(result, resultPeak, anyOther, true);
+  return resultPeak < peak(none) ? result : none;
 }
 
 int64_t RematPlanner::minimumPeak() const { return peak(witness_); }
@@ -191,11 +274,12 @@ bool RematPlanner::decideEvict(int id, int64_t liveBytes) {
       after < static_cast<int64_t>(profile_.liveBefore.size())) {
     // Predicted live bytes at this call: before the next op, with the
     // candidates evicted so far away (this one still held).
-    int64_t predicted = profile_.liveBefore[after];
-    for (int k = 0; k < id; ++k)
-      if (evicted_[k] && cands[k].evictAfter < after &&
-          after < cands[k].regenerateBefore)
-        predicted -= cands[k].bytes;
+    std::vector<char> sofar = evicted_;
+    for (int k = id; k < n; ++k)
+      sofar[k] = 0;
+    int64_t awayBytes = 0;
+    simulate(sofar, after, &awayBytes);
+    int64_t predicted = profile_.liveBefore[after] - awayBytes;
     drift_ = std::max(drift_, liveBytes - predicted);
   }
   int64_t limit = limit_ - drift_;
@@ -242,16 +326,18 @@ bool RematPlanner::decideEvict(int id, int64_t liveBytes) {
     completions[1][k] = 1;
     completions[2][k] = 0;
   }
+  // An eviction keeps the witness's choice for nested regenerations.
+  char value = want ? (witness_[id] ? witness_[id] : 1) : 0;
   for (std::vector<char> &c : completions) {
-    c[id] = want;
+    c[id] = value;
     if (peak(c) <= limit) {
       witness_ = c;
-      evicted_[id] = want;
+      evicted_[id] = value;
       return want;
     }
   }
   evicted_[id] = witness_[id];
-  return witness_[id];
+  return witness_[id] != 0;
 }
 
 } // namespace disc::runtime

@@ -45,6 +45,9 @@ struct RematProfile {
     int64_t recomputePeak = 0;
     /// Estimated recompute cost (FLOPs).
     double flops = 0;
+    /// Candidates the recompute reads (ids, definition order); one away at
+    /// the regenerate point is regenerated first (nested regeneration).
+    std::vector<int> reads;
   };
   /// In evict order (the order of their evict points).
   std::vector<Candidate> candidates;
@@ -72,15 +75,18 @@ public:
                RematPolicyKind policy);
 
   /// Peak bytes of a run that evicts exactly the candidates marked in
-  /// `evicted` (one flag per candidate).
-  int64_t peak(const std::vector<char> &evicted) const;
+  /// `plan` (one entry per candidate): 0 kept, 1 evicted, 2 evicted and
+  /// given up again after each nested regeneration (a candidate evicted
+  /// with 1 that a nested regeneration brings back stays back until its
+  /// own regenerate point). The run is simulated op by op.
+  int64_t peak(const std::vector<char> &plan) const;
   /// Peak with nothing evicted.
   int64_t unconstrainedPeak() const;
   /// The lowest peak the planner can guarantee: the lowest of evicting
   /// nothing, everything, and a greedy descent (add the eviction that
   /// lowers the peak most while one does). A limit below it is refused.
   int64_t minimumPeak() const;
-  /// The eviction set behind minimumPeak() (one flag per candidate).
+  /// The plan behind minimumPeak() (as in peak()).
   std::vector<char> lowestSet() const;
 
   /// Decision at the evict point of candidate `id`; candidates are decided
@@ -96,8 +102,16 @@ public:
   /// Bytes the allocator held above the prediction at an evict point (the
   /// largest such excess so far, 0 when the prediction was exact).
   int64_t drift() const { return drift_; }
-  /// Decisions so far (1 = evicted), one per candidate.
+  /// Decisions so far (as in peak(): 0 kept, 1 or 2 evicted), one per
+  /// candidate.
   const std::vector<char> &decisions() const { return evicted_; }
+  /// Whether candidate `id`, brought back by a nested regeneration, is
+  /// given up again after the recompute that read it (else kept until its
+  /// own regenerate point).
+  bool givesBackAfterNested(int id) const {
+    return id >= 0 && id < static_cast<int>(evicted_.size()) &&
+           evicted_[id] == 2;
+  }
   /// Forgets the decisions of a run, for the next run at the same shapes:
   /// the state of a planner just constructed (the lowest set is kept, not
   /// searched again).
@@ -106,6 +120,15 @@ public:
 
 private:
   double score(int id) const;
+  /// Simulates a run that evicts `evicted` op by op (docs/memory.md,
+  /// "Decision") and returns its peak; `*awayAtStop` (when not null)
+  /// receives the bytes away just before op `stopAt` (after its
+  /// regenerations).
+  int64_t simulate(const std::vector<char> &plan, int64_t stopAt,
+                   int64_t *awayAtStop) const;
+  /// Candidates regenerated before each op, in regeneration order, and
+  /// evicted after each op.
+  std::vector<std::vector<int>> regenerateAt_, evictAfter_;
   RematProfile profile_;
   int64_t limit_;
   RematPolicyKind policy_;

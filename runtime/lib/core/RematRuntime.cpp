@@ -30,6 +30,8 @@ void RematRuntime::begin(RematPlanner *planner) {
   planner_ = nullptr;
   releaseOffloaded();
   retained_.clear();
+  decided_.clear();
+  recomputeStart_.clear();
   allocator_.clearKept();
   handback_ = nullptr;
   planner_ = planner;
@@ -39,8 +41,18 @@ int32_t RematRuntime::evict(int32_t id, void *ptr) {
   if (!planner_)
     return 0; // No plan: keep nothing; the model frees the block.
   std::lock_guard<std::mutex> lock(allocator_.mutex());
-  bool evict = planner_->decideEvict(id, allocator_.currentBytesLocked());
   int64_t bytes = allocator_.liveBytesLocked(ptr);
+  // A candidate regenerated for a recompute that reads it (nested
+  // regeneration) comes back here after that recompute: kept until its
+  // own regenerate point, or given up again, as planned.
+  if (!decided_.insert(id).second) {
+    if (bytes >= 0 && !planner_->givesBackAfterNested(id)) {
+      retained_[id] = {ptr, bytes};
+      allocator_.keepLocked(ptr);
+    }
+    return 0;
+  }
+  bool evict = planner_->decideEvict(id, allocator_.currentBytesLocked());
   if (!evict && bytes >= 0) {
     retained_[id] = {ptr, bytes};
     allocator_.keepLocked(ptr);
@@ -72,6 +84,16 @@ int32_t RematRuntime::regenerate(int32_t id) {
   std::pair<void *, int64_t> host{nullptr, 0};
   {
     std::lock_guard<std::mutex> lock(allocator_.mutex());
+    // Kept (at its evict point, or after a nested regeneration brought it
+    // back): the same block goes to the model's next allocation.
+    auto kept = retained_.find(id);
+    if (kept != retained_.end()) {
+      handback_ = kept->second.first;
+      handbackBytes_ = kept->second.second;
+      allocator_.unkeepLocked(kept->second.first);
+      retained_.erase(kept);
+      return 1;
+    }
     auto it = offloaded_.find(id);
     if (it != offloaded_.end()) {
       host = it->second;
@@ -106,25 +128,24 @@ int32_t RematRuntime::regenerate(int32_t id) {
   }
   {
     std::lock_guard<std::mutex> lock(allocator_.mutex());
-    auto it = retained_.find(id);
-    if (it != retained_.end()) {
-      handback_ = it->second.first;
-      handbackBytes_ = it->second.second;
-      allocator_.unkeepLocked(it->second.first);
-      retained_.erase(it);
-      return 1;
-    }
     ++stats_.remat_regenerations;
     if (planner_ && id >= 0 &&
         id < static_cast<int32_t>(planner_->profile().candidates.size()))
       stats_.remat_bytes_recomputed += planner_->profile().candidates[id].bytes;
   }
-  recomputeStart_ = std::chrono::steady_clock::now();
+  recomputeStart_[id] = std::chrono::steady_clock::now();
   return 0;
 }
 
-void RematRuntime::regenerated(int32_t) {
-  stats_.remat_recompute_ms += msSince(recomputeStart_);
+void RematRuntime::regenerated(int32_t id) {
+  // A nested recompute's time is inside its reader's: count the outermost.
+  auto it = recomputeStart_.find(id);
+  if (it == recomputeStart_.end())
+    return;
+  double ms = msSince(it->second);
+  recomputeStart_.erase(it);
+  if (recomputeStart_.empty())
+    stats_.remat_recompute_ms += ms;
 }
 
 void *RematRuntime::takeHandback(int64_t bytes) {

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #pragma GCC visibility push(hidden)
@@ -59,7 +60,10 @@ public:
 
   /// Evict point of candidate `id`, whose buffer is `ptr`. Returns 0 (the
   /// model frees the buffer unless it is kept) or 4 when an offload copy
-  /// failed (the error is reported).
+  /// failed (the error is reported). The planner decides at the first
+  /// evict of a run; at a later one (after a nested regeneration brought
+  /// the candidate back for a recompute that read it) the block is kept
+  /// until its own regenerate point.
   int32_t evict(int32_t id, void *ptr);
   /// Regenerate point of candidate `id`: 1 when its buffer comes back to
   /// the model's next allocation (kept or offloaded), 0 when the model
@@ -67,7 +71,10 @@ public:
   /// offloaded one (the run is to abort), -4 when copying it back failed
   /// (the error is reported).
   int32_t regenerate(int32_t id);
-  /// End of the recompute of candidate `id`: its time goes to the stats.
+  /// Regenerate may be called several times per run for one candidate
+  /// (nested regenerations, then its own).
+  /// End of the recompute of candidate `id`: its time goes to the stats
+  /// (a nested recompute's counts within its reader's).
   void regenerated(int32_t id);
 
   /// Whether a buffer is waiting for the model's next allocation.
@@ -95,9 +102,14 @@ private:
   std::unordered_map<int32_t, std::pair<void *, int64_t>> retained_;
   /// Host copies of the offloaded candidates, by id: pointer and bytes.
   std::unordered_map<int32_t, std::pair<void *, int64_t>> offloaded_;
+  /// The candidates whose evict point has been reached in this run.
+  std::unordered_set<int32_t> decided_;
   void *handback_ = nullptr;
   int64_t handbackBytes_ = 0;
-  std::chrono::steady_clock::time_point recomputeStart_;
+  /// Start of each recompute in progress (nested ones run inside their
+  /// reader's), by candidate id.
+  std::unordered_map<int32_t, std::chrono::steady_clock::time_point>
+      recomputeStart_;
 };
 
 } // namespace disc::runtime

@@ -547,15 +547,16 @@ int runMain(int argc, char **argv) {
     for (const Tensor &t : inputs)
       shapes.push_back(t.shape());
     int64_t peak = -1;
-    if (Status s = exe->predictPeakBytes(shapes, &peak,
-                                         static_cast<int32_t>(opts.threads));
+    std::string why;
+    if (Status s = exe->predictPeakBytes(
+            shapes, &peak, static_cast<int32_t>(opts.threads), &why);
         !s)
       return fail({exitCodeFor(s), s.message()});
     if (peak < 0)
       return fail(usageError(
           "--memory-limit N%: the model cannot predict its peak for these "
           "inputs (" +
-          exe->signature().memory.reason + "); give BYTES"));
+          why + "); give BYTES"));
     sessionOptions.memory_limit_bytes = std::max<int64_t>(
         1, static_cast<int64_t>(static_cast<double>(peak) *
                                 opts.memoryLimitPercent / 100.0));
@@ -632,12 +633,22 @@ int runMain(int argc, char **argv) {
   // predict its peak before running.
   int64_t predicted = stats.predicted_peak_bytes;
   json predictedJson = predicted >= 0 ? json(predicted) : json(nullptr);
+  // Why there is no prediction (the run went on without one).
+  std::string unpredictable;
+  if (predicted < 0) {
+    std::vector<std::vector<int64_t>> shapes;
+    for (const Tensor &t : inputs)
+      shapes.push_back(t.shape());
+    int64_t ignored = -1;
+    (void)exe->predictPeakBytes(
+        shapes, &ignored, static_cast<int32_t>(opts.threads), &unpredictable);
+  }
   double med = median(latencies);
   std::cout << "latency_ms: " << formatValue(med) << " (median of "
             << latencies.size() << ")  peak_bytes: " << stats.peak_bytes
             << "  predicted_peak_bytes: "
             << (predicted >= 0 ? std::to_string(predicted)
-                               : std::string("unknown"))
+                               : "unknown (" + unpredictable + ")")
             << "  allocs: " << stats.num_allocs;
   if (stats.leaked_allocs)
     std::cout << "  leaked_allocs: " << stats.leaked_allocs;
@@ -655,6 +666,7 @@ int runMain(int argc, char **argv) {
             {"latencies_ms", latencies},
             {"peak_bytes", stats.peak_bytes},
             {"predicted_peak_bytes", predictedJson},
+            {"unpredictable_reason", unpredictable},
             {"reserved_peak_bytes", stats.reserved_peak_bytes},
             {"num_allocs", stats.num_allocs},
             {"memory_limit_bytes", sessionOptions.memory_limit_bytes},

@@ -166,6 +166,50 @@ TEST(RematPlanner, PoliciesPickDifferentCandidates) {
   EXPECT_LE(dtr.peak(dtr.decisions()), 260);
 }
 
+/// Nested regeneration through `reads`: B (100 bytes) is evicted after op 0
+/// and read by A's recompute; A (100 bytes) is evicted after op 1 and
+/// regenerated before op 3; B's own regenerate point is op 5. Evicting both,
+/// A's regeneration at op 3 first brings B back (its buffer and its
+/// recompute peak), then A's recompute runs with B's buffer held. With plan
+/// value 1, B then stays back until op 5; with 2 it goes away again right
+/// after A's recompute and is recomputed at op 5.
+RematProfile nestedReads() {
+  RematProfile p;
+  p.liveBefore = {0, 300, 300, 300, 300, 300, 300};
+  p.points = {{300}, {300}, {500}, {300}, {450}, {300}, {100}};
+  RematProfile::Candidate b;
+  b.bytes = 100, b.evictAfter = 0, b.regenerateBefore = 5;
+  b.recomputePeak = 20, b.flops = 10;
+  RematProfile::Candidate a;
+  a.bytes = 100, a.evictAfter = 1, a.regenerateBefore = 3;
+  a.recomputePeak = 20, a.flops = 10;
+  a.reads = {0};
+  p.candidates = {b, a};
+  return p;
+}
+
+TEST(RematPlanner, NestedRegenerationKeepsOrGivesBack) {
+  RematPlanner planner(nestedReads(), 0, RematPolicyKind::LargestFirst);
+  EXPECT_EQ(planner.peak({0, 0}), 500);
+  // A alone: op 4 at 450 (A's recompute: 300 - 100 + 100 + 20).
+  EXPECT_EQ(planner.peak({0, 1}), 450);
+  // B alone: op 2 at 500 - 100, the highest.
+  EXPECT_EQ(planner.peak({1, 0}), 400);
+  // Both, B kept back after A's recompute (at op 3: 300 - 200 + A's
+  // buffer + B's buffer and recompute = 320): op 4 with both back, 450.
+  EXPECT_EQ(planner.peak({1, 1}), 450);
+  // Both, B given back: op 4 at 450 - 100; B's own regeneration at op 5:
+  // 300 - 100 + 100 + 20; op 2 at 500 - 200.
+  EXPECT_EQ(planner.peak({2, 1}), 350);
+  EXPECT_EQ(planner.minimumPeak(), 350);
+  // Under that limit both go, and B is given back after A's recompute.
+  RematPlanner limited(nestedReads(), 350, RematPolicyKind::LargestFirst);
+  std::vector<char> d = decideAll(limited);
+  EXPECT_LE(limited.peak(d), 350);
+  EXPECT_TRUE(limited.givesBackAfterNested(0));
+  EXPECT_FALSE(limited.givesBackAfterNested(1));
+}
+
 /// Random profiles and limits between the minimum and the unconstrained
 /// peak: the decisions taken one evict point at a time never exceed the
 /// limit, under both policies.

@@ -31,6 +31,25 @@ def DiscFuseMarkedProducers
   }];
 }
 
+def DiscRegenerateInPlace
+    : Pass<"disc-regenerate-in-place", "::mlir::func::FuncOp"> {
+  let summary = "Compute a recompute's result in its regenerated buffer";
+  let description = [{
+    Runs on linalg on tensors, after `disc-fuse-marked-producers`. A
+    regenerate point of `disc-remat` copies the recomputed value into the
+    buffer it hands to the later uses
+    (`bufferization.materialize_in_destination`). Where `disc-remat` marked
+    that copy `disc.regenerate_in_place` (the recompute ends in an
+    elementwise op lowered to one loop nest; docs/memory.md,
+    "Rematerialization"), the loop nest's fresh destination
+    (`tensor.empty`) is replaced by that buffer, so the value is computed in
+    place and neither the extra buffer nor the copy exist. The memory
+    model's recompute points already leave the result out, so a marked copy
+    that cannot be rewritten is a compiler bug, reported as an error
+    (`disc-regenerate-in-place: ...`); the pass then fails.
+  }];
+}
+
 def DiscPromoteSmallBuffers
     : Pass<"disc-promote-small-buffers", "::mlir::func::FuncOp"> {
   let summary = "Move small static non-escaping buffers to the stack";

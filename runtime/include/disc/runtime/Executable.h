@@ -48,9 +48,11 @@ public:
   /// without running it: the max of `signature().memory.peakBytes` with
   /// the dims bound (docs/memory.md). On success `*bytes` is the peak, or
   /// -1 when the model's peak cannot be predicted before running
-  /// (`signature().memory.reason` says why, e.g. a data-dependent size).
+  /// (`signature().memory.reason` says why, e.g. a data-dependent size) or
+  /// an expression of the model cannot be evaluated at these shapes
+  /// (`*unpredictableReason`, when given, says why in both cases).
   /// Errors: InvalidArgument for shapes the model rejects (same messages
-  /// as Session::run); Internal when an expression cannot be evaluated.
+  /// as Session::run); Internal when oneDNN fails.
   /// Library calls (oneDNN) add their temporaries (scratchpad, reordered
   /// operands) at their program points: their primitives are created (not
   /// run) for these shapes on `numThreads` threads (0 = the OpenMP
@@ -59,6 +61,9 @@ public:
                           int64_t *bytes) const;
   Status predictPeakBytes(const std::vector<std::vector<int64_t>> &inputShapes,
                           int64_t *bytes, int32_t numThreads) const;
+  Status predictPeakBytes(const std::vector<std::vector<int64_t>> &inputShapes,
+                          int64_t *bytes, int32_t numThreads,
+                          std::string *unpredictableReason) const;
 
   /// The lowest peak a run on these shapes can reach by evicting
   /// rematerialization candidates (the lowest of evicting none, all, and a

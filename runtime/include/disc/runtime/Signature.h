@@ -71,7 +71,12 @@ struct SizeExpr {
 /// takes for the actual shapes.
 struct LibraryCallSpec {
   int32_t call = 0; ///< DISC_LIB_* (abi.h)
+  /// Live bytes at the call: in the memory entry, at its program point; in
+  /// a remat candidate, on top of the live bytes before the op it is
+  /// regenerated for (a point of its recompute).
   SizeExpr at;
+  /// Op index of the call in the order (memory entry); -1 when not given.
+  int64_t index = -1;
   std::vector<std::vector<SizeExpr>> sizes, strides; ///< per operand
   std::vector<int64_t> attrs;
 };
@@ -119,6 +124,13 @@ struct RematCandidateSpec {
   /// The same at every point of the recompute, when given: the largest is
   /// the exact peak (recomputePeakBytes may be an upper bound).
   std::vector<SizeExpr> recomputePoints;
+  /// Ids of the candidates the recompute reads (definition order): one
+  /// away at the regenerate point is regenerated first, into a transient
+  /// buffer given back after the recompute (nested regeneration).
+  std::vector<int64_t> reads;
+  /// The library calls of the recompute, each at its recompute point: the
+  /// runtime adds their temporaries there.
+  std::vector<LibraryCallSpec> libraryCalls;
   /// Estimated FLOPs of the recompute.
   SizeExpr flops;
   std::string flopsText;
