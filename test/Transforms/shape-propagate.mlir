@@ -224,3 +224,51 @@ func.func @predicate_dims(%x: tensor<?x?xf32> {disc.dims = ["batch", "seq"]}) ->
   %r = disc.select %p, %z, %x : (tensor<?x?xi1>, tensor<f32>, tensor<?x?xf32>) -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>
 }
+
+// Range over a float cast of a dim (torch.arange(seq) exported with a Cast
+// to float): 0.0 and 1.0 are the integers 0 and 1, float(seq) is seq (f32
+// represents it exactly; without a maximum on seq, the lowering checks it
+// at run time), so the range has seq elements and broadcasts against x
+// without a fresh symbol. To f16 (exact up to 2^11 only) an unbounded dim
+// is not carried, and float division by 2 is not floordiv: both ranges get
+// fresh symbols.
+// CHECK-LABEL: func.func @range_float_cast
+// CHECK: disc.range {{.*}}disc_shape.dims = {{\[\[}}@seq]]
+// CHECK: disc.dynamic_reshape {{.*}}disc_shape.dims = {{\[\[}}1, @seq]]
+// CHECK: disc.add {{.*}}disc_shape.dims = {{\[\[}}@batch, @seq]]
+// CHECK: disc.range {{.*}}disc_shape.dims = {{\[\[}}@[[F16:S[0-9]+]]]]
+// CHECK: disc.range {{.*}}disc_shape.dims = {{\[\[}}@[[HALF:S[0-9]+]]]]
+// CHECK: disc.convert {{.*}}disc_shape.dims = {{\[\[}}]]
+// CHECK: disc.dynamic_reshape {{.*}}disc_shape.dims = {{\[\[}}@batch, @seq]]
+func.func @range_float_cast(%x: tensor<?x?xf32> {disc.dims = ["batch", "seq"]}) -> (tensor<?x?xf32>, tensor<?xf16>, tensor<?xf32>, tensor<?x?xf32>) {
+  %s = disc.shape_of %x : tensor<?x?xf32> -> tensor<2xi64>
+  %i1 = disc.constant dense<1> : tensor<i64>
+  %n = disc.gather %s, %i1 {axis = 0 : i64} : (tensor<2xi64>, tensor<i64>) -> tensor<i64>
+  %nf = disc.convert %n : (tensor<i64>) -> tensor<f32>
+  %z = disc.constant dense<0.0> : tensor<f32>
+  %o = disc.constant dense<1.0> : tensor<f32>
+  %r = disc.range %z, %nf, %o : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<?xf32>
+  %rs = disc.shape_of %r : tensor<?xf32> -> tensor<1xi64>
+  %one = disc.constant dense<1> : tensor<1xi64>
+  %shape = disc.concatenate %one, %rs {dimension = 0 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %row = disc.dynamic_reshape %r, %shape : (tensor<?xf32>, tensor<2xi64>) -> tensor<1x?xf32>
+  %y = disc.add %x, %row : (tensor<?x?xf32>, tensor<1x?xf32>) -> tensor<?x?xf32>
+  // f16: seq may exceed 2048.
+  %nh = disc.convert %n : (tensor<i64>) -> tensor<f16>
+  %zh = disc.constant dense<0.0> : tensor<f16>
+  %oh = disc.constant dense<1.0> : tensor<f16>
+  %rh = disc.range %zh, %nh, %oh : (tensor<f16>, tensor<f16>, tensor<f16>) -> tensor<?xf16>
+  // float(seq) / 2.0 is not an integer in general.
+  %two = disc.constant dense<2.0> : tensor<f32>
+  %half = disc.div %nf, %two : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %rd = disc.range %z, %half, %o : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<?xf32>
+  // Back to an integer: the value is seq again.
+  %ni = disc.convert %nf : (tensor<f32>) -> tensor<i64>
+  %i0 = disc.constant dense<0> : tensor<i64>
+  %b = disc.gather %s, %i0 {axis = 0 : i64} : (tensor<2xi64>, tensor<i64>) -> tensor<i64>
+  %bu = disc.dynamic_reshape %b, %one : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+  %nu = disc.dynamic_reshape %ni, %one : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+  %s2 = disc.concatenate %bu, %nu {dimension = 0 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %xr = disc.dynamic_reshape %x, %s2 : (tensor<?x?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %y, %rh, %rd, %xr : tensor<?x?xf32>, tensor<?xf16>, tensor<?xf32>, tensor<?x?xf32>
+}
