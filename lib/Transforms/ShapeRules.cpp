@@ -15,13 +15,33 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/APSInt.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::disc;
 
-/// Integer element values of a small constant (flattened), if any.
+/// Integer element values of a small constant (flattened), if any. A float
+/// constant has them when every element is an integer of magnitude at most
+/// 2^53 (each is exact in its own type, whatever that is).
 static std::optional<SmallVector<int64_t>> constantInts(Attribute attr) {
+  if (auto fp = dyn_cast<DenseFPElementsAttr>(attr)) {
+    if (fp.getNumElements() > 64)
+      return std::nullopt;
+    SmallVector<int64_t> r;
+    for (const APFloat &v : fp.getValues<APFloat>()) {
+      APSInt i(64, /*isUnsigned=*/false);
+      bool exact = false;
+      if (v.convertToInteger(i, APFloat::rmTowardZero, &exact) !=
+              APFloat::opOK ||
+          !exact || i.getSExtValue() > (int64_t(1) << 53) ||
+          i.getSExtValue() < -(int64_t(1) << 53))
+        return std::nullopt;
+      r.push_back(i.getSExtValue());
+    }
+    return r;
+  }
   auto dense = dyn_cast<DenseIntElementsAttr>(attr);
   if (!dense || dense.getNumElements() > 64)
     return std::nullopt;
@@ -53,7 +73,10 @@ public:
             (size_t)cast<RankedTensorType>(op->getResult(0).getType())
                 .getNumElements())
       return;
-    sa.values[op->getResult(0)] = SmallVector<AffineExpr>(vals);
+    SmallVector<AffineExpr> kept(vals);
+    if (op->hasTrait<OpTrait::disc::Elementwise>())
+      keepExactInFloat(kept);
+    sa.values[op->getResult(0)] = std::move(kept);
   }
   AffineExpr fresh() override { return sa.fresh(getOp(), /*unknown=*/false); }
   void equate(AffineExpr a, AffineExpr b) override { sa.equate(a, b); }
@@ -76,6 +99,46 @@ public:
   void markReshapeProven() override { sa.provenReshapes.insert(getOp()); }
 
 private:
+  /// A float value computed by an elementwise op (arithmetic or a cast) is
+  /// the integer only when the float type represents the result exactly:
+  /// `|v| <= 2^p` (exactIntegerLimit). Values the solver does not bound are
+  /// dropped, except for the cast of an integer to f32 or f64: it keeps
+  /// them, and the lowering checks the bound at run time
+  /// (ShapeAnalysis::getExactCastChecks). Operands of such ops are exact by
+  /// the same rule, so their inputs are exact integers.
+  void keepExactInFloat(MutableArrayRef<AffineExpr> vals) {
+    Operation *op = getOp();
+    std::optional<int64_t> limit =
+        exactIntegerLimit(op->getResult(0).getType());
+    if (!limit)
+      return;
+    auto convert = dyn_cast<ConvertOp>(op);
+    bool mayCheck =
+        convert && *limit >= (int64_t(1) << 24) &&
+        isa<IntegerType>(getElementTypeOrSelf(convert.getOperand().getType()));
+    for (auto [i, v] : llvm::enumerate(vals)) {
+      if (!v)
+        continue;
+      if (auto k = sa.constOf(v)) {
+        if (*k > *limit || *k < -*limit)
+          v = AffineExpr();
+        continue;
+      }
+      auto within = [&](CompareResult r, bool below) {
+        return r == CompareResult::EQ ||
+               (below ? r == CompareResult::LT || r == CompareResult::LE
+                      : r == CompareResult::GT || r == CompareResult::GE);
+      };
+      if (within(sa.solver.compare(v, sa.cst(*limit)), /*below=*/true) &&
+          within(sa.solver.compare(v, sa.cst(-*limit)), /*below=*/false))
+        continue;
+      if (mayCheck)
+        sa.exactCastChecks[op].push_back(i);
+      else
+        v = AffineExpr();
+    }
+  }
+
   ShapeAnalysis &sa;
 };
 } // namespace mlir::disc

@@ -224,3 +224,119 @@ func.func @predicate_dims(%x: tensor<?x?xf32> {disc.dims = ["batch", "seq"]}) ->
   %r = disc.select %p, %z, %x : (tensor<?x?xi1>, tensor<f32>, tensor<?x?xf32>) -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>
 }
+
+// Range over a float cast of a dim (torch.arange(seq) exported with a Cast
+// to float): 0.0 and 1.0 are the integers 0 and 1, float(seq) is seq (f32
+// represents it exactly; without a maximum on seq, the lowering checks it
+// at run time), so the range has seq elements and broadcasts against x
+// without a fresh symbol. To f16 (exact up to 2^11 only) an unbounded dim
+// is not carried, and float division by 2 is not floordiv: both ranges get
+// fresh symbols.
+// CHECK-LABEL: func.func @range_float_cast
+// CHECK: disc.range {{.*}}disc_shape.dims = {{\[\[}}@seq]]
+// CHECK: disc.dynamic_reshape {{.*}}disc_shape.dims = {{\[\[}}1, @seq]]
+// CHECK: disc.add {{.*}}disc_shape.dims = {{\[\[}}@batch, @seq]]
+// CHECK: disc.range {{.*}}disc_shape.dims = {{\[\[}}@[[F16:S[0-9]+]]]]
+// CHECK: disc.range {{.*}}disc_shape.dims = {{\[\[}}@[[HALF:S[0-9]+]]]]
+// CHECK: disc.convert {{.*}}disc_shape.dims = {{\[\[}}]]
+// CHECK: disc.dynamic_reshape {{.*}}disc_shape.dims = {{\[\[}}@batch, @seq]]
+func.func @range_float_cast(%x: tensor<?x?xf32> {disc.dims = ["batch", "seq"]}) -> (tensor<?x?xf32>, tensor<?xf16>, tensor<?xf32>, tensor<?x?xf32>) {
+  %s = disc.shape_of %x : tensor<?x?xf32> -> tensor<2xi64>
+  %i1 = disc.constant dense<1> : tensor<i64>
+  %n = disc.gather %s, %i1 {axis = 0 : i64} : (tensor<2xi64>, tensor<i64>) -> tensor<i64>
+  %nf = disc.convert %n : (tensor<i64>) -> tensor<f32>
+  %z = disc.constant dense<0.0> : tensor<f32>
+  %o = disc.constant dense<1.0> : tensor<f32>
+  %r = disc.range %z, %nf, %o : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<?xf32>
+  %rs = disc.shape_of %r : tensor<?xf32> -> tensor<1xi64>
+  %one = disc.constant dense<1> : tensor<1xi64>
+  %shape = disc.concatenate %one, %rs {dimension = 0 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %row = disc.dynamic_reshape %r, %shape : (tensor<?xf32>, tensor<2xi64>) -> tensor<1x?xf32>
+  %y = disc.add %x, %row : (tensor<?x?xf32>, tensor<1x?xf32>) -> tensor<?x?xf32>
+  // f16: seq may exceed 2048.
+  %nh = disc.convert %n : (tensor<i64>) -> tensor<f16>
+  %zh = disc.constant dense<0.0> : tensor<f16>
+  %oh = disc.constant dense<1.0> : tensor<f16>
+  %rh = disc.range %zh, %nh, %oh : (tensor<f16>, tensor<f16>, tensor<f16>) -> tensor<?xf16>
+  // float(seq) / 2.0 is not an integer in general.
+  %two = disc.constant dense<2.0> : tensor<f32>
+  %half = disc.div %nf, %two : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %rd = disc.range %z, %half, %o : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<?xf32>
+  // Back to an integer: the value is seq again.
+  %ni = disc.convert %nf : (tensor<f32>) -> tensor<i64>
+  %i0 = disc.constant dense<0> : tensor<i64>
+  %b = disc.gather %s, %i0 {axis = 0 : i64} : (tensor<2xi64>, tensor<i64>) -> tensor<i64>
+  %bu = disc.dynamic_reshape %b, %one : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+  %nu = disc.dynamic_reshape %ni, %one : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+  %s2 = disc.concatenate %bu, %nu {dimension = 0 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %xr = disc.dynamic_reshape %x, %s2 : (tensor<?x?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %y, %rh, %rd, %xr : tensor<?x?xf32>, tensor<?xf16>, tensor<?xf32>, tensor<?x?xf32>
+}
+
+// A causal mask as the importer builds Trilu(ConstantOfShape(Concat(
+// Unsqueeze(Shape(x)[1]) x 2)), 1): the full matrix and the mask are
+// [seq, seq], and so is the row-minus-column difference of the two ranges
+// over its dims.
+// CHECK-LABEL: func.func @constant_of_shape_trilu
+// CHECK: disc.expand {{.*}}disc_shape.dims = {{\[\[}}@seq, @seq]]
+// CHECK: disc.range {{.*}}disc_shape.dims = {{\[\[}}@seq]]
+// CHECK: disc.range {{.*}}disc_shape.dims = {{\[\[}}@seq]]
+// CHECK: disc.sub {{.*}}disc_shape.dims = {{\[\[}}@seq, @seq]]
+// CHECK: disc.select {{.*}}disc_shape.dims = {{\[\[}}@seq, @seq]]
+func.func @constant_of_shape_trilu(%x: tensor<?x?xf32> {disc.dims = ["batch", "seq"]}) -> tensor<?x?xf32> {
+  %s = disc.shape_of %x : tensor<?x?xf32> -> tensor<2xi64>
+  %i1 = disc.constant dense<1> : tensor<i64>
+  %n = disc.gather %s, %i1 {axis = 0 : i64} : (tensor<2xi64>, tensor<i64>) -> tensor<i64>
+  %c1 = disc.constant dense<1> : tensor<1xi64>
+  %nu = disc.dynamic_reshape %n, %c1 {allow_zero = true} : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+  %shape = disc.concatenate %nu, %nu {dimension = 0 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %ninf = disc.constant dense<0xFF800000> : tensor<f32>
+  %full = disc.expand %ninf, %shape : (tensor<f32>, tensor<2xi64>) -> tensor<?x?xf32>
+  %fs = disc.shape_of %full : tensor<?x?xf32> -> tensor<2xi64>
+  %i0 = disc.constant dense<0> : tensor<1xi64>
+  %j1 = disc.constant dense<1> : tensor<1xi64>
+  %scalar = disc.constant dense<> : tensor<0xi64>
+  %rows = disc.gather %fs, %i0 {axis = 0 : i64} : (tensor<2xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %rn = disc.dynamic_reshape %rows, %scalar {allow_zero = true} : (tensor<1xi64>, tensor<0xi64>) -> tensor<i64>
+  %cols = disc.gather %fs, %j1 {axis = 0 : i64} : (tensor<2xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %cn = disc.dynamic_reshape %cols, %scalar {allow_zero = true} : (tensor<1xi64>, tensor<0xi64>) -> tensor<i64>
+  %zero = disc.constant dense<0> : tensor<i64>
+  %one = disc.constant dense<1> : tensor<i64>
+  %r = disc.range %zero, %rn, %one : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  %c = disc.range %zero, %cn, %one : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  %colShape = disc.constant dense<[-1, 1]> : tensor<2xi64>
+  %rowShape = disc.constant dense<[1, -1]> : tensor<2xi64>
+  %rc = disc.dynamic_reshape %r, %colShape : (tensor<?xi64>, tensor<2xi64>) -> tensor<?x1xi64>
+  %cr = disc.dynamic_reshape %c, %rowShape : (tensor<?xi64>, tensor<2xi64>) -> tensor<1x?xi64>
+  %d = disc.sub %cr, %rc : (tensor<1x?xi64>, tensor<?x1xi64>) -> tensor<?x?xi64>
+  %keep = disc.compare ge, %d, %one : (tensor<?x?xi64>, tensor<i64>) -> tensor<?x?xi1>
+  %zf = disc.constant dense<0.0> : tensor<f32>
+  %m = disc.select %keep, %full, %zf : (tensor<?x?xi1>, tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xf32>
+  return %m : tensor<?x?xf32>
+}
+
+// Tile(x, Concat(Shape(x)[0:1], [1])) as the importer builds it (reshape
+// to [1, batch, 1, seq], expand by the repeats, reshape to the products):
+// [batch*batch, seq].
+// CHECK-LABEL: func.func @tile_by_shape
+// CHECK: disc.expand {{.*}}disc_shape.dims = {{\[\[}}@batch, @batch, 1, @seq]]
+// CHECK: disc.dynamic_reshape {{.*}}disc_shape.dims = {{\[\[}}#disc_shape.expr<()[s0] -> (s0 * s0), [@batch]>, @seq]]
+func.func @tile_by_shape(%x: tensor<?x?xf32> {disc.dims = ["batch", "seq"]}) -> tensor<?x?xf32> {
+  %s = disc.shape_of %x : tensor<?x?xf32> -> tensor<2xi64>
+  %c0 = disc.constant dense<0> : tensor<1xi64>
+  %c1 = disc.constant dense<1> : tensor<1xi64>
+  %b = disc.slice %s, %c0, %c1, %c1 {axes = array<i64: 0>} : (tensor<2xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %reps = disc.concatenate %b, %c1 {dimension = 0 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %r0 = disc.slice %reps, %c0, %c1, %c1 {axes = array<i64: 0>} : (tensor<2xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %d0 = disc.gather %s, %c0 {axis = 0 : i64} : (tensor<2xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %p0 = disc.mul %r0, %d0 : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %d1 = disc.gather %s, %c1 {axis = 0 : i64} : (tensor<2xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %ones = disc.constant dense<1> : tensor<3xi64>
+  %t2 = disc.concatenate %r0, %ones {dimension = 0 : i64} : (tensor<1xi64>, tensor<3xi64>) -> tensor<4xi64>
+  %t1 = disc.concatenate %c1, %d0, %c1, %d1 {dimension = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xi64>
+  %a = disc.dynamic_reshape %x, %t1 {allow_zero = true} : (tensor<?x?xf32>, tensor<4xi64>) -> tensor<1x?x1x?xf32>
+  %e = disc.expand %a, %t2 : (tensor<1x?x1x?xf32>, tensor<4xi64>) -> tensor<?x?x1x?xf32>
+  %t3 = disc.concatenate %p0, %d1 {dimension = 0 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %t = disc.dynamic_reshape %e, %t3 {allow_zero = true} : (tensor<?x?x1x?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %t : tensor<?x?xf32>
+}

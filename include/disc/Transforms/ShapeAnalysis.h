@@ -68,6 +68,15 @@ public:
   bool isReshapeProven(Operation *op) const {
     return provenReshapes.contains(op);
   }
+  /// Casts (`disc.convert`) of integers to f32 or f64 whose values the
+  /// analysis carries as integers without proving them exactly
+  /// representable (an input dim without a maximum): per cast, the element
+  /// indices whose magnitude must be at most exactIntegerLimit of the
+  /// result type, which the lowering checks at run time.
+  const llvm::DenseMap<Operation *, SmallVector<int64_t>> &
+  getExactCastChecks() const {
+    return exactCastChecks;
+  }
   /// Recorded relations (lhs == rhs), normalized, for the constraint ops.
   ArrayRef<std::pair<AffineExpr, AffineExpr>> getEqualities() const {
     return equalities;
@@ -79,6 +88,7 @@ private:
   /// How a disc op's rule sees the analysis (ShapeRules.cpp).
   friend class ShapeRuleContext;
   llvm::DenseSet<Operation *> provenReshapes;
+  llvm::DenseMap<Operation *, SmallVector<int64_t>> exactCastChecks;
   struct Sym {
     std::string name;
     bool isRoot = false;

@@ -97,9 +97,11 @@ void recordInputDimRanges(func::FuncOp func, ShapeAnalysis &sa) {
 
 /// Runs the symbolic shape analysis on every function of `module` and
 /// records, for each broadcasting op, which dynamic operand dims are proven
-/// equal to their result dim (so they need no run-time version).
+/// equal to their result dim (so they need no run-time version); also the
+/// reshapes it proves and the casts whose exactness it assumes.
 BroadcastFacts collectBroadcastFacts(ModuleOp module,
-                                     ProvenReshapes &provenReshapes) {
+                                     ProvenReshapes &provenReshapes,
+                                     ExactCastChecks &exactCastChecks) {
   BroadcastFacts facts;
   llvm::StringMap<DimRange> ranges = collectDimRanges(module);
   for (auto func : module.getOps<func::FuncOp>()) {
@@ -109,6 +111,8 @@ BroadcastFacts collectBroadcastFacts(ModuleOp module,
     sa.run();
     sa.mergeEqualSymbols();
     recordInputDimRanges(func, sa);
+    for (auto &[op, elements] : sa.getExactCastChecks())
+      exactCastChecks[op] = elements;
     func.walk([&](Operation *op) {
       if (isa<DynamicReshapeOp>(op) && sa.isReshapeProven(op))
         provenReshapes.insert(op);
@@ -207,8 +211,9 @@ struct DiscLowerToLinalgPass
         });
     }
     ProvenReshapes provenReshapes;
+    ExactCastChecks exactCastChecks;
     BroadcastFacts facts =
-        collectBroadcastFacts(getOperation(), provenReshapes);
+        collectBroadcastFacts(getOperation(), provenReshapes, exactCastChecks);
     RuntimeChecks checks(getOperation());
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
@@ -219,7 +224,7 @@ struct DiscLowerToLinalgPass
     bool failedAny = false;
     for (Operation *op : ops) {
       rewriter.setInsertionPoint(op);
-      LoweringState state{&facts, provenReshapes, checks,
+      LoweringState state{&facts, provenReshapes, exactCastChecks, checks,
                           libraryCalls &&
                               (!cudaCalls || isLibraryCallUnit(op))};
       FailureOr<Value> lowered = lowerOp(rewriter, op, state);

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -551,6 +552,36 @@ mlir::disc::lowering::lowerElementwiseFamily(OpBuilder &b, Operation *op,
         },
         facts, checks);
   };
+  // A cast of an integer shape value to a float that the shape analysis
+  // carries as that integer: the float must represent it exactly.
+  if (auto it = state.exactCastChecks.find(op);
+      it != state.exactCastChecks.end()) {
+    Type elt = getElementTypeOrSelf(op->getResult(0).getType());
+    int64_t limit = *SymbolicShapeContext::exactIntegerLimit(elt);
+    Location loc = op->getLoc();
+    IMath m{b, loc};
+    std::string what;
+    llvm::raw_string_ostream os(what);
+    os << "value {0} is outside [-" << limit << ", " << limit
+       << "], the integers " << elt
+       << " represents exactly (the compiled shapes assume it is exact)";
+    Value in = op->getOperand(0);
+    ArrayRef<int64_t> shape = tensorType(in).getShape();
+    for (int64_t i : it->second) {
+      // Element `i` of the flattened (small, static) operand.
+      SmallVector<Value> idx(shape.size());
+      for (int64_t d = (int64_t)shape.size() - 1, rest = i; d >= 0; --d) {
+        idx[d] = m.c(rest % shape[d]);
+        rest /= shape[d];
+      }
+      Value e = tensor::ExtractOp::create(b, loc, in, idx);
+      Value s = arith::IndexCastOp::create(b, loc, b.getIndexType(), e);
+      Value le = m.cmp(arith::CmpIPredicate::sle, s, m.c(limit));
+      Value ge = m.cmp(arith::CmpIPredicate::sge, s, m.c(-limit));
+      Value ok = b.createOrFold<arith::AndIOp>(loc, le, ge);
+      checks.check(b, loc, ok, "Cast", what, {s});
+    }
+  }
   if (op->hasTrait<OpTrait::disc::Elementwise>()) {
     FailureOr<Value> v = elementwise(op);
     if (failed(v) || !isFusedProducer(op))

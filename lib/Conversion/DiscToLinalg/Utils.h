@@ -172,6 +172,10 @@ using BroadcastFacts =
 /// Reshapes whose element counts the shape analysis proves to agree, and
 /// Expands whose shape entries it proves non-negative.
 using ProvenReshapes = llvm::DenseSet<Operation *>;
+/// Casts of integers to floats whose element values the shape analysis
+/// assumes exactly representable without proving it: the element indices
+/// to check at run time (ShapeAnalysis::getExactCastChecks).
+using ExactCastChecks = llvm::DenseMap<Operation *, SmallVector<int64_t>>;
 
 /// What the pass knows when it lowers one op: the shape analysis' facts,
 /// the module's run-time checks, and whether the op may become a library
@@ -179,6 +183,7 @@ using ProvenReshapes = llvm::DenseSet<Operation *>;
 struct LoweringState {
   const BroadcastFacts *facts;
   const ProvenReshapes &provenReshapes;
+  const ExactCastChecks &exactCastChecks;
   RuntimeChecks &checks;
   bool libraryCalls;
 };

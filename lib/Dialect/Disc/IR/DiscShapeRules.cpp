@@ -26,7 +26,15 @@ SymbolicShapeContext::~SymbolicShapeContext() = default;
 bool SymbolicShapeContext::isShapeLike(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
   return t && t.hasStaticShape() && t.getNumElements() <= 64 &&
-         isa<IntegerType, IndexType>(t.getElementType());
+         isa<IntegerType, IndexType, FloatType>(t.getElementType());
+}
+
+std::optional<int64_t> SymbolicShapeContext::exactIntegerLimit(Type t) {
+  auto f = dyn_cast<FloatType>(getElementTypeOrSelf(t));
+  if (!f)
+    return std::nullopt;
+  unsigned p = APFloat::semanticsPrecision(f.getFloatSemantics());
+  return int64_t(1) << std::min(p, 62u);
 }
 
 void SymbolicShapeContext::mapValues(
@@ -109,6 +117,16 @@ AffineExpr MulOp::foldSymbolicElement(ArrayRef<AffineExpr> x,
 AffineExpr DivOp::foldSymbolicElement(ArrayRef<AffineExpr> x,
                                       SymbolicShapeContext &c) {
   AffineExpr num = c.normalize(x[0]), den = c.normalize(x[1]);
+  if (isa<FloatType>(getElementTypeOrSelf(getType()))) {
+    // True division: an integer only when it divides exactly (and the
+    // divisor is not 0, where the float result is inf or NaN).
+    if (auto n = c.constantOf(num))
+      if (auto d = c.constantOf(den))
+        return *d != 0 && *n % *d == 0 ? c.constant(*n / *d) : AffineExpr();
+    if (c.compare(den, c.constant(0)) != CompareResult::GT)
+      return AffineExpr();
+    return c.exactDiv(num, den);
+  }
   // Truncating division equals floordiv for non-negative sizes.
   if (auto d = c.constantOf(den); d && *d > 0) {
     if (auto n = c.constantOf(num))
@@ -220,12 +238,20 @@ AffineExpr SelectOp::foldSymbolicElement(ArrayRef<AffineExpr> x,
 }
 
 AffineExpr ConvertOp::foldSymbolicElement(ArrayRef<AffineExpr> x,
-                                          SymbolicShapeContext &) {
+                                          SymbolicShapeContext &c) {
+  // To i1: `!= 0`.
+  if (getElementTypeOrSelf(getType()).isInteger(1)) {
+    if (auto k = c.constantOf(x[0]))
+      return c.constant(*k != 0);
+    return AffineExpr();
+  }
   // Integer to integer keeps the value (sizes fit every integer type the
-  // importer casts shapes to); from a float, nothing is tracked.
-  if (isa<IntegerType>(getElementTypeOrSelf(getOperand().getType())))
-    return x[0];
-  return AffineExpr();
+  // importer casts shapes to). A tracked float value is an integer the
+  // float represents exactly, so the cast to an integer (truncation)
+  // keeps it too. To a float, the value is kept when the float type
+  // represents it exactly: the analysis checks that when it records the
+  // result (docs/symbolic-shapes.md, "Shape values in floats").
+  return x[0];
 }
 
 //===----------------------------------------------------------------------===//

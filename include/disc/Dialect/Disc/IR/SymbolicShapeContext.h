@@ -2,8 +2,8 @@
 //
 // The symbolic shape rule of a disc op (DiscOpInterface's
 // inferSymbolicShapes, lib/Dialect/Disc/IR/DiscShapeRules.cpp) derives the
-// dims of the op's results, and for small integer tensors their values, from
-// those of its operands. It sees the shape analysis
+// dims of the op's results, and for small integer (and float) tensors their
+// values, from those of its operands. It sees the shape analysis
 // (include/disc/Transforms/ShapeAnalysis.h) through this interface, so that
 // the dialect does not depend on the analysis or its solver.
 //
@@ -37,16 +37,19 @@ public:
   /// Dims of ranked tensor `v`, one per dim (a dim nobody derived is a fresh
   /// symbol marked unknown); empty for other values.
   virtual SmallVector<AffineExpr> dims(Value v) = 0;
-  /// Element values of the small integer tensor `v` (flattened; a null entry
-  /// is unknown), if the analysis tracks them.
+  /// Element values of the small tensor `v` (isShapeLike; flattened; a
+  /// null entry is unknown), if the analysis tracks them.
   virtual std::optional<SmallVector<AffineExpr>> values(Value v) = 0;
   /// Records the dims of `result`, one of the op's results. A null or
   /// missing entry becomes a fresh symbol marked unknown; static dims of the
   /// result type win.
   virtual void setDims(Value result, ArrayRef<AffineExpr> dims) = 0;
   /// Records the element values of the op's only result when it is a small
-  /// static integer tensor with exactly `vals.size()` elements; otherwise
-  /// does nothing.
+  /// static tensor (isShapeLike) with exactly `vals.size()` elements;
+  /// otherwise does nothing. For a float result, a value the float type may
+  /// not represent exactly is dropped (unknown), except for the cast of an
+  /// integer to f32 or f64, which keeps it under a run-time check
+  /// (ShapeAnalysis::getExactCastChecks).
   virtual void setValues(ArrayRef<AffineExpr> vals) = 0;
 
   /// A new symbol named after the op: a size known only at run time (the
@@ -79,9 +82,14 @@ public:
 
   // Built on the above (DiscShapeRules.cpp).
 
-  /// Whether `v` is a small static integer tensor, whose element values the
-  /// analysis tracks.
+  /// Whether `v` is a small static integer or float tensor, whose element
+  /// values the analysis tracks (the values of a float tensor are integers
+  /// it represents exactly, see exactIntegerLimit).
   static bool isShapeLike(Value v);
+  /// For a float (element) type, 2^p with p its precision in bits: every
+  /// integer of magnitude at most this is exactly representable (f32:
+  /// 2^24, f64: 2^53, f16: 2^11, bf16: 2^8). None for other types.
+  static std::optional<int64_t> exactIntegerLimit(Type t);
   /// Element values of the op's only result from those of `operands`
   /// (broadcast: an operand of one element stands for every element) by
   /// `fn`, which sees one element of each operand and returns the result
