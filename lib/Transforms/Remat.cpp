@@ -469,7 +469,9 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
       AffineExpr scratch = isZero(m.scratchBytes)
                                ? getAffineConstantExpr(0, ctx)
                                : m.scratchBytes;
-      points.push_back(sa.normalize(live + scratch));
+      // The padded copies (pre-scratch) are still read while the op
+      // writes its result (MemoryModel::profile).
+      points.push_back(sa.normalize(live + scratch + m.preScratchBytes));
       if (op->hasAttr(kLibraryCallAttr) &&
           !mm.libraryCallJson(op, points.back(), calls, callWhy))
         break;
@@ -841,28 +843,32 @@ void mlir::disc::printRematCandidates(ModuleOp module, StringRef entry,
     });
   SmallVector<bool> away(cands.size(), false);
   int64_t awayBytes = 0, minimum = 0, unconstrained = 0;
-  std::function<int64_t(unsigned, unsigned)> regenerate = [&](unsigned k,
-                                                              unsigned r) {
-    const RematCandidate &c = cands[k];
-    away[k] = false;
-    awayBytes -= val(c.bytes);
-    int64_t held = val(c.bytes), top = held;
-    for (unsigned d : c.reads) {
-      const RematCandidate &dc = cands[d];
-      if (!away[d] || dc.evictAfter >= r || dc.regenerateBefore <= r)
-        continue;
-      top = std::max(top, held + regenerate(d, r));
-      held += val(dc.bytes);
-    }
-    for (AffineExpr e : c.recomputePoints)
-      top = std::max(top, held + val(e));
-    return top;
-  };
+  // Returns the highest bytes on top of the live bytes when it starts;
+  // `held` ends with the bytes that stay back (every nested one does).
+  std::function<int64_t(unsigned, unsigned, int64_t &)> regenerate =
+      [&](unsigned k, unsigned r, int64_t &held) {
+        const RematCandidate &c = cands[k];
+        away[k] = false;
+        awayBytes -= val(c.bytes);
+        held = val(c.bytes);
+        int64_t top = held;
+        for (unsigned d : c.reads) {
+          const RematCandidate &dc = cands[d];
+          if (!away[d] || dc.evictAfter >= r || dc.regenerateBefore <= r)
+            continue;
+          int64_t back = 0;
+          top = std::max(top, held + regenerate(d, r, back));
+          held += back;
+        }
+        for (AffineExpr e : c.recomputePoints)
+          top = std::max(top, held + val(e));
+        return top;
+      };
   for (size_t i = 0; i < n; ++i) {
     for (unsigned k : regenAt[i])
       if (away[k]) {
-        int64_t base = val(p.liveBefore[i]) - awayBytes;
-        minimum = std::max(minimum, base + regenerate(k, i));
+        int64_t base = val(p.liveBefore[i]) - awayBytes, held = 0;
+        minimum = std::max(minimum, base + regenerate(k, i, held));
       }
     for (AffineExpr e : p.livePoints[i]) {
       minimum = std::max(minimum, val(e) - awayBytes);

@@ -121,25 +121,29 @@ int64_t RematPlanner::simulate(const std::vector<char> &plan, int64_t stopAt,
   int64_t awayBytes = 0, best = 0;
   // Regenerates candidate `id` (away) before op `r`: its buffer comes
   // back, then each candidate its recompute reads that is away (nested
-  // regeneration, recursively), which stays back (the runtime keeps it
-  // until its own regenerate point), then the recompute runs. Returns the
-  // highest bytes on top of the live bytes when it started.
-  std::function<int64_t(int, int64_t, size_t)> regenerate =
-      [&](int id, int64_t r, size_t depth) -> int64_t {
+  // regeneration, recursively), then the recompute runs. Returns the
+  // highest bytes on top of the live bytes when it started; `*stays` gets
+  // the bytes that stay back after it: its buffer, the nested ones the
+  // plan keeps back until their own regenerate points, and what their
+  // nested regenerations kept back (a nested one given back goes after
+  // this recompute).
+  std::function<int64_t(int, int64_t, size_t, int64_t *)> regenerate =
+      [&](int id, int64_t r, size_t depth, int64_t *stays) -> int64_t {
     const RematProfile::Candidate &c = cands[id];
     int64_t held = c.bytes, top = c.bytes;
     away[id] = 0;
     awayBytes -= c.bytes;
+    std::vector<int> transient;
     // Reads are defined before their reader, so the nesting is at most as
     // deep as there are candidates (a deeper one is a malformed profile).
-    std::vector<int> transient;
     if (depth <= cands.size())
       for (int d : c.reads) {
         const RematProfile::Candidate &dc = cands[d];
         if (!away[d] || dc.evictAfter >= r || dc.regenerateBefore <= r)
           continue;
-        top = std::max(top, held + regenerate(d, r, depth + 1));
-        held += dc.bytes;
+        int64_t back = 0;
+        top = std::max(top, held + regenerate(d, r, depth + 1, &back));
+        held += back;
         if (plan[d] == 2)
           transient.push_back(d);
       }
@@ -148,7 +152,9 @@ int64_t RematPlanner::simulate(const std::vector<char> &plan, int64_t stopAt,
     for (int d : transient) {
       away[d] = 1;
       awayBytes += cands[d].bytes;
+      held -= cands[d].bytes;
     }
+    *stays = held;
     return top;
   };
   for (int64_t i = 0; i < n; ++i) {
@@ -157,8 +163,8 @@ int64_t RematPlanner::simulate(const std::vector<char> &plan, int64_t stopAt,
     for (int id : regenerateAt_[i]) {
       if (!away[id])
         continue;
-      int64_t base = profile_.liveBefore[i] - awayBytes;
-      best = std::max(best, base + regenerate(id, i, 0));
+      int64_t base = profile_.liveBefore[i] - awayBytes, stays = 0;
+      best = std::max(best, base + regenerate(id, i, 0, &stays));
     }
     if (i == stopAt && awayAtStop)
       *awayAtStop = awayBytes;
