@@ -273,6 +273,12 @@ def build_mlp_train_step():
     return mlp_train_step.build()
 
 
+def build_resmlp_train_step():
+    import resmlp_train_step
+
+    return resmlp_train_step.build()
+
+
 def build_llama_decoder():
     import math
 
@@ -379,6 +385,21 @@ def _mlp_train_step_inputs(shape, rng):
     return mlp_train_step.make_inputs(shape, rng)
 
 
+def _resmlp_train_step_reference(model, args):
+    """Reference of the residual MLP training step: torch.autograd
+    (resmlp_train_step.autograd_step); asserts on the way that the exported
+    hand-written gradients agree with it (rtol 1e-4)."""
+    import resmlp_train_step
+
+    return resmlp_train_step.check_against_autograd(model, args[0], args[1], args[2:])
+
+
+def _resmlp_train_step_inputs(shape, rng):
+    import resmlp_train_step
+
+    return resmlp_train_step.make_inputs(shape, rng)
+
+
 def _llama_inputs(shape, rng):
     if len(shape) != 2:
         raise ValueError(f"llama_decoder wants batch x seq, got {shape}")
@@ -447,6 +468,12 @@ def _mlp_train_step_names():
     import mlp_train_step
 
     return mlp_train_step.PARAM_NAMES
+
+
+def _resmlp_train_step_names():
+    import resmlp_train_step
+
+    return resmlp_train_step.PARAM_NAMES
 
 
 MODELS = {
@@ -532,6 +559,21 @@ MODELS = {
                       "y": {0: "batch", 1: "seq"}},
         make_inputs=_mlp_train_step_inputs,
         reference=_mlp_train_step_reference,
+        export_shape=(2, 8),
+        default_shapes=["2x16", "3x77", "4x512"],
+    ),
+    # Forward, hand-written backward and SGD update of a residual MLP with 8
+    # blocks (resmlp_train_step.py): each block's wide tanh activation lives
+    # until the backward pass reads it, and can be recomputed from the
+    # narrow residual stream by one MatMul.
+    "resmlp_train_step": dict(
+        build=build_resmlp_train_step,
+        inputs=["x", "y"] + _resmlp_train_step_names(),
+        outputs=["loss"] + ["new_" + n for n in _resmlp_train_step_names()],
+        dynamic_axes={"x": {0: "batch", 1: "seq"},
+                      "y": {0: "batch", 1: "seq"}},
+        make_inputs=_resmlp_train_step_inputs,
+        reference=_resmlp_train_step_reference,
         export_shape=(2, 8),
         default_shapes=["2x16", "3x77", "4x512"],
     ),

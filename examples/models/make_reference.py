@@ -7,7 +7,8 @@ never the ONNX graph itself.
     /usr/bin/python3 make_reference.py MODEL --out-dir OUT --shapes S [S ...]
 
 MODEL is one of: resnet18, transformer, gpt_decoder, mobilenet_v2, unet,
-inception, gpt_train_step, mlp_train_step, llama_decoder.
+inception, gpt_train_step, mlp_train_step, llama_decoder,
+resmlp_train_step.
 Rewrites OUT/MODEL.json.
 """
 import os

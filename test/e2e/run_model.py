@@ -52,6 +52,7 @@ EXPORT_SCRIPTS = {
     "shufflenet_v2": "export_shufflenet_v2.py",
     "mlp_train_step": "export_mlp_train_step.py",
     "llama_decoder": "export_llama_decoder.py",
+    "resmlp_train_step": "export_resmlp_train_step.py",
 }
 
 
@@ -120,7 +121,7 @@ def ensure_exported(model, work, shapes, timeout):
     script = os.path.join(MODELS_DIR, EXPORT_SCRIPTS[model])
     sources = [script] + [os.path.join(MODELS_DIR, f)
                           for f in ("disc_models.py", "gpt_train_step.py",
-                                    "mlp_train_step.py")]
+                                    "mlp_train_step.py", "resmlp_train_step.py")]
     newest_src = max(os.path.getmtime(s) for s in sources)
     onnx_path = os.path.join(work, model + ".onnx")
     man_path = os.path.join(work, model + ".json")
