@@ -209,11 +209,13 @@ def run(cmd, seconds=900):
     by a rebuild (missing, or a library not loadable), waits and retries."""
     deadline = time.time() + seconds
     while True:
-        if os.access(cmd[0], os.X_OK):
+        try:
             p = subprocess.run(cmd, capture_output=True, text=True)
             if (p.returncode != 127 and
                     "error while loading shared libraries" not in p.stderr):
                 return p
+        except OSError:  # missing, not yet executable, being written
+            pass
         if time.time() > deadline:
             raise SystemExit("%s: not runnable for %d s" % (cmd[0], seconds))
         time.sleep(10)
