@@ -247,6 +247,10 @@ class Campaign:
         self.mispredicted = []
         self.failures = []
         self.kinds = {}
+        # per build: candidates, limited runs, evictions, evicting runs
+        self.per_build = {b: dict(candidates=0, limited_runs=0, evictions=0,
+                                  evicting_runs=0, failures=0)
+                          for b, _ in BUILDS}
 
     def fail(self, kind, graph_path, cmds, detail):
         """Keeps a failing case: the ONNX file and the commands rewritten to
@@ -337,6 +341,7 @@ class Campaign:
                     continue
                 if first:
                     self.candidates.append(rep.get("remat_candidates", 0))
+                    self.per_build[build]["candidates"] += self.candidates[-1]
                     first = False
                 peak = rep["predicted_peak_bytes"]
                 minimum = rep["minimum_peak_bytes"]
@@ -362,6 +367,10 @@ class Campaign:
                     ev = lrep.get("evictions", 0) or 0
                     self.evictions += ev
                     self.evicting_runs += ev > 0
+                    pb = self.per_build[build]
+                    pb["limited_runs"] += 1
+                    pb["evictions"] += ev
+                    pb["evicting_runs"] += ev > 0
                     self.regenerations += lrep.get("regenerations", 0) or 0
                     line = ("%s %s limit=%d (min %d, peak %d) %s: exit %d "
                             "measured=%s evictions=%s" % (
@@ -378,6 +387,7 @@ class Campaign:
                         kind = "over the limit"
                     elif outs != ref:
                         kind = "outputs differ"
+                    pb["failures"] += kind is not None
                     if kind:
                         self.fail(kind, path, [ccmd, cmd, lcmd],
                                   line + "\n" + lp.stdout + lp.stderr)
@@ -410,6 +420,7 @@ class Campaign:
             "evictions": self.evictions, "evicting_runs": self.evicting_runs,
             "regenerations": self.regenerations,
             "mispredicted_unlimited_runs": len(self.mispredicted),
+            "per_build": self.per_build,
             "failures": len(self.failures), "failure_kinds": self.kinds,
             "failure_list": self.failures,
         }
@@ -480,6 +491,11 @@ def main():
               s["graphs_with_candidates"], s["evictions"],
               s["evicting_runs"], s["regenerations"],
               s["mispredicted_unlimited_runs"], s["seconds"]))
+    for b, pb in c.per_build.items():
+        print("%s build: %d candidates, %d limited runs, %d evictions in %d "
+              "runs, %d failed" % (b, pb["candidates"], pb["limited_runs"],
+                                   pb["evictions"], pb["evicting_runs"],
+                                   pb["failures"]))
     failures = len(c.failures)
     if c.evicting_runs == 0:
         print("FAIL: no run evicted anything")
