@@ -261,10 +261,10 @@ class Campaign:
         shutil.copy(graph_path, os.path.join(d, "graph.onnx"))
         work = os.path.join(self.args.work_dir, "")
         so = cmds[0][cmds[0].index("-o") + 1]
-        cmds = [[{graph_path: os.path.join(d, "graph.onnx"),
-                  so: os.path.join(d, "model.so")}.get(a, a)
-                 for a in c] for c in cmds]
-        cmds = [[a.replace(work, os.path.join(d, "")) for a in c]
+        moved = {graph_path: os.path.join(d, "graph.onnx"),
+                 so: os.path.join(d, "model.so")}
+        cmds = [[moved[a] if a in moved else
+                 a.replace(work, os.path.join(d, "")) for a in c]
                 for c in cmds]
         with open(os.path.join(d, "repro.sh"), "w") as f:
             f.write("#!/bin/sh\n# %s\nset -x\n" % kind)
