@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Compile-time benchmark: runs `disc-compile --timing` on ResNet-18 and on
 an OCR-like recognizer of about 1,000 ONNX nodes, and prints a table of the
-phases (median wall seconds of --repeat runs).
+phases (median wall seconds of --repeat runs) and of the compile's maximum
+resident set size.
 
 The OCR-like model stands for the recognizers DISC users compile (opset 11,
 dynamic batch and width): a convolutional backbone (Conv, BatchNorm kept in
@@ -13,6 +14,20 @@ seed 0 (no weights are downloaded).
 
     /usr/bin/python3 benchmarks/compile_time.py --bin-dir build/bin \\
         --work-dir /tmp/disc-compile-bench [--repeat 3]
+
+The memory analysis on large graphs (docs/memory.md, *Analysis cost*):
+`--swin` adds torchvision's Swin-T (random weights, eval mode, dynamic
+batch; about 6,600 ONNX nodes), `--train-layers L` a `gpt_train_step`
+(examples/models/gpt_train_step.py) with L decoder layers (forward,
+hand-written backward and SGD update; 51 layers give 13,216 ONNX nodes,
+10,027 of them not Constant), and `--only-large` leaves ResNet-18 and the
+OCR-like model out.
+The table then has the rows of the memory schedule, the memory model and
+the remat candidates as `--timing` names them (DiscMemorySchedule,
+DiscAttachMemoryModel, DiscAttachRemat).
+
+    /usr/bin/python3 benchmarks/compile_time.py --bin-dir build/bin \\
+        --only-large --swin --train-layers 51 --repeat 1 --extra=--emit=linalg
 """
 import argparse
 import os
@@ -20,6 +35,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples", "models"))
@@ -90,23 +106,70 @@ def export_ocr_like(path, layers=12):
     return len(onnx.load(path).graph.node)
 
 
+def export_swin_t(path):
+    """Writes torchvision's Swin-T (random init, seed 0, eval mode, input
+    [N, 3, 224, 224] with dynamic N, opset 14) to `path`; returns its node
+    count."""
+    import onnx
+    import torch
+    import torchvision
+
+    torch.manual_seed(0)
+    model = torchvision.models.swin_t().eval()
+    x = torch.randn(1, 3, 224, 224)
+    with torch.no_grad():
+        torch.onnx.export(
+            model, x, path, input_names=["input"], output_names=["logits"],
+            dynamic_axes={"input": {0: "N"}, "logits": {0: "N"}},
+            opset_version=14)
+    return len(onnx.load(path).graph.node)
+
+
+def export_train_step(path, layers):
+    """Writes gpt_train_step with `layers` decoder layers to `path`
+    (checked against torch.autograd on the way); returns its node count."""
+    import onnx
+    import disc_models
+    import gpt_train_step
+
+    gpt_train_step.LAYERS = layers
+    gpt_train_step.PARAM_NAMES = [n for n, _ in gpt_train_step.param_specs()]
+    spec = disc_models.MODELS["gpt_train_step"]
+    spec["inputs"] = ["tokens", "targets"] + gpt_train_step.PARAM_NAMES
+    spec["outputs"] = ["loss"] + ["new_" + n
+                                  for n in gpt_train_step.PARAM_NAMES]
+    disc_models.export_onnx("gpt_train_step", gpt_train_step.build(), path)
+    return len(onnx.load(path).graph.node)
+
+
 def export_resnet18(work):
     import disc_models
     disc_models.main("resnet18", ["--out-dir", work, "--shapes", "1x3x224x224"])
     return os.path.join(work, "resnet18.onnx")
 
 
-PHASE = re.compile(r"^\s*[\d.]+\s+\(\s*[\d.]+%\)\s+([\d.]+)\s+\(\s*[\d.]+%\)\s+(\S.*)$")
+# User and wall columns, or only wall where no phase ran threads.
+PHASE = re.compile(r"^\s*(?:[\d.]+\s+\(\s*[\d.]+%\)\s+)?([\d.]+)\s+\(\s*[\d.]+%\)"
+                   r"\s+(\S.*)$")
+
+
+RSS = "max RSS (MB)"
 
 
 def compile_once(binary, model, out, extra):
-    """Runs disc-compile --timing; returns {phase: wall seconds}."""
-    r = subprocess.run([binary, model, "-o", out, "--timing"] + extra,
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"disc-compile failed on {model}:\n{r.stderr}")
-    phases = {}
-    for line in r.stderr.splitlines():
+    """Runs disc-compile --timing; returns {phase: wall seconds} with the
+    process's maximum resident set size under RSS."""
+    with tempfile.TemporaryFile(mode="w+") as err:
+        proc = subprocess.Popen([binary, model, "-o", out, "--timing"] + extra,
+                                stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        stderr = err.read()
+    if proc.returncode != 0:
+        sys.exit(f"disc-compile failed on {model}:\n{stderr}")
+    phases = {RSS: usage.ru_maxrss / 1024}  # KiB on Linux
+    for line in stderr.splitlines():
         m = PHASE.match(line)
         if m and not line.startswith("    " * 3):
             name = m.group(2).strip()
@@ -125,13 +188,33 @@ def main():
                    help="encoder layers of the OCR-like model (default 12)")
     p.add_argument("--extra", default="",
                    help="more disc-compile options, space-separated")
+    p.add_argument("--swin", action="store_true",
+                   help="also compile torchvision's Swin-T (dynamic batch)")
+    p.add_argument("--train-layers", type=int, default=0,
+                   help="also compile gpt_train_step with this many layers "
+                        "(51: 10,027 ONNX nodes that are not Constant)")
+    p.add_argument("--only-large", action="store_true",
+                   help="leave out ResNet-18 and the OCR-like model")
     args = p.parse_args()
     os.makedirs(args.work_dir, exist_ok=True)
-    models = {"resnet18": export_resnet18(args.work_dir)}
-    ocr = os.path.join(args.work_dir, "ocr_like.onnx")
-    nodes = export_ocr_like(ocr, args.layers)
-    print(f"ocr_like: {nodes} ONNX nodes")
-    models[f"ocr_like ({nodes} nodes)"] = ocr
+    models = {}
+    if not args.only_large:
+        models["resnet18"] = export_resnet18(args.work_dir)
+        ocr = os.path.join(args.work_dir, "ocr_like.onnx")
+        nodes = export_ocr_like(ocr, args.layers)
+        print(f"ocr_like: {nodes} ONNX nodes")
+        models[f"ocr_like ({nodes} nodes)"] = ocr
+    if args.swin:
+        swin = os.path.join(args.work_dir, "swin_t.onnx")
+        nodes = export_swin_t(swin)
+        print(f"swin_t: {nodes} ONNX nodes")
+        models[f"swin_t ({nodes} nodes)"] = swin
+    if args.train_layers:
+        train = os.path.join(args.work_dir,
+                             f"gpt_train_step_{args.train_layers}.onnx")
+        nodes = export_train_step(train, args.train_layers)
+        print(f"gpt_train_step, {args.train_layers} layers: {nodes} ONNX nodes")
+        models[f"train step ({nodes} nodes)"] = train
     binary = os.path.join(args.bin_dir, "disc-compile")
     results = {name: [] for name in models}
     for _ in range(args.repeat):  # interleaved
@@ -145,13 +228,16 @@ def main():
             for k in r:
                 if k not in names:
                     names.append(k)
+    names.remove(RSS)
+    names.append(RSS)
     print("\n| phase (median wall s) | " + " | ".join(results) + " |")
     print("|---|" + "---|" * len(results))
     for k in names:
         cells = []
         for runs in results.values():
             vals = [r[k] for r in runs if k in r]
-            cells.append(f"{statistics.median(vals):.2f}" if vals else "")
+            fmt = "{:.0f}" if k == RSS else "{:.2f}"
+            cells.append(fmt.format(statistics.median(vals)) if vals else "")
         print(f"| {k} | " + " | ".join(cells) + " |")
 
 

@@ -42,6 +42,10 @@ constexpr int64_t kHeuristicZ3Budget = 4;
 constexpr int64_t kJudgeZ3Budget = 16;
 /// Z3 limit per query while scheduling, in the solver's milliseconds.
 constexpr unsigned kZ3QueryMs = 40;
+/// Largest query (constraints) handed to Z3 while scheduling: larger ones
+/// are the products of many independent sizes that Z3 does not decide in
+/// its limit, after seconds of set-up each (a Swin-T with padded windows).
+constexpr unsigned kZ3MaxConstraints = 16;
 
 /// Sparse vector over atoms: (atom id, coefficient), sorted by atom id, no
 /// zero coefficient.
@@ -96,6 +100,10 @@ public:
 
 private:
   unsigned atomOf(AffineExpr e);
+  /// `e >= 0` from its structure alone: non-negative constants, symbols
+  /// whose range starts at 0 or above, sums and products of such, and
+  /// floordiv/ceildiv/mod by a positive constant.
+  bool isStructurallyNonNegative(AffineExpr e) const;
   void decompose(AffineExpr e, int64_t scale, SVec &out);
   double value(const SVec &v, unsigned sample) const;
   /// Proven `v >= 0` for every shape in range.
@@ -138,16 +146,21 @@ private:
   int64_t z3CallsAtStart = 0;
   bool budgetSpent = false;
   unsigned savedTimeoutMs = solver.getTimeoutMs();
+  unsigned savedMaxConstraints = solver.getMaxZ3Constraints();
 
 public:
   /// Starts a phase that may make `budget` Z3 calls of kZ3QueryMs each.
   void startPhase(int64_t budget) {
     solver.setTimeoutMs(std::min(kZ3QueryMs, savedTimeoutMs));
+    solver.setMaxZ3Constraints(kZ3MaxConstraints);
     budgetSpent = false;
     z3Budget = budget;
     z3CallsAtStart = solver.getStats().z3Calls;
   }
-  ~Scheduler() { solver.setTimeoutMs(savedTimeoutMs); }
+  ~Scheduler() {
+    solver.setTimeoutMs(savedTimeoutMs);
+    solver.setMaxZ3Constraints(savedMaxConstraints);
+  }
 };
 } // namespace
 
@@ -158,10 +171,47 @@ unsigned Scheduler::atomOf(AffineExpr e) {
   unsigned id = atoms.size();
   atoms.push_back(e);
   atomIds[e] = id;
+  // An atom is a product of sizes: non-negative by its structure unless a
+  // factor is not (a symbol whose range admits negative values). Only the
+  // others go to the solver.
+  if (isStructurallyNonNegative(e)) {
+    atomNonNeg.push_back(true);
+    return id;
+  }
   CompareResult r = solver.compare(e, getAffineConstantExpr(0, ctx));
   atomNonNeg.push_back(r == CompareResult::GE || r == CompareResult::GT ||
                        r == CompareResult::EQ);
   return id;
+}
+
+bool Scheduler::isStructurallyNonNegative(AffineExpr e) const {
+  switch (e.getKind()) {
+  case AffineExprKind::Constant:
+    return cast<AffineConstantExpr>(e).getValue() >= 0;
+  case AffineExprKind::SymbolId:
+    return solver.getSymbol(cast<AffineSymbolExpr>(e).getPosition()).min >= 0;
+  case AffineExprKind::DimId:
+    return false;
+  case AffineExprKind::Add:
+  case AffineExprKind::Mul: {
+    auto b = cast<AffineBinaryOpExpr>(e);
+    return isStructurallyNonNegative(b.getLHS()) &&
+           isStructurallyNonNegative(b.getRHS());
+  }
+  case AffineExprKind::FloorDiv:
+  case AffineExprKind::CeilDiv:
+  case AffineExprKind::Mod: {
+    // By a positive constant: floor/ceil of a non-negative value, or a
+    // remainder in [0, divisor).
+    auto b = cast<AffineBinaryOpExpr>(e);
+    auto d = dyn_cast<AffineConstantExpr>(b.getRHS());
+    if (!d || d.getValue() <= 0)
+      return false;
+    return e.getKind() == AffineExprKind::Mod ||
+           isStructurallyNonNegative(b.getLHS());
+  }
+  }
+  return false;
 }
 
 void Scheduler::decompose(AffineExpr e, int64_t scale, SVec &out) {

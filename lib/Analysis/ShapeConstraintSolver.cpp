@@ -105,6 +105,7 @@ struct ShapeConstraintSolver::Impl : CanonicalForm {
 
   Z3Backend z3;
   unsigned timeoutMs = 200;
+  unsigned maxZ3Constraints = 0;
   /// Z3 checks that may run out of resources per solver instance; the
   /// queries after that stay UNKNOWN without calling Z3.
   static constexpr int64_t kMaxZ3Unknowns = 32;
@@ -514,6 +515,10 @@ struct ShapeConstraintSolver::Impl : CanonicalForm {
     // limit (a model once spent minutes here). Counted, so deterministic.
     if (timeoutMs == 0)
       return Z3Status::Unknown;
+    if (maxZ3Constraints && cs.size() > maxZ3Constraints) {
+      ++stats.z3SizeSkips;
+      return Z3Status::Unknown;
+    }
     if (stats.z3Timeouts >= kMaxZ3Unknowns) {
       ++stats.z3BudgetSkips;
       return Z3Status::Unknown;
@@ -561,7 +566,10 @@ struct ShapeConstraintSolver::Impl : CanonicalForm {
   CompareResult compareDiff(const Poly &rawDiff) {
     // Positive content and factors >= 1 do not change the sign.
     Poly diff = cancel(rawDiff);
-    // Monotone difference: bounds at the corners of the box.
+    // Monotone difference: bounds at the corners of the box. The box holds
+    // every valid point, so its bounds are bounds of `diff` even where the
+    // relations cut it (then they need not be attained).
+    bool boxNoLt = false, boxNoGt = false;
     for (bool negated : {false, true}) {
       Poly p = negated ? scale(diff, -1) : diff;
       auto bounds = monotoneBounds(p);
@@ -575,8 +583,11 @@ struct ShapeConstraintSolver::Impl : CanonicalForm {
         ++stats.canonicalHits;
         return orient(CompareResult::GT);
       }
-      if (!isBoxExact())
+      if (!isBoxExact()) {
+        (negated ? boxNoGt : boxNoLt) = lo.v >= 0;
+        (negated ? boxNoLt : boxNoGt) = !hi.inf && hi.v <= 0;
         break;
+      }
       // Box corners are valid points: the bounds are attained.
       ++stats.canonicalHits;
       if (lo.v == 0)
@@ -617,8 +628,11 @@ struct ShapeConstraintSolver::Impl : CanonicalForm {
         return CompareResult::LE;
       --stats.canonicalHits; // only a strict sign was seen: ask about EQ
     }
-    bool canLt = !provenNoLt && (signs.neg || !impossible(neg, Rel::GT));
-    bool canGt = !provenNoGt && (signs.pos || !impossible(diff, Rel::GT));
+    // The box bounds answer what Z3 would prove from the symbol ranges.
+    bool canLt =
+        !provenNoLt && !boxNoLt && (signs.neg || !impossible(neg, Rel::GT));
+    bool canGt =
+        !provenNoGt && !boxNoGt && (signs.pos || !impossible(diff, Rel::GT));
     if (canLt && canGt)
       return CompareResult::UNKNOWN;
     if (!canLt && !canGt)
@@ -991,6 +1005,16 @@ void ShapeConstraintSolver::setTimeoutMs(unsigned ms) {
 }
 
 unsigned ShapeConstraintSolver::getTimeoutMs() const { return impl->timeoutMs; }
+
+void ShapeConstraintSolver::setMaxZ3Constraints(unsigned n) {
+  impl->maxZ3Constraints = n;
+  impl->z3Cache.clear();
+  impl->queryCache.clear();
+}
+
+unsigned ShapeConstraintSolver::getMaxZ3Constraints() const {
+  return impl->maxZ3Constraints;
+}
 
 const SolverStats &ShapeConstraintSolver::getStats() const {
   return impl->stats;

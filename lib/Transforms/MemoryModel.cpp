@@ -14,6 +14,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Format.h"
+#include <array>
 #include <iterator>
 
 using namespace mlir;
@@ -629,33 +630,79 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
     }
     return false;
   };
-  auto covers = [&](AffineExpr big, AffineExpr small) {
-    return nonNegative(solver.simplify(big - small));
-  };
-  SmallVector<AffineExpr> kept;
-  SmallVector<unsigned> keptAt;
   SmallVector<std::pair<unsigned, AffineExpr>> points;
   for (auto [i, ps] : llvm::enumerate(p.livePoints))
     for (AffineExpr e : ps)
       points.push_back({(unsigned)i, e});
   for (AffineExpr e : p.exitPoints)
     points.push_back({n, e});
-  for (auto [i, e] : points) {
-    if (llvm::any_of(kept, [&](AffineExpr k) { return covers(k, e); }))
+  // A necessary condition first, from values: a polynomial with
+  // non-negative coefficients over non-negative symbols is >= 0 at every
+  // point where the symbols are >= 0, so `big` covers `small` only where
+  // the values of its canonical form are >= those of `small`'s at such
+  // points (canonical forms are exact identities). One value per point and
+  // sample, then integer comparisons; only the pairs that pass every sample
+  // build the difference. The answers are those of the check alone.
+  // The first sample has every symbol at 0 (a negative constant term);
+  // in the others each symbol takes its own value, log-uniform in
+  // [0, 1023] (deterministic: a multiplicative hash of symbol and sample),
+  // so that some symbols are small while others are large.
+  constexpr unsigned kSamples = 16;
+  unsigned numSymbols = solver.getNumSymbols();
+  SmallVector<SmallVector<int64_t>> sampleBindings(kSamples);
+  for (unsigned s = 0; s < kSamples; ++s)
+    for (unsigned k = 0; k < numSymbols; ++k) {
+      uint64_t h = (uint64_t(k) * kSamples + s + 1) * 0x9E3779B97F4A7C15ull;
+      h ^= h >> 31;
+      h *= 0xBF58476D1CE4E5B9ull;
+      h ^= h >> 27;
+      int64_t v = s == 0 ? 0 : int64_t((h >> 8) % (uint64_t(1) << (h % 11)));
+      sampleBindings[s].push_back(v);
+    }
+  using Values = std::array<std::optional<int64_t>, kSamples>;
+  SmallVector<Values> values;
+  values.reserve(points.size());
+  for (auto &pt : points) {
+    AffineExpr canonical = solver.simplify(pt.second);
+    Values v;
+    for (unsigned s = 0; s < kSamples; ++s)
+      v[s] = solver.evaluate(canonical, sampleBindings[s]);
+    values.push_back(v);
+  }
+  auto mayCover = [&](unsigned big, unsigned small) {
+    for (unsigned s = 0; s < kSamples; ++s)
+      if (values[big][s] && values[small][s] &&
+          *values[big][s] < *values[small][s])
+        return false;
+    return true;
+  };
+  auto covers = [&](unsigned big, unsigned small) {
+    if (points[big].second == points[small].second)
+      return true; // the difference simplifies to 0
+    return mayCover(big, small) &&
+           nonNegative(
+               solver.simplify(points[big].second - points[small].second));
+  };
+  SmallVector<unsigned> kept; // indices into `points`
+  for (unsigned e = 0; e < points.size(); ++e) {
+    if (llvm::any_of(kept, [&](unsigned k) { return covers(k, e); }))
       continue;
     for (size_t k = kept.size(); k-- > 0;)
-      if (covers(e, kept[k])) {
+      if (covers(e, kept[k]))
         kept.erase(kept.begin() + k);
-        keptAt.erase(keptAt.begin() + k);
-      }
     kept.push_back(e);
-    keptAt.push_back(i);
   }
-  if (kept.empty()) {
-    kept.push_back(cst(0));
+  SmallVector<AffineExpr> keptExprs;
+  SmallVector<unsigned> keptAt;
+  for (unsigned k : kept) {
+    keptExprs.push_back(points[k].second);
+    keptAt.push_back(points[k].first);
+  }
+  if (keptExprs.empty()) {
+    keptExprs.push_back(cst(0));
     keptAt.push_back(0);
   }
-  p.peakCandidates = std::move(kept);
+  p.peakCandidates = std::move(keptExprs);
   p.peakCandidatePoints = std::move(keptAt);
   return p;
 }

@@ -55,6 +55,8 @@ struct SolverStats {
   int64_t z3Errors = 0;      ///< Z3 checks that failed with a z3::exception
   int64_t z3BudgetSkips = 0; ///< UNKNOWN without Z3: 32 checks already ran
                              ///< out of resources in this solver
+  int64_t z3SizeSkips = 0;   ///< UNKNOWN without Z3: more constraints than
+                             ///< setMaxZ3Constraints allows
 };
 
 /// Constraint store and solver for one function's symbolic dims.
@@ -99,6 +101,13 @@ public:
   /// UNKNOWN, and cached like any answer).
   void setTimeoutMs(unsigned ms);
   unsigned getTimeoutMs() const;
+  /// Most constraints (the query, the symbol bounds and the relations that
+  /// share symbols with it) a query may hand to Z3; a larger one is
+  /// UNKNOWN without Z3 (counted in SolverStats::z3SizeSkips). 0 (the
+  /// default): no limit. Z3's resource limit bounds its search, not the
+  /// set-up of a large non-linear problem, which can take seconds.
+  void setMaxZ3Constraints(unsigned n);
+  unsigned getMaxZ3Constraints() const;
   const SolverStats &getStats() const;
 
 private:

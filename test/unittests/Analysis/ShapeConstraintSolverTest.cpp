@@ -208,6 +208,32 @@ TEST_F(SolverTest, Z3UnknownsAreCachedAndBudgeted) {
   EXPECT_EQ(solver.getStats().z3Calls, calls) << "answered from the cache";
 }
 
+TEST_F(SolverTest, BoxBoundsHoldWhereRelationsCutTheBox) {
+  // x*y == z*w stays a relation (no symbol to substitute), so the box of
+  // ranges is not exact; its lower bound x >= 0 still rules out x < 0
+  // without Z3, and the sample points show x == 0 and x > 0.
+  AffineExpr x = sym(), y = sym(), z = sym(), w = sym();
+  solver.addEquality(x * y, z * w);
+  AffineExpr zero = c(0);
+  EXPECT_EQ(solver.compare(x, zero), CompareResult::GE);
+  EXPECT_EQ(solver.compare(zero, x), CompareResult::LE);
+  EXPECT_EQ(solver.getStats().z3Calls, 0);
+}
+
+TEST_F(SolverTest, MaxZ3ConstraintsSkipsLargeQueries) {
+  // x + 1 > y under x >= y needs Z3 (the difference is not monotone); its
+  // query has 4 constraints: two symbol bounds, the relation and itself.
+  AffineExpr x = sym(), y = sym();
+  solver.addGreaterOrEqual(x, y);
+  solver.setMaxZ3Constraints(3);
+  EXPECT_EQ(solver.compare(x + 1, y), CompareResult::UNKNOWN);
+  EXPECT_EQ(solver.getStats().z3Calls, 0);
+  EXPECT_GT(solver.getStats().z3SizeSkips, 0);
+  solver.setMaxZ3Constraints(4);
+  EXPECT_EQ(solver.compare(x + 1, y), CompareResult::GT);
+  EXPECT_GT(solver.getStats().z3Calls, 0);
+}
+
 TEST_F(SolverTest, FloorDivRelaxation) {
   // h >= (h + 1) floordiv 2 from 2*(h - (h+1)/2) >= 2h - (h + 1) >= 0.
   AffineExpr h = sym(1);
