@@ -327,7 +327,6 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
     // Backward closure from the producer over values that are not live at
     // the regenerate point.
     llvm::SetVector<Operation *> sub;
-    llvm::SetVector<Value> inputs;
     SmallVector<Operation *> work{p.order[g.def]};
     std::string why;
     while (!work.empty() && why.empty()) {
@@ -361,10 +360,8 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
         break;
       }
       for (Value w : op->getOperands()) {
-        if (available(w)) {
-          inputs.insert(w);
+        if (available(w))
           continue;
-        }
         Operation *def = w.getDefiningOp();
         if (!def || !index.count(def)) {
           why = "an operand is not available at the regenerate point";
