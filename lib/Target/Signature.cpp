@@ -197,8 +197,20 @@ signatureEntry(func::FuncOp func, Type type, DictionaryAttr attrs,
     shape.push_back(isInput ? name + "_d" + std::to_string(i)
                             : std::string("?"));
   }
-  return llvm::json::Object{
+  llvm::json::Object entry{
       {"name", name}, {"dtype", *dtype}, {"shape", std::move(shape)}};
+  // Training state (disc-build-training-step, docs/training.md): an input
+  // the session holds, with its initial value, and an output that replaces
+  // it after each run.
+  if (attrs && attrs.get(kStateAttrName)) {
+    entry["state"] = true;
+    auto init = attrs.getAs<FlatSymbolRefAttr>(kStateInitAttrName);
+    entry["init"] = init ? init.getValue().str() : std::string("zeros");
+  }
+  if (auto updates =
+          attrs ? attrs.getAs<StringAttr>(kStateUpdateAttrName) : nullptr)
+    entry["updates"] = updates.str();
+  return entry;
 }
 
 /// Smallest size of a dynamic input dim without a user range.
@@ -254,11 +266,14 @@ FailureOr<llvm::json::Object> mlir::disc::buildSignature(func::FuncOp func,
       return failure();
     outputs.push_back(std::move(*entry));
   }
-  return llvm::json::Object{{"abi_version", DISC_MODEL_ABI_VERSION},
-                            {"model", modelName.str()},
-                            {"inputs", std::move(inputs)},
-                            {"outputs", std::move(outputs)},
-                            {"symbols", std::move(symbols)}};
+  llvm::json::Object sig{{"abi_version", DISC_MODEL_ABI_VERSION},
+                         {"model", modelName.str()},
+                         {"inputs", std::move(inputs)},
+                         {"outputs", std::move(outputs)},
+                         {"symbols", std::move(symbols)}};
+  if (auto loss = func->getAttrOfType<StringAttr>(kLossAttrName))
+    sig["loss"] = loss.str();
+  return sig;
 }
 
 /// CUDA: the device copies of the constants that kernels read live through

@@ -10,6 +10,7 @@
 #define DISC_TARGET_SIGNATURE_H
 
 #include "disc/Transforms/ShapeAnalysis.h"
+#include "disc/Transforms/TrainingStep.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"
