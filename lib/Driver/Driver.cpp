@@ -79,6 +79,27 @@ void mlir::disc::getCompilePipelineOptions(const CompileOptions &options,
   pipeline.libraryCalls = options.libraryCalls;
   pipeline.modelName = modelName.str();
   pipeline.reportLibraryCalls = options.reportCodegen;
+  if (options.training.enabled)
+    pipeline.training = options.training.passOptions();
+}
+
+std::string mlir::disc::TrainingOptions::passOptions() const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto list = [&](StringRef key, const std::vector<std::string> &names) {
+    if (!names.empty())
+      os << " " << key << "=" << llvm::join(names, ",");
+  };
+  os << "loss=" << loss << " optimizer=" << optimizer;
+  list("trainable", trainable);
+  list("frozen", frozen);
+  os << " lr=" << llvm::format("%.17g", lr)
+     << " momentum=" << llvm::format("%.17g", momentum)
+     << " weight-decay=" << llvm::format("%.17g", weightDecay)
+     << " beta1=" << llvm::format("%.17g", beta1)
+     << " beta2=" << llvm::format("%.17g", beta2)
+     << " eps=" << llvm::format("%.17g", eps);
+  return text;
 }
 
 static int fail(int code, const llvm::Twine &msg) {
@@ -120,6 +141,25 @@ static int checkOptions(const CompileOptions &options) {
       return fail(CompileBadInput, "unsupported --sanitize '" + s +
                                        "' (supported: address, undefined, "
                                        "fuzzer-no-link)");
+  const TrainingOptions &t = options.training;
+  if (t.enabled && t.loss.empty())
+    return fail(CompileBadInput, "--train needs --loss NAME (the scalar "
+                                 "output to minimize)");
+  if (t.enabled && t.optimizer != "none" && t.optimizer != "sgd" &&
+      t.optimizer != "momentum" && t.optimizer != "adamw")
+    return fail(CompileBadInput, "unsupported --optimizer '" + t.optimizer +
+                                     "' (supported: none, sgd, momentum, "
+                                     "adamw)");
+  if (t.enabled && (!(t.lr > 0) || t.momentum < 0 || t.weightDecay < 0 ||
+                    !(t.beta1 >= 0 && t.beta1 < 1) ||
+                    !(t.beta2 >= 0 && t.beta2 < 1) || !(t.eps > 0)))
+    return fail(CompileBadInput,
+                "bad optimizer setting (expected --lr > 0, --momentum >= 0, "
+                "--weight-decay >= 0, 0 <= --beta1, --beta2 < 1, --eps > 0)");
+  if (!t.enabled &&
+      (!t.loss.empty() || !t.trainable.empty() || !t.frozen.empty()))
+    return fail(CompileBadInput, "--loss, --trainable and --frozen need "
+                                 "--train");
   if (!llvm::sys::fs::exists(options.inputPath))
     return fail(CompileBadInput, "no such file: " + options.inputPath);
   return CompileOk;
@@ -201,6 +241,8 @@ static int pipelineFailure(ModuleOp module, StringRef pass) {
        "marking library calls failed"},
       {"disc-mark-cuda-library-calls", CompileFailed,
        "marking library calls failed"},
+      {"disc-build-training-step", CompileBadInput,
+       "could not build the training step"},
       {"disc-attach-memory-model", CompileFailed,
        "could not build the memory model"},
       {"disc-attach-remat", CompileFailed, "rematerialization failed"},
@@ -245,6 +287,7 @@ int mlir::disc::compileModel(const CompileOptions &options) {
     OnnxImportOptions importOptions;
     importOptions.entryName = kEntry.str();
     importOptions.forceDynamicInputs = options.forceDynamic;
+    importOptions.markParameters = options.training.enabled;
     module = importOnnxModel(context, input, importOptions);
   }
   if (!module)

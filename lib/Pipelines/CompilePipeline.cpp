@@ -15,6 +15,16 @@ using namespace mlir;
 void mlir::disc::buildDiscCompilePipeline(
     OpPassManager &pm, const CompilePipelineOptions &options) {
   EmitStage emit = options.emit;
+  if (!options.training.empty()) {
+    std::unique_ptr<Pass> training = createDiscBuildTrainingStep();
+    if (failed(training->initializeOptions(options.training,
+                                           [](const llvm::Twine &msg) {
+                                             llvm::errs() << msg << "\n";
+                                             return failure();
+                                           })))
+      llvm::report_fatal_error("bad disc-build-training-step options");
+    pm.addPass(std::move(training));
+  }
   DiscAttachDimRangesOptions dimRanges;
   dimRanges.dims.assign(options.dims.begin(), options.dims.end());
   dimRanges.forceDynamic = options.forceDynamic;

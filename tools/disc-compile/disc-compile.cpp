@@ -4,6 +4,7 @@
 //              [--emit=mlir|shapes|memory|linalg|gpu|llvm-dialect|llvm|obj|lib]
 //              [--dim NAME=MIN:MAX[:LIKELY]] [--dim NAME=VALUE] ...
 //              [--schedule=memory|none] [--remat=on|off]
+//              [--train --loss NAME [--optimizer=sgd|momentum|adamw|none] ...]
 //
 // Also accepts a disc-dialect `.mlir` file as input (used by lit tests).
 // Exit codes: 0 ok, 1 compiler failure, 2 bad usage or bad input (malformed
@@ -131,6 +132,55 @@ static cl::opt<unsigned, true> compileJobs(
     cl::desc("Threads that optimize and compile the LLVM module, in as many "
              "parts (default 0: one per hardware thread)"),
     cl::location(options.compileJobs), cl::cat(cat));
+
+// Training (docs/training.md).
+static cl::opt<bool, true>
+    train("train",
+          cl::desc("Compile one training step: gradients of --loss by "
+                   "reverse-mode differentiation and an optimizer update of "
+                   "the parameters, which the session holds"),
+          cl::location(options.training.enabled), cl::cat(cat));
+static cl::opt<std::string, true>
+    loss("loss", cl::desc("The scalar output to minimize"),
+         cl::value_desc("NAME"), cl::location(options.training.loss),
+         cl::cat(cat));
+static cl::list<std::string, std::vector<std::string>> trainable(
+    "trainable",
+    cl::desc("Initializers to train (default: every float initializer the "
+             "loss depends on)"),
+    cl::value_desc("NAME,..."), cl::CommaSeparated,
+    cl::location(options.training.trainable), cl::cat(cat));
+static cl::list<std::string, std::vector<std::string>>
+    frozen("frozen", cl::desc("Initializers not to train"),
+           cl::value_desc("NAME,..."), cl::CommaSeparated,
+           cl::location(options.training.frozen), cl::cat(cat));
+static cl::opt<std::string, true> optimizer(
+    "optimizer",
+    cl::desc("sgd (default), momentum, adamw, or none (the gradients as "
+             "outputs grad_<name>)"),
+    cl::location(options.training.optimizer), cl::cat(cat));
+static cl::opt<double, true> lr("lr", cl::desc("Learning rate (0.01)"),
+                                cl::location(options.training.lr),
+                                cl::cat(cat));
+static cl::opt<double, true> momentum("momentum",
+                                      cl::desc("Momentum factor (0.9)"),
+                                      cl::location(options.training.momentum),
+                                      cl::cat(cat));
+static cl::opt<double, true> weightDecay(
+    "weight-decay",
+    cl::desc("Weight decay (0): L2 for sgd and momentum, decoupled for adamw"),
+    cl::location(options.training.weightDecay), cl::cat(cat));
+static cl::opt<double, true> beta1("beta1",
+                                   cl::desc("adamw first moment decay (0.9)"),
+                                   cl::location(options.training.beta1),
+                                   cl::cat(cat));
+static cl::opt<double, true>
+    beta2("beta2", cl::desc("adamw second moment decay (0.999)"),
+          cl::location(options.training.beta2), cl::cat(cat));
+static cl::opt<double, true> eps("eps",
+                                 cl::desc("adamw denominator term (1e-8)"),
+                                 cl::location(options.training.eps),
+                                 cl::cat(cat));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);

@@ -31,6 +31,22 @@ enum CompileStatus : int {
 };
 
 /// Every choice of one `disc-compile` run; the defaults are the flags'.
+/// `--train` and its flags: the options of disc-build-training-step
+/// (docs/training.md).
+struct TrainingOptions {
+  bool enabled = false;
+  /// The scalar output to minimize (`--loss`).
+  std::string loss;
+  /// `--trainable` / `--frozen`: initializer names.
+  std::vector<std::string> trainable, frozen;
+  /// none, sgd, momentum or adamw (`--optimizer`).
+  std::string optimizer = "sgd";
+  double lr = 0.01, momentum = 0.9, weightDecay = 0.0, beta1 = 0.9,
+         beta2 = 0.999, eps = 1e-8;
+  /// The options as disc-build-training-step's option text.
+  std::string passOptions() const;
+};
+
 struct CompileOptions {
   /// The model: an ONNX file, or a disc-dialect `.mlir` file whose first
   /// public function is the entry.
@@ -62,6 +78,8 @@ struct CompileOptions {
   bool reportCodegen = false;
   /// Threads compiling the LLVM module (0: one per hardware thread).
   unsigned compileJobs = 0;
+  /// A training step instead of the forward model (`--train`).
+  TrainingOptions training;
 };
 
 /// `--target`: "cpu", "cuda" or "cuda-emulate"; otherwise the error

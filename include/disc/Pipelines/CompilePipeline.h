@@ -101,6 +101,11 @@ struct CompilePipelineOptions
       llvm::cl::desc("Model name in the signature (disc-compile: the input "
                      "file's stem)"),
       llvm::cl::init("model")};
+  Option<std::string> training{
+      *this, "training",
+      llvm::cl::desc("Options of disc-build-training-step, which then runs "
+                     "first (empty: the forward model)"),
+      llvm::cl::init("")};
   Option<bool> reportLibraryCalls{
       *this, "report-library-calls",
       llvm::cl::desc("target=cuda: print the cuBLAS/cuDNN choices to stderr"),

@@ -139,4 +139,58 @@ def DiscRemat : Pass<"disc-remat", "ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def DiscBuildTrainingStep : Pass<"disc-build-training-step", "ModuleOp"> {
+  let summary = "Turn a forward model with a loss into one training step";
+  let description = [{
+    Runs on the imported disc dialect, before every other pass (the
+    importer marks the float initializers with `disc.param`). In the entry
+    function:
+
+     * the trainable parameters (every marked constant from which the loss
+       output `loss` is reachable, or the names in `trainable`, minus those
+       in `frozen`) become inputs held by the runtime session
+       (`disc.state`, initial value in a public `memref.global`);
+     * the gradients of the loss with respect to them are built in reverse
+       program order from each op's gradient rule
+       (DiscOpInterface::buildGradient; lib/Dialect/Disc/IR/DiscGradients.cpp),
+       seeded with 1 and summed where a value has several uses;
+     * `optimizer` `none` returns them as outputs `grad_<name>`; `sgd`,
+       `momentum` and `adamw` append the updated parameters (and the
+       momentum / first and second moments / step count, more state) as
+       outputs that replace their state after the run (`disc.state_update`),
+       with the update rules of `torch.optim.SGD` and `torch.optim.AdamW`
+       (Loshchilov & Hutter, "Decoupled Weight Decay Regularization").
+
+    The backward ops are ordinary disc ops with symbolic shapes: one compile
+    serves every input shape, and the memory schedule and
+    rematerialization see the whole step. Errors (each names the node or
+    name): no output called `loss`, a loss with more than one element, an
+    unknown `trainable`/`frozen` name, an op on the path from a parameter
+    to the loss without a gradient rule.
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"",
+           "Name of the scalar output to minimize">,
+    ListOption<"trainable", "trainable", "std::string",
+               "Initializers to train (default: every float initializer the "
+               "loss depends on)">,
+    ListOption<"frozen", "frozen", "std::string",
+               "Initializers not to train">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "none, sgd, momentum or adamw">,
+    Option<"lr", "lr", "double", /*default=*/"0.01", "Learning rate">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9",
+           "Momentum factor (momentum)">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "Weight decay (L2 for sgd and momentum, decoupled for adamw)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9",
+           "First moment decay (adamw)">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999",
+           "Second moment decay (adamw)">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8",
+           "Denominator term (adamw)">,
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 #endif // DISC_TRANSFORMS_PASSES_TD

@@ -255,7 +255,8 @@ Value Importer::reshapeT(Value x, ArrayRef<TDim> t) {
   // A constant reshaped to static dims is a constant (a Conv bias [C] as
   // [C, 1, 1]: the library-call post-ops take it as the call's bias).
   if (auto c = x.getDefiningOp<ConstantOp>();
-      c && llvm::all_of(outDims, [](const Dim &d) { return d.isStatic(); })) {
+      c && !c->hasAttr(kParamAttrName) &&
+      llvm::all_of(outDims, [](const Dim &d) { return d.isStatic(); })) {
     SmallVector<int64_t> shape;
     for (const Dim &d : outDims)
       shape.push_back(d.size);

@@ -14,6 +14,7 @@
 #include "disc/Frontend/Onnx/OnnxImporter.h"
 
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
+#include "disc/Transforms/TrainingStep.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"

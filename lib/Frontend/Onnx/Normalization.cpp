@@ -60,7 +60,8 @@ static std::optional<std::vector<float>> f32Elements(Value v) {
 Value Importer::foldBatchNormIntoConv(Value x, Value scale, Value bias,
                                       Value mean, Value var, float eps) {
   auto it = onnxUses.find(node->input(0));
-  if (it == onnxUses.end() || it->second != 1 || !x.use_empty())
+  if (options.markParameters || it == onnxUses.end() || it->second != 1 ||
+      !x.use_empty())
     return nullptr;
   Operation *addOp = nullptr;
   Value convRes = x, oldBias;

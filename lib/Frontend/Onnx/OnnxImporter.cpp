@@ -237,6 +237,9 @@ Value Importer::lookup(const std::string &name) {
     node = savedNode;
     if (::mlir::failed(c))
       return nullptr;
+    if (options.markParameters && isa<FloatType>(elt(*c)))
+      if (auto op = c->getDefiningOp<ConstantOp>())
+        op->setAttr(kParamAttrName, b.getStringAttr(name));
     values[name] = *c;
     return *c;
   }

@@ -18,6 +18,11 @@ struct OnnxImportOptions {
   /// length of a 1-D input used only as a rank-determining operand (a
   /// shape, axes, pads, repeats, split or slice bounds vector).
   bool forceDynamicInputs = false;
+  /// Marks every constant made from a float initializer with the
+  /// initializer's name (`disc.param`, disc/Transforms/TrainingStep.h) and
+  /// keeps initializers unfolded (no reshaped copies, no BatchNormalization
+  /// folded into a Conv), so that disc-build-training-step can train them.
+  bool markParameters = false;
 };
 
 /// Parses the ONNX model at `path` (protobuf, checked with ONNX's own

@@ -32,6 +32,9 @@ class Disc_Op<string mnemonic, list<Trait> traits = [],
 defvar Disc_ShapeRule = ["inferSymbolicShapes"];
 // The symbolic value rule of an elementwise op on shapes.
 defvar Disc_ValueRule = ["foldSymbolicElement"];
+// The gradient rule of a differentiable op (reverse mode, for training;
+// lib/Dialect/Disc/IR/DiscGradients.cpp).
+defvar Disc_GradientRule = ["buildGradient"];
 
 // The traits of an elementwise op.
 defvar Disc_ElementwiseTraits = [Disc_Elementwise,
@@ -94,20 +97,21 @@ class Disc_UnaryOp<string mnemonic, Type type = AnyRankedTensor,
   }];
 }
 
-def Disc_AbsOp : Disc_UnaryOp<"abs">;
-def Disc_NegOp : Disc_UnaryOp<"neg", AnyRankedTensor, Disc_ValueRule>;
-def Disc_ExpOp : Disc_UnaryOp<"exp">;
-def Disc_LogOp : Disc_UnaryOp<"log">;
-def Disc_SqrtOp : Disc_UnaryOp<"sqrt">;
-def Disc_RsqrtOp : Disc_UnaryOp<"rsqrt">;
-def Disc_TanhOp : Disc_UnaryOp<"tanh">;
-def Disc_ErfOp : Disc_UnaryOp<"erf">;
-def Disc_FloorOp : Disc_UnaryOp<"floor">;
-def Disc_CeilOp : Disc_UnaryOp<"ceil">;
+def Disc_AbsOp : Disc_UnaryOp<"abs", AnyRankedTensor, Disc_GradientRule>;
+def Disc_NegOp : Disc_UnaryOp<"neg", AnyRankedTensor,
+    !listconcat(Disc_ValueRule, Disc_GradientRule)>;
+def Disc_ExpOp : Disc_UnaryOp<"exp", AnyRankedTensor, Disc_GradientRule>;
+def Disc_LogOp : Disc_UnaryOp<"log", AnyRankedTensor, Disc_GradientRule>;
+def Disc_SqrtOp : Disc_UnaryOp<"sqrt", AnyRankedTensor, Disc_GradientRule>;
+def Disc_RsqrtOp : Disc_UnaryOp<"rsqrt", AnyRankedTensor, Disc_GradientRule>;
+def Disc_TanhOp : Disc_UnaryOp<"tanh", AnyRankedTensor, Disc_GradientRule>;
+def Disc_ErfOp : Disc_UnaryOp<"erf", AnyRankedTensor, Disc_GradientRule>;
+def Disc_FloorOp : Disc_UnaryOp<"floor", AnyRankedTensor, Disc_GradientRule>;
+def Disc_CeilOp : Disc_UnaryOp<"ceil", AnyRankedTensor, Disc_GradientRule>;
 /// Rounds half to even (ONNX Round).
-def Disc_RoundOp : Disc_UnaryOp<"round">;
-def Disc_SinOp : Disc_UnaryOp<"sin">;
-def Disc_CosOp : Disc_UnaryOp<"cos">;
+def Disc_RoundOp : Disc_UnaryOp<"round", AnyRankedTensor, Disc_GradientRule>;
+def Disc_SinOp : Disc_UnaryOp<"sin", AnyRankedTensor, Disc_GradientRule>;
+def Disc_CosOp : Disc_UnaryOp<"cos", AnyRankedTensor, Disc_GradientRule>;
 def Disc_TanOp : Disc_UnaryOp<"tan">;
 def Disc_AsinOp : Disc_UnaryOp<"asin">;
 def Disc_AcosOp : Disc_UnaryOp<"acos">;
@@ -118,12 +122,12 @@ def Disc_AsinhOp : Disc_UnaryOp<"asinh">;
 def Disc_AcoshOp : Disc_UnaryOp<"acosh">;
 def Disc_AtanhOp : Disc_UnaryOp<"atanh">;
 /// -1, 0 or 1 by the sign of the element.
-def Disc_SignOp : Disc_UnaryOp<"sign">;
+def Disc_SignOp : Disc_UnaryOp<"sign", AnyRankedTensor, Disc_GradientRule>;
 /// Logical not on i1, bitwise not on other integers.
 def Disc_NotOp : Disc_UnaryOp<"not">;
 /// 1 / (1 + exp(-x)).
-def Disc_LogisticOp : Disc_UnaryOp<"logistic">;
-def Disc_ReciprocalOp : Disc_UnaryOp<"reciprocal">;
+def Disc_LogisticOp : Disc_UnaryOp<"logistic", AnyRankedTensor, Disc_GradientRule>;
+def Disc_ReciprocalOp : Disc_UnaryOp<"reciprocal", AnyRankedTensor, Disc_GradientRule>;
 
 class Disc_PredicateOp<string mnemonic>
     : Disc_Op<mnemonic, Disc_ElementwiseTraits> {
@@ -181,16 +185,22 @@ class Disc_BinaryOp<string mnemonic, list<string> methods = []>
   }];
 }
 
-def Disc_AddOp : Disc_BinaryOp<"add", Disc_ValueRule>;
-def Disc_SubOp : Disc_BinaryOp<"sub", Disc_ValueRule>;
-def Disc_MulOp : Disc_BinaryOp<"mul", Disc_ValueRule>;
+def Disc_AddOp : Disc_BinaryOp<"add",
+    !listconcat(Disc_ValueRule, Disc_GradientRule)>;
+def Disc_SubOp : Disc_BinaryOp<"sub",
+    !listconcat(Disc_ValueRule, Disc_GradientRule)>;
+def Disc_MulOp : Disc_BinaryOp<"mul",
+    !listconcat(Disc_ValueRule, Disc_GradientRule)>;
 /// Integer division truncates toward zero (C semantics, as ONNX Div).
-def Disc_DivOp : Disc_BinaryOp<"div", Disc_ValueRule>;
+def Disc_DivOp : Disc_BinaryOp<"div",
+    !listconcat(Disc_ValueRule, Disc_GradientRule)>;
 /// Remainder with the sign of the dividend (C fmod / ONNX Mod fmod=1).
 def Disc_RemOp : Disc_BinaryOp<"rem", Disc_ValueRule>;
-def Disc_PowOp : Disc_BinaryOp<"pow">;
-def Disc_MaxOp : Disc_BinaryOp<"max", Disc_ValueRule>;
-def Disc_MinOp : Disc_BinaryOp<"min", Disc_ValueRule>;
+def Disc_PowOp : Disc_BinaryOp<"pow", Disc_GradientRule>;
+def Disc_MaxOp : Disc_BinaryOp<"max",
+    !listconcat(Disc_ValueRule, Disc_GradientRule)>;
+def Disc_MinOp : Disc_BinaryOp<"min",
+    !listconcat(Disc_ValueRule, Disc_GradientRule)>;
 def Disc_AndOp : Disc_BinaryOp<"and", Disc_ValueRule>;
 def Disc_OrOp : Disc_BinaryOp<"or", Disc_ValueRule>;
 def Disc_XorOp : Disc_BinaryOp<"xor", Disc_ValueRule>;
@@ -219,7 +229,7 @@ def Disc_CompareOp : Disc_Op<"compare", Disc_ElementwiseTraits,
 }
 
 def Disc_SelectOp : Disc_Op<"select", Disc_ElementwiseTraits,
-    Disc_ValueRule> {
+    !listconcat(Disc_ValueRule, Disc_GradientRule)> {
   let summary = "Elementwise select (ONNX Where) with NumPy broadcasting";
   let description = [{
     `result = pred ? on_true : on_false`, all three operands broadcast.
@@ -238,7 +248,7 @@ def Disc_SelectOp : Disc_Op<"select", Disc_ElementwiseTraits,
 }
 
 def Disc_ConvertOp : Disc_Op<"convert", Disc_ElementwiseTraits,
-    Disc_ValueRule> {
+    !listconcat(Disc_ValueRule, Disc_GradientRule)> {
   let summary = "Elementwise element type conversion (ONNX Cast)";
   let description = [{
     Float to integer truncates toward zero; to i1 means `!= 0`.
@@ -263,7 +273,7 @@ def Disc_ConvertOp : Disc_Op<"convert", Disc_ElementwiseTraits,
 //===----------------------------------------------------------------------===//
 
 def Disc_DotGeneralOp : Disc_Op<"dot_general", [Disc_LoweredBy<"Linear">],
-    Disc_ShapeRule> {
+    !listconcat(Disc_ShapeRule, Disc_GradientRule)> {
   let summary = "Batched matrix product with explicit batch/contracting dims";
   let description = [{
     As StableHLO `dot_general`: result dims are the batch dims (in the
@@ -291,7 +301,7 @@ def Disc_DotGeneralOp : Disc_Op<"dot_general", [Disc_LoweredBy<"Linear">],
 }
 
 def Disc_ConvOp : Disc_Op<"conv", [Disc_LoweredBy<"Linear">],
-    Disc_ShapeRule> {
+    !listconcat(Disc_ShapeRule, Disc_GradientRule)> {
   let summary = "N-d grouped convolution (ONNX Conv layout)";
   let description = [{
     `input`: [N, C, D1..Dk], `filter`: [OC, C / groups, K1..Kk], result:
@@ -349,7 +359,7 @@ def Disc_ConvTransposeOp
 }
 
 def Disc_PoolOp : Disc_Op<"pool", [Disc_LoweredBy<"Pooling">],
-    Disc_ShapeRule> {
+    !listconcat(Disc_ShapeRule, Disc_GradientRule)> {
   let summary = "N-d max or average pooling (ONNX MaxPool/AveragePool)";
   let description = [{
     `input`: [N, C, D1..Dk], windows over the k spatial dims. Output size as
@@ -377,7 +387,7 @@ def Disc_PoolOp : Disc_Op<"pool", [Disc_LoweredBy<"Pooling">],
 }
 
 def Disc_ReduceOp : Disc_Op<"reduce", [Disc_LoweredBy<"Reduction">],
-    Disc_ShapeRule> {
+    !listconcat(Disc_ShapeRule, Disc_GradientRule)> {
   let summary = "Reduction (sum, mean, max, min, prod) over dims";
   let description = [{
     Reduces `dimensions` (sorted, unique, non-negative). With `keep_dims`
@@ -398,7 +408,8 @@ def Disc_ReduceOp : Disc_Op<"reduce", [Disc_LoweredBy<"Reduction">],
   let hasVerifier = 1;
 }
 
-def Disc_CumSumOp : Disc_Op<"cumsum", [Disc_LoweredBy<"Reduction">]> {
+def Disc_CumSumOp : Disc_Op<"cumsum", [Disc_LoweredBy<"Reduction">],
+    Disc_GradientRule> {
   let summary = "Cumulative sum along one dim (ONNX CumSum)";
   let description = [{
     `result[.., i, ..] = sum(operand[.., j, ..])` over `j <= i` (`j < i`
@@ -461,7 +472,7 @@ def Disc_ShapeOfOp : Disc_Op<"shape_of", [Disc_LoweredBy<"DataMovement">],
 }
 
 def Disc_ExpandOp : Disc_Op<"expand", [Disc_LoweredBy<"Elementwise">],
-    Disc_ShapeRule> {
+    !listconcat(Disc_ShapeRule, Disc_GradientRule)> {
   let summary = "Broadcast to a run-time shape (ONNX Expand)";
   let description = [{
     The result shape is the NumPy broadcast of the operand's shape and the
@@ -480,7 +491,7 @@ def Disc_ExpandOp : Disc_Op<"expand", [Disc_LoweredBy<"Elementwise">],
 
 def Disc_DynamicReshapeOp
     : Disc_Op<"dynamic_reshape", [Disc_LoweredBy<"DataMovement">],
-    Disc_ShapeRule> {
+    !listconcat(Disc_ShapeRule, Disc_GradientRule)> {
   let summary = "Reshape to a run-time shape (ONNX Reshape semantics)";
   let description = [{
     `shape` is a 1-D i64 tensor with one entry per result dim. An entry 0
@@ -502,7 +513,7 @@ def Disc_DynamicReshapeOp
 }
 
 def Disc_TransposeOp : Disc_Op<"transpose", [Disc_LoweredBy<"DataMovement">],
-    Disc_ShapeRule> {
+    !listconcat(Disc_ShapeRule, Disc_GradientRule)> {
   let summary = "Permutes dims: result dim i is operand dim permutation[i]";
   let description = [{
     ```mlir
@@ -520,7 +531,7 @@ def Disc_TransposeOp : Disc_Op<"transpose", [Disc_LoweredBy<"DataMovement">],
 
 def Disc_ConcatenateOp
     : Disc_Op<"concatenate", [Disc_LoweredBy<"DataMovement">],
-    Disc_ShapeRule> {
+    !listconcat(Disc_ShapeRule, Disc_GradientRule)> {
   let summary = "Concatenates tensors along one dim";
   let description = [{
     ```mlir
@@ -536,7 +547,7 @@ def Disc_ConcatenateOp
 }
 
 def Disc_SliceOp : Disc_Op<"slice", [Disc_LoweredBy<"DataMovement">],
-    Disc_ShapeRule> {
+    !listconcat(Disc_ShapeRule, Disc_GradientRule)> {
   let summary = "Strided slice with run-time bounds (ONNX Slice semantics)";
   let description = [{
     `starts`, `ends`, `steps` are 1-D i64 tensors with one entry per axis in
@@ -568,7 +579,7 @@ def Disc_SliceOp : Disc_Op<"slice", [Disc_LoweredBy<"DataMovement">],
 
 def Disc_GatherOp
     : Disc_Op<"gather", [Disc_LoweredBy<"IndirectDataMovement">],
-    Disc_ShapeRule> {
+    !listconcat(Disc_ShapeRule, Disc_GradientRule)> {
   let summary = "Gathers slices along one axis (ONNX Gather semantics)";
   let description = [{
     Result shape: `data.shape[:axis] + indices.shape + data.shape[axis+1:]`.
@@ -588,7 +599,7 @@ def Disc_GatherOp
 }
 
 def Disc_PadOp : Disc_Op<"pad", [Disc_LoweredBy<"DataMovement">],
-    Disc_ShapeRule> {
+    !listconcat(Disc_ShapeRule, Disc_GradientRule)> {
   let summary = "Pads with a constant, by reflection or by edge values";
   let description = [{
     `pads` is a 1-D i64 tensor `[begin_1..begin_r, end_1..end_r]` (ONNX
