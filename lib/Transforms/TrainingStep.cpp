@@ -99,9 +99,20 @@ private:
   LogicalResult update(func::FuncOp func, ArrayRef<Parameter> params,
                        SmallVectorImpl<Value> &results,
                        SmallVectorImpl<DictionaryAttr> &attrs);
+  /// Replaces initializer constant `c` by a state input starting at its
+  /// value (a public `memref.global`).
+  BlockArgument constantToState(func::FuncOp func, ConstantOp c);
+  /// Appends the outputs that replace the initializers updated by each run
+  /// (kStateUpdateOfAttrName), which become state.
+  LogicalResult updateInitializers(func::FuncOp func,
+                                   SmallVectorImpl<Value> &results,
+                                   SmallVectorImpl<DictionaryAttr> &attrs);
   /// A new state input `name` of `type` starting at 0.
   BlockArgument addState(func::FuncOp func, StringRef name, Type type,
                          FlatSymbolRefAttr init);
+
+  /// The `memref.global`s of the initial values made so far.
+  unsigned numGlobals = 0;
 };
 
 /// The static dims of `type` as a `disc.dims` attribute.
@@ -127,6 +138,65 @@ BlockArgument BuildTrainingStepPass::addState(func::FuncOp func, StringRef name,
                                  func.getLoc())))
     return nullptr;
   return func.getArgument(index);
+}
+
+BlockArgument BuildTrainingStepPass::constantToState(func::FuncOp func,
+                                                     ConstantOp c) {
+  OpBuilder mb(func);
+  auto type = cast<RankedTensorType>(c.getType());
+  auto global = memref::GlobalOp::create(
+      mb, c.getLoc(), ("disc_state_init_" + llvm::Twine(numGlobals++)).str(),
+      mb.getStringAttr("public"),
+      MemRefType::get(type.getShape(), type.getElementType()),
+      cast<ElementsAttr>(c.getValue()), /*constant=*/true,
+      /*alignment=*/mb.getI64IntegerAttr(64));
+  StringRef name = c->getAttrOfType<StringAttr>(kParamAttrName).getValue();
+  BlockArgument arg = addState(func, name, type,
+                               FlatSymbolRefAttr::get(global.getSymNameAttr()));
+  if (!arg)
+    return nullptr;
+  c.getResult().replaceAllUsesWith(arg);
+  c.erase();
+  return arg;
+}
+
+LogicalResult BuildTrainingStepPass::updateInitializers(
+    func::FuncOp func, SmallVectorImpl<Value> &results,
+    SmallVectorImpl<DictionaryAttr> &attrs) {
+  llvm::StringMap<ConstantOp> constants;
+  func.walk([&](ConstantOp c) {
+    if (auto name = c->getAttrOfType<StringAttr>(kParamAttrName))
+      constants.insert({name.getValue(), c});
+  });
+  SmallVector<Operation *> updates;
+  func.walk([&](Operation *op) {
+    if (op->hasAttr(kStateUpdateOfAttrName))
+      updates.push_back(op);
+  });
+  Builder ab(func.getContext());
+  for (Operation *op : updates) {
+    StringRef name =
+        op->getAttrOfType<StringAttr>(kStateUpdateOfAttrName).getValue();
+    auto it = constants.find(name);
+    // Trained, or already replaced by the update of another op.
+    if (it == constants.end())
+      continue;
+    ConstantOp c = it->second;
+    constants.erase(it);
+    if (c.getType() != op->getResult(0).getType())
+      return op->emitError("the update of '")
+             << name << "' has type " << op->getResult(0).getType()
+             << ", not the initializer's " << c.getType();
+    if (!constantToState(func, c))
+      return failure();
+    results.push_back(op->getResult(0));
+    attrs.push_back(ab.getDictionaryAttr(
+        {ab.getNamedAttr("disc.name", ab.getStringAttr(name)),
+         ab.getNamedAttr("disc.dims",
+                         staticDims(ab, tensorType(results.back()))),
+         ab.getNamedAttr(kStateUpdateAttrName, ab.getStringAttr(name))}));
+  }
+  return success();
 }
 
 FailureOr<SmallVector<Parameter>>
@@ -177,24 +247,13 @@ BuildTrainingStepPass::makeParameters(func::FuncOp func, Value lossValue) {
     return func.emitError("no trainable initializer affects the loss '")
            << loss << "'";
 
-  OpBuilder mb(func);
   SmallVector<Parameter> params;
-  for (auto [i, c] : llvm::enumerate(chosen)) {
-    auto type = cast<RankedTensorType>(c.getType());
-    auto global = memref::GlobalOp::create(
-        mb, c.getLoc(), ("disc_state_init_" + llvm::Twine(i)).str(),
-        mb.getStringAttr("public"),
-        MemRefType::get(type.getShape(), type.getElementType()),
-        cast<ElementsAttr>(c.getValue()), /*constant=*/true,
-        /*alignment=*/mb.getI64IntegerAttr(64));
+  for (ConstantOp c : chosen) {
     StringRef name = c->getAttrOfType<StringAttr>(kParamAttrName).getValue();
-    BlockArgument arg = addState(
-        func, name, type, FlatSymbolRefAttr::get(global.getSymNameAttr()));
+    BlockArgument arg = constantToState(func, c);
     if (!arg)
       return failure();
-    c.getResult().replaceAllUsesWith(arg);
     params.push_back({name.str(), arg, Value()});
-    c.erase();
   }
   return params;
 }
@@ -387,7 +446,8 @@ LogicalResult BuildTrainingStepPass::build(func::FuncOp func) {
   SmallVector<DictionaryAttr> attrs;
   for (unsigned i = 0; i < func.getNumResults(); ++i)
     attrs.push_back(func.getResultAttrDict(i));
-  if (failed(update(func, *params, results, attrs)))
+  if (failed(update(func, *params, results, attrs)) ||
+      failed(updateInitializers(func, results, attrs)))
     return failure();
   ret->setOperands(results);
   func.setFunctionType(FunctionType::get(func.getContext(),
@@ -407,12 +467,15 @@ LogicalResult BuildTrainingStepPass::build(func::FuncOp func) {
       op->erase();
     op = prev;
   }
-  for (Operation &op : body)
+  for (Operation &op : body) {
     op.removeAttr(kParamAttrName);
+    op.removeAttr(kStateUpdateOfAttrName);
+  }
   return success();
 }
 
 void BuildTrainingStepPass::runOnOperation() {
+  numGlobals = 0;
   ModuleOp module = getOperation();
   SmallVector<func::FuncOp> funcs;
   for (auto func : module.getOps<func::FuncOp>())

@@ -19,6 +19,12 @@ namespace mlir::disc {
 /// initializer when the importer is asked to mark parameters: the
 /// initializer's name (a StringAttr).
 inline constexpr llvm::StringLiteral kParamAttrName = "disc.param";
+/// Discardable attribute of the op computing the new value of an
+/// initializer that is not trained but updated by each run (the running
+/// statistics of a BatchNormalization in training mode): the initializer's
+/// name (a StringAttr).
+inline constexpr llvm::StringLiteral kStateUpdateOfAttrName =
+    "disc.state_update_of";
 /// Argument attribute of an input that the session holds (a UnitAttr).
 inline constexpr llvm::StringLiteral kStateAttrName = "disc.state";
 /// Argument attribute of a state input: the public `memref.global` with its

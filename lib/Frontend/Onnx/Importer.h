@@ -548,6 +548,8 @@ private:
   Value foldBatchNormIntoConv(Value x, Value scale, Value bias, Value mean,
                               Value var, float eps);
   LogicalResult importInstanceNorm(StringRef);
+  LogicalResult importBatchNormTraining(Value x, Value scale, Value bias,
+                                        Value mean, Value var);
   LogicalResult importLayerNorm(StringRef);
   LogicalResult importSoftmax(StringRef op);
   LogicalResult importReduce(StringRef op);

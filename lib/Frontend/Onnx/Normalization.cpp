@@ -150,9 +150,10 @@ Value Importer::foldBatchNormIntoConv(Value x, Value scale, Value bias,
 
 LogicalResult Importer::importBatchNorm(StringRef) {
   Value x = in(0), scale = in(1), bias = in(2), mean = in(3), var = in(4);
-  if (aInt("training_mode", 0) != 0 || wantOut(1) || wantOut(2) || wantOut(3) ||
-      wantOut(4))
-    return err() << "training mode is not supported (inference only)";
+  if (aInt("training_mode", 0) != 0)
+    return importBatchNormTraining(x, scale, bias, mean, var);
+  if (wantOut(1) || wantOut(2) || wantOut(3) || wantOut(4))
+    return err() << "outputs other than Y need training_mode=1";
   if (opset < 9 && aInt("spatial", 1) != 1)
     return err() << "spatial=0 is not supported";
   float eps = aFloat("epsilon", 1e-5f);
@@ -182,6 +183,68 @@ LogicalResult Importer::importBatchNorm(StringRef) {
   }
   Value y = binary<AddOp>(binary<MulOp>(x, inv), shift);
   return finish(y);
+}
+
+/// BatchNormalization with training_mode=1 (ONNX opset 14+): normalizes by
+/// the batch statistics over every dim but 1, and gives the running
+/// statistics `input * momentum + batch * (1 - momentum)` (the batch
+/// variance is the population variance, as the ONNX spec says; PyTorch's
+/// running_var uses the unbiased one). When parameters are marked for
+/// training, the ops of the new running statistics name the initializers
+/// they replace (`disc.state_update_of`): disc-build-training-step keeps
+/// them as session state.
+LogicalResult Importer::importBatchNormTraining(Value x, Value scale,
+                                                Value bias, Value mean,
+                                                Value var) {
+  int64_t r = rank(x);
+  if (r < 2)
+    return err() << "input must have rank >= 2";
+  float eps = aFloat("epsilon", 1e-5f), momentum = aFloat("momentum", 0.9f);
+  Type e = elt(x);
+  SmallVector<int64_t> axes = {0};
+  for (int64_t i = 2; i < r; ++i)
+    axes.push_back(i);
+  Value batchMean = reduce(ReduceKind::Mean, x, axes, true);
+  Value centered = binary<SubOp>(x, batchMean);
+  Value batchVar =
+      reduce(ReduceKind::Mean, binary<MulOp>(centered, centered), axes, true);
+  if (!batchVar)
+    return failure();
+  SmallVector<TDim> channels = {tdimOf(x, 1)};
+  SmallVector<TDim> perChannel(r, tdimConst(1));
+  perChannel[1] = tdimOf(x, 1);
+  auto bcast = [&](Value v) {
+    return reshapeT(convert(v, e, false, false), perChannel);
+  };
+  Value y = binary<AddOp>(
+      binary<MulOp>(
+          binary<MulOp>(centered, unary<RsqrtOp>(binary<AddOp>(
+                                      batchVar, constScalar(e, eps)))),
+          bcast(scale)),
+      bcast(bias));
+  if (!y)
+    return failure();
+  out(0, y);
+  auto running = [&](unsigned index, Value old, Value batch) -> Value {
+    Value flat = reshapeT(batch, channels);
+    Value updated = binary<AddOp>(
+        binary<MulOp>(convert(old, e, false, false), constScalar(e, momentum)),
+        binary<MulOp>(flat, constScalar(e, 1.0 - momentum)));
+    if (!updated)
+      return nullptr;
+    const std::string &name = node->input(index);
+    if (options.markParameters && initializers.count(name))
+      updated.getDefiningOp()->setAttr(kStateUpdateOfAttrName,
+                                       b.getStringAttr(name));
+    return updated;
+  };
+  Value newMean = running(3, mean, batchMean);
+  Value newVar = running(4, var, batchVar);
+  if (!newMean || !newVar)
+    return failure();
+  out(1, newMean);
+  out(2, newVar);
+  return success();
 }
 
 LogicalResult Importer::importInstanceNorm(StringRef) {

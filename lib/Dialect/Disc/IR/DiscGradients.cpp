@@ -795,9 +795,157 @@ LogicalResult GatherOp::buildGradient(OpBuilder &b, ValueRange rg,
   return emit(out, {gd, Value()});
 }
 
-LogicalResult PoolOp::buildGradient(OpBuilder &, ValueRange,
-                                    SmallVectorImpl<Value> &) {
-  // Not yet: max pooling needs the window argmax (a scatter by it), average
-  // pooling a transposed convolution by ones.
-  return failure();
+/// The transposed convolution that sends each window's gradient back to the
+/// input positions of the window: `g` is [N, C * KK, O..] where channel
+/// c * KK + t holds what window position t (row-major in the window) of
+/// channel c receives, or [N, C, O..] (`perPosition` false) when every
+/// window position receives the same. The result has x's shape: with
+/// output padding stride - 1 the transposed convolution covers every input
+/// position, and is sliced back to the input size.
+static Value scatterToWindows(GradientBuilder &gb, PoolOp op, Value g,
+                              bool perPosition) {
+  RankedTensorType xt = op.getInput().getType();
+  int64_t r = xt.getRank(), c = xt.getDimSize(1);
+  ArrayRef<int64_t> window = op.getWindow();
+  int64_t kk = 1;
+  for (int64_t k : window)
+    kk *= k;
+  // Filter [C * KK, 1, K..] (groups C): one-hot at position t of input
+  // channel c * KK + t, or [C, 1, K..] of ones.
+  int64_t in = perPosition ? c * kk : c;
+  SmallVector<int64_t> fshape = {in, 1};
+  fshape.append(window.begin(), window.end());
+  Type elt = xt.getElementType();
+  SmallVector<APFloat> values;
+  for (int64_t i = 0; i < in; ++i)
+    for (int64_t t = 0; t < kk; ++t)
+      values.push_back(APFloat(cast<FloatType>(elt).getFloatSemantics(),
+                               !perPosition || i % kk == t ? 1 : 0));
+  auto ftype = RankedTensorType::get(fshape, elt);
+  Value filter =
+      ConstantOp::create(gb.b, gb.loc, DenseElementsAttr::get(ftype, values));
+  SmallVector<int64_t> outputPadding, ctShape(xt.getShape());
+  for (int64_t s : op.getStrides())
+    outputPadding.push_back(s - 1);
+  for (int64_t i = 2; i < r; ++i)
+    ctShape[i] = ShapedType::kDynamic;
+  Value ct = ConvTransposeOp::create(gb.b, gb.loc, xt.clone(ctShape), g, filter,
+                                     op.getStrides(), op.getDilations(),
+                                     op.getPadding(), outputPadding, c);
+  SmallVector<int64_t> spatial = llvm::to_vector(llvm::seq<int64_t>(2, r));
+  SmallVector<int64_t> zeros(r - 2, 0), ones(r - 2, 1);
+  return SliceOp::create(gb.b, gb.loc, xt, ct, gb.i64s(zeros),
+                         gb.dimsOf(op.getInput(), spatial), gb.i64s(ones),
+                         spatial);
+}
+
+LogicalResult PoolOp::buildGradient(OpBuilder &b, ValueRange rg,
+                                    SmallVectorImpl<Value> &out) {
+  Value g = rg[0];
+  Value x = getInput();
+  if (!g || !isFloatTensor(x))
+    return emit(out, {Value()});
+  RankedTensorType xt = getInput().getType();
+  if (xt.isDynamicDim(1))
+    return failure(); // The window filter needs the channel count.
+  GradientBuilder gb(b, getLoc());
+  int64_t r = xt.getRank(), k = r - 2;
+  ArrayRef<int64_t> window = getWindow(), strides = getStrides(),
+                    dilations = getDilations(), padding = getPadding();
+  int64_t kk = 1;
+  for (int64_t w : window)
+    kk *= w;
+  SmallVector<int64_t> spatial = llvm::to_vector(llvm::seq<int64_t>(2, r));
+  if (getKind() == PoolKind::Avg) {
+    // Each window element receives g / (the window's divisor).
+    Value divisor = gb.scalarLike(g, (double)kk);
+    if (!getCountIncludePad() &&
+        llvm::any_of(padding, [](int64_t p) { return p != 0; })) {
+      // The number of input elements in each window: the average, padding
+      // counted, of ones, times the window size.
+      Value ones = gb.expandLike(gb.scalarLike(x, 1.0), x);
+      Value avg = PoolOp::create(b, getLoc(), getType(), PoolKind::Avg, ones,
+                                 window, strides, dilations, padding,
+                                 getCeilMode(), /*count_include_pad=*/true);
+      divisor = gb.binary<MulOp>(avg, divisor);
+    }
+    return emit(out, {scatterToWindows(gb, *this, gb.binary<DivOp>(g, divisor),
+                                       /*perPosition=*/false)});
+  }
+  // Max: the gradient goes to the first maximum of each window (row-major
+  // window order, as PyTorch's max_pool2d). Window position t of every
+  // output is a strided slice of x padded with -inf (on the high side by
+  // a stride more, for ceil_mode's last windows).
+  Value y = getResult();
+  SmallVector<int64_t> pads(2 * r, 0);
+  for (int64_t i = 0; i < k; ++i) {
+    pads[2 + i] = padding[i];
+    pads[r + 2 + i] = padding[k + i] + strides[i];
+  }
+  SmallVector<int64_t> padded(xt.getShape());
+  for (int64_t i = 2; i < r; ++i)
+    padded[i] = ShapedType::kDynamic;
+  Type elt = xt.getElementType();
+  Value lowest = ConstantOp::create(
+      b, getLoc(),
+      DenseElementsAttr::get(
+          RankedTensorType::get({}, elt),
+          APFloat::getInf(cast<FloatType>(elt).getFloatSemantics(), true)));
+  Value xpad = PadOp::create(b, getLoc(), xt.clone(padded), PadMode::Constant,
+                             x, gb.i64s(pads), lowest);
+  // ends = starts + (O - 1) * stride + 1.
+  Value span = gb.binary<AddOp>(
+      gb.binary<MulOp>(gb.binary<SubOp>(gb.dimsOf(y, spatial), gb.i64s({1})),
+                       gb.i64s(strides)),
+      gb.i64s({1}));
+  Value found, zero = gb.scalarLike(g, 0.0);
+  SmallVector<Value> parts;
+  RankedTensorType yt = getType();
+  SmallVector<int64_t> partShape(yt.getShape());
+  partShape.insert(partShape.begin() + 2, 1);
+  auto partType = yt.clone(partShape);
+  SmallVector<int64_t> partDims = {0, 1, r};
+  partDims.append(spatial);
+  for (int64_t t = 0; t < kk; ++t) {
+    SmallVector<int64_t> starts(k);
+    for (int64_t i = k - 1, rest = t; i >= 0; --i) {
+      starts[i] = (rest % window[i]) * dilations[i];
+      rest /= window[i];
+    }
+    Value st = gb.i64s(starts);
+    Value v =
+        SliceOp::create(b, getLoc(), yt, xpad, st, gb.binary<AddOp>(st, span),
+                        gb.i64s(strides), spatial);
+    Value hit = gb.compare(CompareDirection::EQ, v, y);
+    Value first =
+        found
+            ? AndOp::create(b, getLoc(), hit.getType(), hit,
+                            NotOp::create(b, getLoc(), found.getType(), found))
+                  .getResult()
+            : hit;
+    found =
+        found ? OrOp::create(b, getLoc(), hit.getType(), found, hit).getResult()
+              : hit;
+    // [N, C, 1, O..]: the shape of g with a 1 after C.
+    Value shape =
+        gb.pick(gb.concat({gb.shapeOf(g), gb.i64s({1})}, 0,
+                          RankedTensorType::get({r + 1}, b.getI64Type())),
+                partDims);
+    parts.push_back(gb.reshape(gb.select(first, g, zero), shape, partType));
+  }
+  SmallVector<int64_t> stackedShape(partShape);
+  stackedShape[2] = kk;
+  Value stacked = gb.concat(parts, 2, yt.clone(stackedShape));
+  // [N, C * KK, O..].
+  SmallVector<int64_t> mergedShape(yt.getShape());
+  mergedShape[1] = xt.getDimSize(1) * kk;
+  SmallVector<int64_t> mergeIndex = {0, r};
+  mergeIndex.append(spatial);
+  Value merged = gb.reshape(
+      stacked,
+      gb.pick(gb.concat({gb.shapeOf(g), gb.i64s({xt.getDimSize(1) * kk})}, 0,
+                        RankedTensorType::get({r + 1}, b.getI64Type())),
+              mergeIndex),
+      yt.clone(mergedShape));
+  return emit(out, {scatterToWindows(gb, *this, merged, /*perPosition=*/true)});
 }
