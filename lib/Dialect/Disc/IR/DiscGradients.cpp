@@ -562,21 +562,101 @@ LogicalResult DotGeneralOp::buildGradient(OpBuilder &b, ValueRange rg,
   return emit(out, {gl, gr});
 }
 
+/// The filter gradient of a grouped convolution, one window position t at
+/// a time: the input positions that filter tap t reads for every output
+/// (a strided slice of the zero-padded input, [N, C, O..]) contracted with
+/// g over the batch and output positions, per group:
+/// `dW[:, :, t] = dot(g as [N, groups, OC / groups, O..], slice as
+/// [N, groups, C / groups, O..])` with groups as the batch dim.
+static Value groupedFilterGradient(GradientBuilder &gb, ConvOp op, Value g) {
+  OpBuilder &b = gb.b;
+  Location loc = gb.loc;
+  RankedTensorType xt = op.getInput().getType(), wt = op.getFilter().getType();
+  RankedTensorType gt = tensorType(g);
+  int64_t r = xt.getRank(), k = r - 2, groups = op.getFeatureGroupCount();
+  int64_t oc = wt.getDimSize(0), cg = wt.getDimSize(1), ocg = oc / groups;
+  ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations(),
+                    padding = op.getPadding();
+  SmallVector<int64_t> spatial = llvm::to_vector(llvm::seq<int64_t>(2, r));
+  SmallVector<int64_t> pads(2 * r, 0), padded(xt.getShape());
+  for (int64_t i = 0; i < k; ++i) {
+    pads[2 + i] = padding[i];
+    pads[r + 2 + i] = padding[k + i] + strides[i];
+    padded[2 + i] = ShapedType::kDynamic;
+  }
+  Value xpad =
+      PadOp::create(b, loc, xt.clone(padded), PadMode::Constant, op.getInput(),
+                    gb.i64s(pads), gb.scalarLike(g, 0.0));
+  Value span = gb.binary<AddOp>(
+      gb.binary<MulOp>(gb.binary<SubOp>(gb.dimsOf(g, spatial), gb.i64s({1})),
+                       gb.i64s(strides)),
+      gb.i64s({1}));
+  // [N, C, O..] -> [N, groups, C / groups, O..] (likewise g).
+  auto splitChannels = [&](Value v, int64_t perGroup) {
+    RankedTensorType t = tensorType(v);
+    SmallVector<int64_t> shape = {t.getDimSize(0), groups, perGroup};
+    shape.append(t.getShape().begin() + 2, t.getShape().end());
+    SmallVector<int64_t> index = {0, r, r + 1};
+    index.append(spatial);
+    Value dims =
+        gb.pick(gb.concat({gb.shapeOf(v), gb.i64s({groups, perGroup})}, 0,
+                          RankedTensorType::get({r + 2}, b.getI64Type())),
+                index);
+    return gb.reshape(v, dims, t.clone(shape));
+  };
+  Value gs = splitChannels(g, ocg);
+  SmallVector<int64_t> contract = {0};
+  for (int64_t i = 3; i < r + 1; ++i)
+    contract.push_back(i);
+  SmallVector<int64_t> kernel(wt.getShape().drop_front(2));
+  int64_t kk = 1;
+  for (int64_t w : kernel)
+    kk *= w;
+  // Tap t of every output: [N, C, O..].
+  SmallVector<int64_t> patchShape(gt.getShape());
+  patchShape[1] = xt.getDimSize(1);
+  RankedTensorType patchType = gt.clone(patchShape);
+  SmallVector<Value> taps;
+  auto tapType = RankedTensorType::get({oc, cg, 1}, xt.getElementType());
+  for (int64_t t = 0; t < kk; ++t) {
+    SmallVector<int64_t> starts(k);
+    for (int64_t i = k - 1, rest = t; i >= 0; --i) {
+      starts[i] = (rest % kernel[i]) * dilations[i];
+      rest /= kernel[i];
+    }
+    Value st = gb.i64s(starts);
+    Value patch =
+        SliceOp::create(b, loc, patchType, xpad, st, gb.binary<AddOp>(st, span),
+                        gb.i64s(strides), spatial);
+    Value ps = splitChannels(patch, cg);
+    Value d = DotGeneralOp::create(
+        b, loc, RankedTensorType::get({groups, ocg, cg}, xt.getElementType()),
+        gs, ps, ArrayRef<int64_t>{1}, ArrayRef<int64_t>{1}, contract, contract);
+    taps.push_back(gb.reshape(d, gb.i64s({oc, cg, 1}), tapType));
+  }
+  Value all = gb.concat(
+      taps, 2, RankedTensorType::get({oc, cg, kk}, xt.getElementType()));
+  return gb.reshape(all, gb.i64s(wt.getShape()), wt);
+}
+
 LogicalResult ConvOp::buildGradient(OpBuilder &b, ValueRange rg,
                                     SmallVectorImpl<Value> &out) {
   Value g = rg[0];
   if (!g || !isFloatTensor(getInput()))
     return emit(out, {Value(), Value()});
-  if (getFeatureGroupCount() != 1)
-    return failure();
   GradientBuilder gb(b, getLoc());
   RankedTensorType xt = getInput().getType(), wt = getFilter().getType();
-  int64_t r = xt.getRank(), k = r - 2;
+  int64_t r = xt.getRank(), k = r - 2, groups = getFeatureGroupCount();
+  // The filter's dims [OC, C / groups, K..] are static (a parameter).
+  if (!wt.hasStaticShape())
+    return failure();
+  int64_t oc = wt.getDimSize(0), cg = wt.getDimSize(1);
   ArrayRef<int64_t> strides = getStrides(), dilations = getDilations(),
                     padding = getPadding();
-  // Input: the transposed convolution of g with the same filter. With
-  // output padding stride - 1 it covers every input position (the forward
-  // floor drops at most stride - 1 of them); sliced back to the input size.
+  // Input: the transposed convolution of g with the same filter and groups.
+  // With output padding stride - 1 it covers every input position (the
+  // forward floor drops at most stride - 1 of them); sliced back to the
+  // input size.
   SmallVector<int64_t> outputPadding;
   bool strided = false;
   for (int64_t s : strides) {
@@ -586,9 +666,9 @@ LogicalResult ConvOp::buildGradient(OpBuilder &b, ValueRange rg,
   SmallVector<int64_t> ctShape(xt.getShape());
   for (int64_t i = 2; i < r; ++i)
     ctShape[i] = strided ? ShapedType::kDynamic : xt.getDimSize(i);
-  Value gx =
-      ConvTransposeOp::create(b, getLoc(), xt.clone(ctShape), g, getFilter(),
-                              strides, dilations, padding, outputPadding, 1);
+  Value gx = ConvTransposeOp::create(b, getLoc(), xt.clone(ctShape), g,
+                                     getFilter(), strides, dilations, padding,
+                                     outputPadding, groups);
   SmallVector<int64_t> spatial = llvm::to_vector(llvm::seq<int64_t>(2, r));
   if (strided) {
     SmallVector<int64_t> zeros(k, 0), ones(k, 1);
@@ -596,6 +676,8 @@ LogicalResult ConvOp::buildGradient(OpBuilder &b, ValueRange rg,
         SliceOp::create(b, getLoc(), xt, gx, gb.i64s(zeros),
                         gb.dimsOf(getInput(), spatial), gb.i64s(ones), spatial);
   }
+  if (groups > 1)
+    return emit(out, {gx, groupedFilterGradient(gb, *this, g)});
   // Filter: the correlation of the input with g over the batch, a
   // convolution of x as [C, N, D..] with g as [OC, N, O..] (strides and
   // dilations swap roles), giving [C, OC, K'..] with K' >= K; sliced to K
@@ -604,13 +686,13 @@ LogicalResult ConvOp::buildGradient(OpBuilder &b, ValueRange rg,
   std::swap(swap[0], swap[1]);
   Value xT = gb.transpose(getInput(), swap);
   Value gT = gb.transpose(g, swap);
-  SmallVector<int64_t> wShape = {wt.getDimSize(1), wt.getDimSize(0)};
+  SmallVector<int64_t> wShape = {cg, oc};
   wShape.append(k, ShapedType::kDynamic);
   Value gw = ConvOp::create(b, getLoc(), wt.clone(wShape), xT, gT, dilations,
                             strides, padding, 1);
   SmallVector<int64_t> zeros(k, 0), ones(k, 1),
       kernel(wt.getShape().drop_front(2));
-  SmallVector<int64_t> cropped = {wt.getDimSize(1), wt.getDimSize(0)};
+  SmallVector<int64_t> cropped = {cg, oc};
   cropped.append(kernel);
   gw = SliceOp::create(b, getLoc(), wt.clone(cropped), gw, gb.i64s(zeros),
                        gb.i64s(kernel), gb.i64s(ones), spatial);
