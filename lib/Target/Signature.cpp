@@ -202,13 +202,13 @@ signatureEntry(func::FuncOp func, Type type, DictionaryAttr attrs,
   // Training state (disc-build-training-step, docs/training.md): an input
   // the session holds, with its initial value, and an output that replaces
   // it after each run.
-  if (attrs && attrs.get(kStateAttrName)) {
+  if (attrs && attrs.get(disc::kStateAttrName)) {
     entry["state"] = true;
-    auto init = attrs.getAs<FlatSymbolRefAttr>(kStateInitAttrName);
+    auto init = attrs.getAs<FlatSymbolRefAttr>(disc::kStateInitAttrName);
     entry["init"] = init ? init.getValue().str() : std::string("zeros");
   }
   if (auto updates =
-          attrs ? attrs.getAs<StringAttr>(kStateUpdateAttrName) : nullptr)
+          attrs ? attrs.getAs<StringAttr>(disc::kStateUpdateAttrName) : nullptr)
     entry["updates"] = updates.str();
   return entry;
 }
@@ -271,7 +271,7 @@ FailureOr<llvm::json::Object> mlir::disc::buildSignature(func::FuncOp func,
                          {"inputs", std::move(inputs)},
                          {"outputs", std::move(outputs)},
                          {"symbols", std::move(symbols)}};
-  if (auto loss = func->getAttrOfType<StringAttr>(kLossAttrName))
+  if (auto loss = func->getAttrOfType<StringAttr>(disc::kLossAttrName))
     sig["loss"] = loss.str();
   return sig;
 }
