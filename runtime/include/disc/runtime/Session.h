@@ -180,7 +180,9 @@ public:
   Status setState(const std::string &name, const Tensor &value);
   /// Writes every state to `dir/<npyFileName(name)>` as a NumPy .npy file
   /// (disc/runtime/Npy.h: characters outside [A-Za-z0-9_.-] of the name
-  /// become '_'), creating `dir` (and its parents) when missing. Errors:
+  /// become '_'), creating `dir` (and its parents) when missing. The files
+  /// are written as NAME.npy.tmp and renamed once all are written, so a
+  /// save that fails to write leaves an earlier save's files whole. Errors:
   /// InvalidArgument when `dir` cannot be created, a file cannot be
   /// written (naming the state and file), or two states map to the same
   /// file name.
