@@ -59,7 +59,8 @@ int main(int argc, char **argv) {
   rc = disc_session_create(exe, &options, &session);
   if (rc != DISC_STATUS_OK)
     return fail("session", rc);
-  int64_t num_outputs = disc_executable_num_outputs(exe);
+  /* The outputs a run returns (a training step keeps its state updates). */
+  int64_t num_outputs = disc_executable_num_run_outputs(exe);
 
   int num_inputs = argc - 2;
   disc_tensor_t **inputs = calloc((size_t)num_inputs + 1, sizeof(void *));
@@ -90,7 +91,7 @@ int main(int argc, char **argv) {
 
   for (int64_t i = 0; i < num_outputs; ++i) {
     disc_tensor_t *out = outputs[i];
-    printf("output '%s': %s [", disc_executable_output_name(exe, i),
+    printf("output '%s': %s [", disc_executable_run_output_name(exe, i),
            disc_dtype_name(disc_tensor_dtype(out)));
     for (int64_t d = 0; d < disc_tensor_rank(out); ++d)
       printf("%s%lld", d ? ", " : "", (long long)disc_tensor_shape(out)[d]);

@@ -94,10 +94,12 @@ int main(int argc, char **argv) {
   const disc::Signature &sig = exe->signature();
 
   // 2. Inputs from the signature: static dims as declared, named dims from
-  //    --dim (default: the symbol's minimum, at least 1).
+  //    --dim (default: the symbol's minimum, at least 1). A training step's
+  //    state inputs are the session's: a run takes the others.
   std::vector<disc::Tensor> inputs;
-  for (size_t i = 0; i < sig.inputs.size(); ++i) {
-    const disc::TensorSpec &spec = sig.inputs[i];
+  const std::vector<int64_t> runInputs = sig.runInputs();
+  for (size_t i = 0; i < runInputs.size(); ++i) {
+    const disc::TensorSpec &spec = sig.inputs[runInputs[i]];
     std::vector<int64_t> shape;
     for (const disc::DimSpec &d : spec.shape) {
       if (d.isStatic()) {
@@ -129,10 +131,12 @@ int main(int argc, char **argv) {
     return s.code() == disc::StatusCode::ResourceExhausted ? 3 : 4;
   }
 
-  // 4. Outputs: name, dtype, shape and the first 16 values.
+  // 4. Outputs: name, dtype, shape and the first 16 values (a training
+  //    step's state updates stay in the session).
+  const std::vector<int64_t> runOutputs = sig.runOutputs();
   for (size_t i = 0; i < outputs.size(); ++i) {
     const disc::Tensor &out = outputs[i];
-    std::cout << "output '" << sig.outputs[i].name
+    std::cout << "output '" << sig.outputs[runOutputs[i]].name
               << "': " << disc::dtypeName(out.dtype()) << " "
               << disc::shapeToString(out.shape()) << " values:";
     for (int64_t k = 0; k < std::min<int64_t>(out.numElements(), 16); ++k)

@@ -291,6 +291,28 @@ static void flattenConstantGlobals(ModuleOp module) {
   });
 }
 
+/// The data symbols that a training step's signature names as the initial
+/// values of its state inputs (`init`, docs/runtime-abi.md "Training
+/// state"): the runtime reads them with dlsym, so model.so exports them.
+static llvm::StringSet<> stateInitSymbols(StringRef signatureJson) {
+  llvm::StringSet<> names;
+  llvm::Expected<llvm::json::Value> sig = llvm::json::parse(signatureJson);
+  if (!sig) {
+    llvm::consumeError(sig.takeError());
+    return names;
+  }
+  const llvm::json::Object *root = sig->getAsObject();
+  const llvm::json::Array *inputs = root ? root->getArray("inputs") : nullptr;
+  if (!inputs)
+    return names;
+  for (const llvm::json::Value &input : *inputs)
+    if (const llvm::json::Object *entry = input.getAsObject())
+      if (std::optional<StringRef> init = entry->getString("init");
+          init && *init != "zeros")
+        names.insert(*init);
+  return names;
+}
+
 /// Collects the loop vectorizer's remarks per function: true when some loop
 /// of the function was vectorized, false when the vectorizer saw loops but
 /// vectorized none (functions without an entry had no loop it considered).
@@ -452,9 +474,18 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
     return module.emitError(error);
   llvmModule->setDataLayout(tm->createDataLayout());
   llvmModule->setTargetTriple(tm->getTargetTriple());
-  // Only the wrapper's entry points are exported from model.so.
+  // Only the wrapper's entry points are exported from model.so, and the
+  // initial values of a training step's state (public memref.globals).
+  llvm::StringSet<> stateInits = stateInitSymbols(*signatureJson);
+  for (const auto &name : stateInits) {
+    llvm::GlobalVariable *init = llvmModule->getGlobalVariable(name.getKey());
+    if (!init || init->isDeclaration() || init->hasLocalLinkage())
+      return emitError(module.getLoc(), "the initial value '")
+             << name.getKey()
+             << "' of a state input is not a public global of the module";
+  }
   for (llvm::GlobalValue &gv : llvmModule->global_values())
-    if (!gv.isDeclaration())
+    if (!gv.isDeclaration() && !stateInits.contains(gv.getName()))
       gv.setVisibility(llvm::GlobalValue::HiddenVisibility);
   // Kernels (disc-outline-kernels) stay separate functions.
   for (llvm::Function &f : *llvmModule)

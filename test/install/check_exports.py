@@ -50,6 +50,12 @@ REQUIRED_CXX = [
     "disc::Session::~Session()",
     "disc::Session::run(",
     "disc::Session::stats() const",
+    "disc::Session::getState(",
+    "disc::Session::setState(",
+    "disc::Session::saveState(",
+    "disc::Session::loadState(",
+    "disc::readNpy(",
+    "disc::writeNpy(",
 ]
 
 INTERNAL_MARKERS = ["(anonymous namespace)", "::Impl", "detail::", "internal::"]

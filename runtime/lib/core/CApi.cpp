@@ -3,17 +3,25 @@
 #include "disc/runtime/Runtime.h"
 #include "disc/runtime/c_api.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <new>
 #include <string>
+#include <vector>
 
 struct disc_executable {
   std::shared_ptr<const disc::Executable> exe;
+  /// Signature::runInputs / runOutputs.
+  std::vector<int64_t> runInputs, runOutputs;
 };
 struct disc_session {
   std::shared_ptr<const disc::Executable> exe;
   disc::Session session;
+  /// The state inputs' indices, in signature order, and their static
+  /// shapes (disc_session_state_shape).
+  std::vector<int64_t> stateInputs;
+  std::vector<std::vector<int64_t>> stateShapes;
 };
 struct disc_tensor {
   disc::Tensor tensor;
@@ -50,6 +58,36 @@ const char *dtypeNameOf(int32_t raw) {
   return disc::dtypeName(static_cast<disc::DType>(raw));
 }
 
+/// The position of state `name` among the session's states; fails with
+/// INVALID_ARGUMENT, the message of Session::getState, when it is none.
+disc_status_code findState(const disc_session_t *session, const char *name,
+                           size_t *index) {
+  const disc::Signature &sig = session->exe->signature();
+  for (size_t k = 0; k < session->stateInputs.size(); ++k)
+    if (sig.inputs[session->stateInputs[k]].name == name) {
+      *index = k;
+      return DISC_STATUS_OK;
+    }
+  disc::Tensor ignored;
+  return report(session->session.getState(name, &ignored));
+}
+
+/// Checks that `byte_size` is the byte size of state `k`.
+disc_status_code checkStateBytes(const disc_session_t *session, size_t k,
+                                 int64_t byteSize) {
+  const disc::TensorSpec &spec =
+      session->exe->signature().inputs[session->stateInputs[k]];
+  int64_t bytes = disc::numElementsOf(session->stateShapes[k]) *
+                  disc::dtypeSize(spec.dtype);
+  if (byteSize != bytes)
+    return fail(DISC_STATUS_INVALID_ARGUMENT,
+                "state '" + spec.name + "' has " + std::to_string(bytes) +
+                    " bytes (" + disc::dtypeName(spec.dtype) + " " +
+                    disc::shapeToString(session->stateShapes[k]) +
+                    ") but the buffer has " + std::to_string(byteSize));
+  return DISC_STATUS_OK;
+}
+
 } // namespace
 
 extern "C" {
@@ -73,7 +111,10 @@ disc_status_code disc_executable_load(const char *path,
     std::shared_ptr<const disc::Executable> exe;
     if (disc::Status s = disc::Executable::load(path, &exe); !s)
       return report(s);
-    *out = new disc_executable{std::move(exe)};
+    std::vector<int64_t> runInputs = exe->signature().runInputs();
+    std::vector<int64_t> runOutputs = exe->signature().runOutputs();
+    *out = new disc_executable{std::move(exe), std::move(runInputs),
+                               std::move(runOutputs)};
     return DISC_STATUS_OK;
   } catch (const std::exception &e) {
     return fail(DISC_STATUS_INTERNAL, e.what());
@@ -106,6 +147,34 @@ const char *disc_executable_output_name(const disc_executable_t *exe,
   if (!exe || index < 0 || index >= disc_executable_num_outputs(exe))
     return nullptr;
   return exe->exe->signature().outputs[index].name.c_str();
+}
+
+int64_t disc_executable_num_run_inputs(const disc_executable_t *exe) {
+  return exe ? static_cast<int64_t>(exe->runInputs.size()) : 0;
+}
+
+int64_t disc_executable_num_run_outputs(const disc_executable_t *exe) {
+  return exe ? static_cast<int64_t>(exe->runOutputs.size()) : 0;
+}
+
+const char *disc_executable_run_input_name(const disc_executable_t *exe,
+                                           int64_t index) {
+  if (!exe || index < 0 || index >= disc_executable_num_run_inputs(exe))
+    return nullptr;
+  return exe->exe->signature().inputs[exe->runInputs[index]].name.c_str();
+}
+
+const char *disc_executable_run_output_name(const disc_executable_t *exe,
+                                            int64_t index) {
+  if (!exe || index < 0 || index >= disc_executable_num_run_outputs(exe))
+    return nullptr;
+  return exe->exe->signature().outputs[exe->runOutputs[index]].name.c_str();
+}
+
+const char *disc_executable_loss_name(const disc_executable_t *exe) {
+  if (!exe || exe->exe->signature().loss.empty())
+    return nullptr;
+  return exe->exe->signature().loss.c_str();
 }
 
 disc_status_code disc_executable_predict_peak_bytes(
@@ -167,7 +236,15 @@ disc_status_code disc_session_create(const disc_executable_t *exe,
         static_cast<disc::DeviceEviction>(options->device_eviction);
   }
   try {
-    *out = new disc_session{exe->exe, disc::Session(exe->exe, opts)};
+    auto *session =
+        new disc_session{exe->exe, disc::Session(exe->exe, opts), {}, {}};
+    const disc::Signature &sig = exe->exe->signature();
+    for (size_t i = 0; i < sig.inputs.size(); ++i)
+      if (sig.inputs[i].isState) {
+        session->stateInputs.push_back(static_cast<int64_t>(i));
+        session->stateShapes.push_back(sig.inputs[i].staticShape());
+      }
+    *out = session;
     return DISC_STATUS_OK;
   } catch (const std::exception &e) {
     return fail(DISC_STATUS_INTERNAL, e.what());
@@ -184,7 +261,11 @@ disc_status_code disc_session_run(disc_session_t *session,
       (num_outputs > 0 && !outputs) || num_inputs < 0)
     return fail(DISC_STATUS_INVALID_ARGUMENT, "null argument");
   int64_t expected =
-      static_cast<int64_t>(session->exe->signature().outputs.size());
+      static_cast<int64_t>(session->exe->signature().outputs.size()) -
+      static_cast<int64_t>(std::count_if(
+          session->exe->signature().outputs.begin(),
+          session->exe->signature().outputs.end(),
+          [](const disc::TensorSpec &o) { return !o.updates.empty(); }));
   if (num_outputs != expected)
     return fail(DISC_STATUS_INVALID_ARGUMENT,
                 "expected room for " + std::to_string(expected) +
@@ -229,6 +310,106 @@ disc_status_code disc_session_get_stats(const disc_session_t *session,
   out->remat_bytes_offloaded = s.remat_bytes_offloaded;
   out->remat_offload_ms = s.remat_offload_ms;
   return DISC_STATUS_OK;
+}
+
+int64_t disc_session_num_states(const disc_session_t *session) {
+  return session ? static_cast<int64_t>(session->stateInputs.size()) : 0;
+}
+
+const char *disc_session_state_name(const disc_session_t *session,
+                                    int64_t index) {
+  if (!session || index < 0 || index >= disc_session_num_states(session))
+    return nullptr;
+  return session->exe->signature()
+      .inputs[session->stateInputs[index]]
+      .name.c_str();
+}
+
+disc_status_code disc_session_state_shape(const disc_session_t *session,
+                                          const char *name, disc_dtype *dtype,
+                                          int64_t *rank,
+                                          const int64_t **shape) {
+  if (!session || !name || !dtype || !rank || !shape)
+    return fail(DISC_STATUS_INVALID_ARGUMENT, "null argument");
+  try {
+    size_t k = 0;
+    if (disc_status_code rc = findState(session, name, &k))
+      return rc;
+    const disc::TensorSpec &spec =
+        session->exe->signature().inputs[session->stateInputs[k]];
+    *dtype = static_cast<disc_dtype>(spec.dtype);
+    *rank = static_cast<int64_t>(session->stateShapes[k].size());
+    *shape = session->stateShapes[k].data();
+    return DISC_STATUS_OK;
+  } catch (const std::exception &e) {
+    return fail(DISC_STATUS_INTERNAL, e.what());
+  }
+}
+
+disc_status_code disc_session_get_state(const disc_session_t *session,
+                                        const char *name, void *data,
+                                        int64_t byte_size) {
+  if (!session || !name || (!data && byte_size != 0))
+    return fail(DISC_STATUS_INVALID_ARGUMENT, "null argument");
+  try {
+    size_t k = 0;
+    if (disc_status_code rc = findState(session, name, &k))
+      return rc;
+    if (disc_status_code rc = checkStateBytes(session, k, byte_size))
+      return rc;
+    disc::Tensor value;
+    if (disc::Status s = session->session.getState(name, &value); !s)
+      return report(s);
+    if (byte_size > 0)
+      std::memcpy(data, value.data(), static_cast<size_t>(byte_size));
+    return DISC_STATUS_OK;
+  } catch (const std::exception &e) {
+    return fail(DISC_STATUS_INTERNAL, e.what());
+  }
+}
+
+disc_status_code disc_session_set_state(disc_session_t *session,
+                                        const char *name, const void *data,
+                                        int64_t byte_size) {
+  if (!session || !name || (!data && byte_size != 0))
+    return fail(DISC_STATUS_INVALID_ARGUMENT, "null argument");
+  try {
+    size_t k = 0;
+    if (disc_status_code rc = findState(session, name, &k))
+      return rc;
+    if (disc_status_code rc = checkStateBytes(session, k, byte_size))
+      return rc;
+    const disc::TensorSpec &spec =
+        session->exe->signature().inputs[session->stateInputs[k]];
+    // setState copies the caller's bytes.
+    disc::Tensor view = disc::Tensor::adopt(spec.dtype, session->stateShapes[k],
+                                            const_cast<void *>(data), nullptr);
+    return report(session->session.setState(name, view));
+  } catch (const std::exception &e) {
+    return fail(DISC_STATUS_INTERNAL, e.what());
+  }
+}
+
+disc_status_code disc_session_save_state(const disc_session_t *session,
+                                         const char *dir) {
+  if (!session || !dir)
+    return fail(DISC_STATUS_INVALID_ARGUMENT, "null argument");
+  try {
+    return report(session->session.saveState(dir));
+  } catch (const std::exception &e) {
+    return fail(DISC_STATUS_INTERNAL, e.what());
+  }
+}
+
+disc_status_code disc_session_load_state(disc_session_t *session,
+                                         const char *dir) {
+  if (!session || !dir)
+    return fail(DISC_STATUS_INVALID_ARGUMENT, "null argument");
+  try {
+    return report(session->session.loadState(dir));
+  } catch (const std::exception &e) {
+    return fail(DISC_STATUS_INTERNAL, e.what());
+  }
 }
 
 disc_status_code disc_tensor_create(disc_dtype dtype, const int64_t *shape,

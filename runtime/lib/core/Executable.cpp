@@ -10,6 +10,7 @@
 #include "RematPlanner.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -46,6 +47,37 @@ int64_t Signature::findOutput(std::string_view name) const {
     if (outputs[i].name == name)
       return static_cast<int64_t>(i);
   return -1;
+}
+
+std::vector<int64_t> TensorSpec::staticShape() const {
+  std::vector<int64_t> dims;
+  dims.reserve(shape.size());
+  for (const DimSpec &d : shape)
+    dims.push_back(d.size);
+  return dims;
+}
+
+int64_t Signature::numStates() const {
+  int64_t n = 0;
+  for (const TensorSpec &spec : inputs)
+    n += spec.isState;
+  return n;
+}
+
+std::vector<int64_t> Signature::runInputs() const {
+  std::vector<int64_t> indices;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].isState)
+      indices.push_back(static_cast<int64_t>(i));
+  return indices;
+}
+
+std::vector<int64_t> Signature::runOutputs() const {
+  std::vector<int64_t> indices;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (outputs[i].updates.empty())
+      indices.push_back(static_cast<int64_t>(i));
+  return indices;
 }
 
 namespace {
@@ -97,7 +129,78 @@ Status parseTensorSpecs(const json &root, const char *key, bool isInput,
       }
       spec.shape.push_back(std::move(dim));
     }
+    // Training state (docs/runtime-abi.md, "Training state").
+    if (auto state = entry.find("state"); state != entry.end()) {
+      if (!isInput || !state->is_boolean())
+        return Status::loadFailed(where + ": 'state' must be a boolean " +
+                                  "of an input");
+      spec.isState = state->get<bool>();
+    }
+    if (auto init = entry.find("init"); init != entry.end()) {
+      if (!spec.isState || !init->is_string() || init->empty())
+        return Status::loadFailed(where + ": 'init' must be a non-empty " +
+                                  "string of a state input");
+      spec.init = init->get<std::string>();
+    } else if (spec.isState) {
+      spec.init = "zeros";
+    }
+    if (spec.isState)
+      for (size_t d = 0; d < spec.shape.size(); ++d)
+        if (!spec.shape[d].isStatic())
+          return Status::loadFailed(where + ": a state input needs a " +
+                                    "static shape, dim " + std::to_string(d) +
+                                    " is '" + spec.shape[d].toString() + "'");
+    if (auto updates = entry.find("updates"); updates != entry.end()) {
+      if (isInput || !updates->is_string() || updates->empty())
+        return Status::loadFailed(where + ": 'updates' must be a non-empty " +
+                                  "string of an output");
+      spec.updates = updates->get<std::string>();
+    }
     out->push_back(std::move(spec));
+  }
+  return Status::ok();
+}
+
+/// Checks the training fields across entries: each `updates` names a state
+/// input, once, with the state's dtype, rank and static dims; `loss`
+/// names an output.
+Status checkTrainingFields(const Signature &sig) {
+  std::vector<bool> updated(sig.inputs.size(), false);
+  for (const TensorSpec &out : sig.outputs) {
+    if (out.updates.empty())
+      continue;
+    std::string where =
+        "signature: output '" + out.name + "' updates '" + out.updates + "'";
+    int64_t i = sig.findInput(out.updates);
+    if (i < 0 || !sig.inputs[i].isState)
+      return Status::loadFailed(where + ", which is not a state input");
+    if (updated[i])
+      return Status::loadFailed(where + ", which another output updates too");
+    updated[i] = true;
+    const TensorSpec &state = sig.inputs[i];
+    bool same = out.dtype == state.dtype && out.rank() == state.rank();
+    for (int64_t d = 0; same && d < out.rank(); ++d)
+      same =
+          !out.shape[d].isStatic() || out.shape[d].size == state.shape[d].size;
+    if (!same) {
+      auto describe = [](const TensorSpec &t) {
+        std::string dims;
+        for (const DimSpec &d : t.shape)
+          dims += (dims.empty() ? "" : ", ") + d.toString();
+        return std::string(dtypeName(t.dtype)) + " [" + dims + "]";
+      };
+      return Status::loadFailed(where + ": the output is " + describe(out) +
+                                ", the state " + describe(state));
+    }
+  }
+  if (!sig.loss.empty()) {
+    int64_t loss = sig.findOutput(sig.loss);
+    if (loss < 0)
+      return Status::loadFailed("signature: 'loss' names '" + sig.loss +
+                                "', which is not an output");
+    if (!sig.outputs[loss].updates.empty())
+      return Status::loadFailed("signature: 'loss' names '" + sig.loss +
+                                "', an output that updates a state");
   }
   return Status::ok();
 }
@@ -375,13 +478,30 @@ SizeExpr::evaluate(const std::map<std::string, int64_t> &dims) const {
   }
 }
 
-Status Signature::bindDims(const std::vector<std::vector<int64_t>> &inputShapes,
+Status Signature::bindDims(const std::vector<std::vector<int64_t>> &shapes,
                            std::map<std::string, int64_t> *out) const {
   out->clear();
+  // A model with state: the shapes of the run inputs, with the static
+  // shapes of the state inputs put in their places.
+  std::vector<std::vector<int64_t>> expanded;
+  int64_t numState = numStates();
+  if (numState > 0 &&
+      shapes.size() == inputs.size() - static_cast<size_t>(numState)) {
+    size_t next = 0;
+    for (const TensorSpec &spec : inputs)
+      expanded.push_back(spec.isState ? spec.staticShape() : shapes[next++]);
+  }
+  const std::vector<std::vector<int64_t>> &inputShapes =
+      expanded.empty() ? shapes : expanded;
   if (inputShapes.size() != inputs.size())
-    return Status::invalidArgument("expected " + std::to_string(inputs.size()) +
-                                   " input shapes but got " +
-                                   std::to_string(inputShapes.size()));
+    return Status::invalidArgument(
+        "expected " +
+        std::to_string(static_cast<int64_t>(inputs.size()) - numState) +
+        " input shapes " +
+        (numState > 0
+             ? "(" + std::to_string(inputs.size()) + " with the state inputs) "
+             : std::string()) +
+        "but got " + std::to_string(inputShapes.size()));
   std::map<std::string, std::pair<size_t, size_t>> where;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorSpec &spec = inputs[i];
@@ -686,6 +806,13 @@ Status Signature::parse(std::string_view text, Signature *out) {
   if (auto remat = root.find("remat"); remat != root.end() && !remat->is_null())
     if (Status s = parseRematSpec(*remat, &sig.remat); !s)
       return s;
+  if (auto loss = root.find("loss"); loss != root.end() && !loss->is_null()) {
+    if (!loss->is_string() || loss->empty())
+      return Status::loadFailed("signature: 'loss' must be an output name");
+    sig.loss = loss->get<std::string>();
+  }
+  if (Status s = checkTrainingFields(sig); !s)
+    return s;
   *out = std::move(sig);
   return Status::ok();
 }
@@ -750,9 +877,41 @@ Status Executable::loadImpl(const std::string &path,
       return Status::loadFailed("'" + path + "' is a CUDA model (" +
                                 exe->signature_.gpuArch + "): " + why);
   }
+  // Initial values of the state inputs: exported data symbols of model.so.
+  const Signature &sig = exe->signature_;
+  exe->stateInit_.assign(sig.inputs.size(), nullptr);
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    const TensorSpec &spec = sig.inputs[i];
+    if (!spec.isState || spec.init == "zeros")
+      continue;
+    std::string who = "'" + path + "': state input '" + spec.name + "'";
+    void *value = dlsym(handle, spec.init.c_str());
+    if (!value)
+      return Status::loadFailed(who + ": the model does not export its " +
+                                "initial value '" + spec.init + "'");
+    int64_t bytes = numElementsOf(spec.staticShape()) * dtypeSize(spec.dtype);
+    Dl_info info;
+    void *entry = nullptr;
+    const auto *sym = dladdr1(value, &info, &entry, RTLD_DL_SYMENT)
+                          ? static_cast<const ElfW(Sym) *>(entry)
+                          : nullptr;
+    if (sym && sym->st_size != 0 &&
+        static_cast<uint64_t>(sym->st_size) < static_cast<uint64_t>(bytes))
+      return Status::loadFailed(who + ": its initial value '" + spec.init +
+                                "' has " + std::to_string(sym->st_size) +
+                                " bytes, the state needs " +
+                                std::to_string(bytes));
+    exe->stateInit_[i] = value;
+  }
   exe->runFn_ = runFn;
   *out = std::move(exe);
   return Status::ok();
+}
+
+const void *Executable::stateInitValue(int64_t index) const {
+  if (index < 0 || index >= static_cast<int64_t>(stateInit_.size()))
+    return nullptr;
+  return stateInit_[index];
 }
 
 Executable::~Executable() {

@@ -6,10 +6,14 @@
 // rematerialization steps, the RunErrors the model reports and the
 // RalContext that hands all of them to the model. A run validates and
 // stages the inputs (Invocation.h), plans against the memory limit, calls
-// the model and turns its outputs into Tensors.
+// the model and turns its outputs into Tensors. A model with training state
+// (docs/runtime-api.md, "Training state") has the session hold its state
+// inputs: a run takes the other inputs, passes the held ones, and the
+// outputs that update a state replace it after a successful run.
 //
 //===----------------------------------------------------------------------===//
 
+#include "disc/runtime/Npy.h"
 #include "disc/runtime/Runtime.h"
 #include "disc/runtime/abi.h"
 
@@ -24,6 +28,7 @@
 #include "TrackedAllocator.h"
 
 #include <chrono>
+#include <filesystem>
 
 namespace disc {
 
@@ -46,6 +51,28 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   runtime::RematRuntime remat;
   runtime::PredictionCache predictions;
   runtime::RalContext ral;
+
+  /// Training state: per signature input, the tensor the session holds
+  /// for a state input (empty for the others, and for a state whose
+  /// initial value could not be allocated).
+  std::vector<Tensor> state;
+  /// Number of state inputs.
+  int64_t numStates = 0;
+  /// Creates the state tensors from their initial values.
+  void initState();
+  /// The index of state input `name`, or an InvalidArgument naming it and
+  /// listing the states.
+  Status findState(const std::string &name, size_t *index) const;
+  /// The state tensor of input `i`; ResourceExhausted when it is empty.
+  Status heldState(size_t i, const Tensor **out) const;
+  /// The file names of the states (npyFileName), or an InvalidArgument
+  /// when two states share one.
+  Status stateFiles(std::vector<std::string> *files) const;
+  /// Every signature input of a model with state: `inputs` (the run
+  /// inputs) with the state tensors in their places. Errors:
+  /// InvalidArgument for a count other than the number of run inputs.
+  Status allInputs(const std::vector<Tensor> &inputs,
+                   std::vector<Tensor> *all) const;
 
   /// Plans the run: the feasibility check against the memory limit.
   Status planRemat(const std::vector<Tensor> &inputs);
@@ -156,10 +183,109 @@ Status Session::Impl::failedCall(int32_t rc) {
                           "' returned status " + std::to_string(rc));
 }
 
-Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
+void Session::Impl::initState() {
+  const Signature &sig = signatureOf(exe);
+  state.assign(sig.inputs.size(), Tensor());
+  numStates = sig.numStates();
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    const TensorSpec &spec = sig.inputs[i];
+    if (!spec.isState)
+      continue;
+    const void *init = exe->stateInitValue(static_cast<int64_t>(i));
+    state[i] = init ? Tensor::fromData(spec.dtype, spec.staticShape(), init)
+                    : Tensor::zeros(spec.dtype, spec.staticShape());
+  }
+}
+
+Status Session::Impl::findState(const std::string &name, size_t *index) const {
+  const Signature &sig = signatureOf(exe);
+  std::string names;
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    if (!sig.inputs[i].isState)
+      continue;
+    if (sig.inputs[i].name == name) {
+      *index = i;
+      return Status::ok();
+    }
+    names += (names.empty() ? "" : ", ") + sig.inputs[i].name;
+  }
+  return Status::invalidArgument("unknown state '" + name + "' (" +
+                                 (names.empty()
+                                      ? std::string("the model has no state")
+                                      : "session states: " + names) +
+                                 ")");
+}
+
+Status Session::Impl::heldState(size_t i, const Tensor **out) const {
+  const TensorSpec &spec = exe->signature().inputs[i];
+  if (!state[i].isValid())
+    return Status::resourceExhausted(
+        "state '" + spec.name + "': cannot allocate " +
+        std::to_string(numElementsOf(spec.staticShape()) *
+                       dtypeSize(spec.dtype)) +
+        " bytes for its value");
+  *out = &state[i];
+  return Status::ok();
+}
+
+Status Session::Impl::stateFiles(std::vector<std::string> *files) const {
+  const Signature &sig = exe->signature();
+  files->assign(sig.inputs.size(), std::string());
+  std::map<std::string, std::string> owner;
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    const TensorSpec &spec = sig.inputs[i];
+    if (!spec.isState)
+      continue;
+    (*files)[i] = npyFileName(spec.name);
+    auto [it, fresh] = owner.emplace((*files)[i], spec.name);
+    if (!fresh)
+      return Status::invalidArgument("states '" + it->second + "' and '" +
+                                     spec.name + "' would share the file '" +
+                                     it->first + "'");
+  }
+  return Status::ok();
+}
+
+Status Session::Impl::allInputs(const std::vector<Tensor> &inputs,
+                                std::vector<Tensor> *all) const {
+  const Signature &sig = exe->signature();
+  size_t expected = sig.inputs.size() - static_cast<size_t>(numStates);
+  if (inputs.size() != expected) {
+    std::string names;
+    for (const TensorSpec &spec : sig.inputs)
+      if (spec.isState)
+        names += (names.empty() ? "'" : ", '") + spec.name + "'";
+    return Status::invalidArgument(
+        "expected " + std::to_string(expected) + " inputs but got " +
+        std::to_string(inputs.size()) + " (the session holds the state " +
+        "inputs " + names + ")");
+  }
+  all->clear();
+  all->reserve(sig.inputs.size());
+  size_t next = 0;
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    if (!sig.inputs[i].isState) {
+      all->push_back(inputs[next++]);
+      continue;
+    }
+    const Tensor *held = nullptr;
+    if (Status s = heldState(i, &held); !s)
+      return s;
+    all->push_back(*held);
+  }
+  return Status::ok();
+}
+
+Status Session::Impl::runImpl(const std::vector<Tensor> &runInputs,
                               std::vector<Tensor> *outputs) {
   const Signature &sig = exe->signature();
   stats = SessionStats();
+  // A model with state: the run inputs and the held state tensors.
+  std::vector<Tensor> withState;
+  if (numStates > 0)
+    if (Status s = allInputs(runInputs, &withState); !s)
+      return s;
+  const std::vector<Tensor> &inputs = numStates > 0 ? withState : runInputs;
   if (Status s = runtime::validateInputs(sig, inputs); !s)
     return s;
   // Feasibility first: a limit below the lowest reachable peak fails here,
@@ -198,7 +324,28 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
   finishStats(leaked);
   if (!status)
     return status;
-  *outputs = std::move(results);
+  // Training state: check every update, then commit them all (a state
+  // takes over the output's buffer) and return the other outputs.
+  std::vector<size_t> updated(sig.outputs.size(), sig.inputs.size());
+  for (size_t i = 0; i < sig.outputs.size(); ++i) {
+    const TensorSpec &spec = sig.outputs[i];
+    if (spec.updates.empty())
+      continue;
+    size_t in = static_cast<size_t>(sig.findInput(spec.updates));
+    if (results[i].shape() != state[in].shape())
+      return Status::internal(
+          "output '" + spec.name + "' updates state '" + spec.updates +
+          "' of shape " + shapeToString(sig.inputs[in].staticShape()) +
+          " but the model produced shape " + shapeToString(results[i].shape()));
+    updated[i] = in;
+  }
+  outputs->clear();
+  for (size_t i = 0; i < sig.outputs.size(); ++i) {
+    if (updated[i] < sig.inputs.size())
+      state[updated[i]] = std::move(results[i]);
+    else
+      outputs->push_back(std::move(results[i]));
+  }
   return Status::ok();
 }
 
@@ -208,7 +355,10 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &inputs,
 
 Session::Session(std::shared_ptr<const Executable> executable,
                  SessionOptions options)
-    : impl_(std::make_unique<Impl>(std::move(executable), options)) {}
+    : impl_(std::make_unique<Impl>(std::move(executable), options)) {
+  if (impl_->exe)
+    impl_->initState();
+}
 
 Session::~Session() {
   if (impl_) {
@@ -236,7 +386,12 @@ const Executable &Session::executable() const { return *impl_->exe; }
 Status Session::validateInputs(const std::vector<Tensor> &inputs) const {
   if (!impl_ || !impl_->exe)
     return Status::internal("session has no executable");
-  return runtime::validateInputs(impl_->exe->signature(), inputs);
+  if (impl_->numStates == 0)
+    return runtime::validateInputs(impl_->exe->signature(), inputs);
+  std::vector<Tensor> all;
+  if (Status s = impl_->allInputs(inputs, &all); !s)
+    return s;
+  return runtime::validateInputs(impl_->exe->signature(), all);
 }
 
 namespace {
@@ -280,10 +435,16 @@ Status Session::run(const std::map<std::string, Tensor> &inputs,
     return s;
   const Signature &sig = impl_->exe->signature();
   for (const auto &entry : inputs) {
-    if (sig.findInput(entry.first) < 0) {
+    int64_t index = sig.findInput(entry.first);
+    if (index >= 0 && sig.inputs[index].isState)
+      return Status::invalidArgument("input '" + entry.first +
+                                     "' is a state the session holds "
+                                     "(Session::setState sets it)");
+    if (index < 0) {
       std::string names;
       for (const TensorSpec &spec : sig.inputs)
-        names += (names.empty() ? "" : ", ") + spec.name;
+        if (!spec.isState)
+          names += (names.empty() ? "" : ", ") + spec.name;
       return Status::invalidArgument("unknown input '" + entry.first +
                                      "' (model inputs: " + names + ")");
     }
@@ -291,12 +452,174 @@ Status Session::run(const std::map<std::string, Tensor> &inputs,
   std::vector<Tensor> ordered;
   ordered.reserve(sig.inputs.size());
   for (const TensorSpec &spec : sig.inputs) {
+    if (spec.isState)
+      continue;
     auto it = inputs.find(spec.name);
     if (it == inputs.end())
       return Status::invalidArgument("missing input '" + spec.name + "'");
     ordered.push_back(it->second);
   }
   return run(ordered, outputs);
+}
+
+//===----------------------------------------------------------------------===//
+// Training state
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// "float32 [3, 4]".
+std::string describe(DType dtype, const std::vector<int64_t> &shape) {
+  return std::string(dtypeName(dtype)) + " " + shapeToString(shape);
+}
+
+} // namespace
+
+std::vector<std::string> Session::stateNames() const {
+  std::vector<std::string> names;
+  if (!impl_ || !impl_->exe)
+    return names;
+  for (const TensorSpec &spec : impl_->exe->signature().inputs)
+    if (spec.isState)
+      names.push_back(spec.name);
+  return names;
+}
+
+Status Session::getState(const std::string &name, Tensor *out) const {
+  if (!out)
+    return Status::invalidArgument("getState: out must not be null");
+  if (!impl_ || !impl_->exe)
+    return Status::internal("session has no executable");
+  size_t i = 0;
+  const Tensor *held = nullptr;
+  if (Status s = impl_->findState(name, &i); !s)
+    return s;
+  if (Status s = impl_->heldState(i, &held); !s)
+    return s;
+  Tensor copy = held->clone();
+  if (!copy.isValid())
+    return Status::resourceExhausted("state '" + name + "': cannot allocate " +
+                                     std::to_string(held->byteSize()) +
+                                     " bytes for a copy");
+  *out = std::move(copy);
+  return Status::ok();
+}
+
+Status Session::setState(const std::string &name, const Tensor &value) {
+  if (!impl_ || !impl_->exe)
+    return Status::internal("session has no executable");
+  size_t i = 0;
+  if (Status s = impl_->findState(name, &i); !s)
+    return s;
+  const TensorSpec &spec = impl_->exe->signature().inputs[i];
+  std::string who = "state '" + name + "'";
+  if (!value.isValid())
+    return Status::invalidArgument(who + ": tensor is empty (no buffer)");
+  if (value.dtype() != spec.dtype)
+    return Status::invalidArgument(who + ": expected dtype " +
+                                   dtypeName(spec.dtype) + " but got " +
+                                   dtypeName(value.dtype()));
+  if (value.shape() != spec.staticShape())
+    return Status::invalidArgument(who + ": expected shape " +
+                                   shapeToString(spec.staticShape()) +
+                                   " but got " + shapeToString(value.shape()));
+  if (value.numElements() > 0 && !value.data())
+    return Status::invalidArgument(who + ": no data");
+  Tensor copy = value.clone();
+  if (!copy.isValid())
+    return Status::resourceExhausted(who + ": cannot allocate " +
+                                     std::to_string(value.byteSize()) +
+                                     " bytes for a copy");
+  impl_->state[i] = std::move(copy);
+  return Status::ok();
+}
+
+Status Session::saveState(const std::string &dir) const {
+  if (!impl_ || !impl_->exe)
+    return Status::internal("session has no executable");
+  std::vector<std::string> files;
+  if (Status s = impl_->stateFiles(&files); !s)
+    return s;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir, ec))
+    return Status::invalidArgument(
+        "cannot create the state folder '" + dir + "'" +
+        (ec ? ": " + ec.message() : std::string(": not a folder")));
+  // Each file is written next to its place and renamed over it once all
+  // are written, so a save that fails to write leaves the files of an
+  // earlier save whole.
+  const Signature &sig = impl_->exe->signature();
+  std::vector<std::string> written;
+  auto removeWritten = [&] {
+    for (const std::string &path : written)
+      std::filesystem::remove(path, ec);
+  };
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    if (!sig.inputs[i].isState)
+      continue;
+    const Tensor *held = nullptr;
+    Status s = impl_->heldState(i, &held);
+    if (s)
+      s = writeNpy(dir + "/" + files[i] + ".tmp", *held);
+    if (!s) {
+      removeWritten();
+      return Status(s.code(),
+                    "state '" + sig.inputs[i].name + "': " + s.message());
+    }
+    written.push_back(dir + "/" + files[i] + ".tmp");
+  }
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    if (!sig.inputs[i].isState)
+      continue;
+    std::string path = dir + "/" + files[i];
+    std::filesystem::rename(path + ".tmp", path, ec);
+    if (ec) {
+      removeWritten();
+      return Status::invalidArgument("state '" + sig.inputs[i].name +
+                                     "': cannot write '" + path +
+                                     "': " + ec.message());
+    }
+  }
+  return Status::ok();
+}
+
+Status Session::loadState(const std::string &dir) {
+  if (!impl_ || !impl_->exe)
+    return Status::internal("session has no executable");
+  std::vector<std::string> files;
+  if (Status s = impl_->stateFiles(&files); !s)
+    return s;
+  const Signature &sig = impl_->exe->signature();
+  std::error_code ec;
+  if (sig.numStates() > 0 && !std::filesystem::is_directory(dir, ec))
+    return Status::invalidArgument("state folder '" + dir +
+                                   "' does not exist or is not a folder");
+  // Read and check every file before any state changes.
+  std::vector<Tensor> loaded(sig.inputs.size());
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    const TensorSpec &spec = sig.inputs[i];
+    if (!spec.isState)
+      continue;
+    std::string who = "state '" + spec.name + "'";
+    std::string path = dir + "/" + files[i];
+    if (Status s = readNpy(path, &loaded[i]); !s)
+      return Status(s.code(), who + ": " + s.message());
+    const Tensor &t = loaded[i];
+    if (t.dtype() != spec.dtype || t.shape() != spec.staticShape())
+      return Status::invalidArgument(
+          who + ": '" + path + "' holds " + describe(t.dtype(), t.shape()) +
+          ", the state is " + describe(spec.dtype, spec.staticShape()));
+  }
+  for (size_t i = 0; i < sig.inputs.size(); ++i)
+    if (sig.inputs[i].isState)
+      impl_->state[i] = std::move(loaded[i]);
+  return Status::ok();
+}
+
+const std::string &Session::lossName() const {
+  static const std::string kNone;
+  return impl_ && impl_->exe ? impl_->exe->signature().loss : kNone;
 }
 
 } // namespace disc

@@ -4,7 +4,7 @@
 //   [--rtol R] [--atol A] [--repeat N] [--report FILE.json]
 //   [--output-dir DIR] [--memory-limit BYTES|N%] [--seed S]
 //   [--remat-policy largest|dtr] [--evict-by auto|recompute|offload]
-//   [--threads N]
+//   [--threads N] [--steps N] [--load-params DIR] [--save-params DIR]
 //
 // Exit codes: 0 ok, 1 comparison failed, 2 bad usage / input / load failure,
 // 3 memory limit exceeded, 4 internal or model error. See
@@ -50,6 +50,7 @@ const char *kUsage =
     "                [--output-dir DIR] [--memory-limit BYTES|N%] [--seed S]\n"
     "                [--remat-policy largest|dtr] [--threads N]\n"
     "                [--evict-by auto|recompute|offload]\n"
+    "                [--steps N] [--load-params DIR] [--save-params DIR]\n"
     "  --memory-limit N%: N percent of the predicted peak for these inputs\n"
     "        (nothing evicted); a limit below the lowest peak reachable with\n"
     "        every rematerialization candidate evicted exits 3 before running\n"
@@ -58,6 +59,18 @@ const char *kUsage =
     "  FILE: ONNX TensorProto .pb or NumPy .npy; inputs may also be\n"
     "        DIMS:random | DIMS:zeros | DIMS:ones with DIMS like 2x3x224 or\n"
     "        'scalar'. NAME may be '#i' for the i-th input/output.\n"
+    "  Training steps (a model compiled with --train): the session holds\n"
+    "        the state inputs (parameters, optimizer state); --input gives\n"
+    "        the others and the outputs that update a state are not shown.\n"
+    "  --steps N: N runs on the same inputs in one session, each updating\n"
+    "        the state (default 1); prints the loss, time, peak bytes and\n"
+    "        evictions of each step, also in the --report ('steps')\n"
+    "  --load-params DIR: set the state from DIR/NAME.npy before the first\n"
+    "        step (NAME: the state's name, characters other than\n"
+    "        [A-Za-z0-9._-] as '_'); a missing folder or file, or another\n"
+    "        dtype or shape, exits 2\n"
+    "  --save-params DIR: write the state to DIR/NAME.npy after the last\n"
+    "        step (DIR is created)\n"
     "exit codes: 0 ok, 1 comparison failed, 2 bad usage/input/load failure,\n"
     "            3 memory limit exceeded, 4 internal or model error\n";
 
@@ -77,6 +90,11 @@ struct Options {
   DeviceEviction eviction = DeviceEviction::Auto;
   uint64_t seed = 0;
   int64_t threads = 0; // library-call threads, 0 = OpenMP default
+  /// Training: runs in one session (each updates the state), and the state
+  /// folders read before the first and written after the last.
+  int64_t steps = 1;
+  std::string loadParams;
+  std::string saveParams;
 };
 
 /// An error with the exit code it maps to.
@@ -253,6 +271,17 @@ Failure parseArgs(int argc, char **argv, Options *opts) {
       if (!parseInt(value, &opts->threads) || opts->threads < 1 ||
           opts->threads > 4096)
         return usageError("bad --threads '" + value + "' (need 1..4096)");
+    } else if (key == "--steps") {
+      if (!parseInt(value, &opts->steps) || opts->steps < 1)
+        return usageError("bad --steps '" + value + "' (need >= 1)");
+    } else if (key == "--load-params") {
+      if (value.empty())
+        return usageError("--load-params needs a folder");
+      opts->loadParams = value;
+    } else if (key == "--save-params") {
+      if (value.empty())
+        return usageError("--save-params needs a folder");
+      opts->saveParams = value;
     } else if (key == "--seed") {
       int64_t s;
       if (!parseInt(value, &s))
@@ -264,29 +293,35 @@ Failure parseArgs(int argc, char **argv, Options *opts) {
   }
   if (opts->modelPath.empty())
     return usageError("no MODEL.so given");
+  if (opts->steps > 1 && opts->repeat > 1)
+    return usageError("give --steps or --repeat, not both (each run of a "
+                      "training step updates the state)");
   return {};
 }
 
-/// Resolves NAME or "#i" against `specs`; -1 if unknown.
+/// Resolves NAME or "#i" against the entries `indices` of `specs` (the run
+/// inputs or outputs); the position in `indices`, or -1 if unknown.
 int64_t resolveName(const std::string &name,
-                    const std::vector<TensorSpec> &specs) {
+                    const std::vector<TensorSpec> &specs,
+                    const std::vector<int64_t> &indices) {
   if (!name.empty() && name[0] == '#') {
     int64_t idx;
     if (parseInt(name.substr(1), &idx) && idx >= 0 &&
-        idx < static_cast<int64_t>(specs.size()))
+        idx < static_cast<int64_t>(indices.size()))
       return idx;
     return -1;
   }
-  for (size_t i = 0; i < specs.size(); ++i)
-    if (specs[i].name == name)
+  for (size_t i = 0; i < indices.size(); ++i)
+    if (specs[indices[i]].name == name)
       return static_cast<int64_t>(i);
   return -1;
 }
 
-std::string listNames(const std::vector<TensorSpec> &specs) {
+std::string listNames(const std::vector<TensorSpec> &specs,
+                      const std::vector<int64_t> &indices) {
   std::string s;
-  for (const TensorSpec &spec : specs)
-    s += (s.empty() ? "'" : ", '") + spec.name + "'";
+  for (int64_t i : indices)
+    s += (s.empty() ? "'" : ", '") + specs[i].name + "'";
   return s.empty() ? "(none)" : s;
 }
 
@@ -484,33 +519,43 @@ int runMain(int argc, char **argv) {
   if (Status s = Executable::load(opts.modelPath, &exe); !s)
     return fail({kExitUsage, s.message()});
   const Signature &sig = exe->signature();
+  // The inputs a run takes and the outputs it returns: for a training step,
+  // all but the state the session holds.
+  const std::vector<int64_t> runIn = sig.runInputs();
+  const std::vector<int64_t> runOut = sig.runOutputs();
 
   // Inputs.
-  std::vector<Tensor> inputs(sig.inputs.size());
-  std::vector<bool> given(sig.inputs.size(), false);
+  std::vector<Tensor> inputs(runIn.size());
+  std::vector<bool> given(runIn.size(), false);
   for (const auto &[name, value] : opts.inputs) {
-    int64_t idx = resolveName(name, sig.inputs);
-    if (idx < 0)
-      return fail(usageError("unknown input '" + name +
-                             "'; model inputs: " + listNames(sig.inputs)));
+    int64_t idx = resolveName(name, sig.inputs, runIn);
+    if (idx < 0) {
+      int64_t any = sig.findInput(name);
+      if (any >= 0 && sig.inputs[any].isState)
+        return fail(usageError("input '" + name +
+                               "' is training state the session holds; "
+                               "set it with --load-params DIR"));
+      return fail(usageError("unknown input '" + name + "'; model inputs: " +
+                             listNames(sig.inputs, runIn)));
+    }
+    const TensorSpec &spec = sig.inputs[runIn[idx]];
     if (given[idx])
-      return fail(
-          usageError("input '" + sig.inputs[idx].name + "' given twice"));
-    uint64_t seed = opts.seed * 1000003ull + static_cast<uint64_t>(idx);
-    if (Failure f = loadInput(sig.inputs[idx], value, seed, &inputs[idx]))
+      return fail(usageError("input '" + spec.name + "' given twice"));
+    uint64_t seed = opts.seed * 1000003ull + static_cast<uint64_t>(runIn[idx]);
+    if (Failure f = loadInput(spec, value, seed, &inputs[idx]))
       return fail(f);
     given[idx] = true;
   }
   std::string missing;
-  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+  for (size_t i = 0; i < runIn.size(); ++i) {
     if (given[i])
       continue;
+    const TensorSpec &spec = sig.inputs[runIn[i]];
     std::string shape;
-    for (const DimSpec &d : sig.inputs[i].shape)
+    for (const DimSpec &d : spec.shape)
       shape += (shape.empty() ? "" : ", ") + d.toString();
-    missing += (missing.empty() ? "" : ", ") + std::string("'") +
-               sig.inputs[i].name + "' (" + dtypeName(sig.inputs[i].dtype) +
-               " [" + shape + "])";
+    missing += (missing.empty() ? "" : ", ") + std::string("'") + spec.name +
+               "' (" + dtypeName(spec.dtype) + " [" + shape + "])";
   }
   if (!missing.empty())
     return fail(usageError("missing input " + missing +
@@ -519,13 +564,22 @@ int runMain(int argc, char **argv) {
   // References.
   std::map<int64_t, Tensor> refs;
   for (const auto &[name, file] : opts.compares) {
-    int64_t idx = resolveName(name, sig.outputs);
-    if (idx < 0)
-      return fail(usageError("--compare: unknown output '" + name +
-                             "'; model outputs: " + listNames(sig.outputs)));
+    int64_t idx = resolveName(name, sig.outputs, runOut);
+    if (idx < 0) {
+      int64_t any = sig.findOutput(name);
+      if (any >= 0 && !sig.outputs[any].updates.empty())
+        return fail(usageError("--compare: output '" + name +
+                               "' updates state '" + sig.outputs[any].updates +
+                               "' and is not returned; --save-params DIR "
+                               "writes the state"));
+      return fail(
+          usageError("--compare: unknown output '" + name +
+                     "'; model outputs: " + listNames(sig.outputs, runOut)));
+    }
     Tensor ref;
     if (Status s = io::readTensorFile(file, &ref); !s)
-      return fail(usageError("reference for output '" + sig.outputs[idx].name +
+      return fail(usageError("reference for output '" +
+                             sig.outputs[runOut[idx]].name +
                              "': " + s.message()));
     refs[idx] = std::move(ref);
   }
@@ -563,16 +617,60 @@ int runMain(int argc, char **argv) {
   }
   sessionOptions.num_threads = static_cast<int32_t>(opts.threads);
   Session session(exe, sessionOptions);
+  if ((!opts.loadParams.empty() || !opts.saveParams.empty()) &&
+      sig.numStates() == 0)
+    return fail(
+        usageError(std::string(opts.loadParams.empty() ? "--save-params"
+                                                       : "--load-params") +
+                   ": the model has no training state"));
+  if (!opts.loadParams.empty())
+    if (Status s = session.loadState(opts.loadParams); !s)
+      return fail({exitCodeFor(s), "--load-params: " + s.message()});
+  // The loss among the outputs a run returns (-1: none).
+  int64_t lossIndex = -1;
+  for (size_t i = 0; i < runOut.size(); ++i)
+    if (!sig.loss.empty() && sig.outputs[runOut[i]].name == sig.loss)
+      lossIndex = static_cast<int64_t>(i);
+  // The loss as a number when it has one element, else null.
+  auto lossOf = [&](const std::vector<Tensor> &outs) -> json {
+    if (lossIndex < 0 || outs[lossIndex].numElements() != 1)
+      return nullptr;
+    return jsonNumber(outs[lossIndex].elementAsDouble(0));
+  };
   std::vector<Tensor> outputs;
   std::vector<double> latencies;
-  for (int64_t r = 0; r < opts.repeat; ++r) {
+  json stepsJson = json::array();
+  int64_t runs = std::max(opts.repeat, opts.steps);
+  for (int64_t r = 0; r < runs; ++r) {
     outputs.clear();
     Status s = session.run(inputs, &outputs);
     if (!s)
-      return fail({exitCodeFor(s), s.message()});
-    latencies.push_back(session.stats().last_latency_ms);
+      return fail({exitCodeFor(s),
+                   (opts.steps > 1 ? "step " + std::to_string(r + 1) + ": "
+                                   : std::string()) +
+                       s.message()});
+    const SessionStats &st = session.stats();
+    latencies.push_back(st.last_latency_ms);
+    if (opts.steps > 1) {
+      json loss = lossOf(outputs);
+      std::cout << "step " << r + 1 << ": loss="
+                << (loss.is_number()   ? formatValue(loss.get<double>())
+                    : loss.is_string() ? loss.get<std::string>()
+                                       : "n/a")
+                << " latency_ms=" << formatValue(st.last_latency_ms)
+                << " peak_bytes=" << st.peak_bytes
+                << " evictions=" << st.remat_evictions << "\n";
+      stepsJson.push_back({{"step", r + 1},
+                           {"loss", loss},
+                           {"latency_ms", st.last_latency_ms},
+                           {"peak_bytes", st.peak_bytes},
+                           {"evictions", st.remat_evictions}});
+    }
   }
   const SessionStats &stats = session.stats();
+  if (!opts.saveParams.empty())
+    if (Status s = session.saveState(opts.saveParams); !s)
+      return fail({exitCodeFor(s), "--save-params: " + s.message()});
 
   // Report outputs.
   bool allPassed = true;
@@ -580,7 +678,7 @@ int runMain(int argc, char **argv) {
   std::set<std::string> usedFiles;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor &t = outputs[i];
-    const std::string &name = sig.outputs[i].name;
+    const std::string &name = sig.outputs[runOut[i]].name;
     std::cout << "output " << i << " '" << name << "': " << dtypeName(t.dtype())
               << " " << shapeToString(t.shape()) << " " << summarize(t) << "\n";
     json entry = {{"name", name},           {"dtype", dtypeName(t.dtype())},
@@ -692,6 +790,11 @@ int runMain(int argc, char **argv) {
                              /*allow_exceptions=*/false);
   if (sigJson.is_object() && sigJson.contains("runtime_checks"))
     report["runtime_checks"] = sigJson["runtime_checks"];
+  // Training: the loss of the last run, and each step with --steps.
+  if (!sig.loss.empty())
+    report["loss"] = lossOf(outputs);
+  if (opts.steps > 1)
+    report["steps"] = stepsJson;
   if (!opts.reportPath.empty() && !writeReport(opts.reportPath, report)) {
     std::cerr << "disc-run: error: cannot write report '" << opts.reportPath
               << "'\n";

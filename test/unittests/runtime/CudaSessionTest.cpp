@@ -146,4 +146,42 @@ TEST(CudaSession, KernelCheckFailsTheRunWithItsMessage) {
   EXPECT_EQ(out[0].data<float>()[123], 123 * 0.5f + 1.0f);
 }
 
+// Training state on a CUDA model (docs/runtime-api.md, "Training state"):
+// the session keeps the state in host memory, copies it to the device with
+// the inputs of each run and takes the updating output back to the host.
+TEST(CudaSession, StateStaysOnTheHostBetweenRuns) {
+  std::shared_ptr<const Executable> exe;
+  Status s = Executable::load(DISC_FIXTURE_CUDA_STATE, &exe);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  Session session(exe);
+  std::vector<Tensor> out;
+  for (int k = 1; k <= 3; ++k) {
+    s = session.run(std::vector<Tensor>{}, &out);
+    ASSERT_TRUE(s.isOk()) << s.toString();
+    EXPECT_TRUE(out.empty()); // "next" became the state
+    Tensor acc;
+    ASSERT_TRUE(session.getState("acc", &acc).isOk());
+    for (int i = 0; i < 4; ++i)
+      EXPECT_EQ(acc.data<float>()[i], static_cast<float>(k));
+  }
+  // The state is not counted; the update is, as any output.
+  EXPECT_EQ(session.stats().peak_bytes, 16);
+  EXPECT_EQ(fakeCounter("fake_cuda_live_allocations"), 0);
+
+  // A run over the memory limit changes no state.
+  SessionOptions tight;
+  tight.memory_limit_bytes = 8;
+  Session limited(exe, tight);
+  ASSERT_TRUE(
+      limited.setState("acc", Tensor::fromVector<float>({4}, {5, 6, 7, 8}))
+          .isOk());
+  s = limited.run(std::vector<Tensor>{}, &out);
+  EXPECT_EQ(s.code(), StatusCode::ResourceExhausted) << s.toString();
+  Tensor acc;
+  ASSERT_TRUE(limited.getState("acc", &acc).isOk());
+  EXPECT_EQ(acc.data<float>()[0], 5.0f);
+  EXPECT_EQ(acc.data<float>()[3], 8.0f);
+  EXPECT_EQ(fakeCounter("fake_cuda_live_allocations"), 0);
+}
+
 } // namespace

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sys/wait.h>
 
@@ -201,6 +203,97 @@ TEST(DiscRun, OnnxTestDataInputs) {
   EXPECT_NE(r.output.find("input 'a': expected rank 2 but got rank 3"),
             std::string::npos)
       << r.output;
+}
+
+// A training step (fixtures/state_model.c; docs/runtime-api.md, "Training
+// state"): --steps, --save-params, --load-params and the report's loss.
+// Expected values from NumPy, as in StateTest.cpp: with x = [[1, 2, 3],
+// [4, 5, 6]] and w = [1, 2, 3], the losses of steps 1-3 are 46, 30.5 and 15,
+// and w after two steps is [0, 0.6, 1.2].
+TEST(DiscRun, TrainingSteps) {
+  const std::string model = DISC_FIXTURE_STATE;
+  std::string x = tmpPath("train_x.npy");
+  ASSERT_TRUE(
+      io::writeNpy(x, Tensor::fromVector<float>({2, 3}, {1, 2, 3, 4, 5, 6}))
+          .isOk());
+  std::string params = tmpPath("train_params");
+  std::string cmd = "rm -rf " + params;
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::string report = tmpPath("train_report.json");
+  Result r =
+      runDiscRun(model + " --input x=" + x + " --steps 2 --save-params " +
+                 params + " --report " + report);
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("step 1: loss=46 "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("step 2: loss=30.5 "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("output 1 'y'"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("new_w"), std::string::npos) << r.output;
+  std::ifstream f(report);
+  nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
+  ASSERT_TRUE(j.is_object());
+  EXPECT_NEAR(j["loss"].get<double>(), 30.5, 1e-5);
+  ASSERT_EQ(j["steps"].size(), 2u);
+  EXPECT_NEAR(j["steps"][0]["loss"].get<double>(), 46, 1e-5);
+  EXPECT_EQ(j["steps"][1]["step"], 2);
+  EXPECT_EQ(j["steps"][1]["peak_bytes"], 52);
+  EXPECT_EQ(j["steps"][1]["evictions"], 0);
+  ASSERT_EQ(j["outputs"].size(), 2u);
+  EXPECT_EQ(j["outputs"][1]["name"], "y");
+  Tensor w;
+  ASSERT_TRUE(io::readNpy(params + "/w.npy", &w).isOk());
+  ASSERT_EQ(w.numElements(), 3);
+  EXPECT_NEAR(w.data<float>()[0], 0, 1e-6);
+  EXPECT_NEAR(w.data<float>()[1], 0.6, 1e-6);
+  EXPECT_NEAR(w.data<float>()[2], 1.2, 1e-6);
+  Tensor m;
+  ASSERT_TRUE(io::readNpy(params + "/opt_m_0.npy", &m).isOk());
+  EXPECT_EQ(m.data<float>()[0], 2.0f);
+
+  // Step 3 from the saved state.
+  r = runDiscRun(model + " --input x=" + x + " --load-params " + params +
+                 " --report " + report);
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  std::ifstream f2(report);
+  j = nlohmann::json::parse(f2, nullptr, false);
+  EXPECT_NEAR(j["loss"].get<double>(), 15, 1e-5);
+  EXPECT_FALSE(j.contains("steps"));
+
+  // Errors exit 2.
+  r = runDiscRun(model + " --input x=" + x + " --load-params " + params +
+                 "/absent");
+  EXPECT_EQ(r.exitCode, 2) << r.output;
+  EXPECT_NE(r.output.find("--load-params: state folder"), std::string::npos)
+      << r.output;
+  ASSERT_TRUE(
+      io::writeNpy(params + "/w.npy", Tensor::zeros(DType::Int32, {3})).isOk());
+  r = runDiscRun(model + " --input x=" + x + " --load-params " + params);
+  EXPECT_EQ(r.exitCode, 2) << r.output;
+  EXPECT_NE(r.output.find("state 'w': '" + params +
+                          "/w.npy' holds int32 [3], the state is float32 [3]"),
+            std::string::npos)
+      << r.output;
+  r = runDiscRun(model + " --input x=" + x + " --input w=3:ones");
+  EXPECT_EQ(r.exitCode, 2) << r.output;
+  EXPECT_NE(r.output.find("input 'w' is training state"), std::string::npos)
+      << r.output;
+  r = runDiscRun(model + " --input x=" + x + " --steps 0");
+  EXPECT_EQ(r.exitCode, 2) << r.output;
+  r = runDiscRun(model + " --input x=" + x + " --steps 2 --repeat 3");
+  EXPECT_EQ(r.exitCode, 2) << r.output;
+  r = runDiscRun(kAdd +
+                 " --input a=1x4:ones --input b=1x4:ones "
+                 "--save-params " +
+                 params);
+  EXPECT_EQ(r.exitCode, 2) << r.output;
+  EXPECT_NE(r.output.find("the model has no training state"), std::string::npos)
+      << r.output;
+  // A failing step names the step and exits 4 (the model's status).
+  std::string nan = tmpPath("train_nan.npy");
+  ASSERT_TRUE(
+      io::writeNpy(nan, Tensor::fromVector<float>({1, 3}, {NAN, 0, 0})).isOk());
+  r = runDiscRun(model + " --input x=" + nan + " --steps 2");
+  EXPECT_EQ(r.exitCode, 4) << r.output;
+  EXPECT_NE(r.output.find("step 1: "), std::string::npos) << r.output;
 }
 
 } // namespace

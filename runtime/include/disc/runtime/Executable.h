@@ -29,8 +29,9 @@ public:
   /// dlopen(path, RTLD_LOCAL | RTLD_NOW), checks `disc_model_abi_version()
   /// == DISC_MODEL_ABI_VERSION` and parses `disc_model_signature()`. A CUDA
   /// model also needs the CUDA driver and a device. Errors: LoadFailed with
-  /// the dlerror text, the missing symbol, the bad version, the JSON error
-  /// or "no CUDA device: <reason>".
+  /// the dlerror text, the missing symbol, the bad version, the JSON error,
+  /// "no CUDA device: <reason>", or a state input whose initial value is
+  /// not exported or smaller than the state.
   static Status load(const std::string &path,
                      std::shared_ptr<const Executable> *out);
 
@@ -44,10 +45,12 @@ public:
   const std::string &path() const { return path_; }
 
   /// Predicts the peak bytes live through the context allocator when the
-  /// model runs on inputs of these shapes (one per input, signature order),
-  /// without running it: the max of `signature().memory.peakBytes` with
-  /// the dims bound (docs/memory.md). On success `*bytes` is the peak, or
-  /// -1 when the model's peak cannot be predicted before running
+  /// model runs on inputs of these shapes (one per input, signature order;
+  /// for a model with state, one per run input is enough:
+  /// Signature::bindDims), without running it: the max of
+  /// `signature().memory.peakBytes` with the dims bound (docs/memory.md). On
+  /// success `*bytes` is the peak, or -1 when the model's peak cannot be
+  /// predicted before running
   /// (`signature().memory.reason` says why, e.g. a data-dependent size) or
   /// an expression of the model cannot be evaluated at these shapes
   /// (`*unpredictableReason`, when given, says why in both cases).
@@ -77,6 +80,13 @@ public:
 
   /// The model entry point (`disc_model_run_fn` from abi.h).
   void *runFunction() const { return runFn_; }
+  /// The initial value of state input `index` (into `signature().inputs`):
+  /// the address, in model.so, of the data symbol its `init` names
+  /// (numElements * dtypeSize bytes, row-major; `load` checks that it is
+  /// exported and, where the symbol table gives its size, large enough).
+  /// Null for a state that starts at zero, for any other input and for an
+  /// index out of range.
+  const void *stateInitValue(int64_t index) const;
 
 private:
   Executable() = default;
@@ -85,6 +95,8 @@ private:
   std::string path_;
   void *handle_ = nullptr;
   void *runFn_ = nullptr;
+  /// Per input: stateInitValue.
+  std::vector<const void *> stateInit_;
   std::string signatureJson_;
   Signature signature_;
 };

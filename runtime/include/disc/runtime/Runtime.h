@@ -12,7 +12,9 @@
 //   Tensor.h      Tensor
 //   Signature.h   Signature and its specs (inputs, memory model, remat)
 //   Executable.h  Executable (loading, memory predictions)
-//   Session.h     SessionOptions, SessionStats, Session
+//   Session.h     SessionOptions, SessionStats, Session (and its training
+//                 state)
+//   Npy.h         NumPy .npy reading and writing
 //
 //===----------------------------------------------------------------------===//
 #ifndef DISC_RUNTIME_RUNTIME_H
@@ -20,6 +22,7 @@
 
 #include "disc/runtime/DType.h"
 #include "disc/runtime/Executable.h"
+#include "disc/runtime/Npy.h"
 #include "disc/runtime/Session.h"
 #include "disc/runtime/Signature.h"
 #include "disc/runtime/Status.h"

@@ -125,27 +125,77 @@ public:
   Session(const Session &) = delete;
   Session &operator=(const Session &) = delete;
 
-  /// Runs the model. `inputs` are in signature order; on success `*outputs`
-  /// receives one tensor per signature output (contiguous, owning its
-  /// buffer, independent of the session's lifetime).
+  /// Runs the model. `inputs` are the run inputs in signature order
+  /// (`Signature::runInputs()`: every input, for a model without training
+  /// state); on success `*outputs` receives one tensor per run output
+  /// (`Signature::runOutputs()`: every output but those that update a
+  /// state), contiguous, owning its buffer, independent of the session's
+  /// lifetime. The session passes its state tensors for the state inputs
+  /// and, after a successful run, each output that updates a state becomes
+  /// that state (its buffer moves into the session, no copy).
   /// Errors: InvalidArgument for a bad input (message names the input and
   /// dim), ResourceExhausted when the memory limit is exceeded or the host is
   /// out of memory (message gives requested bytes, live bytes, limit),
-  /// Internal or the model's status when `disc_model_run` fails. On error
-  /// `*outputs` is cleared and every allocation of the run is freed.
+  /// Internal or the model's status when `disc_model_run` fails (Internal
+  /// too when an output that updates a state has another shape than the
+  /// state). On error `*outputs` is cleared, every allocation of the run is
+  /// freed and no state changes.
   Status run(const std::vector<Tensor> &inputs, std::vector<Tensor> *outputs);
   /// Same; lets `session.run({a, b}, &outputs)` pick the positional form.
   Status run(std::initializer_list<Tensor> inputs,
              std::vector<Tensor> *outputs) {
     return run(std::vector<Tensor>(inputs), outputs);
   }
-  /// Same, with inputs given by name. Errors additionally: a missing or an
-  /// unknown input name (InvalidArgument).
+  /// Same, with the run inputs given by name. Errors additionally: a
+  /// missing or an unknown input name, or the name of a state input
+  /// (InvalidArgument).
   Status run(const std::map<std::string, Tensor> &inputs,
              std::vector<Tensor> *outputs);
 
-  /// Checks `inputs` against the signature without running the model.
+  /// Checks the run inputs `inputs` (as `run` takes them) against the
+  /// signature without running the model.
   Status validateInputs(const std::vector<Tensor> &inputs) const;
+
+  /// Training state (docs/runtime-api.md, "Training state"): the tensors
+  /// the session holds for the state inputs of its model, created with the
+  /// session from their initial values (the model's `init` symbols, or
+  /// zeros) and replaced by the outputs that update them after each
+  /// successful run. Not counted in `SessionStats::peak_bytes` or against
+  /// the memory limit, as inputs are not; a CUDA model's state stays in
+  /// host memory and is copied to the device with the inputs of each run.
+
+  /// The names of the state inputs, in signature order (empty for a model
+  /// without state).
+  std::vector<std::string> stateNames() const;
+  /// A copy of state `name` (its own buffer, the state's dtype and static
+  /// shape). Errors: InvalidArgument for a name that is not a state (the
+  /// message lists the states); ResourceExhausted when the copy cannot be
+  /// allocated.
+  Status getState(const std::string &name, Tensor *out) const;
+  /// Replaces state `name` by a copy of `value`. Errors: InvalidArgument
+  /// for a name that is not a state, an empty tensor, or a dtype or shape
+  /// other than the state's (the message names the state, the expected
+  /// and the given dtype or shape); ResourceExhausted when the copy cannot
+  /// be allocated. On error the state is unchanged.
+  Status setState(const std::string &name, const Tensor &value);
+  /// Writes every state to `dir/<npyFileName(name)>` as a NumPy .npy file
+  /// (disc/runtime/Npy.h: characters outside [A-Za-z0-9_.-] of the name
+  /// become '_'), creating `dir` (and its parents) when missing. The files
+  /// are written as NAME.npy.tmp and renamed once all are written, so a
+  /// save that fails to write leaves an earlier save's files whole. Errors:
+  /// InvalidArgument when `dir` cannot be created, a file cannot be
+  /// written (naming the state and file), or two states map to the same
+  /// file name.
+  Status saveState(const std::string &dir) const;
+  /// Reads every state from `dir/<npyFileName(name)>` (as saveState writes
+  /// them), checks all, then replaces all. Errors: InvalidArgument naming
+  /// the state and the file for a missing folder or file, a malformed
+  /// file, or a dtype or shape other than the state's; on error no state
+  /// changes.
+  Status loadState(const std::string &dir);
+  /// The name of the model's loss output (`Signature::loss`); empty when
+  /// the model names none.
+  const std::string &lossName() const;
 
   const SessionStats &stats() const;
   const SessionOptions &options() const;

@@ -3,8 +3,9 @@
 // The parsed `disc_model_signature()` JSON of a model.so
 // (docs/runtime-abi.md): its inputs and outputs with their static, named
 // and unknown dims, the ranges of the named dims, the memory model
-// (docs/memory.md: peak bytes as size expressions, library calls) and the
-// rematerialization candidates.
+// (docs/memory.md: peak bytes as size expressions, library calls), the
+// rematerialization candidates and the training state (state inputs, the
+// outputs that update them, the loss output).
 //
 // Part of the C++ API; "disc/runtime/Runtime.h" includes every part.
 //
@@ -40,7 +41,21 @@ struct TensorSpec {
   std::string name;
   DType dtype = DType::Float32;
   std::vector<DimSpec> shape;
+  /// Inputs only: the session holds this input (training state,
+  /// docs/runtime-abi.md "Training state"); `Session::run` does not take
+  /// it. Its shape is static.
+  bool isState = false;
+  /// State inputs only: the exported data symbol of model.so holding the
+  /// initial value (row-major, numElements * dtypeSize bytes), or "zeros".
+  std::string init;
+  /// Outputs only: the name of the state input this output replaces after
+  /// a successful run (`Session::run` does not return it); empty for an
+  /// ordinary output.
+  std::string updates;
+
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+  /// The dims as sizes, -1 for a named or unknown dim.
+  std::vector<int64_t> staticShape() const;
 };
 
 /// Valid range of a named dim: min <= size <= max (max absent = unbounded).
@@ -160,6 +175,9 @@ struct Signature {
   std::vector<SymbolSpec> symbols;
   MemorySpec memory;
   RematSpec remat;
+  /// The name of the output holding the training loss; empty when the
+  /// model names none.
+  std::string loss;
 
   /// Null when `name` is not listed in `symbols`.
   const SymbolSpec *findSymbol(std::string_view name) const;
@@ -168,13 +186,28 @@ struct Signature {
   /// Index of the output named `name`, or -1.
   int64_t findOutput(std::string_view name) const;
 
-  /// Parses signature JSON. Errors: LoadFailed naming the offending field.
+  /// Number of state inputs (0 for a model without training state).
+  int64_t numStates() const;
+  /// Indices into `inputs` of the inputs `Session::run` takes, in
+  /// signature order: every input but the state inputs.
+  std::vector<int64_t> runInputs() const;
+  /// Indices into `outputs` of the outputs `Session::run` returns, in
+  /// signature order: every output but those that update a state.
+  std::vector<int64_t> runOutputs() const;
+
+  /// Parses signature JSON. Errors: LoadFailed naming the offending field;
+  /// for the training fields: a state input with a dynamic dim, an
+  /// `updates` that names no state input (or a state updated twice) or
+  /// whose dtype or static dims differ from the state's, a `loss` that
+  /// names no output.
   static Status parse(std::string_view json, Signature *out);
 
   /// Binds every named dim to its size in `inputShapes` (one shape per
-  /// input, in signature order), checking counts, ranks, static dims,
-  /// agreement of dims with the same name and the symbol ranges, exactly as
-  /// `Session::run` does. Errors: InvalidArgument naming the input and dim.
+  /// input, in signature order; for a model with state, either that or one
+  /// per run input, `runInputs()`, the state shapes being static), checking
+  /// counts, ranks, static dims, agreement of dims with the same name and
+  /// the symbol ranges, exactly as `Session::run` does. Errors:
+  /// InvalidArgument naming the input and dim.
   Status bindDims(const std::vector<std::vector<int64_t>> &inputShapes,
                   std::map<std::string, int64_t> *out) const;
 };

@@ -115,9 +115,25 @@ const char *disc_executable_input_name(const disc_executable_t *exe,
                                        int64_t index);
 const char *disc_executable_output_name(const disc_executable_t *exe,
                                         int64_t index);
+/* The inputs disc_session_run takes and the outputs it returns, in
+ * signature order: for a model with training state (docs/runtime-api.md,
+ * "Training state") every input but the state inputs, which the session
+ * holds, and every output but those that update a state; for any other
+ * model every input and output (num_inputs, num_outputs). */
+int64_t disc_executable_num_run_inputs(const disc_executable_t *exe);
+int64_t disc_executable_num_run_outputs(const disc_executable_t *exe);
+/* Name of run input/output `index`; NULL when out of range. */
+const char *disc_executable_run_input_name(const disc_executable_t *exe,
+                                           int64_t index);
+const char *disc_executable_run_output_name(const disc_executable_t *exe,
+                                            int64_t index);
+/* Name of the output holding the training loss; NULL when the model names
+ * none. Owned by the executable. */
+const char *disc_executable_loss_name(const disc_executable_t *exe);
 /* Predicts, without running, the peak bytes live through the allocator when
  * the model runs on inputs of these shapes: `num_inputs` inputs in signature
- * order, input i of rank `ranks[i]` with dims `shapes[i][0..ranks[i])`.
+ * order, input i of rank `ranks[i]` with dims `shapes[i][0..ranks[i])` (for
+ * a model with training state, the run inputs alone are enough).
  * `*out_bytes` is the predicted peak, or -1 when the model's peak cannot be
  * predicted before running (a data-dependent size: see
  * disc_executable_peak_unpredictable_reason). Errors: INVALID_ARGUMENT for
@@ -137,17 +153,64 @@ disc_status_code disc_session_create(const disc_executable_t *exe,
                                      const disc_session_options_t *options,
                                      disc_session_t **out);
 void disc_session_destroy(disc_session_t *session);
-/* Runs the model. `inputs` holds `num_inputs` tensors in signature order.
- * `outputs` must have room for `num_outputs` == number of model outputs
- * handles; on success each receives a new tensor the caller destroys.
- * Errors: INVALID_ARGUMENT (bad inputs), RESOURCE_EXHAUSTED (memory limit),
- * INTERNAL (model failure). */
+/* Runs the model. `inputs` holds `num_inputs` tensors, the run inputs in
+ * signature order (disc_executable_num_run_inputs: every input for a model
+ * without training state). `outputs` must have room for `num_outputs` ==
+ * disc_executable_num_run_outputs handles; on success each receives a new
+ * tensor the caller destroys, and the outputs that update a state replace
+ * it in the session. Errors: INVALID_ARGUMENT (bad inputs),
+ * RESOURCE_EXHAUSTED (memory limit), INTERNAL (model failure); on error no
+ * state changes. */
 disc_status_code disc_session_run(disc_session_t *session,
                                   disc_tensor_t *const *inputs,
                                   int64_t num_inputs, disc_tensor_t **outputs,
                                   int64_t num_outputs);
 disc_status_code disc_session_get_stats(const disc_session_t *session,
                                         disc_session_stats_t *out);
+
+/* --- Training state ---------------------------------------------------- */
+/* The tensors a session holds for the state inputs of its model
+ * (docs/runtime-api.md, "Training state"): created with the session from
+ * their initial values, replaced by the outputs that update them after each
+ * successful run. A state is named by its input name. */
+
+/* Number of state inputs (0 for a model without state, or a NULL session). */
+int64_t disc_session_num_states(const disc_session_t *session);
+/* Name of state `index` (signature order), owned by the session; NULL when
+ * out of range. */
+const char *disc_session_state_name(const disc_session_t *session,
+                                    int64_t index);
+/* The dtype, rank and dims of state `name` (states have static shapes);
+ * `*shape` points to `*rank` dims owned by the session. Errors:
+ * INVALID_ARGUMENT (null pointers, a name that is not a state). */
+disc_status_code disc_session_state_shape(const disc_session_t *session,
+                                          const char *name, disc_dtype *dtype,
+                                          int64_t *rank, const int64_t **shape);
+/* Copies state `name` into `data` (row-major), which has room for
+ * `byte_size` bytes: exactly the state's numElements * element size.
+ * Errors: INVALID_ARGUMENT (null pointers, a name that is not a state,
+ * another byte size; the message gives both sizes), RESOURCE_EXHAUSTED. */
+disc_status_code disc_session_get_state(const disc_session_t *session,
+                                        const char *name, void *data,
+                                        int64_t byte_size);
+/* Replaces state `name` by a copy of the `byte_size` bytes at `data`
+ * (row-major, the state's dtype and shape). Errors: as get_state; on error
+ * the state is unchanged. */
+disc_status_code disc_session_set_state(disc_session_t *session,
+                                        const char *name, const void *data,
+                                        int64_t byte_size);
+/* Writes every state to `dir`/NAME.npy (NumPy; characters of the name
+ * outside [A-Za-z0-9_.-] become '_'), creating `dir` when missing. Errors:
+ * INVALID_ARGUMENT (null pointers, a folder or file that cannot be
+ * written, two states with one file name). */
+disc_status_code disc_session_save_state(const disc_session_t *session,
+                                         const char *dir);
+/* Reads every state from `dir`/NAME.npy as save_state writes them, checks
+ * all, then replaces all. Errors: INVALID_ARGUMENT naming the state and the
+ * file (missing folder or file, malformed file, another dtype or shape);
+ * on error no state changes. */
+disc_status_code disc_session_load_state(disc_session_t *session,
+                                         const char *dir);
 
 /* --- Tensors ----------------------------------------------------------- */
 
