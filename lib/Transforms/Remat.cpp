@@ -539,32 +539,96 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
   auto defIndex = [&](const RematCandidate &c) {
     return index[c.recompute.back()];
   };
-  SmallVector<unsigned> seq(result.size());
-  std::iota(seq.begin(), seq.end(), 0u);
-  llvm::stable_sort(seq, [&](unsigned a, unsigned b) {
-    const RematCandidate &x = result[a], &y = result[b];
-    return x.regenerateBefore < y.regenerateBefore ||
-           (x.regenerateBefore == y.regenerateBefore &&
-            defIndex(x) < defIndex(y));
-  });
-  for (auto [pos, k] : llvm::enumerate(seq))
-    result[k].regenerateOrder = pos;
-  // Nested regeneration: the candidates each recompute reads, by id (the
-  // sorted position), in program order of their definitions.
-  llvm::DenseMap<Value, unsigned> idOf;
-  for (auto [id, c] : llvm::enumerate(result))
-    idOf[c.value] = id;
-  for (RematCandidate &c : result) {
-    for (Operation *op : c.recompute)
-      for (Value w : op->getOperands())
-        if (auto it = idOf.find(w);
-            it != idOf.end() && it->second != idOf[c.value] &&
-            !llvm::is_contained(c.recompute, w.getDefiningOp()) &&
-            !llvm::is_contained(c.reads, it->second))
-          c.reads.push_back(it->second);
-    llvm::sort(c.reads, [&](unsigned a, unsigned b) {
-      return defIndex(result[a]) < defIndex(result[b]);
+  auto link = [&]() {
+    SmallVector<unsigned> seq(result.size());
+    std::iota(seq.begin(), seq.end(), 0u);
+    llvm::stable_sort(seq, [&](unsigned a, unsigned b) {
+      const RematCandidate &x = result[a], &y = result[b];
+      return x.regenerateBefore < y.regenerateBefore ||
+             (x.regenerateBefore == y.regenerateBefore &&
+              defIndex(x) < defIndex(y));
     });
+    for (auto [pos, k] : llvm::enumerate(seq))
+      result[k].regenerateOrder = pos;
+    // Nested regeneration: the candidates each recompute reads, by id (the
+    // sorted position), in program order of their definitions.
+    llvm::DenseMap<Value, unsigned> idOf;
+    for (auto [id, c] : llvm::enumerate(result))
+      idOf[c.value] = id;
+    for (RematCandidate &c : result) {
+      c.reads.clear();
+      for (Operation *op : c.recompute)
+        for (Value w : op->getOperands())
+          if (auto it = idOf.find(w);
+              it != idOf.end() && it->second != idOf[c.value] &&
+              !llvm::is_contained(c.recompute, w.getDefiningOp()) &&
+              !llvm::is_contained(c.reads, it->second))
+            c.reads.push_back(it->second);
+      llvm::sort(c.reads, [&](unsigned a, unsigned b) {
+        return defIndex(result[a]) < defIndex(result[b]);
+      });
+    }
+  };
+  link();
+  // Bounded nesting: a regeneration that would regenerate a candidate its
+  // recompute reads, which regenerates one it reads, and so on, more than
+  // kMaxNestedRegeneration levels deep, is not made. In a training step the
+  // kept activations form chains (each layer's recomputed from the
+  // previous one's): unbounded, every regenerate point would recompute the
+  // chain back to its start and the IR grows with its square. Candidates
+  // are taken in program order of their values, each dropped when it would
+  // nest too deep with the ones kept; a dropped one stays live, so that the
+  // next ones read it as it is (checkpoints, as in Chen et al., "Training
+  // Deep Nets with Sublinear Memory Cost").
+  constexpr unsigned kMaxNestedRegeneration = 2;
+  SmallVector<unsigned> byDef(result.size());
+  std::iota(byDef.begin(), byDef.end(), 0u);
+  llvm::stable_sort(byDef, [&](unsigned a, unsigned b) {
+    return defIndex(result[a]) < defIndex(result[b]);
+  });
+  SmallVector<bool> keep(result.size(), false);
+  // Levels of nested regeneration below candidate `id` at point `r`.
+  std::function<unsigned(unsigned, unsigned)> depth = [&](unsigned id,
+                                                          unsigned r) {
+    unsigned deepest = 0;
+    for (unsigned d : result[id].reads) {
+      const RematCandidate &dc = result[d];
+      if (!keep[d] || dc.evictAfter >= r || dc.regenerateBefore <= r)
+        continue; // Live at #r, or regenerated before it.
+      deepest = std::max(deepest, 1 + depth(d, r));
+      if (deepest > kMaxNestedRegeneration)
+        break;
+    }
+    return deepest;
+  };
+  bool dropped = false;
+  for (unsigned id : byDef) {
+    keep[id] = true;
+    if (depth(id, result[id].regenerateBefore) > kMaxNestedRegeneration) {
+      keep[id] = false;
+      dropped = true;
+      continue;
+    }
+    // A kept candidate may now nest under an earlier regeneration point
+    // of another one that reads it.
+    for (unsigned other : byDef) {
+      if (other == id || !keep[other])
+        continue;
+      if (depth(other, result[other].regenerateBefore) >
+          kMaxNestedRegeneration) {
+        keep[id] = false;
+        dropped = true;
+        break;
+      }
+    }
+  }
+  if (dropped) {
+    SmallVector<RematCandidate> kept;
+    for (auto [id, c] : llvm::enumerate(result))
+      if (keep[id])
+        kept.push_back(std::move(c));
+    result = std::move(kept);
+    link();
   }
   return result;
 }
