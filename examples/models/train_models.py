@@ -108,7 +108,7 @@ MODELS = {
                      dynamic_axes={"x": {0: "N", 2: "H", 3: "W"},
                                    "t": {0: "N"}},
                      make_inputs=_resnet_inputs, export_shape=(2, 3, 64, 64),
-                     shapes=["2x3x64x64", "1x3x72x96", "3x3x48x40"],
+                     shapes=["2x3x64x64", "3x3x48x64", "4x3x64x48"],
                      training_export=True),
     "llama": dict(build=build_llama, inputs=["tokens", "targets"],
                   outputs=["logits", "loss"],
