@@ -238,9 +238,9 @@ Failure parseArgs(int argc, char **argv, Options *opts) {
       size_t start = 0;
       while (true) {
         size_t comma = value.find(',', start);
-        std::string item = value.substr(
-            start, comma == std::string::npos ? std::string::npos
-                                              : comma - start);
+        std::string item =
+            value.substr(start, comma == std::string::npos ? std::string::npos
+                                                           : comma - start);
         int64_t t;
         if (!parseInt(item, &t) || t < 1)
           return usageError("bad --lengths '" + value +
@@ -336,9 +336,8 @@ std::vector<int64_t> drawLengths(const Options &opts, Rng &rng) {
     double u1 = rng.uniform(), u2 = rng.uniform();
     double z = std::sqrt(-2 * std::log(1 - u1)) * std::cos(2 * pi * u2);
     double t = std::round(median * std::exp(z));
-    out.push_back(static_cast<int64_t>(
-        std::clamp(t, static_cast<double>(lo),
-                   static_cast<double>(opts.maxLen))));
+    out.push_back(static_cast<int64_t>(std::clamp(
+        t, static_cast<double>(lo), static_cast<double>(opts.maxLen))));
   }
   return out;
 }
@@ -470,7 +469,7 @@ int main(int argc, char **argv) {
   int64_t vocab = 0;
   if (Failure f = inspectModel(*exe, opts, &io, &vocab))
     return fail(f);
-  int64_t batch = opts.batch > 0              ? opts.batch
+  int64_t batch = opts.batch > 0       ? opts.batch
                   : io.staticBatch > 0 ? io.staticBatch
                                        : 2;
 
@@ -500,9 +499,8 @@ int main(int argc, char **argv) {
     for (int64_t t : distinct) {
       int64_t peak = -1;
       std::string why;
-      if (disc::Status s = exe->predictPeakBytes(shapesFor(t), &peak,
-                                                 sessionOptions.num_threads,
-                                                 &why);
+      if (disc::Status s = exe->predictPeakBytes(
+              shapesFor(t), &peak, sessionOptions.num_threads, &why);
           !s)
         return fail(statusFailure(s, "length " + std::to_string(t) + ": "));
       if (peak < 0)
@@ -560,9 +558,9 @@ int main(int argc, char **argv) {
   std::cout << "model " << opts.modelPath << ": inputs '"
             << sig.inputs[runIn[io.tokens]].name << "' and '"
             << sig.inputs[runIn[io.targets]].name << "' "
-            << disc::dtypeName(io.dtype) << " [" << batch
-            << ", T], vocab " << vocab << ", loss '" << sig.loss << "', "
-            << sig.numStates() << " state tensors\n";
+            << disc::dtypeName(io.dtype) << " [" << batch << ", T], vocab "
+            << vocab << ", loss '" << sig.loss << "', " << sig.numStates()
+            << " state tensors\n";
 
   double totalMs = 0, firstLoss = 0, lastLoss = 0;
   int64_t tokensSeen = 0, maxPeak = 0, evictions = 0;
@@ -573,9 +571,9 @@ int main(int argc, char **argv) {
     makeBatch(io.dtype, batch, t, vocab, rng, &inputs[io.tokens],
               &inputs[io.targets]);
     if (!inputs[0].isValid() || !inputs[1].isValid())
-      return fail({kExitMemoryLimit,
-                   step + ": cannot allocate the inputs [" +
-                       std::to_string(batch) + ", " + std::to_string(t) + "]"});
+      return fail({kExitMemoryLimit, step + ": cannot allocate the inputs [" +
+                                         std::to_string(batch) + ", " +
+                                         std::to_string(t) + "]"});
     if (!opts.dumpBatches.empty()) {
       for (size_t i = 0; i < 2; ++i) {
         std::string path = opts.dumpBatches + "/step" + std::to_string(k + 1) +
