@@ -456,8 +456,9 @@ int fail(const Failure &f) {
 int main(int argc, char **argv) {
   Options opts;
   if (Failure f = parseArgs(argc, argv, &opts)) {
-    std::cerr << kUsage;
-    return fail(f);
+    fail(f);
+    std::cerr << "(train_cpp --help lists the options)\n";
+    return f.code;
   }
 
   // 1. Load the step and find its inputs, loss and vocabulary.
