@@ -399,11 +399,20 @@ BuildTrainingStepPass::update(func::FuncOp func, ArrayRef<Parameter> params,
           ub.scalar(stepNext, 1.0),
           ub.binary<PowOp>(ub.scalar(stepNext, beta), stepNext));
     };
-    Value stepSize =
-        ub.binary<DivOp>(ub.scalar(stepNext, lr), correction(beta1));
+    // The bias corrections come from the f32 step count, in the
+    // parameter's element type.
+    Type elt = tensorType(w).getElementType();
+    auto inParamType = [&](Value scalar) -> Value {
+      if (tensorType(scalar).getElementType() == elt)
+        return scalar;
+      return ConvertOp::create(b, func.getLoc(), RankedTensorType::get({}, elt),
+                               scalar);
+    };
+    Value stepSize = inParamType(
+        ub.binary<DivOp>(ub.scalar(stepNext, lr), correction(beta1)));
     Value denom = ub.binary<AddOp>(
         ub.binary<DivOp>(ub.unaryOp<SqrtOp>(v2),
-                         ub.unaryOp<SqrtOp>(correction(beta2))),
+                         inParamType(ub.unaryOp<SqrtOp>(correction(beta2)))),
         ub.scalar(w, eps));
     Value w2 = ub.binary<SubOp>(
         decayed, ub.binary<MulOp>(ub.binary<DivOp>(m2, denom), stepSize));
