@@ -7,7 +7,9 @@ decoder returns the logits and the loss), exported to ONNX opset 17 with
 dynamic axes and without constant folding, so that every initializer keeps
 its PyTorch parameter name (`disc-compile --train` trains the float
 initializers the loss depends on; a folded copy of a weight would be a
-different initializer). BatchNormalization is exported in training mode.
+different initializer), in training mode: BatchNormalization uses the batch
+statistics, and parameters with equal values stay apart (in eval mode the
+exporter merges equal initializers).
 
     /usr/bin/python3 train_models.py mlp OUT.onnx
 """
@@ -70,6 +72,33 @@ def build_resnet18():
     return model
 
 
+def build_encoder():
+    """Embedding(100, 32), one nn.TransformerEncoderLayer (4 heads, GELU,
+    LayerNorm, no dropout), a final LayerNorm and a vocabulary head; the mean
+    cross-entropy against `targets`. Inputs tokens, targets int64 [B, T]."""
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    class Encoder(nn.Module):
+        def __init__(self, vocab=100, d=32):
+            super().__init__()
+            self.vocab = vocab
+            self.emb = nn.Embedding(vocab, d)
+            self.enc = nn.TransformerEncoderLayer(
+                d, 4, 2 * d, dropout=0.0, activation="gelu", batch_first=True)
+            self.norm = nn.LayerNorm(d)
+            self.head = nn.Linear(d, vocab)
+
+        def forward(self, tokens, targets):
+            h = self.norm(self.enc(self.emb(tokens)))
+            return F.cross_entropy(self.head(h).reshape(-1, self.vocab),
+                                   targets.reshape(-1))
+
+    torch.manual_seed(SEED)
+    return Encoder()
+
+
 def build_llama():
     """The Llama-style decoder of disc_models.py (RMSNorm, rotary position
     embeddings from the run-time length, causal mask, SwiGLU), with its mean
@@ -90,6 +119,12 @@ def _resnet_inputs(shape, rng):
             "t": rng.integers(0, 10, (n,)).astype(np.int64)}
 
 
+def _encoder_inputs(shape, rng):
+    b, t = shape
+    return {"tokens": rng.integers(0, 100, (b, t)).astype(np.int64),
+            "targets": rng.integers(0, 100, (b, t)).astype(np.int64)}
+
+
 def _llama_inputs(shape, rng):
     b, t = shape
     return {"tokens": rng.integers(0, 256, (b, t)).astype(np.int64),
@@ -108,8 +143,13 @@ MODELS = {
                      dynamic_axes={"x": {0: "N", 2: "H", 3: "W"},
                                    "t": {0: "N"}},
                      make_inputs=_resnet_inputs, export_shape=(2, 3, 64, 64),
-                     shapes=["2x3x64x64", "3x3x48x64", "4x3x64x48"],
-                     training_export=True),
+                     shapes=["2x3x64x64", "3x3x48x64", "4x3x64x48"]),
+    "encoder": dict(build=build_encoder, inputs=["tokens", "targets"],
+                    outputs=["loss"],
+                    dynamic_axes={"tokens": {0: "batch", 1: "seq"},
+                                  "targets": {0: "batch", 1: "seq"}},
+                    make_inputs=_encoder_inputs, export_shape=(2, 8),
+                    shapes=["1x5", "2x17", "3x40"]),
     "llama": dict(build=build_llama, inputs=["tokens", "targets"],
                   outputs=["logits", "loss"],
                   dynamic_axes={"tokens": {0: "batch", 1: "seq"},
@@ -129,8 +169,10 @@ def export(name, path):
     example = spec["make_inputs"](spec["export_shape"],
                                   np.random.default_rng(SEED))
     args = tuple(torch.from_numpy(example[n]) for n in spec["inputs"])
-    mode = (torch.onnx.TrainingMode.TRAINING if spec.get("training_export")
-            else torch.onnx.TrainingMode.EVAL)
+    # Training mode: BatchNormalization uses the batch statistics, and the
+    # exporter keeps parameters with equal values apart (in eval mode it
+    # merges them: the LayerNorm gains, all 1, would be one initializer).
+    mode = torch.onnx.TrainingMode.TRAINING
     tmp = path + ".tmp"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
