@@ -6,9 +6,9 @@ memory limit (docs/training.md).
 Trains the Llama-style decoder LM of examples/models/train_models.py
 (`disc-compile --train --loss loss --optimizer sgd`) for --steps steps at
 batch --batch on sequence lengths drawn from a long-tailed distribution
-(--seed, default 2: round(exp(N(log 20, 1.1))) clamped to [8, --max-len];
-most short, a few long). Every configuration starts from the same initial parameters
-and sees the same tokens and targets at each step:
+(--seed, default 2: round(exp(N(log 20, 1.1))) clamped to [8,
+--max-len]; most short, a few long). Every configuration starts from the
+same initial parameters and sees the same tokens and targets at each step:
 
   dynamic   one `disc-compile` with dynamic batch and seq; the compile time
             is counted once.
@@ -34,10 +34,12 @@ backward and SGD step. Its peak is measured the same way as DISC's: the step
 is run once more on a copy of the model under torch.profiler (CPU,
 profile_memory=True); every `[memory]` record of its Kineto results is
 one allocation (+bytes) or free (-bytes) of the CPU allocator; the records
-in time order give the allocated-bytes timeline relative to the step's start (gradients set to
-None first, so they count as they are allocated, as DISC's do; the
-parameters and the inputs already live are not counted), and the peak is
-the maximum of its running sum. The profiled copy's time is not used.
+in time order give the allocated-bytes timeline relative to the step's
+start (gradients set to None first, so they count as they are allocated;
+the parameters and the inputs already live are not counted), and the peak
+is the maximum of its running sum. The profiled copy's time is not used.
+torch.optim.SGD updates the parameters in place, where the DISC step
+returns the updated parameters in new buffers (counted in its peak).
 
 Everything runs on one core (--cpu, os.sched_setaffinity, inherited by the
 disc-compile and disc-run processes), `disc-run --threads 1`,
