@@ -279,7 +279,10 @@ def build_resmlp_train_step():
     return resmlp_train_step.build()
 
 
-def build_llama_decoder():
+def build_llama_decoder(d=64, layers=2, ffn=176, heads=4):
+    """The Llama-style decoder LM (vocabulary 256): model width `d`,
+    `layers` blocks, SwiGLU hidden size `ffn`, `heads` attention heads
+    (d divisible by heads, head dim even). Seeded (SEED)."""
     import math
 
     import torch
@@ -365,7 +368,7 @@ def build_llama_decoder():
             return logits, loss
 
     torch.manual_seed(SEED)
-    model = Llama()
+    model = Llama(d=d, heads=heads, ffn=ffn, layers=layers)
     model.eval()
     return model
 

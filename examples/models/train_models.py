@@ -99,12 +99,26 @@ def build_encoder():
     return Encoder()
 
 
-def build_llama():
+def llama_size():
+    """The Llama size from the environment: DISC_TRAIN_LLAMA_SIZE="d=128,
+    layers=4,ffn=352,heads=4" (any subset; unset: d 64, 2 layers, ffn 176,
+    4 heads). ValueError on an unknown key or a non-integer value."""
+    size = {}
+    for item in filter(None, os.environ.get("DISC_TRAIN_LLAMA_SIZE",
+                                            "").split(",")):
+        key, _, value = item.partition("=")
+        if key.strip() not in ("d", "layers", "ffn", "heads"):
+            raise ValueError(f"DISC_TRAIN_LLAMA_SIZE: unknown key '{key}'")
+        size[key.strip()] = int(value)
+    return size
+
+
+def build_llama(**size):
     """The Llama-style decoder of disc_models.py (RMSNorm, rotary position
     embeddings from the run-time length, causal mask, SwiGLU), with its mean
     cross-entropy. Inputs tokens, targets int64 [B, T]; outputs logits and
-    loss."""
-    return disc_models.build_llama_decoder()
+    loss. `size` (d, layers, ffn, heads) defaults to llama_size()."""
+    return disc_models.build_llama_decoder(**(size or llama_size()))
 
 
 def _mlp_inputs(shape, rng):
