@@ -77,12 +77,49 @@ public:
     return ConstantOp::create(b, loc, DenseIntElementsAttr::get(type, values));
   }
   /// The dims of `x` as a 1-D i64 tensor; a constant for a static shape.
+  /// The dims are read from the earliest value known to have x's shape
+  /// (sameShapeSource), right after its definition: a shape the backward
+  /// pass reads must not keep a forward activation alive until then, nor be
+  /// a second use that keeps it from being fused into its consumer.
   Value shapeOf(Value x) {
     RankedTensorType t = tensorType(x);
     if (t.hasStaticShape())
       return i64s(t.getShape());
-    return ShapeOfOp::create(
-        b, loc, RankedTensorType::get({t.getRank()}, b.getI64Type()), x);
+    Value src = sameShapeSource(x);
+    auto type = RankedTensorType::get({t.getRank()}, b.getI64Type());
+    Block *block = b.getInsertionBlock();
+    for (Operation *user : src.getUsers())
+      if (auto s = dyn_cast<ShapeOfOp>(user);
+          s && s.getType() == type && s->getBlock() == block &&
+          (b.getInsertionPoint() == block->end() ||
+           s->isBeforeInBlock(&*b.getInsertionPoint())))
+        return s;
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfterValue(src);
+    return ShapeOfOp::create(b, loc, type, src);
+  }
+  /// A value with the same dims as `x`, as early as known: back through
+  /// elementwise ops with one operand of the result's rank and shape (the
+  /// others of lower rank: no broadcast can widen it).
+  static Value sameShapeSource(Value x) {
+    RankedTensorType t = tensorType(x);
+    while (Operation *def = x.getDefiningOp()) {
+      if (!def->hasTrait<OpTrait::disc::Elementwise>())
+        break;
+      Value next;
+      bool unique = true;
+      for (Value o : def->getOperands()) {
+        auto ot = dyn_cast<RankedTensorType>(o.getType());
+        if (!ot || ot.getRank() < t.getRank())
+          continue;
+        unique &= !next && ot.getShape() == t.getShape();
+        next = o;
+      }
+      if (!next || !unique)
+        break;
+      x = next;
+    }
+    return x;
   }
   /// `vector[indices]` for a 1-D i64 `vector` and constant `indices`.
   Value pick(Value vector, ArrayRef<int64_t> indices) {
