@@ -599,6 +599,64 @@ LogicalResult DotGeneralOp::buildGradient(OpBuilder &b, ValueRange rg,
   return emit(out, {gl, gr});
 }
 
+/// The input elements that window position (tap) t reads for every output
+/// of a windowed op (convolution, pooling) over the spatial dims 2.. of
+/// `x`: a strided slice of `x` padded with `padValue` (on the high side by
+/// a stride more, for ceil_mode's last windows), with the shape of the
+/// output `y` but x's channels. Taps are numbered row-major in the window.
+class WindowTaps {
+public:
+  WindowTaps(GradientBuilder &gb, Value x, Value y, Value padValue,
+             ArrayRef<int64_t> window, ArrayRef<int64_t> strides,
+             ArrayRef<int64_t> dilations, ArrayRef<int64_t> padding)
+      : gb(gb), window(window), strides(strides), dilations(dilations) {
+    RankedTensorType xt = tensorType(x), yt = tensorType(y);
+    int64_t r = xt.getRank(), k = r - 2;
+    spatial = llvm::to_vector(llvm::seq<int64_t>(2, r));
+    SmallVector<int64_t> pads(2 * r, 0), padded(xt.getShape());
+    for (int64_t i = 0; i < k; ++i) {
+      pads[2 + i] = padding[i];
+      pads[r + 2 + i] = padding[k + i] + strides[i];
+      padded[2 + i] = ShapedType::kDynamic;
+    }
+    xpad = PadOp::create(gb.b, gb.loc, xt.clone(padded), PadMode::Constant, x,
+                         gb.i64s(pads), padValue);
+    // A tap's slice ends at start + (O - 1) * stride + 1.
+    span = gb.binary<AddOp>(
+        gb.binary<MulOp>(gb.binary<SubOp>(gb.dimsOf(y, spatial), gb.i64s({1})),
+                         gb.i64s(strides)),
+        gb.i64s({1}));
+    SmallVector<int64_t> shape(yt.getShape());
+    shape[1] = xt.getDimSize(1);
+    tapType = yt.clone(shape).clone(xt.getElementType());
+    size = 1;
+    for (int64_t w : window)
+      size *= w;
+  }
+  /// The number of taps.
+  int64_t size;
+  /// Tap t: [N, C, O..].
+  Value tap(int64_t t) {
+    int64_t k = window.size();
+    SmallVector<int64_t> starts(k);
+    for (int64_t i = k - 1, rest = t; i >= 0; --i) {
+      starts[i] = (rest % window[i]) * dilations[i];
+      rest /= window[i];
+    }
+    Value st = gb.i64s(starts);
+    return SliceOp::create(gb.b, gb.loc, tapType, xpad, st,
+                           gb.binary<AddOp>(st, span), gb.i64s(strides),
+                           spatial);
+  }
+
+private:
+  GradientBuilder &gb;
+  ArrayRef<int64_t> window, strides, dilations;
+  SmallVector<int64_t> spatial;
+  Value xpad, span;
+  RankedTensorType tapType;
+};
+
 /// The filter gradient of a grouped convolution, one window position t at
 /// a time: the input positions that filter tap t reads for every output
 /// (a strided slice of the zero-padded input, [N, C, O..]) contracted with
@@ -609,25 +667,12 @@ static Value groupedFilterGradient(GradientBuilder &gb, ConvOp op, Value g) {
   OpBuilder &b = gb.b;
   Location loc = gb.loc;
   RankedTensorType xt = op.getInput().getType(), wt = op.getFilter().getType();
-  RankedTensorType gt = tensorType(g);
-  int64_t r = xt.getRank(), k = r - 2, groups = op.getFeatureGroupCount();
+  int64_t r = xt.getRank(), groups = op.getFeatureGroupCount();
   int64_t oc = wt.getDimSize(0), cg = wt.getDimSize(1), ocg = oc / groups;
-  ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations(),
-                    padding = op.getPadding();
   SmallVector<int64_t> spatial = llvm::to_vector(llvm::seq<int64_t>(2, r));
-  SmallVector<int64_t> pads(2 * r, 0), padded(xt.getShape());
-  for (int64_t i = 0; i < k; ++i) {
-    pads[2 + i] = padding[i];
-    pads[r + 2 + i] = padding[k + i] + strides[i];
-    padded[2 + i] = ShapedType::kDynamic;
-  }
-  Value xpad =
-      PadOp::create(b, loc, xt.clone(padded), PadMode::Constant, op.getInput(),
-                    gb.i64s(pads), gb.scalarLike(g, 0.0));
-  Value span = gb.binary<AddOp>(
-      gb.binary<MulOp>(gb.binary<SubOp>(gb.dimsOf(g, spatial), gb.i64s({1})),
-                       gb.i64s(strides)),
-      gb.i64s({1}));
+  SmallVector<int64_t> kernel(wt.getShape().drop_front(2));
+  WindowTaps taps(gb, op.getInput(), g, gb.scalarLike(g, 0.0), kernel,
+                  op.getStrides(), op.getDilations(), op.getPadding());
   // [N, C, O..] -> [N, groups, C / groups, O..] (likewise g).
   auto splitChannels = [&](Value v, int64_t perGroup) {
     RankedTensorType t = tensorType(v);
@@ -645,34 +690,19 @@ static Value groupedFilterGradient(GradientBuilder &gb, ConvOp op, Value g) {
   SmallVector<int64_t> contract = {0};
   for (int64_t i = 3; i < r + 1; ++i)
     contract.push_back(i);
-  SmallVector<int64_t> kernel(wt.getShape().drop_front(2));
-  int64_t kk = 1;
-  for (int64_t w : kernel)
-    kk *= w;
-  // Tap t of every output: [N, C, O..].
-  SmallVector<int64_t> patchShape(gt.getShape());
-  patchShape[1] = xt.getDimSize(1);
-  RankedTensorType patchType = gt.clone(patchShape);
-  SmallVector<Value> taps;
+  SmallVector<Value> perTap;
   auto tapType = RankedTensorType::get({oc, cg, 1}, xt.getElementType());
-  for (int64_t t = 0; t < kk; ++t) {
-    SmallVector<int64_t> starts(k);
-    for (int64_t i = k - 1, rest = t; i >= 0; --i) {
-      starts[i] = (rest % kernel[i]) * dilations[i];
-      rest /= kernel[i];
-    }
-    Value st = gb.i64s(starts);
-    Value patch =
-        SliceOp::create(b, loc, patchType, xpad, st, gb.binary<AddOp>(st, span),
-                        gb.i64s(strides), spatial);
+  for (int64_t t = 0; t < taps.size; ++t) {
+    Value patch = taps.tap(t);
     Value ps = splitChannels(patch, cg);
     Value d = DotGeneralOp::create(
         b, loc, RankedTensorType::get({groups, ocg, cg}, xt.getElementType()),
         gs, ps, ArrayRef<int64_t>{1}, ArrayRef<int64_t>{1}, contract, contract);
-    taps.push_back(gb.reshape(d, gb.i64s({oc, cg, 1}), tapType));
+    perTap.push_back(gb.reshape(d, gb.i64s({oc, cg, 1}), tapType));
   }
   Value all = gb.concat(
-      taps, 2, RankedTensorType::get({oc, cg, kk}, xt.getElementType()));
+      perTap, 2,
+      RankedTensorType::get({oc, cg, taps.size}, xt.getElementType()));
   return gb.reshape(all, gb.i64s(wt.getShape()), wt);
 }
 
@@ -968,7 +998,7 @@ LogicalResult PoolOp::buildGradient(OpBuilder &b, ValueRange rg,
   if (xt.isDynamicDim(1))
     return failure(); // The window filter needs the channel count.
   GradientBuilder gb(b, getLoc());
-  int64_t r = xt.getRank(), k = r - 2;
+  int64_t r = xt.getRank();
   ArrayRef<int64_t> window = getWindow(), strides = getStrides(),
                     dilations = getDilations(), padding = getPadding();
   int64_t kk = 1;
@@ -992,31 +1022,16 @@ LogicalResult PoolOp::buildGradient(OpBuilder &b, ValueRange rg,
                                        /*perPosition=*/false)});
   }
   // Max: the gradient goes to the first maximum of each window (row-major
-  // window order, as PyTorch's max_pool2d). Window position t of every
-  // output is a strided slice of x padded with -inf (on the high side by
-  // a stride more, for ceil_mode's last windows).
+  // window order, as PyTorch's max_pool2d), found tap by tap in x padded
+  // with -inf.
   Value y = getResult();
-  SmallVector<int64_t> pads(2 * r, 0);
-  for (int64_t i = 0; i < k; ++i) {
-    pads[2 + i] = padding[i];
-    pads[r + 2 + i] = padding[k + i] + strides[i];
-  }
-  SmallVector<int64_t> padded(xt.getShape());
-  for (int64_t i = 2; i < r; ++i)
-    padded[i] = ShapedType::kDynamic;
   Type elt = xt.getElementType();
   Value lowest = ConstantOp::create(
       b, getLoc(),
       DenseElementsAttr::get(
           RankedTensorType::get({}, elt),
           APFloat::getInf(cast<FloatType>(elt).getFloatSemantics(), true)));
-  Value xpad = PadOp::create(b, getLoc(), xt.clone(padded), PadMode::Constant,
-                             x, gb.i64s(pads), lowest);
-  // ends = starts + (O - 1) * stride + 1.
-  Value span = gb.binary<AddOp>(
-      gb.binary<MulOp>(gb.binary<SubOp>(gb.dimsOf(y, spatial), gb.i64s({1})),
-                       gb.i64s(strides)),
-      gb.i64s({1}));
+  WindowTaps taps(gb, x, y, lowest, window, strides, dilations, padding);
   Value found, zero = gb.scalarLike(g, 0.0);
   SmallVector<Value> parts;
   RankedTensorType yt = getType();
@@ -1026,15 +1041,7 @@ LogicalResult PoolOp::buildGradient(OpBuilder &b, ValueRange rg,
   SmallVector<int64_t> partDims = {0, 1, r};
   partDims.append(spatial);
   for (int64_t t = 0; t < kk; ++t) {
-    SmallVector<int64_t> starts(k);
-    for (int64_t i = k - 1, rest = t; i >= 0; --i) {
-      starts[i] = (rest % window[i]) * dilations[i];
-      rest /= window[i];
-    }
-    Value st = gb.i64s(starts);
-    Value v =
-        SliceOp::create(b, getLoc(), yt, xpad, st, gb.binary<AddOp>(st, span),
-                        gb.i64s(strides), spatial);
+    Value v = taps.tap(t);
     Value hit = gb.compare(CompareDirection::EQ, v, y);
     Value first =
         found
