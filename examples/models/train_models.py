@@ -72,6 +72,36 @@ def build_resnet18():
     return model
 
 
+def build_cnn():
+    """A small CNN for the windowed gradient rules: strided, dilated,
+    depthwise and grouped convolutions, max pooling with padding and
+    ceil_mode, average pooling without count_include_pad, global average
+    pooling; cross-entropy against `t`. Inputs x [N, 3, H, W], t int64 [N]."""
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    class Cnn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = nn.Conv2d(3, 12, 3, padding=1)
+            self.dw = nn.Conv2d(12, 12, 3, stride=2, padding=1, groups=12)
+            self.g3 = nn.Conv2d(12, 12, 3, padding=2, dilation=2, groups=3)
+            self.c4 = nn.Conv2d(12, 16, 3, stride=2, padding=1, bias=False)
+            self.fc = nn.Linear(16, 10)
+
+        def forward(self, x, t):
+            h = F.max_pool2d(F.relu(self.c1(x)), 3, stride=1, padding=1)
+            h = F.relu(self.dw(h))
+            h = F.avg_pool2d(F.relu(self.g3(h)), 3, stride=2, padding=1,
+                             count_include_pad=False)
+            h = F.max_pool2d(self.c4(h), 2, stride=2, ceil_mode=True)
+            return F.cross_entropy(self.fc(h.mean(dim=(2, 3))), t)
+
+    torch.manual_seed(SEED)
+    return Cnn()
+
+
 def build_encoder():
     """Embedding(100, 32), one nn.TransformerEncoderLayer (4 heads, GELU,
     LayerNorm, no dropout), a final LayerNorm and a vocabulary head; the mean
@@ -158,6 +188,10 @@ MODELS = {
                                    "t": {0: "N"}},
                      make_inputs=_resnet_inputs, export_shape=(2, 3, 64, 64),
                      shapes=["2x3x64x64", "3x3x48x64", "4x3x64x48"]),
+    "cnn": dict(build=build_cnn, inputs=["x", "t"], outputs=["loss"],
+                dynamic_axes={"x": {0: "N", 2: "H", 3: "W"}, "t": {0: "N"}},
+                make_inputs=_resnet_inputs, export_shape=(2, 3, 17, 19),
+                shapes=["1x3x16x16", "2x3x17x19", "3x3x32x21"]),
     "encoder": dict(build=build_encoder, inputs=["tokens", "targets"],
                     outputs=["loss"],
                     dynamic_axes={"tokens": {0: "batch", 1: "seq"},
