@@ -76,6 +76,7 @@ void mlir::disc::getCompilePipelineOptions(const CompileOptions &options,
   pipeline.schedule = options.memorySchedule;
   pipeline.remat = options.remat;
   pipeline.rematMaxOps = options.rematMaxOps;
+  pipeline.inPlaceState = options.inPlaceState;
   pipeline.libraryCalls = options.libraryCalls;
   pipeline.modelName = modelName.str();
   pipeline.reportLibraryCalls = options.reportCodegen;

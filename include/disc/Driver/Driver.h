@@ -65,6 +65,9 @@ struct CompileOptions {
   bool remat = true;
   /// Most ops recomputed for one candidate (`--remat-max-ops`).
   unsigned rematMaxOps = 12;
+  /// Training state updates written into the state's buffers
+  /// (`--in-place-state`, target cpu).
+  bool inPlaceState = true;
   /// Every ONNX graph input dim dynamic (`--force-dynamic`).
   bool forceDynamic = false;
   /// Comma-separated sanitizers: address, undefined, fuzzer-no-link.
