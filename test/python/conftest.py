@@ -42,3 +42,13 @@ def transformer(work_dir):
     model, path = _export("transformer", work_dir)
     exe = disc.compile(path, dims={"seq": (1, 128, 64)})
     return model, exe
+
+
+@pytest.fixture(scope="session")
+def mlp_train_step(work_dir):
+    """Forward, backward and SGD step of a 6-layer tanh MLP in one graph
+    (examples/models/mlp_train_step.py): every hidden activation lives until
+    the backward pass reads it, so a memory limit makes the runtime evict
+    and recompute them."""
+    model, path = _export("mlp_train_step", work_dir)
+    return model, disc.compile(path)

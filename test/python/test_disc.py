@@ -1,7 +1,7 @@
 """The disc Python module (docs/python.md) against PyTorch and NumPy:
-compile and run ResNet-18 and a Transformer at two shapes each, the memory
-limit, bad input, signature, zero-copy outputs, training state and the
-`python3 -m disc` alias.
+compile and run ResNet-18 and a Transformer at two shapes each, an MLP
+training step under a memory limit, bad input, signature, zero-copy
+outputs, training state and the `python3 -m disc` alias.
 
     PYTHONPATH=build/python /usr/bin/python3 -m pytest test/python -q
 """
@@ -17,6 +17,7 @@ import torch
 from onnx import TensorProto, helper, numpy_helper
 
 import disc
+import disc_models  # examples/models (conftest.py puts it on sys.path)
 
 RTOL, ATOL = 1e-3, 1e-4  # as the e2e tests (test/e2e/CMakeLists.txt)
 
@@ -95,33 +96,43 @@ def test_outputs_own_runtime_buffer(resnet18):
 # Memory limit.
 # --------------------------------------------------------------------------
 
-def test_memory_limit(transformer):
-    model, exe = transformer
-    shape = (2, 128)
-    tokens = np.random.default_rng(7).integers(0, 1000, size=shape,
-                                               dtype=np.int64)
-    peak = exe.predict_peak_bytes({"tokens": shape})
-    minimum = exe.predict_minimum_peak_bytes({"tokens": shape})
-    assert 0 < minimum <= peak
-    ref = torch_reference(model, tokens, grad=True)
+def test_memory_limit(mlp_train_step):
+    model, exe = mlp_train_step
+    spec = disc_models.MODELS["mlp_train_step"]
+    inputs = spec["make_inputs"]((4, 512), np.random.default_rng(7))
+    shapes = {n: a.shape for n, a in inputs.items()}
+    peak = exe.predict_peak_bytes(shapes)
+    minimum = exe.predict_minimum_peak_bytes(shapes)
+    assert 0 < minimum < peak  # the activations are candidates
 
-    # A limit that holds: at or above the minimum the run stays within it,
-    # evicting what it must, and the result does not change.
+    unlimited = disc.Session(exe)
+    expected = unlimited.run(inputs)
+    assert unlimited.stats["peak_bytes"] == peak
+    ref = spec["reference"](model, [torch.from_numpy(inputs[n])
+                                    for n in spec["inputs"]])
+    for name, r in zip(spec["outputs"], ref):
+        np.testing.assert_allclose(expected[name], r.numpy(), rtol=RTOL,
+                                   atol=ATOL, err_msg=name)
+
+    # A limit that holds: between the minimum and the unlimited peak the
+    # run evicts and recomputes activations, stays within the limit and
+    # gives the same bits.
     limit = (minimum + peak) // 2
     sess = disc.Session(exe, memory_limit=limit)
     assert sess.memory_limit == limit
-    out = sess.run({"tokens": tokens})
-    np.testing.assert_allclose(out["logits"], ref, rtol=RTOL, atol=ATOL)
+    out = sess.run(inputs)
     stats = sess.stats
+    assert stats["evictions"] > 0 and stats["regenerations"] > 0
     assert stats["peak_bytes"] <= limit
     assert stats["minimum_peak_bytes"] == minimum
-    if minimum < peak:
-        assert stats["evictions"] > 0
+    for name in spec["outputs"]:
+        np.testing.assert_array_equal(out[name], expected[name],
+                                      err_msg=name)
 
     # Below the minimum: status 3 before any op runs, both numbers given.
     sess = disc.Session(exe, memory_limit=minimum - 1)
     with pytest.raises(disc.Error) as info:
-        sess.run({"tokens": tokens})
+        sess.run(inputs)
     err = info.value
     assert err.status == disc.STATUS_MEMORY == 3
     assert err.code == "resource exhausted"
