@@ -174,7 +174,7 @@ def test_bad_input_names(resnet18):
     assert info.value.status == 2 and "input" in info.value.message
 
 
-def test_compile_errors(tmp_path, resnet18):
+def test_compile_errors(tmp_path):
     with pytest.raises(disc.Error) as info:
         disc.compile(tmp_path / "missing.onnx")
     assert info.value.status == 2 and "missing.onnx" in info.value.message
@@ -188,6 +188,13 @@ def test_compile_errors(tmp_path, resnet18):
     with pytest.raises(disc.Error) as info:
         disc.compile(bad, library_calls="mkl")
     assert info.value.status == 2 and "mkl" in info.value.message
+    # A name that would break the training pass's option text.
+    with pytest.raises(disc.Error) as info:
+        disc.compile(bad, train=True, loss="a b")
+    assert info.value.status == 2 and "'a b'" in info.value.message
+    with pytest.raises(disc.Error) as info:
+        disc.compile(bad, dims={"N": (1, 2.5)})
+    assert info.value.status == 2 and "dims['N']" in info.value.message
     with pytest.raises(disc.Error) as info:
         disc.Executable.load(str(bad))
     assert info.value.status == 2
