@@ -90,6 +90,11 @@ def test_outputs_own_runtime_buffer(resnet18):
     assert not xt.flags.c_contiguous
     again = disc.Session(exe).run({"input": xt})["output"]
     np.testing.assert_array_equal(out, again)
+    # A read-only array is passed as it is (the runtime only reads inputs).
+    ro = np.frombuffer(x.tobytes(), np.float32).reshape(x.shape)
+    assert not ro.flags.writeable
+    np.testing.assert_array_equal(
+        disc.Session(exe).run({"input": ro})["output"], out)
 
 
 # --------------------------------------------------------------------------
