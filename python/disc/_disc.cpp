@@ -240,6 +240,10 @@ py::dict run(PySession &self, py::handle inputs) {
     std::lock_guard<std::mutex> lock(self.mutex);
     status = self.session->run(byName, &outputs);
   } else {
+    if (py::isinstance<py::array>(inputs) || py::isinstance<py::str>(inputs) ||
+        !py::isinstance<py::sequence>(inputs))
+      throw py::type_error("Session.run takes {name: array} or a list of "
+                           "arrays in input order");
     std::vector<int64_t> runInputs = sig.runInputs();
     std::vector<disc::Tensor> positional;
     for (py::handle obj : inputs) {

@@ -174,6 +174,8 @@ def test_bad_input_names(resnet18):
         with pytest.raises(disc.Error) as info:
             sess.run(inputs)
         assert info.value.status == 2 and word in info.value.message
+    with pytest.raises(TypeError):
+        sess.run(x)  # not a dict or a list
     with pytest.raises(disc.Error) as info:
         resnet18[1].predict_peak_bytes({"input": (1, 3, 64)})
     assert info.value.status == 2 and "input" in info.value.message
