@@ -13,6 +13,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <string>
 #include <vector>
@@ -83,6 +84,10 @@ struct CompileOptions {
   unsigned compileJobs = 0;
   /// A training step instead of the forward model (`--train`).
   TrainingOptions training;
+  /// Where the errors and the diagnostics that explain them go (and the
+  /// `--report-codegen` report); null: stderr. The Python module collects
+  /// them into the message of its exception (docs/python.md).
+  llvm::raw_ostream *errorStream = nullptr;
 };
 
 /// `--target`: "cpu", "cuda" or "cuda-emulate"; otherwise the error
@@ -114,7 +119,7 @@ void getCompilePipelineOptions(const CompileOptions &options,
 /// manager command-line options) and writes the `options.emit` output to
 /// `options.outputPath`. Errors are printed to stderr as "disc-compile:
 /// error: ..." after the diagnostics that explain them. Returns a
-/// CompileStatus.
+/// CompileStatus. Errors go to `options.errorStream` when set.
 int compileModel(const CompileOptions &options);
 
 } // namespace mlir::disc
