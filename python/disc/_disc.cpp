@@ -297,6 +297,8 @@ void compileModel(py::kwargs kw) {
       o.rematMaxOps = v.cast<unsigned>();
     else if (key == "force_dynamic")
       o.forceDynamic = v.cast<bool>();
+    else if (key == "in_place_state")
+      o.inPlaceState = v.cast<bool>();
     else if (key == "library_calls") {
       auto m = md::parseLibraryCallMode(v.cast<std::string>());
       if (!m)
