@@ -11,6 +11,7 @@
 #include "disc/Transforms/Fusion.h"
 #include "disc/Transforms/InPlaceState.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
@@ -854,9 +855,14 @@ bool MemoryModel::isPredictable(const MemoryProfile &p, std::string *reason) {
     });
     if (!allocates)
       continue;
-    if (reason)
-      *reason = "tensors allocated inside the regions of '" +
-                op->getName().getStringRef().str() + "' are not modeled";
+    // ONNX If/Loop (scf.if/scf.while with the node's name) and the
+    // recurrent layers' scf.for: name the node the user can find.
+    if (reason) {
+      bool onnxControlFlow = isa<scf::IfOp, scf::WhileOp>(op);
+      *reason = (onnxControlFlow ? "control flow in node " : "a loop in ") +
+                describeOp(op) +
+                ": tensors allocated inside its regions are not modeled";
+    }
     return false;
   }
   if (missingDims) {

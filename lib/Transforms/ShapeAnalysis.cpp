@@ -19,6 +19,7 @@
 #include "disc/Transforms/ShapeAnalysis.h"
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/AffineExprVisitor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -393,6 +394,13 @@ bool ShapeAnalysis::isValueNonNegative(Value v, unsigned i) {
   return ok;
 }
 
+std::optional<int64_t> ShapeAnalysis::getConstantElement(Value v) {
+  std::optional<SmallVector<AffineExpr>> vals = valuesOf(v);
+  if (!vals || vals->size() != 1 || !(*vals)[0])
+    return std::nullopt;
+  return constOf(normalize((*vals)[0]));
+}
+
 std::optional<SmallVector<AffineExpr>> ShapeAnalysis::valuesOf(Value v) {
   auto it = values.find(v);
   if (it == values.end())
@@ -545,11 +553,15 @@ void ShapeAnalysis::run() {
     }
     shapes[arg] = dims;
   }
-  // Pre-order: a loop's region arguments get their dims before its body.
-  func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+  // Pre-order: a loop's region arguments get their dims before its body;
+  // an scf.if's results get theirs after its branches (the dims of what
+  // they yield).
+  func.walk([&](Operation *op, const WalkStage &stage) {
     if (op == func.getOperation() || isa<func::ReturnOp>(op))
       return;
-    visit(op);
+    bool after = isa<scf::IfOp>(op);
+    if (after ? stage.isAfterAllRegions() : stage.isBeforeAllRegions())
+      visit(op);
   });
 }
 

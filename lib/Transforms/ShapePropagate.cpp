@@ -29,6 +29,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 
 namespace mlir::disc {
 #define GEN_PASS_DEF_DISCSHAPEPROPAGATE
@@ -84,6 +85,37 @@ static void stripAnnotations(ModuleOp module) {
 
 /// Replaces dynamic dims that are provably constant by static ones, where
 /// every user is a disc op or a return (which updates the function type).
+/// Replaces each ONNX If (`scf.if` with an else region, not a remat
+/// regenerate point) whose condition the analysis proves constant by the
+/// ops of the branch taken. Returns whether any was folded.
+static bool foldShapeConditions(func::FuncOp func, ShapeAnalysis &sa) {
+  SmallVector<scf::IfOp> ifs;
+  // Post-order: an inner If is folded before the one around it.
+  func.walk([&](scf::IfOp i) {
+    if (!i->hasAttr("disc.remat_regenerate") && !i.getElseRegion().empty())
+      ifs.push_back(i);
+  });
+  bool folded = false;
+  for (scf::IfOp i : ifs) {
+    auto extract = i.getCondition().getDefiningOp<tensor::ExtractOp>();
+    if (!extract)
+      continue;
+    std::optional<int64_t> k = sa.getConstantElement(extract.getTensor());
+    if (!k)
+      continue;
+    Block *taken = *k ? i.thenBlock() : i.elseBlock();
+    Operation *yield = taken->getTerminator();
+    SmallVector<Value> results(yield->getOperands());
+    Block *block = i->getBlock();
+    block->getOperations().splice(Block::iterator(i), taken->getOperations(),
+                                  taken->begin(), Block::iterator(yield));
+    i.replaceAllUsesWith(results);
+    i.erase();
+    folded = true;
+  }
+  return folded;
+}
+
 static void makeStatic(func::FuncOp func, ShapeAnalysis &sa) {
   MLIRContext *ctx = func.getContext();
   SmallVector<std::pair<Value, Type>> oldTypes;
@@ -195,8 +227,15 @@ LogicalResult mlir::disc::annotateShapes(ModuleOp module, bool simplify) {
   for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
     if (func.isExternal())
       continue;
-    ShapeAnalysis sa(func, ranges);
-    sa.run();
+    auto analysis = std::make_unique<ShapeAnalysis>(func, ranges);
+    analysis->run();
+    // A branch chosen by a proven shape condition: the ops after it see the
+    // taken branch's dims, so the analysis runs again.
+    if (simplify && foldShapeConditions(func, *analysis)) {
+      analysis = std::make_unique<ShapeAnalysis>(func, ranges);
+      analysis->run();
+    }
+    ShapeAnalysis &sa = *analysis;
     if (simplify) {
       sa.mergeEqualSymbols();
       makeStatic(func, sa);

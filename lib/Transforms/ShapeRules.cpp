@@ -171,6 +171,26 @@ void ShapeAnalysis::visit(Operation *op) {
           setDims(r, d, op);
         }
       })
+      .Case([&](scf::WhileOp w) {
+        // ONNX Loop (ControlFlow.cpp): a carried value marked shape
+        // invariant keeps its entry dims; any other gets fresh symbols for
+        // its dynamic dims (its shape may change per iteration).
+        auto inv = w->getAttrOfType<DenseBoolArrayAttr>("disc.shape_invariant");
+        for (auto [i, init] : llvm::enumerate(w.getInits())) {
+          bool keeps = inv && (int64_t)i < inv.size() && inv[i];
+          SmallVector<AffineExpr> d;
+          if (keeps)
+            d = dimsOrFresh(init);
+          else if (auto t = dyn_cast<RankedTensorType>(init.getType()))
+            for (int64_t j = 0; j < t.getRank(); ++j)
+              d.push_back(t.isDynamicDim(j) ? fresh(op, /*unknown=*/true)
+                                            : cst(t.getDimSize(j)));
+          for (Value v :
+               {Value(w.getBeforeArguments()[i]),
+                Value(w.getAfterArguments()[i]), Value(w.getResult(i))})
+            setDims(v, d, op);
+        }
+      })
       .Case([&](tensor::InsertSliceOp s) {
         setDims(res(), dimsOrFresh(s.getDest()), op);
       })
@@ -206,9 +226,26 @@ void ShapeAnalysis::visit(Operation *op) {
         setDims(res(), dimsOrFresh(m.getDest()), op);
       })
       .Case([&](scf::IfOp ifOp) {
+        // Visited after its regions (ShapeAnalysis::run). An ONNX If: a
+        // result dim the same in both branches keeps it, any other gets a
+        // fresh symbol (which branch runs is known at run time only).
         if (!ifOp->hasAttr("disc.remat_regenerate")) {
-          for (Value r : ifOp.getResults())
-            setDims(r, {}, op);
+          if (ifOp.getElseRegion().empty()) {
+            for (Value r : ifOp.getResults())
+              setDims(r, {}, op);
+            return;
+          }
+          for (auto [r, t, e] :
+               llvm::zip(ifOp.getResults(), ifOp.thenYield().getOperands(),
+                         ifOp.elseYield().getOperands())) {
+            if (!isa<RankedTensorType>(r.getType()))
+              continue;
+            SmallVector<AffineExpr> dt = dimsOrFresh(t), de = dimsOrFresh(e);
+            SmallVector<AffineExpr> d;
+            for (auto [x, y] : llvm::zip(dt, de))
+              d.push_back(x == y ? x : fresh(op, /*unknown=*/true));
+            setDims(r, d, op);
+          }
           return;
         }
         setDims(res(), dimsOrFresh(ifOp.thenYield().getOperand(0)), op);

@@ -60,11 +60,13 @@ def const(name, arr):
     return numpy_helper.from_array(np.asarray(arr), name)
 
 
-def model(nodes, inputs, outputs, inits=(), opset=13):
+def model(nodes, inputs, outputs, inits=(), opset=13, check=True):
+    """`check=False` skips ONNX's checker (for node lists out of order)."""
     g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 8
-    onnx.checker.check_model(m)
+    if check:
+        onnx.checker.check_model(m)
     return m
 
 
@@ -145,6 +147,16 @@ class Fails:
         self.message = message
         self.code = code
         self.extra_args = list(extra_args)
+
+
+class CompileFails:
+    """A model disc-compile must reject with exit `code`, printing every
+    string of `messages`."""
+
+    def __init__(self, *messages, code=2):
+        self.messages = messages
+        self.code = code
+
 
 CASES = {}
 
@@ -954,6 +966,179 @@ def dropout_training_ratio_zero():
     return m, runs, ref
 
 
+@case
+def unsorted_nodes():
+    """Nodes listed out of topological order (ONNX Runtime runs such graphs,
+    ONNX's checker rejects them): y = relu(x * 2 + b) - x with the node list
+    reversed and shuffled; the compiler sorts it."""
+    nodes = [
+        helper.make_node("Sub", ["r", "x"], ["y"], name="sub"),
+        helper.make_node("Relu", ["s"], ["r"], name="relu"),
+        helper.make_node("Mul", ["x", "two"], ["m"], name="mul"),
+        helper.make_node("Add", ["m", "b"], ["s"], name="add"),
+        helper.make_node("Shape", ["x"], ["shp"], name="shape"),
+    ]
+    m = model(nodes, [vi("x", F, ["a", 3])], [vi("y", F, 2), vi("shp", I64, [2])],
+              [const("two", np.array(2.0, np.float32)),
+               const("b", np.array([0.5, -1.0, 0.25], np.float32))], check=False)
+    try:
+        onnx.checker.check_model(m)
+        raise AssertionError("the checker accepted an unsorted graph")
+    except onnx.checker.ValidationError:
+        pass
+    runs = [{"x": randn(2, 3)}, {"x": randn(5, 3)}]
+
+    def ref(x):
+        b = np.array([0.5, -1.0, 0.25], np.float32)
+        return {"y": np.maximum(x * 2 + b, 0) - x,
+                "shp": np.array(x.shape, np.int64)}
+    return m, runs, ref
+
+
+@case
+def cyclic_nodes():
+    """A node list with a cycle (add reads mul's output, mul reads add's):
+    disc-compile exits 2 naming both nodes."""
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("Add", ["r", "m"], ["a"], name="add"),
+        helper.make_node("Mul", ["a", "r"], ["m"], name="mul"),
+        helper.make_node("Neg", ["m"], ["y"], name="neg"),
+    ]
+    m = model(nodes, [vi("x", F, ["a"])], [vi("y", F, 1)], check=False)
+    return m, CompileFails("has a cycle", "'add' (Add)", "'mul' (Mul)",
+                           "'neg' (Neg)"), None
+
+
+@case
+def range_overflow():
+    """Range with run-time int64, int32 and float operands: int64 limit -
+    start overflowing (-2^63 + 5 to 2^62) and the count 2^63 (0 to
+    INT64_MIN, delta -1) are rejected naming the node; an int32 range spanning
+    [-2^31, 2^31 - 1) (its difference does not fit in int32, but its count
+    does) is computed exactly; a float count of 1e30 is rejected."""
+    m = model([
+        helper.make_node("Range", ["s", "l", "d"], ["r"], name="range_i64"),
+        helper.make_node("Range", ["s32", "l32", "d32"], ["r32"], name="range_i32"),
+        helper.make_node("Range", ["fs", "fl", "fd"], ["rf"], name="range_f"),
+    ], [vi("s", I64, []), vi("l", I64, []), vi("d", I64, []),
+        vi("s32", I32, []), vi("l32", I32, []), vi("d32", I32, []),
+        vi("fs", F, []), vi("fl", F, []), vi("fd", F, [])],
+        [vi("r", I64, 1), vi("r32", I32, 1), vi("rf", F, 1)])
+
+    def mk(s, l, d, fl=3.0):
+        return {"s": np.array(s, np.int64), "l": np.array(l, np.int64),
+                "d": np.array(d, np.int64),
+                "s32": np.array(-2 ** 31, np.int32),
+                "l32": np.array(2 ** 31 - 1, np.int32),
+                "d32": np.array(2 ** 20, np.int32),
+                "fs": np.array(1.0, np.float32), "fl": np.array(fl, np.float32),
+                "fd": np.array(0.5, np.float32)}
+    runs = [mk(0, 10, 3), mk(INT64_MAX - 4, INT64_MAX, 2),
+            Fails(mk(INT64_MIN + 5, 2 ** 62, 1),
+                  "Range node 'range_i64': limit - start (4611686018427387904 - "
+                  "-9223372036854775803) overflows int64"),
+            Fails(mk(0, INT64_MIN, -1),
+                  "Range node 'range_i64': the element count"),
+            Fails(mk(0, 10, 3, fl=1e30), "Range node 'range_f': the element count")]
+
+    def ref(s, l, d, s32, l32, d32, fs, fl, fd):
+        r32 = np.arange(int(s32), int(l32), int(d32), dtype=np.int64)
+        return {"r": np.arange(int(s), int(l), int(d), dtype=np.int64),
+                "r32": r32.astype(np.int32),
+                "rf": np.arange(float(fs), float(fl), float(fd), dtype=np.float32)}
+    return m, runs, ref
+
+
+@case
+def range_overflow_constant():
+    """Range with constant int64 operands whose limit - start overflows
+    (-2^63 + 1 to 2^63 - 1): disc-compile exits 2 naming the node."""
+    m = model([helper.make_node("Range", ["s", "l", "d"], ["r"], name="big_range")],
+              [vi("x", F, [1])], [vi("r", I64, 1)],
+              [const("s", np.array(INT64_MIN + 1, np.int64)),
+               const("l", np.array(INT64_MAX, np.int64)),
+               const("d", np.array(1, np.int64))])
+    return m, CompileFails("Range", "big_range", "overflows int64"), None
+
+
+@case
+def if_branch_shapes():
+    """If on a run-time bool [1]: the then branch gives y = Concat(x, x)
+    [2N, 3] and z = x * 2, the else branch y = x[0:1] [1, 3] and z = -x;
+    both read x [N, 3] from the outer graph. y's first dim differs between
+    the branches (a fresh dim), z keeps N."""
+    B = TensorProto.BOOL
+    then_g = helper.make_graph([
+        helper.make_node("Concat", ["x", "x"], ["ty"], name="t_cat", axis=0),
+        helper.make_node("Mul", ["x", "two"], ["tz"], name="t_mul"),
+    ], "then", [], [vi("ty", F, 2), vi("tz", F, 2)])
+    else_g = helper.make_graph([
+        helper.make_node("Slice", ["x", "s0", "s1", "ax"], ["ey"], name="e_slice"),
+        helper.make_node("Neg", ["x"], ["ez"], name="e_neg"),
+    ], "else", [], [vi("ey", F, 2), vi("ez", F, 2)])
+    m = model([helper.make_node("If", ["c"], ["y", "z"], name="pick",
+                                then_branch=then_g, else_branch=else_g)],
+              [vi("x", F, ["N", 3]), vi("c", BOOL, [1])],
+              [vi("y", F, 2), vi("z", F, ["N", 3])],
+              [const("two", np.array(2.0, np.float32)), const("s0", np.array([0])),
+               const("s1", np.array([1])), const("ax", np.array([0]))])
+    runs = [{"x": randn(2, 3), "c": np.array([True])},
+            {"x": randn(4, 3), "c": np.array([False])},
+            {"x": randn(1, 3), "c": np.array([True])}]
+
+    def ref(x, c):
+        if c[0]:
+            return {"y": np.concatenate([x, x]), "z": x * 2}
+        return {"y": x[0:1], "z": -x}
+    return m, runs, ref
+
+
+@case
+def loop_scan_trip_count():
+    """Loop with the trip count n a graph input and the body's condition
+    i < 4 (at most 5 iterations): acc = acc * 0.5 + x (x read from the
+    outer graph), g = Concat(g, x) (grows each iteration), scan outputs acc
+    ([iterations, N, 3]) and ReduceSum(acc, axis 0) ([iterations, 3])."""
+    body = helper.make_graph([
+        helper.make_node("Less", ["i", "four"], ["cond_out"], name="b_less"),
+        helper.make_node("Mul", ["acc_in", "half"], ["h"], name="b_mul"),
+        helper.make_node("Add", ["h", "x"], ["acc_out"], name="b_add"),
+        helper.make_node("Concat", ["g_in", "x"], ["g_out"], name="b_cat", axis=0),
+        helper.make_node("ReduceSum", ["acc_out", "axes0"], ["rs"], name="b_sum",
+                         keepdims=0),
+        helper.make_node("Identity", ["acc_out"], ["sc"], name="b_scan"),
+    ], "body", [vi("i", I64, []), vi("cond_in", BOOL, []), vi("acc_in", F, 2),
+                vi("g_in", F, 2)],
+        [vi("cond_out", BOOL, []), vi("acc_out", F, 2), vi("g_out", F, 2),
+         vi("sc", F, 3), vi("rs", F, 2)],
+        initializer=[const("four", np.array(4, np.int64)),
+                     const("half", np.array(0.5, np.float32)),
+                     const("axes0", np.array([0], np.int64))])
+    m = model([helper.make_node("Loop", ["n", "", "x", "x"],
+                                ["acc", "g", "scan_acc", "scan_sum"],
+                                name="loop", body=body)],
+              [vi("n", I64, []), vi("x", F, ["N", 3])],
+              [vi("acc", F, 2), vi("g", F, 2), vi("scan_acc", F, 3),
+               vi("scan_sum", F, 2)])
+    runs = [{"n": np.array(3, np.int64), "x": randn(2, 3)},
+            {"n": np.array(8, np.int64), "x": randn(4, 3)},
+            {"n": np.array(1, np.int64), "x": randn(1, 3)}]
+
+    def ref(n, x):
+        acc, g, sa, ss = x, x, [], []
+        for i in range(int(n)):
+            acc = acc * np.float32(0.5) + x
+            g = np.concatenate([g, x])
+            sa.append(acc)
+            ss.append(acc.sum(0))
+            if not i < 4:
+                break
+        return {"acc": acc, "g": g, "scan_acc": np.stack(sa),
+                "scan_sum": np.stack(ss)}
+    return m, runs, ref
+
+
 # --------------------------------------------------------------------------
 # Driver.
 # --------------------------------------------------------------------------
@@ -1012,8 +1197,16 @@ def run_case(name, args):
     so = os.path.join(work, name + args.tag + ".so")
     if os.path.exists(so):
         os.remove(so)
-    rc, _ = sh([os.path.join(args.bin_dir, "disc-compile"), onnx_path, "-o", so]
-               + args.compile_arg)
+    rc, out = sh([os.path.join(args.bin_dir, "disc-compile"), onnx_path, "-o", so]
+                 + args.compile_arg)
+    if isinstance(runs, CompileFails):
+        if rc != runs.code:
+            return [f"{name}: disc-compile exit {rc}, expected {runs.code}"]
+        missing = [msg for msg in runs.messages if msg not in (out or "")]
+        if missing:
+            return [f"{name}: disc-compile did not print {missing}"]
+        log(f"  ok: {name}: disc-compile rejected it (exit {rc})")
+        return []
     if rc != 0:
         return [f"{name}: disc-compile failed (exit {rc})"]
     out_names = [o.name for o in m.graph.output]

@@ -62,6 +62,10 @@ public:
   /// valid input: its value is known as an expression of dims built with
   /// +, *, floordiv, ceildiv and non-negative constants only.
   bool isValueNonNegative(Value v, unsigned i);
+  /// The value of the one-element integer or bool tensor `v` when the
+  /// analysis proves it constant (a shape computation: `Shape(x)[1] == 0`
+  /// is false when the dim's range excludes 0).
+  std::optional<int64_t> getConstantElement(Value v);
   /// A `disc.dynamic_reshape` whose element counts agree for every valid
   /// input from the shape values alone (before the analysis equates them):
   /// its run-time reshape checks are redundant.

@@ -12,6 +12,8 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::disc;
 using namespace mlir::disc::lowering;
@@ -325,6 +327,57 @@ FailureOr<Value> lowerRange(OpBuilder &b, RangeOp op, RuntimeChecks &checks) {
                         : b.createOrFold<arith::CmpIOp>(
                               loc, arith::CmpIPredicate::ne, delta, zero);
     checks.check(b, loc, nonZero, "Range", "delta is 0");
+  }
+  // The element count ceil((limit - start) / delta) must fit in int64 (the
+  // shape is computed in i64; a wrapped difference would give a wrong,
+  // often empty, result).
+  {
+    Value start =
+        tensor::ExtractOp::create(b, loc, op.getStart(), ValueRange{});
+    Value limit =
+        tensor::ExtractOp::create(b, loc, op.getLimit(), ValueRange{});
+    if (auto it = dyn_cast<IntegerType>(elt)) {
+      Type i64 = b.getI64Type();
+      auto wide = [&](Value v) -> Value {
+        return it.getWidth() < 64 ? arith::ExtSIOp::create(b, loc, i64, v) : v;
+      };
+      Value s = wide(start), l = wide(limit), d = wide(delta);
+      Value diff = arith::SubIOp::create(b, loc, l, s);
+      // Signed l - s overflows iff l and s differ in sign and the
+      // difference's sign differs from l's.
+      Value sx = arith::XOrIOp::create(b, loc, l, s);
+      Value dx = arith::XOrIOp::create(b, loc, l, diff);
+      Value both = arith::AndIOp::create(b, loc, sx, dx);
+      Value zero = arith::ConstantIntOp::create(b, loc, i64, 0);
+      Value noOverflow = b.createOrFold<arith::CmpIOp>(
+          loc, arith::CmpIPredicate::sge, both, zero);
+      checks.check(b, loc, noOverflow, "Range",
+                   "limit - start ({0} - {1}) overflows int64", {l, s});
+      Value minI64 = arith::ConstantIntOp::create(
+          b, loc, i64, std::numeric_limits<int64_t>::min());
+      Value minusOne = arith::ConstantIntOp::create(b, loc, i64, -1);
+      Value isMin =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, diff, minI64);
+      Value isM1 =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, d, minusOne);
+      Value fits = b.createOrFold<arith::XOrIOp>(
+          loc, arith::AndIOp::create(b, loc, isMin, isM1),
+          arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+      checks.check(b, loc, fits, "Range",
+                   "the element count ceil((limit - start) / delta) does not "
+                   "fit in int64");
+    } else {
+      Value q = arith::DivFOp::create(
+          b, loc, arith::SubFOp::create(b, loc, limit, start), delta);
+      // Ordered: a NaN count fails too. 2^63 is the first value above
+      // int64's range.
+      Value fits = b.createOrFold<arith::CmpFOp>(
+          loc, arith::CmpFPredicate::OLT, q,
+          cstScalar(b, loc, elt, 9223372036854775808.0));
+      checks.check(b, loc, fits, "Range",
+                   "the element count (limit - start) / delta is not a "
+                   "finite value below 2^63");
+    }
   }
   FailureOr<ReifiedResult> reified = reifyResult(b, op);
   if (failed(reified))

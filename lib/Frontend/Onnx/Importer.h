@@ -71,6 +71,11 @@ struct TDim {
 
 /// Whether `d` names the default ONNX domain ("" or "ai.onnx").
 bool isDefaultDomain(const std::string &d);
+/// Reorders the nodes of `g` (and of its subgraphs) topologically: a node
+/// follows the producers of its inputs and of the outer-scope values its
+/// subgraphs read; among independent nodes the original order is kept. A
+/// cycle fails with `error` naming the nodes on it (or waiting on it).
+LogicalResult sortNodesTopologically(onnx::GraphProto &g, std::string &error);
 /// ONNX element type -> MLIR element type (null when unsupported).
 Type convertElementType(MLIRContext *ctx, int32_t t, bool &isUnsigned);
 /// The ONNX name of element type `t` (for diagnostics).
@@ -657,6 +662,17 @@ private:
   LogicalResult importTopK(StringRef);
   LogicalResult importGridSample(StringRef);
   std::optional<int64_t> declaredRank(const std::string &name);
+  // Control flow (ControlFlow.cpp).
+  LogicalResult importIf(StringRef);
+  LogicalResult importLoop(StringRef);
+  /// The graph attribute `name` of the node (an error when missing).
+  const onnx::GraphProto *graphAttr(StringRef name);
+  /// Imports the nodes of `g` at the insertion point, its inputs bound to
+  /// `inputs`; returns its outputs. Names defined in `g` stay scoped to it.
+  FailureOr<SmallVector<Value>> importSubgraph(const onnx::GraphProto &g,
+                                               ArrayRef<Value> inputs);
+  /// Forgets what is recorded about the values inside `op`; erases it.
+  void eraseWithRegions(Operation *op);
 
   //===--------------------------------------------------------------------===//
   // State
@@ -672,6 +688,9 @@ private:
   bool failed = false;
   const onnx::NodeProto *node = nullptr;
   std::string nodeName;
+  /// The entry block of the function (initializer constants go there, also
+  /// when first read inside a region).
+  Block *funcEntry = nullptr;
   /// The current node's `axis` attribute (or its OpDef default), normalized
   /// against the rank of input 0; set for rows with OpDef::axis.
   int64_t nodeAxis = 0;

@@ -70,19 +70,64 @@ LogicalResult Importer::importRange(StringRef) {
     if (rank(*v) != 0)
       *v = reshapeToScalar(*v);
   }
+  // The element count is ceil((limit - start) / delta), at least 0. With
+  // constant operands it is computed here exactly (integers without a trip
+  // through double) and a count that does not fit is an error; otherwise
+  // the lowering checks it at run time.
+  auto exactInt = [&](Value v) -> std::optional<int64_t> {
+    if (auto c = v.getDefiningOp<ConstantOp>())
+      if (auto a = dyn_cast<DenseIntElementsAttr>(c.getValue());
+          a && a.getNumElements() == 1)
+        return (*a.getValues<APInt>().begin()).getSExtValue();
+    std::optional<SmallVector<int64_t>> k = knownInts(v);
+    if (k && k->size() == 1)
+      return (*k)[0];
+    return std::nullopt;
+  };
   Dim len;
-  std::optional<double> cs = scalarConstant(s), cl = scalarConstant(l),
-                        cd = scalarConstant(d);
-  if (cs && cl && cd) {
-    if (*cd == 0)
-      return err() << "delta must be non-zero";
-    len = Dim(std::max<int64_t>(0, (int64_t)std::ceil((*cl - *cs) / *cd)));
+  std::optional<int64_t> is, il, id;
+  if (isa<IntegerType>(elt(s))) {
+    is = exactInt(s), il = exactInt(l), id = exactInt(d);
+    if (is && il && id) {
+      if (*id == 0)
+        return err() << "delta must be non-zero";
+      int64_t diff;
+      if (llvm::SubOverflow(*il, *is, diff))
+        return err() << "limit - start (" << *il << " - " << *is
+                     << ") overflows int64";
+      if (diff == std::numeric_limits<int64_t>::min() && *id == -1)
+        return err() << "the element count ceil((limit - start) / delta) = "
+                        "2^63 does not fit in int64";
+      len = Dim(std::max<int64_t>(0, llvm::divideCeilSigned(diff, *id)));
+    }
+  } else {
+    std::optional<double> cs = scalarConstant(s), cl = scalarConstant(l),
+                          cd = scalarConstant(d);
+    if (cs && cl && cd) {
+      if (*cd == 0)
+        return err() << "delta must be non-zero";
+      double q = std::ceil((*cl - *cs) / *cd);
+      // 2^63: the first double above int64's range.
+      if (!(q < 9223372036854775808.0))
+        return err() << "the element count ceil((limit - start) / delta) = "
+                     << q << " does not fit in int64";
+      len = Dim(q > 0 ? (int64_t)q : 0);
+    }
+  }
+  if (len.isStatic()) {
+    int64_t bytes;
+    if (llvm::MulOverflow(
+            len.size,
+            (int64_t)llvm::divideCeil(elt(s).getIntOrFloatBitWidth(), 8),
+            bytes))
+      return err() << "the result has " << len.size
+                   << " elements; its byte size overflows int64";
   }
   Value res = mk<RangeOp>(Dims{len}, elt(s), s, l, d);
-  if (len.isStatic() && isa<IntegerType>(elt(s)) && len.size <= kMaxKnown) {
+  if (len.isStatic() && is && len.size <= kMaxKnown) {
     Dims k;
     for (int64_t i = 0; i < len.size; ++i)
-      k.push_back(Dim((int64_t)*cs + i * (int64_t)*cd));
+      k.push_back(Dim(*is + i * *id));
     res = setKnown(res, k);
   }
   out(0, res);

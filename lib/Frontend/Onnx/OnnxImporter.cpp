@@ -26,6 +26,8 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <queue>
+#include <vector>
 
 namespace mlir::disc::onnx_import {
 
@@ -82,8 +84,23 @@ std::string elementTypeName(int32_t t) {
 
 LogicalResult Importer::scanUnsupported() {
   SmallVector<std::string> bad;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    const onnx::NodeProto &n = graph.node(i);
+  // Every node, those of subgraphs (If/Loop bodies) included.
+  SmallVector<std::pair<const onnx::NodeProto *, int>> all;
+  std::function<void(const onnx::GraphProto &)> collect =
+      [&](const onnx::GraphProto &g) {
+        for (int i = 0; i < g.node_size(); ++i) {
+          all.push_back({&g.node(i), i});
+          for (const onnx::AttributeProto &a : g.node(i).attribute()) {
+            if (a.has_g())
+              collect(a.g());
+            for (const onnx::GraphProto &sg : a.graphs())
+              collect(sg);
+          }
+        }
+      };
+  collect(graph);
+  for (auto [np, i] : all) {
+    const onnx::NodeProto &n = *np;
     std::string name = n.name().empty() ? "#" + std::to_string(i) : n.name();
     std::string domain = isDefaultDomain(n.domain()) ? "" : n.domain();
     int64_t version = 0;
@@ -225,7 +242,7 @@ Value Importer::lookup(const std::string &name) {
   if (init != initializers.end()) {
     // Constants are created lazily at the top of the entry block.
     OpBuilder::InsertionGuard g(b);
-    Block *entry = b.getInsertionBlock();
+    Block *entry = funcEntry ? funcEntry : b.getInsertionBlock();
     b.setInsertionPointToStart(entry);
     Location saved = loc;
     const onnx::NodeProto *savedNode = node;
@@ -377,6 +394,7 @@ OwningOpRef<ModuleOp> Importer::run() {
   auto func = func::FuncOp::create(b, loc, options.entryName,
                                    b.getFunctionType(argTypes, {}));
   Block *entry = func.addEntryBlock();
+  funcEntry = entry;
   for (auto [i, attrs] : llvm::enumerate(argAttrs)) {
     func.setArgAttrs(i, attrs);
     BlockArgument arg = entry->getArgument(i);
@@ -470,10 +488,6 @@ LogicalResult Importer::importNode(const onnx::NodeProto &n, int index) {
   for (int i = 0; i < n.input_size(); ++i)
     if (!n.input(i).empty() && !sequences.count(n.input(i)) && !in(i))
       return failure();
-  for (const onnx::AttributeProto &a : n.attribute())
-    if (a.type() == onnx::AttributeProto_AttributeType_GRAPH ||
-        a.type() == onnx::AttributeProto_AttributeType_GRAPHS)
-      return err() << "subgraph attributes are not supported";
   StringRef op = n.op_type();
   if (::mlir::failed(dispatch(op)) || failed)
     return failure();
@@ -568,6 +582,124 @@ std::optional<int64_t> Importer::declaredRank(const std::string &name) {
   return std::nullopt;
 }
 
+/// Adds to `out` the names that `g`'s nodes (and their subgraphs) read but
+/// that `g` does not define (inputs, initializers, node outputs): the
+/// outer-scope values a subgraph captures.
+static void collectCaptures(const onnx::GraphProto &g, llvm::StringSet<> &out) {
+  llvm::StringSet<> defined;
+  for (const onnx::ValueInfoProto &vi : g.input())
+    defined.insert(vi.name());
+  for (const onnx::TensorProto &t : g.initializer())
+    defined.insert(t.name());
+  for (const onnx::NodeProto &n : g.node())
+    for (const std::string &o : n.output())
+      defined.insert(o);
+  for (const onnx::NodeProto &n : g.node()) {
+    for (const std::string &i : n.input())
+      if (!i.empty() && !defined.contains(i))
+        out.insert(i);
+    for (const onnx::AttributeProto &a : n.attribute()) {
+      llvm::StringSet<> inner;
+      if (a.has_g())
+        collectCaptures(a.g(), inner);
+      for (const onnx::GraphProto &sg : a.graphs())
+        collectCaptures(sg, inner);
+      for (const auto &e : inner)
+        if (!defined.contains(e.getKey()))
+          out.insert(e.getKey());
+    }
+  }
+}
+
+LogicalResult sortNodesTopologically(onnx::GraphProto &g, std::string &error) {
+  // Subgraphs first: their order does not depend on the outer one.
+  for (onnx::NodeProto &n : *g.mutable_node())
+    for (onnx::AttributeProto &a : *n.mutable_attribute()) {
+      if (a.has_g() &&
+          ::mlir::failed(sortNodesTopologically(*a.mutable_g(), error)))
+        return failure();
+      for (onnx::GraphProto &sg : *a.mutable_graphs())
+        if (::mlir::failed(sortNodesTopologically(sg, error)))
+          return failure();
+    }
+  int n = g.node_size();
+  llvm::StringMap<int> producer;
+  for (int i = 0; i < n; ++i)
+    for (const std::string &o : g.node(i).output())
+      if (!o.empty())
+        producer.try_emplace(o, i);
+  // Kahn's algorithm; among the ready nodes the one first in the file goes
+  // first, so an already sorted list is kept as it is.
+  SmallVector<SmallVector<int>> users(n);
+  SmallVector<int> pending(n, 0);
+  bool sorted = true;
+  for (int i = 0; i < n; ++i) {
+    const onnx::NodeProto &node = g.node(i);
+    llvm::StringSet<> reads;
+    for (const std::string &in : node.input())
+      if (!in.empty())
+        reads.insert(in);
+    for (const onnx::AttributeProto &a : node.attribute()) {
+      if (a.has_g())
+        collectCaptures(a.g(), reads);
+      for (const onnx::GraphProto &sg : a.graphs())
+        collectCaptures(sg, reads);
+    }
+    llvm::DenseSet<int> deps;
+    for (const auto &r : reads) {
+      auto it = producer.find(r.getKey());
+      if (it != producer.end() && deps.insert(it->second).second) {
+        users[it->second].push_back(i);
+        ++pending[i];
+        sorted &= it->second < i;
+      }
+    }
+  }
+  if (sorted)
+    return success();
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int i = 0; i < n; ++i)
+    if (pending[i] == 0)
+      ready.push(i);
+  SmallVector<int> order;
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int u : users[i])
+      if (--pending[u] == 0)
+        ready.push(u);
+  }
+  if ((int)order.size() != n) {
+    std::string names;
+    llvm::raw_string_ostream os(names);
+    int shown = 0, left = 0;
+    for (int i = 0; i < n; ++i) {
+      if (pending[i] == 0)
+        continue;
+      if (shown == 8) {
+        ++left;
+        continue;
+      }
+      const onnx::NodeProto &node = g.node(i);
+      os << (shown++ ? ", " : "") << "'"
+         << (node.name().empty() ? "#" + std::to_string(i) : node.name())
+         << "' (" << node.op_type() << ")";
+    }
+    if (left)
+      os << " and " << left << " more";
+    error = "graph '" + g.name() +
+            "' has a cycle: these nodes wait on each other's outputs: " + names;
+    return failure();
+  }
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  nodes.Reserve(n);
+  for (int i : order)
+    *nodes.Add() = g.node(i);
+  g.mutable_node()->Swap(&nodes);
+  return success();
+}
+
 } // namespace mlir::disc::onnx_import
 
 using namespace mlir;
@@ -581,6 +713,12 @@ mlir::disc::importOnnxModel(MLIRContext &context, llvm::StringRef path,
   std::string error;
   Location loc = FileLineColLoc::get(&context, path, 0, 0);
   if (!onnx_checker::loadOnnxModel(path.str(), model, error)) {
+    emitError(loc) << error;
+    return nullptr;
+  }
+  // ONNX Runtime runs graphs whose nodes are not listed in topological order;
+  // the checker rejects them. Sort (the loaded copy) first.
+  if (::mlir::failed(sortNodesTopologically(*model.mutable_graph(), error))) {
     emitError(loc) << error;
     return nullptr;
   }

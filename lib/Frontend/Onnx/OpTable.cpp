@@ -248,6 +248,10 @@ ArrayRef<OpDef> Importer::opTable() {
       OpDef("ConcatFromSequence", &I::importSequence),
       OpDef("SplitToSequence", &I::importSequence),
 
+      // Control flow (ControlFlow.cpp): subgraphs become scf regions.
+      OpDef("If", &I::importIf).inputs(1, "a condition input"),
+      OpDef("Loop", &I::importLoop),
+
       // Constants, ranges, windows, Resize, GridSample (Misc.cpp).
       OpDef("Constant", &I::importConstant),
       OpDef("ConstantOfShape", &I::importConstantOfShape).inputs(1),

@@ -2,7 +2,7 @@
 
 // Every check message is kept on the module, indexed by the id passed to
 // @disc_check_failed; a constant index within a static axis needs no check.
-// CHECK: module attributes {disc.check_messages = ["Range node 'r': delta is 0", "index {0} is out of range [-{1}, {1})"], disc.checks_dropped = 1 : i64}
+// CHECK: module attributes {disc.check_messages = ["Range node 'r': delta is 0", "Range node 'r': limit - start ({0} - {1}) overflows int64", "Range node 'r': the element count ceil((limit - start) / delta) does not fit in int64", "index {0} is out of range [-{1}, {1})"], disc.checks_dropped = 1 : i64}
 
 // CHECK-LABEL: func.func @range_delta
 // CHECK: %[[D:.+]] = tensor.extract %{{.+}}[] : tensor<i64>
@@ -11,6 +11,16 @@
 // CHECK: scf.if %[[BAD]] {
 // CHECK: func.call @disc_check_failed(%[[ID:.+]], %[[ID]], %[[ID]], %[[ID]], %[[ID]]) : (i64, i64, i64, i64, i64) -> ()
 // CHECK: }
+// limit - start must not overflow (the sign test on l ^ s and l ^ diff),
+// nor may the count be 2^63 (diff INT64_MIN, delta -1).
+// CHECK: %[[DIFF:.+]] = arith.subi
+// CHECK: arith.xori
+// CHECK: arith.xori
+// CHECK: arith.andi
+// CHECK: arith.cmpi sge
+// CHECK: func.call @disc_check_failed
+// CHECK: arith.cmpi eq, %[[DIFF]]
+// CHECK: func.call @disc_check_failed
 // CHECK: arith.ceildivsi
 func.func @range_delta(%s: tensor<i64>, %l: tensor<i64>, %d: tensor<i64>) -> tensor<?xi64> {
   %0 = disc.range %s, %l, %d : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64> loc("r"("Range"("m.onnx":0:0)))

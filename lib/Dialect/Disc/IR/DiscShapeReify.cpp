@@ -535,7 +535,15 @@ LogicalResult RangeOp::reifyResultShapes(OpBuilder &b,
   Value delta = tensor::ExtractOp::create(b, loc, getDelta(), ValueRange{});
   Type elt = start.getType();
   Value count;
-  if (isa<IntegerType>(elt)) {
+  if (auto it = dyn_cast<IntegerType>(elt)) {
+    // In i64, so that a narrower type's difference cannot wrap (the
+    // lowering checks that the i64 one does not).
+    if (it.getWidth() < 64) {
+      Type i64 = b.getI64Type();
+      start = arith::ExtSIOp::create(b, loc, i64, start);
+      limit = arith::ExtSIOp::create(b, loc, i64, limit);
+      delta = arith::ExtSIOp::create(b, loc, i64, delta);
+    }
     Value diff = arith::SubIOp::create(b, loc, limit, start);
     Value q = arith::CeilDivSIOp::create(b, loc, diff, delta);
     count = arith::IndexCastOp::create(b, loc, b.getIndexType(), q);

@@ -337,6 +337,62 @@ def bitshift_bad_direction():
                  opset=11)
 
 
+def if_branches():
+    # If on a run-time bool: both branches read the outer x; output y has
+    # x's dims in both branches, z is [2N, 4] in one and [N, 4] in the other.
+    B = TensorProto.BOOL
+    then_g = helper.make_graph([
+        helper.make_node("Relu", ["x"], ["ty"], name="t_relu"),
+        helper.make_node("Concat", ["x", "x"], ["tz"], name="t_cat", axis=0),
+    ], "then", [], [vi("ty", F, 2), vi("tz", F, 2)])
+    else_g = helper.make_graph([
+        helper.make_node("Neg", ["x"], ["ey"], name="e_neg"),
+        helper.make_node("Identity", ["x"], ["ez"], name="e_id"),
+    ], "else", [], [vi("ey", F, 2), vi("ez", F, 2)])
+    return model([helper.make_node("If", ["c"], ["y", "z"], name="pick",
+                                   then_branch=then_g, else_branch=else_g)],
+                 [vi("x", F, ["N", 4]), vi("c", B, [])],
+                 [vi("y", F, 2), vi("z", F, 2)])
+
+
+def if_shape_cond():
+    # If on Equal(Shape(x)[0], 2) with x [2, 4]: a shape condition that
+    # disc-shape-simplify proves true, keeping the then branch only.
+    B = TensorProto.BOOL
+    then_g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["ty"], name="t_relu")],
+        "then", [], [vi("ty", F, 2)])
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["ey"], name="e_neg")],
+        "else", [], [vi("ey", F, 2)])
+    return model([
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "zero"], ["s0"], name="dim0", axis=0),
+        helper.make_node("Equal", ["s0", "two"], ["c"], name="eq"),
+        helper.make_node("If", ["c"], ["y"], name="pick",
+                         then_branch=then_g, else_branch=else_g),
+    ], [vi("x", F, [2, 4])], [vi("y", F, 2)],
+        [const_i64("zero", 0), const_i64("two", 2)])
+
+
+def loop_trip():
+    # Loop with a run-time trip count n: acc += x (x read from the outer
+    # scope, shape invariant) and g = Concat(g, x) (grows every iteration).
+    B = TensorProto.BOOL
+    body = helper.make_graph([
+        helper.make_node("Identity", ["cond_in"], ["cond_out"], name="b_cond"),
+        helper.make_node("Add", ["acc_in", "x"], ["acc_out"], name="b_add"),
+        helper.make_node("Concat", ["g_in", "x"], ["g_out"], name="b_cat",
+                         axis=0),
+    ], "body", [vi("i", I64, []), vi("cond_in", B, []), vi("acc_in", F, 2),
+                vi("g_in", F, 2)],
+        [vi("cond_out", B, []), vi("acc_out", F, 2), vi("g_out", F, 2)])
+    return model([helper.make_node("Loop", ["n", "", "x", "x"], ["acc", "g"],
+                                   name="loop", body=body)],
+                 [vi("n", I64, []), vi("x", F, ["N", 4])],
+                 [vi("acc", F, 2), vi("g", F, 2)])
+
+
 MODELS = {k: v for k, v in globals().items()
           if callable(v) and k not in ("vi", "model", "const_i64")}
 
