@@ -20,6 +20,7 @@ compiles one training step once with dynamic shapes, then
     train_step.py ... --optimizer adamw --lr 0.01 mlp
 """
 import argparse
+import copy
 import json
 import os
 import subprocess
@@ -50,9 +51,11 @@ def torch_optimizer(torch, model, args):
                              weight_decay=args.weight_decay)
 
 
-def compare(what, params_dir, model, before, args):
+def compare(what, params_dir, model, before, args, floors=None):
     """Checks every parameter in `params_dir` against the torch model's, and
-    the update against the torch update from `before`. Returns the failures."""
+    the update against the torch update from `before`, within --update-tol
+    of its largest element or, with `floors` (name -> the error of PyTorch's
+    own float32 step), within twice that. Returns the failures."""
     failures = []
     worst = 0.0
     for name, p in model.named_parameters():
@@ -66,15 +69,18 @@ def compare(what, params_dir, model, before, args):
             failures.append(f"{what}: '{name}' has shape {got.shape}, "
                             f"expected {ref.shape}")
             continue
-        if not np.allclose(got, ref, rtol=1e-3, atol=1e-5):
-            failures.append(f"{what}: '{name}' differs from PyTorch by "
-                            f"{np.abs(got - ref).max():.3g}")
         step_ref = ref - before[name]
         step_got = got - before[name]
         scale = np.abs(step_ref).max()
         err = np.abs(step_got - step_ref).max() / max(scale, 1e-12)
         worst = max(worst, err)
-        if scale > 0 and err > args.update_tol:
+        tol = args.update_tol
+        floor = 2 * floors.get(name, 0.0) if floors else 0.0
+        tol = max(tol, floor)
+        if not np.allclose(got, ref, rtol=1e-3, atol=max(1e-5, floor * scale)):
+            failures.append(f"{what}: '{name}' differs from PyTorch by "
+                            f"{np.abs(got - ref).max():.3g}")
+        if scale > 0 and err > tol:
             failures.append(f"{what}: the update of '{name}' differs from "
                             f"PyTorch's by {err:.3g} of its largest element")
     print(f"{what}: worst relative update error {worst:.3g}")
@@ -111,6 +117,9 @@ def main():
     ap.add_argument("--weight-decay", type=float, default=0.0)
     ap.add_argument("--update-tol", type=float, default=2e-3)
     ap.add_argument("--compile-arg", action="append", default=[])
+    ap.add_argument("--f32-floor", action="store_true",
+                    help="allow each update twice the error of PyTorch's own "
+                    "float32 step (native convolutions) from the same start")
     ap.add_argument("--resync", action="store_true",
                     help="chained steps: start each PyTorch step from the "
                          "parameters disc-run saved after the previous one "
@@ -161,6 +170,37 @@ def main():
         opt.step()
         return float(loss)
 
+    def f32_floors(model64, feed):
+        """Per parameter: how far PyTorch's float32 step (native, not
+        oneDNN, convolutions) from `model64`'s parameters is from its
+        float64 step, in units of the float64 update's largest element.
+        ResNet-18 at 4x3x64x48: 0.93% for layer1.1.conv1.weight, as far as
+        disc-run's step with oneDNN's AVX-512 kernels (its AVX2 kernels:
+        0.04%): the limit of float32 there, not of the compiler."""
+        m64 = copy.deepcopy(model64)
+        m32 = copy.deepcopy(model64).float()
+        before = {n: p.detach().clone() for n, p in m64.named_parameters()}
+        torch_step(m64, torch_optimizer(torch, m64, args), feed)
+        mkldnn = torch.backends.mkldnn.enabled
+        torch.backends.mkldnn.enabled = False
+        try:
+            opt = torch_optimizer(torch, m32, args)
+            opt.zero_grad()
+            loss = train_models.loss_of(m32(*[
+                torch.from_numpy(feed[n]) for n in spec["inputs"]]))
+            loss.backward()
+            opt.step()
+        finally:
+            torch.backends.mkldnn.enabled = mkldnn
+        p32 = dict(m32.named_parameters())
+        floors = {}
+        for n, p in m64.named_parameters():
+            ref = (p.detach() - before[n]).numpy()
+            got = (p32[n].detach().double() - before[n]).numpy()
+            scale = np.abs(ref).max()
+            floors[n] = float(np.abs(got - ref).max() / scale) if scale else 0.0
+        return floors
+
     def check_peak(what, rep):
         # The step's measured peak is the memory model's prediction (the
         # state updates written in place count no buffer in either).
@@ -178,6 +218,7 @@ def main():
     # One step from the initial parameters at each shape.
     for i, (shape, feed) in enumerate(zip(shapes, inputs)):
         model = build()
+        floors = f32_floors(model, feed) if args.f32_floor else None
         before = {n: p.detach().numpy().copy()
                   for n, p in model.named_parameters()}
         opt = torch_optimizer(torch, model, args)
@@ -186,7 +227,8 @@ def main():
         out = os.path.join(args.work_dir, f"{tag}.single{i}")
         check_peak(what, run_step(args, so, feed, None, out + ".params", out))
         check_loss(what, out, ref)
-        failures += compare(what, out + ".params", model, before, args)
+        failures += compare(what, out + ".params", model, before, args,
+                            floors)
 
     # 3 chained steps, one per shape, through --save-params/--load-params.
     model = build()
