@@ -33,6 +33,9 @@ PACKAGES=(
   clang-22 libclang-rt-22-dev
   # Model export and reference values (PyTorch 1.13, NumPy, ONNX 1.12).
   python3 python3-numpy python3-torch python3-torchvision python3-onnx
+  # Docs: the memory-timeline plot rendered to PNG (rsvg-convert,
+  # docs/memory.md "Timeline").
+  librsvg2-bin
 )
 
 # `bootstrap.sh --list` prints the package list, one per line (read by

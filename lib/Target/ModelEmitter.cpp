@@ -46,6 +46,8 @@
 #include "llvm/Transforms/Instrumentation/SanitizerCoverage.h"
 #include "llvm/Transforms/Utils/SplitModule.h"
 
+#include <atomic>
+
 using namespace mlir;
 
 //===----------------------------------------------------------------------===//
@@ -343,14 +345,14 @@ static int runProgram(ArrayRef<StringRef> argv, std::string &error) {
                                    &error);
 }
 
-LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
-                                            StringRef entryName,
-                                            StringRef outputPath, EmitKind kind,
-                                            StringRef sanitize,
-                                            TimingScope *timing, unsigned jobs,
-                                            llvm::raw_ostream *codegenReport) {
+LogicalResult mlir::disc::emitModelArtifact(
+    ModuleOp module, StringRef entryName, StringRef outputPath, EmitKind kind,
+    StringRef sanitize, TimingScope *timing, unsigned jobs,
+    llvm::raw_ostream *codegenReport, const EmitProgressFn &progress) {
   // One nested scope per phase; empty (no-op) scopes without `timing`.
   auto phase = [&](StringRef name) {
+    if (progress)
+      progress(name, 0, 0);
     return timing ? timing->nest(name) : TimingScope();
   };
   SmallVector<StringRef> sanitizers;
@@ -420,8 +422,8 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
   SmallVector<int64_t> inRanks, outRanks;
   disc::getSignatureRanks(module, inRanks, outRanks);
   bool cuda = disc::isCudaSignature(module);
-  for (StringRef name :
-       {disc::kSignatureAttrName, disc::kMemoryAttrName, disc::kRematAttrName})
+  for (StringRef name : {disc::kSignatureAttrName, disc::kMemoryAttrName,
+                         disc::kRematAttrName, disc::kTracePointsAttr})
     module->removeAttr(name);
 
   registerBuiltinDialectTranslation(*module.getContext());
@@ -534,8 +536,20 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
   // are linked into model.so (--emit=lib) or one relocatable object
   // (--emit=obj).
   unsigned numFunctions = 0;
-  for (llvm::Function &f : *llvmModule)
+  int64_t numKernels = 0;
+  auto isKernel = [](const llvm::Function &f) {
+    return !f.isDeclaration() && f.getName().starts_with(disc::kKernelPrefix);
+  };
+  for (llvm::Function &f : *llvmModule) {
     numFunctions += !f.isDeclaration();
+    numKernels += isKernel(f);
+  }
+  // Kernels compiled so far, for `progress`.
+  std::atomic<int64_t> kernelsDone{0};
+  auto codegenProgress = [&](int64_t done) {
+    if (progress)
+      progress("code generation", done, numKernels);
+  };
   unsigned parts = std::min(
       numFunctions,
       jobs ? jobs : llvm::hardware_concurrency().compute_thread_count());
@@ -545,6 +559,7 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
     if (failed(optimize()))
       return failure();
     TimingScope codegenTimer = phase("machine code emission");
+    codegenProgress(0);
     auto out = openOutputFile(objPath, &error);
     if (!out)
       return module.emitError(error);
@@ -554,6 +569,7 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
       return module.emitError("the target cannot emit object files");
     codegen.run(*llvmModule);
     out->keep();
+    codegenProgress(numKernels);
   } else {
     TimingScope splitTimer = phase("split into " + std::to_string(parts) +
                                    " parts, optimize (O3) and emit in "
@@ -578,6 +594,7 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
       if (!tms.back())
         return module.emitError(error);
     }
+    codegenProgress(0);
     llvm::DefaultThreadPool pool(llvm::hardware_concurrency(parts));
     for (size_t i = 0; i < bitcode.size(); ++i) {
       objPaths.push_back((tmpDir + "/part" + std::to_string(i) + ".o").str());
@@ -604,6 +621,9 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
         }
         if (asan || coverage)
           instrumentModule(**m, partTm, asan, coverage);
+        int64_t partKernels = 0;
+        for (llvm::Function &f : **m)
+          partKernels += isKernel(f);
         std::error_code ec;
         llvm::raw_fd_ostream out(objPaths[i], ec);
         if (ec) {
@@ -617,6 +637,7 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
           return;
         }
         codegen.run(**m);
+        codegenProgress(kernelsDone += partKernels);
       });
     }
     pool.wait();

@@ -14,6 +14,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,14 @@ struct CompileOptions {
   unsigned compileJobs = 0;
   /// A training step instead of the forward model (`--train`).
   TrainingOptions training;
+  /// Progress of the compile (disc-compile's progress line): called with
+  /// the phase running now ("import", "pass disc-fusion", "translate to
+  /// LLVM IR", "LLVM optimization", "code generation", "link") and, in
+  /// code generation, the kernels compiled so far and their total (both 0
+  /// elsewhere). May be called from the code generation threads at once.
+  /// Empty: no calls.
+  std::function<void(llvm::StringRef phase, int64_t done, int64_t total)>
+      progress;
 };
 
 /// `--target`: "cpu", "cuda" or "cuda-emulate"; otherwise the error

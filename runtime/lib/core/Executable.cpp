@@ -806,6 +806,28 @@ Status Signature::parse(std::string_view text, Signature *out) {
   if (auto remat = root.find("remat"); remat != root.end() && !remat->is_null())
     if (Status s = parseRematSpec(*remat, &sig.remat); !s)
       return s;
+  if (auto points = root.find("trace_points");
+      points != root.end() && !points->is_null()) {
+    if (!points->is_array())
+      return Status::loadFailed("signature: 'trace_points' must be an array");
+    for (const json &p : *points) {
+      if (!p.is_object())
+        return Status::loadFailed(
+            "signature: 'trace_points' entries must be objects");
+      TracePointSpec t;
+      auto str = [&](const char *key, std::string *v) {
+        auto it = p.find(key);
+        if (it != p.end() && it->is_string())
+          *v = it->get<std::string>();
+      };
+      str("name", &t.name);
+      str("op_type", &t.opType);
+      str("kind", &t.kind);
+      if (auto op = p.find("op"); op != p.end() && op->is_number_integer())
+        t.op = op->get<int64_t>();
+      sig.tracePoints.push_back(std::move(t));
+    }
+  }
   if (auto loss = root.find("loss"); loss != root.end() && !loss->is_null()) {
     if (!loss->is_string() || loss->empty())
       return Status::loadFailed("signature: 'loss' must be an output name");
