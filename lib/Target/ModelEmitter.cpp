@@ -339,6 +339,30 @@ struct VectorizeRemarks : public llvm::DiagnosticHandler {
   bool isAnyRemarkEnabled() const override { return true; }
 };
 
+/// Counts the kernels (`disc_kernel_<n>`) as the code generator finishes
+/// them: added after the passes of `addPassesToEmitFile`, it runs on each
+/// function right after its machine code is emitted (the legacy pass
+/// manager runs the code generator's function passes function by
+/// function).
+struct KernelCodegenCounter : public llvm::FunctionPass {
+  static char ID;
+  std::function<void()> onKernel;
+  explicit KernelCodegenCounter(std::function<void()> onKernel)
+      : llvm::FunctionPass(ID), onKernel(std::move(onKernel)) {}
+  bool runOnFunction(llvm::Function &f) override {
+    if (f.getName().starts_with(disc::kKernelPrefix))
+      onKernel();
+    return false;
+  }
+  void getAnalysisUsage(llvm::AnalysisUsage &au) const override {
+    au.setPreservesAll();
+  }
+  llvm::StringRef getPassName() const override {
+    return "DISC kernel codegen counter";
+  }
+};
+char KernelCodegenCounter::ID = 0;
+
 /// Runs `argv` and returns its exit status, or -1 when it could not start.
 static int runProgram(ArrayRef<StringRef> argv, std::string &error) {
   return llvm::sys::ExecuteAndWait(argv[0], argv, std::nullopt, {}, 0, 0,
@@ -567,9 +591,11 @@ LogicalResult mlir::disc::emitModelArtifact(
     if (tm->addPassesToEmitFile(codegen, out->os(), nullptr,
                                 llvm::CodeGenFileType::ObjectFile))
       return module.emitError("the target cannot emit object files");
+    if (progress)
+      codegen.add(
+          new KernelCodegenCounter([&] { codegenProgress(kernelsDone += 1); }));
     codegen.run(*llvmModule);
     out->keep();
-    codegenProgress(numKernels);
   } else {
     TimingScope splitTimer = phase("split into " + std::to_string(parts) +
                                    " parts, optimize (O3) and emit in "
@@ -621,9 +647,6 @@ LogicalResult mlir::disc::emitModelArtifact(
         }
         if (asan || coverage)
           instrumentModule(**m, partTm, asan, coverage);
-        int64_t partKernels = 0;
-        for (llvm::Function &f : **m)
-          partKernels += isKernel(f);
         std::error_code ec;
         llvm::raw_fd_ostream out(objPaths[i], ec);
         if (ec) {
@@ -636,8 +659,10 @@ LogicalResult mlir::disc::emitModelArtifact(
           err = "the target cannot emit object files";
           return;
         }
+        if (progress)
+          codegen.add(new KernelCodegenCounter(
+              [&] { codegenProgress(kernelsDone += 1); }));
         codegen.run(**m);
-        codegenProgress(kernelsDone += partKernels);
       });
     }
     pool.wait();

@@ -37,8 +37,8 @@ enum class EmitKind { LLVM, Object, Library };
 /// with the op's location, then a summary (`disc-compile --report-codegen`).
 /// `progress`, when set, is called with each phase ("translate to LLVM IR",
 /// "LLVM optimization", "code generation", "link") and, in code generation,
-/// the kernels (`disc_kernel_<n>`) compiled so far and their total; the
-/// parallel parts call it from their threads as each finishes.
+/// the kernels (`disc_kernel_<n>`) whose machine code is emitted so far
+/// and their total, from the threads of the parallel parts.
 using EmitProgressFn =
     std::function<void(llvm::StringRef phase, int64_t done, int64_t total)>;
 LogicalResult emitModelArtifact(ModuleOp module, llvm::StringRef entryName,

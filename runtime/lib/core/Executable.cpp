@@ -336,8 +336,6 @@ Status parseRematSpec(const json &j, RematSpec *out) {
   auto cands = j.find("candidates");
   if (cands == j.end() || !cands->is_array())
     return bad("'candidates' must be an array");
-  if (cands->empty())
-    return Status::ok();
   auto exprList = [&](const json &a, const std::string &name,
                       std::vector<SizeExpr> *list) -> Status {
     if (!a.is_array())
@@ -350,8 +348,14 @@ Status parseRematSpec(const json &j, RematSpec *out) {
     }
     return Status::ok();
   };
-  if (!j.contains("live_before") || !j.contains("points") ||
-      !j["points"].is_array() || !j.contains("exit_points"))
+  bool lists = j.contains("live_before") && j.contains("points") &&
+               j["points"].is_array() && j.contains("exit_points");
+  // Without candidates the live bytes per program point are optional (the
+  // timeline's prediction, docs/memory.md "Timeline") and `present` stays
+  // false: there is nothing to rematerialize.
+  if (cands->empty() && !lists)
+    return Status::ok();
+  if (!lists)
     return bad("'live_before', 'points' and 'exit_points' are required");
   if (Status s = exprList(j["live_before"], "live_before", &out->liveBefore);
       !s)
@@ -366,6 +370,8 @@ Status parseRematSpec(const json &j, RematSpec *out) {
     return s;
   if (out->points.size() != out->liveBefore.size())
     return bad("'points' and 'live_before' differ in length");
+  if (cands->empty())
+    return Status::ok();
   int64_t n = static_cast<int64_t>(out->points.size());
   for (const json &c : *cands) {
     RematCandidateSpec spec;

@@ -161,7 +161,7 @@ void Session::Impl::beginTrace(const std::vector<Tensor> &inputs) {
     shapes.push_back(t.shape());
   std::map<std::string, int64_t> dims;
   runtime::RematProfile profile;
-  if (sig.remat.present && sig.bindDims(shapes, &dims) &&
+  if (!sig.remat.liveBefore.empty() && sig.bindDims(shapes, &dims) &&
       runtime::rematProfileAt(
           sig, dims,
           [this]() -> runtime::cpu::LibraryCalls & { return cpuLibrary(); },

@@ -172,8 +172,8 @@ def DiscInsertTracePoints : Pass<"disc-insert-trace-points", "ModuleOp"> {
     that are not kernels, inserts `disc_trace_op(id, 0)` before and
     `disc_trace_op(id, 1)` after (the model wrapper forwards them to
     `disc_ral_context.trace_op`, which is NULL unless the session records a
-    trace: one branch per call). Ids count from 0 in walk order; the module
-    gets `disc.trace_points`, one dictionary per id: `name` (the ONNX node
+    trace: a call and one test per trace point). Ids count from 0 in walk
+    order; the module gets `disc.trace_points`, one dictionary per id: `name` (the ONNX node
     of the call's location, else the callee), `op_type` (the ONNX op type,
     or ""), `kind` ("kernel" or "library") and `op` (the index of the op in
     the memory model's order, from the location metadata of

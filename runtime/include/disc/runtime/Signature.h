@@ -154,6 +154,8 @@ struct RematCandidateSpec {
 /// The "remat" entry of the signature: the live bytes of every program
 /// point of a run with nothing evicted (op by op) and the candidates.
 struct RematSpec {
+  /// True when there are candidates. The live bytes per program point may
+  /// be given without (the timeline's prediction).
   bool present = false;
   std::vector<SizeExpr> liveBefore;
   std::vector<std::vector<SizeExpr>> points;

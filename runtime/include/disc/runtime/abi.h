@@ -111,8 +111,8 @@ typedef struct disc_ral_context {
   /// Trace point (ABI v6, docs/memory.md, "Timeline"): compiled code calls
   /// it with `phase` 0 right before and 1 right after kernel or library
   /// call `id` (an index into the signature's "trace_points"). NULL unless
-  /// the session records a trace: the model then makes no call (one
-  /// branch per kernel).
+  /// the session records a trace: the model's wrapper then tests it and
+  /// returns (one call and one test per trace point).
   void (*trace_op)(void *self, int32_t id, int32_t phase);
 } disc_ral_context;
 
