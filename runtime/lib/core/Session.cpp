@@ -334,6 +334,7 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &runInputs,
                               std::vector<Tensor> *outputs) {
   const Signature &sig = exe->signature();
   stats = SessionStats();
+  trace = RunTrace();
   // A model with state: the run inputs and the held state tensors.
   std::vector<Tensor> withState;
   if (numStates > 0)

@@ -640,10 +640,10 @@ int runMain(int argc, char **argv) {
   auto writeTrace = [&]() -> Failure {
     if (!opts.tracePath.empty())
       if (Status s = writeChromeTrace(session.lastTrace(), opts.tracePath); !s)
-        return usageError("--trace: " + s.message());
+        return usageError(s.message());
     if (!opts.plotPath.empty())
       if (Status s = writeMemoryPlot(session.lastTrace(), opts.plotPath); !s)
-        return usageError("--memory-plot: " + s.message());
+        return usageError(s.message());
     return {};
   };
   if ((!opts.loadParams.empty() || !opts.saveParams.empty()) &&

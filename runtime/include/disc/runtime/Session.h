@@ -206,7 +206,9 @@ public:
   const std::string &lossName() const;
 
   /// The timeline of the last run (successful or not) when
-  /// SessionOptions::record_trace is set; empty otherwise. Write it with
+  /// SessionOptions::record_trace is set; empty otherwise, and for a run
+  /// that failed before the model was called (bad inputs, a memory limit
+  /// below the lowest reachable peak). Write it with
   /// writeChromeTrace / writeMemoryPlot (disc/runtime/Trace.h).
   const RunTrace &lastTrace() const;
 
