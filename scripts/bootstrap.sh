@@ -33,6 +33,8 @@ PACKAGES=(
   clang-22 libclang-rt-22-dev
   # Model export and reference values (PyTorch 1.13, NumPy, ONNX 1.12).
   python3 python3-numpy python3-torch python3-torchvision python3-onnx
+  # The disc Python module (python/, pybind11) and its tests (pytest).
+  pybind11-dev python3-dev python3-pytest
   # Docs: the memory-timeline plot rendered to PNG (rsvg-convert,
   # docs/memory.md "Timeline").
   librsvg2-bin

@@ -76,6 +76,7 @@ void mlir::disc::getCompilePipelineOptions(const CompileOptions &options,
   pipeline.schedule = options.memorySchedule;
   pipeline.remat = options.remat;
   pipeline.rematMaxOps = options.rematMaxOps;
+  pipeline.inPlaceState = options.inPlaceState;
   pipeline.libraryCalls = options.libraryCalls;
   pipeline.modelName = modelName.str();
   pipeline.reportLibraryCalls = options.reportCodegen;
@@ -102,13 +103,14 @@ std::string mlir::disc::TrainingOptions::passOptions() const {
   return text;
 }
 
-static int fail(int code, const llvm::Twine &msg) {
-  llvm::errs() << "disc-compile: error: " << msg << "\n";
+/// Prints "disc-compile: error: MSG" to `os`; returns `code`.
+static int fail(llvm::raw_ostream &os, int code, const llvm::Twine &msg) {
+  os << "disc-compile: error: " << msg << "\n";
   return code;
 }
 
 int mlir::disc::reportUsageError(llvm::Error err) {
-  return fail(CompileBadInput, llvm::toString(std::move(err)));
+  return fail(llvm::errs(), CompileBadInput, llvm::toString(std::move(err)));
 }
 
 void mlir::disc::registerCompileCLOptions(llvm::cl::OptionCategory &category) {
@@ -125,43 +127,61 @@ void mlir::disc::registerCompileCLOptions(llvm::cl::OptionCategory &category) {
 }
 
 /// Checks the options that need no model; CompileOk or the failure's code.
-static int checkOptions(const CompileOptions &options) {
+static int checkOptions(const CompileOptions &options, llvm::raw_ostream &os) {
   StringRef arch(options.gpuArch);
   unsigned sm = 0;
   if (!arch.consume_front("sm_") || arch.getAsInteger(10, sm) || sm < 50)
-    return fail(CompileBadInput,
+    return fail(os, CompileBadInput,
                 "unsupported --gpu-arch '" + options.gpuArch +
                     "' (expected sm_NN with NN >= 50, e.g. sm_80, sm_90)");
   if (options.emit == EmitStage::Gpu && options.target == CompileTarget::Cpu)
-    return fail(CompileBadInput, "--emit=gpu needs --target=cuda");
+    return fail(os, CompileBadInput, "--emit=gpu needs --target=cuda");
   SmallVector<StringRef> parts;
   StringRef(options.sanitize).split(parts, ',', -1, /*KeepEmpty=*/false);
   for (StringRef s : parts)
     if (s != "address" && s != "undefined" && s != "fuzzer-no-link")
-      return fail(CompileBadInput, "unsupported --sanitize '" + s +
-                                       "' (supported: address, undefined, "
-                                       "fuzzer-no-link)");
+      return fail(os, CompileBadInput,
+                  "unsupported --sanitize '" + s +
+                      "' (supported: address, undefined, "
+                      "fuzzer-no-link)");
   const TrainingOptions &t = options.training;
   if (t.enabled && t.loss.empty())
-    return fail(CompileBadInput, "--train needs --loss NAME (the scalar "
-                                 "output to minimize)");
+    return fail(os, CompileBadInput,
+                "--train needs --loss NAME (the scalar "
+                "output to minimize)");
   if (t.enabled && t.optimizer != "none" && t.optimizer != "sgd" &&
       t.optimizer != "momentum" && t.optimizer != "adamw")
-    return fail(CompileBadInput, "unsupported --optimizer '" + t.optimizer +
-                                     "' (supported: none, sgd, momentum, "
-                                     "adamw)");
+    return fail(os, CompileBadInput,
+                "unsupported --optimizer '" + t.optimizer +
+                    "' (supported: none, sgd, momentum, "
+                    "adamw)");
   if (t.enabled && (!(t.lr > 0) || t.momentum < 0 || t.weightDecay < 0 ||
                     !(t.beta1 >= 0 && t.beta1 < 1) ||
                     !(t.beta2 >= 0 && t.beta2 < 1) || !(t.eps > 0)))
-    return fail(CompileBadInput,
+    return fail(os, CompileBadInput,
                 "bad optimizer setting (expected --lr > 0, --momentum >= 0, "
                 "--weight-decay >= 0, 0 <= --beta1, --beta2 < 1, --eps > 0)");
+  // The names travel in disc-build-training-step's option text, where a
+  // space, comma, '=' or brace would split or end a value.
+  auto badName = [](StringRef name) {
+    return name.find_first_of(" \t\n,={}'\"") != StringRef::npos;
+  };
+  std::vector<std::string> names(t.trainable);
+  names.insert(names.end(), t.frozen.begin(), t.frozen.end());
+  names.push_back(t.loss);
+  for (const std::string &name : names)
+    if (badName(name))
+      return fail(os, CompileBadInput,
+                  "unsupported name '" + name +
+                      "' in --loss, --trainable or --frozen (no spaces, "
+                      "commas, '=', braces or quotes)");
   if (!t.enabled &&
       (!t.loss.empty() || !t.trainable.empty() || !t.frozen.empty()))
-    return fail(CompileBadInput, "--loss, --trainable and --frozen need "
-                                 "--train");
+    return fail(os, CompileBadInput,
+                "--loss, --trainable and --frozen need "
+                "--train");
   if (!llvm::sys::fs::exists(options.inputPath))
-    return fail(CompileBadInput, "no such file: " + options.inputPath);
+    return fail(os, CompileBadInput, "no such file: " + options.inputPath);
   return CompileOk;
 }
 
@@ -169,7 +189,8 @@ static int checkOptions(const CompileOptions &options) {
 /// function to the entry name; CompileOk (`module` null when the parser
 /// failed) or the failure's code.
 static int importMlir(MLIRContext &context, llvm::SourceMgr &sourceMgr,
-                      StringRef path, OwningOpRef<ModuleOp> &module) {
+                      StringRef path, OwningOpRef<ModuleOp> &module,
+                      llvm::raw_ostream &os) {
   module = parseSourceFile<ModuleOp>(path, sourceMgr, ParserConfig(&context));
   if (!module)
     return CompileOk;
@@ -180,30 +201,32 @@ static int importMlir(MLIRContext &context, llvm::SourceMgr &sourceMgr,
       break;
     }
   if (!first)
-    return fail(CompileBadInput, "no public function in '" + path + "'");
+    return fail(os, CompileBadInput, "no public function in '" + path + "'");
   if (first.getSymName() != kEntry &&
       failed(SymbolTable::replaceAllSymbolUses(
           first, StringAttr::get(&context, kEntry), *module)))
-    return fail(CompileBadInput, "cannot rename the entry function");
+    return fail(os, CompileBadInput, "cannot rename the entry function");
   first.setSymName(kEntry);
   return CompileOk;
 }
 
 /// The `--dim` entries are well formed and name dims of the entry's inputs
 /// (disc-attach-dim-ranges inserts them); CompileOk or the failure's code.
-static int checkDims(ModuleOp module, ArrayRef<std::string> dims) {
+static int checkDims(ModuleOp module, ArrayRef<std::string> dims,
+                     llvm::raw_ostream &os) {
   llvm::Expected<llvm::StringMap<DimRange>> ranges =
       parseEntryDimRanges(module.lookupSymbol<func::FuncOp>(kEntry), dims);
   if (!ranges)
-    return fail(CompileBadInput, llvm::toString(ranges.takeError()));
+    return fail(os, CompileBadInput, llvm::toString(ranges.takeError()));
   return CompileOk;
 }
 
-static LogicalResult printModule(ModuleOp module, StringRef path) {
+static LogicalResult printModule(ModuleOp module, StringRef path,
+                                 llvm::raw_ostream &os) {
   std::string err;
   auto out = openOutputFile(path, &err);
   if (!out) {
-    llvm::errs() << err << "\n";
+    os << err << "\n";
     return failure();
   }
   OpPrintingFlags flags;
@@ -241,7 +264,8 @@ struct PassProgress : public PassInstrumentation {
 } // namespace
 
 /// The exit code and message of a pipeline failure in `pass`.
-static int pipelineFailure(ModuleOp module, StringRef pass) {
+static int pipelineFailure(ModuleOp module, StringRef pass,
+                           llvm::raw_ostream &os) {
   static const struct {
     StringRef pass;
     int code;
@@ -265,16 +289,19 @@ static int pipelineFailure(ModuleOp module, StringRef pass) {
   };
   for (const auto &stage : kStages)
     if (pass == stage.pass)
-      return fail(stage.code, stage.message);
+      return fail(os, stage.code, stage.message);
   // An op the CUDA target cannot run yet is bad input (exit 2); the error
   // above names the ONNX node.
-  return fail(module->hasAttr("disc.cuda_unsupported") ? CompileBadInput
+  return fail(os,
+              module->hasAttr("disc.cuda_unsupported") ? CompileBadInput
                                                        : CompileFailed,
               "lowering failed");
 }
 
 int mlir::disc::compileModel(const CompileOptions &options) {
-  if (int code = checkOptions(options))
+  llvm::raw_ostream &os =
+      options.errorStream ? *options.errorStream : llvm::errs();
+  if (int code = checkOptions(options, os))
     return code;
   DialectRegistry registry;
   registerAllDialects(registry);
@@ -284,7 +311,7 @@ int mlir::disc::compileModel(const CompileOptions &options) {
   context.loadAllAvailableDialects();
   // Print errors as they come; keep the output ordered and complete.
   llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context, os);
 
   // --timing: one tree of scopes, printed when `timingManager` goes away.
   DefaultTimingManager timingManager;
@@ -297,7 +324,7 @@ int mlir::disc::compileModel(const CompileOptions &options) {
   OwningOpRef<ModuleOp> module;
   StringRef input = options.inputPath;
   if (input.ends_with(".mlir")) {
-    if (int code = importMlir(context, sourceMgr, input, module))
+    if (int code = importMlir(context, sourceMgr, input, module, os))
       return code;
   } else {
     OnnxImportOptions importOptions;
@@ -307,9 +334,9 @@ int mlir::disc::compileModel(const CompileOptions &options) {
     module = importOnnxModel(context, input, importOptions);
   }
   if (!module)
-    return fail(CompileBadInput, "could not import '" + input + "'");
+    return fail(os, CompileBadInput, "could not import '" + input + "'");
   importTimer.stop();
-  if (int code = checkDims(*module, options.dims))
+  if (int code = checkDims(*module, options.dims, os))
     return code;
 
   CompilePipelineOptions pipelineOptions;
@@ -317,7 +344,7 @@ int mlir::disc::compileModel(const CompileOptions &options) {
                             pipelineOptions);
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
-    return fail(CompileBadInput, "bad pass manager options");
+    return fail(os, CompileBadInput, "bad pass manager options");
   std::string failedPass;
   pm.addInstrumentation(std::make_unique<FailedPassRecorder>(&failedPass));
   if (options.progress)
@@ -328,7 +355,7 @@ int mlir::disc::compileModel(const CompileOptions &options) {
   buildDiscCompilePipeline(pm, pipelineOptions);
   auto t0 = std::chrono::steady_clock::now();
   if (failed(pm.run(*module)))
-    return pipelineFailure(*module, failedPass);
+    return pipelineFailure(*module, failedPass, os);
   double ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - t0)
                   .count();
@@ -337,21 +364,21 @@ int mlir::disc::compileModel(const CompileOptions &options) {
   EmitStage emit = options.emit;
   if (emit == EmitStage::Mlir || emit == EmitStage::Linalg ||
       emit == EmitStage::Gpu || emit == EmitStage::LlvmDialect)
-    return failed(printModule(*module, options.outputPath)) ? CompileFailed
-                                                            : CompileOk;
+    return failed(printModule(*module, options.outputPath, os)) ? CompileFailed
+                                                                : CompileOk;
   if (emit == EmitStage::Shapes || emit == EmitStage::Memory) {
     std::string err;
     auto out = openOutputFile(options.outputPath, &err);
     if (!out)
-      return fail(CompileFailed, err);
+      return fail(os, CompileFailed, err);
     if (emit == EmitStage::Shapes) {
       if (failed(printShapes(*module, kEntry, out->os())))
-        return fail(CompileFailed, "could not print shapes");
+        return fail(os, CompileFailed, "could not print shapes");
       out->os() << "propagate+simplify: " << llvm::format("%.2f", ms)
                 << " ms\n";
     } else {
       if (failed(printMemory(*module, kEntry, out->os())))
-        return fail(CompileFailed, "could not print the memory model");
+        return fail(os, CompileFailed, "could not print the memory model");
       if (options.remat) {
         RematOptions remat;
         remat.maxOps = options.rematMaxOps;
@@ -366,13 +393,14 @@ int mlir::disc::compileModel(const CompileOptions &options) {
                   : emit == EmitStage::Obj ? EmitKind::Object
                                            : EmitKind::Library;
   if (options.outputPath == "-" && kind != EmitKind::LLVM)
-    return fail(CompileBadInput,
+    return fail(os, CompileBadInput,
                 "-o is required for --emit=obj and --emit=lib");
   TimingScope emitTimer = rootTimer.nest("emit");
   if (failed(emitModelArtifact(
           *module, kEntry, options.outputPath, kind, options.sanitize,
           &emitTimer, options.compileJobs,
-          options.reportCodegen ? &llvm::errs() : nullptr, options.progress)))
-    return fail(CompileFailed, "could not write '" + options.outputPath + "'");
+          options.reportCodegen ? &os : nullptr, options.progress)))
+    return fail(os, CompileFailed,
+                "could not write '" + options.outputPath + "'");
   return CompileOk;
 }

@@ -57,6 +57,10 @@ void mlir::disc::buildDiscCompilePipeline(
     pm.addNestedPass<func::FuncOp>(createDiscMarkCudaLibraryCalls());
   if (target == CompileTarget::Cuda && options.reportLibraryCalls)
     pm.addPass(createDiscReportLibraryCalls());
+  // Training state updated in its own buffers where the final order allows
+  // (the CPU session passes its state buffers to the model as they are).
+  if (options.inPlaceState && target == CompileTarget::Cpu)
+    pm.addPass(createDiscMarkInPlaceState());
   if (emit == EmitStage::Memory)
     return;
   // The memory model describes the run with nothing evicted; the remat

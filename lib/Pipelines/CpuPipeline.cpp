@@ -48,6 +48,8 @@ void mlir::disc::buildDiscBufferizedLinalgPipeline(
   pm.addPass(createDiscStripShapeAnnotations());
   pm.addNestedPass<func::FuncOp>(createDiscFuseMarkedProducers());
   pm.addNestedPass<func::FuncOp>(createDiscRegenerateInPlace());
+  // Training state updated in the state's buffer (disc-mark-in-place-state).
+  pm.addNestedPass<func::FuncOp>(createDiscWriteStateInPlace());
   // No CSE on tensors: it would merge the `tensor.empty` destinations (and
   // their fills) of different ops, and bufferization would then write ops
   // into each other's buffers or insert copies, breaking the memory model
@@ -70,6 +72,7 @@ void mlir::disc::buildDiscBufferizedLinalgPipeline(
   if (promoteSmallBuffers)
     pm.addNestedPass<func::FuncOp>(createDiscPromoteSmallBuffers());
   bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addNestedPass<func::FuncOp>(createDiscReturnStateInPlace());
   pm.addPass(createConvertBufferizationToMemRefPass());
   // Every dynamic allocation: sizes non-negative, byte size within int64.
   pm.addPass(createDiscCheckAllocations());

@@ -10,6 +10,7 @@
 #include "disc/Target/Passes.h"
 #include "disc/Target/RuntimeSymbols.h"
 #include "disc/Target/Signature.h"
+#include "disc/Transforms/InPlaceState.h"
 #include "disc/Transforms/MemoryModel.h"
 #include "disc/Transforms/Remat.h"
 
@@ -167,8 +168,14 @@ struct AttachSignaturePass
       if (dims)
         f.setArgAttr(i, "disc.dims", dims);
     }
-    for (unsigned i = 0, e = f.getNumResults(); i < e; ++i)
+    // ... and the state updates the lowering writes in place
+    // (disc/Transforms/InPlaceState.h).
+    for (unsigned i = 0, e = f.getNumResults(); i < e; ++i) {
+      Attribute inPlace = f.getResultAttr(i, disc::kInPlaceResultAttrName);
       f.setResultAttrs(i, DictionaryAttr::get(ctx));
+      if (inPlace)
+        f.setResultAttr(i, disc::kInPlaceResultAttrName, inPlace);
+    }
     f->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
   }
 };

@@ -14,6 +14,9 @@
 //    bounds).
 // Chains fuse transitively: in `exp(x - m) -> sum`, the sub fuses into the
 // exp and the exp into the sum; one loop nest reads x and m.
+// First, an elementwise op that reads a broadcast (`expand`) reads its
+// operand instead where its other operands give the broadcast dims
+// (foldBroadcastsIntoReaders).
 //
 //===----------------------------------------------------------------------===//
 #include "disc/Transforms/Fusion.h"
@@ -135,6 +138,70 @@ bool hasFullOperand(ShapeAnalysis &sa, Operation *op) {
   return false;
 }
 
+/// Makes each elementwise reader of a broadcast (`disc.expand`) read the
+/// broadcast's operand instead, when the reader's other operands give
+/// every dim the expand adds or stretches from a static 1: the reader's
+/// own NumPy broadcasting computes the same values, and the broadcast
+/// tensor is never stored (a gradient's `sum` broadcast back over the
+/// reduced dims, a constant expanded to a mask's shape). An expand left
+/// without readers is erased.
+void foldBroadcastsIntoReaders(Block &block, ShapeAnalysis &sa) {
+  SmallVector<ExpandOp> expands;
+  for (Operation &op : block)
+    if (auto e = dyn_cast<ExpandOp>(op))
+      expands.push_back(e);
+  for (ExpandOp e : expands) {
+    Value in = e->getOperand(0), out = e.getResult();
+    auto it = cast<RankedTensorType>(in.getType());
+    auto ot = cast<RankedTensorType>(out.getType());
+    int64_t r = ot.getRank(), lead = r - it.getRank();
+    bool ok = lead >= 0 && it.getElementType() == ot.getElementType();
+    SmallVector<int64_t> stretched;
+    for (int64_t k = 0; ok && k < r; ++k) {
+      if (k < lead) {
+        stretched.push_back(k);
+        continue;
+      }
+      int64_t d = it.getDimSize(k - lead), o = ot.getDimSize(k);
+      if (d == 1 && o != 1)
+        stretched.push_back(k);
+      else if (d != o || (ShapedType::isDynamic(d) &&
+                          !sa.isProvenEqual(in, k - lead, out, k)))
+        ok = false;
+    }
+    if (!ok)
+      continue;
+    for (OpOperand &use : llvm::make_early_inc_range(out.getUses())) {
+      Operation *user = use.getOwner();
+      if (user->getBlock() != &block || !isElementwise(user) ||
+          cast<RankedTensorType>(user->getResult(0).getType()).getShape() !=
+              ot.getShape())
+        continue;
+      auto gives = [&](int64_t k) {
+        for (OpOperand &other : user->getOpOperands()) {
+          auto wt = dyn_cast<RankedTensorType>(other.get().getType());
+          if (&other == &use || !wt)
+            continue;
+          int64_t kw = k - (r - wt.getRank());
+          if (kw < 0)
+            continue;
+          int64_t dw = wt.getDimSize(kw), o = ot.getDimSize(k);
+          if (!ShapedType::isDynamic(o)
+                  ? dw == o
+                  : ShapedType::isDynamic(dw) &&
+                        sa.isProvenEqual(other.get(), kw, out, k))
+            return true;
+        }
+        return false;
+      };
+      if (llvm::all_of(stretched, gives))
+        use.set(in);
+    }
+    if (out.use_empty())
+      e->erase();
+  }
+}
+
 } // namespace
 
 bool mlir::disc::lowersToOneGeneric(ShapeAnalysis &sa, Operation *op) {
@@ -156,6 +223,7 @@ struct DiscFusionPass : public disc::impl::DiscFusionBase<DiscFusionPass> {
       ShapeAnalysis sa(func, ranges);
       sa.run();
       sa.mergeEqualSymbols();
+      foldBroadcastsIntoReaders(block, sa);
       llvm::DenseMap<Operation *, bool> unversioned;
       auto plain = [&](Operation *op) {
         auto it = unversioned.find(op);

@@ -9,6 +9,7 @@
 
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
 #include "disc/Transforms/Fusion.h"
+#include "disc/Transforms/InPlaceState.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -191,6 +192,28 @@ OpMemory MemoryModel::describe(Operation *op) {
   if (isFusedProducer(op)) {
     for (Value r : op->getResults())
       add(r, BufferKind::Fused);
+    return m;
+  }
+  // A scatter's loop nest updates its `data` operand in place (the
+  // lowering's destination): bufferization writes into data's buffer when
+  // nothing else reads it, else into a copy.
+  if (isa<ScatterNdOp, ScatterElementsOp>(op)) {
+    Value data = op->getOperand(0);
+    Operation *def = data.getDefiningOp();
+    bool own =
+        data.hasOneUse() && def && def->getParentOp() == op->getParentOp();
+    if (own) {
+      const OpMemory &dm = getOpMemory(def);
+      own = dm.results[cast<OpResult>(data).getResultNumber()].kind ==
+            BufferKind::Alloc;
+    }
+    add(op->getResult(0), own ? BufferKind::InPlace : BufferKind::Alloc,
+        own ? 0 : -1);
+    return m;
+  }
+  // A state update written into the state's buffer (InPlaceState.h).
+  if (op->hasAttr(kInPlaceStateAttrName)) {
+    add(op->getResult(0), BufferKind::External);
     return m;
   }
   // A post-op fused into the library call before it (markLibraryCalls in
@@ -589,6 +612,10 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
   // copied from dies after its last copy.
   for (auto [k, v] : llvm::enumerate(term->getOperands())) {
     if (returnsOwned(v) || !isa<RankedTensorType>(v.getType()))
+      continue;
+    // Returned as the state input's own buffer (InPlaceState.h).
+    if (Operation *def = v.getDefiningOp();
+        def && def->hasAttr(kInPlaceStateAttrName))
       continue;
     Value root = getBufferRoot(v);
     live = solver.simplify(live + payloadBytes(v));

@@ -1,10 +1,13 @@
 //===- MemoryScheduleGraph.cpp - ops of a function as a schedule graph ----===//
 #include "disc/Transforms/MemoryScheduleGraph.h"
 #include "disc/Transforms/Fusion.h"
+#include "disc/Transforms/InPlaceState.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
+
+#include <queue>
 
 using namespace mlir;
 using namespace mlir::disc;
@@ -68,6 +71,20 @@ OpScheduleGraph mlir::disc::buildOpScheduleGraph(func::FuncOp func,
     if (pre != preIndex.end()) {
       sg.graph.addEdge(pre->second, v);
       sg.graph.gluedTo[pre->second] = v;
+    }
+  }
+
+  // A state update comes after the other readers of the old state, so
+  // that it can be written into the state's buffer (InPlaceState.h;
+  // findStateUpdates leaves out the updates for which this adds a cycle).
+  for (const StateUpdate &u : findStateUpdates(func)) {
+    unsigned to = index.lookup(u.op);
+    for (Operation *r : stateReaders(u)) {
+      auto it = index.find(r);
+      if (it == index.end())
+        continue;
+      auto pre = preIndex.find(u.op);
+      sg.graph.addEdge(it->second, pre != preIndex.end() ? pre->second : to);
     }
   }
 
@@ -155,4 +172,72 @@ OpScheduleGraph mlir::disc::buildOpScheduleGraph(func::FuncOp func,
     }
   }
   return sg;
+}
+
+bool mlir::disc::orderStateUpdatesAfterReaders(func::FuncOp func) {
+  if (!func.getBody().hasOneBlock())
+    return false;
+  SmallVector<StateUpdate> updates = findStateUpdates(func);
+  if (updates.empty())
+    return false;
+  Block &block = func.getBody().front();
+  SmallVector<Operation *> ops;
+  llvm::DenseMap<Operation *, unsigned> index;
+  for (Operation &op : block.without_terminator()) {
+    index[&op] = ops.size();
+    ops.push_back(&op);
+  }
+  unsigned n = ops.size();
+  SmallVector<SmallVector<unsigned>> succs(n);
+  SmallVector<unsigned> indegree(n, 0);
+  auto edge = [&](unsigned from, unsigned to) {
+    succs[from].push_back(to);
+    ++indegree[to];
+  };
+  std::optional<unsigned> lastEffect;
+  bool needed = false;
+  for (unsigned v = 0; v < n; ++v) {
+    ops[v]->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (Operation *def = operand.getDefiningOp();
+            def && def->getBlock() == &block && index.lookup(def) != v)
+          edge(index.lookup(def), v);
+    });
+    if (!isMemoryEffectFree(ops[v]) && !isPure(ops[v])) {
+      if (lastEffect)
+        edge(*lastEffect, v);
+      lastEffect = v;
+    }
+  }
+  for (const StateUpdate &u : updates)
+    for (Operation *r : stateReaders(u)) {
+      unsigned from = index.lookup(r), to = index.lookup(u.op);
+      edge(from, to);
+      needed |= from > to;
+    }
+  if (!needed)
+    return false;
+  // Kahn's algorithm, the earliest op in program order first.
+  std::priority_queue<unsigned, std::vector<unsigned>, std::greater<unsigned>>
+      ready;
+  for (unsigned v = 0; v < n; ++v)
+    if (indegree[v] == 0)
+      ready.push(v);
+  SmallVector<unsigned> order;
+  while (!ready.empty()) {
+    unsigned v = ready.top();
+    ready.pop();
+    order.push_back(v);
+    for (unsigned s : succs[v])
+      if (--indegree[s] == 0)
+        ready.push(s);
+  }
+  assert(order.size() == n && "state update edges made a cycle");
+  if (order.size() != n)
+    return false;
+  Operation *terminator = block.getTerminator();
+  for (unsigned v : order)
+    ops[v]->moveBefore(terminator);
+  sinkFusedProducers(block);
+  return true;
 }

@@ -37,6 +37,9 @@ struct MemorySchedulePass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal() || !func.getBody().hasOneBlock())
         continue;
+      // Program order, the baseline of the scheduler, with the state
+      // updates after the other readers of their state (InPlaceState.h).
+      orderStateUpdatesAfterReaders(func);
       FunctionMemory fm(func, ranges);
       ShapeAnalysis &analysis = *fm.shapes;
       MemoryModel &model = *fm.model;

@@ -10,6 +10,7 @@
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
 #include "disc/Target/RuntimeSymbols.h"
 #include "disc/Transforms/Fusion.h"
+#include "disc/Transforms/InPlaceState.h"
 #include "disc/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -282,6 +283,13 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
   llvm::DenseSet<Value> longGap;
   for (const LongGap &g : gaps)
     longGap.insert(g.value);
+  // State inputs written in place (InPlaceState.h), by the position of the
+  // update.
+  llvm::DenseMap<Value, unsigned> writtenInPlaceAt;
+  for (auto [i, op] : llvm::enumerate(p.order))
+    if (auto arg = op->getAttrOfType<IntegerAttr>(kInPlaceStateAttrName))
+      writtenInPlaceAt[op->getParentOfType<func::FuncOp>().getArgument(
+          arg.getInt())] = i;
   for (const LongGap &g : gaps) {
     unsigned r = g.regenerateBefore;
     // The candidate's buffer: its own, or the library call's it was
@@ -300,8 +308,12 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
     // than this one, see below), but only as its own buffer: a view of a
     // long-gap tensor is recomputed from the buffer.
     auto available = [&](Value w) {
-      if (isa<BlockArgument>(w))
-        return true;
+      if (auto a = dyn_cast<BlockArgument>(w)) {
+        // A state written in place before the regenerate point holds its
+        // new value there (InPlaceState.h).
+        auto it = writtenInPlaceAt.find(a);
+        return it == writtenInPlaceAt.end() || it->second >= r;
+      }
       if (mm.getBufferRoot(w) == gRoot)
         return false; // the call result a post-op of the chain reads
       Operation *def = w.getDefiningOp();
@@ -363,6 +375,10 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
         if (available(w))
           continue;
         Operation *def = w.getDefiningOp();
+        if (isa<BlockArgument>(w)) {
+          why = "it reads a state input after the state's in-place update";
+          break;
+        }
         if (!def || !index.count(def)) {
           why = "an operand is not available at the regenerate point";
           break;

@@ -294,6 +294,17 @@ BuildTrainingStepPass::differentiate(func::FuncOp func, Value lossValue,
     if (!any || llvm::none_of(op->getOperands(),
                               [&](Value v) { return active.contains(v); }))
       continue;
+    // A softmax is differentiated as one op (reading its result only).
+    if (std::optional<SoftmaxPattern> sm = matchSoftmax(op);
+        sm && rg[0] && active.contains(sm->input)) {
+      Value dx =
+          buildSoftmaxGradient(b, op->getLoc(), *sm, op->getResult(0), rg[0]);
+      Value &acc = grads[sm->input];
+      acc = acc ? AddOp::create(b, op->getLoc(), sm->input.getType(), acc, dx)
+                      .getResult()
+                : dx;
+      continue;
+    }
     auto rule = dyn_cast<DiscOpInterface>(op);
     SmallVector<Value> og;
     if (!rule || failed(rule.buildGradient(b, rg, og)))

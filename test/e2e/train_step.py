@@ -13,7 +13,8 @@ compiles one training step once with dynamic shapes, then
     the next by `--save-params` / `--load-params`: the same after each step
     (with --resync, each PyTorch step starts from the parameters disc-run
     saved, for a model whose steps amplify float rounding: ResNet-18's
-    BatchNorm over a dozen values per channel at its last stage).
+    BatchNorm over a dozen values per channel at its last stage);
+  * every run's measured peak equals the predicted one (disc-run --report).
 
     train_step.py --bin-dir build/bin --work-dir /tmp/train mlp
     train_step.py ... --optimizer adamw --lr 0.01 mlp
@@ -160,6 +161,14 @@ def main():
         opt.step()
         return float(loss)
 
+    def check_peak(what, rep):
+        # The step's measured peak is the memory model's prediction (the
+        # state updates written in place count no buffer in either).
+        pred = rep.get("predicted_peak_bytes")
+        if pred is not None and pred != rep["peak_bytes"]:
+            failures.append(f"{what}: peak {rep['peak_bytes']} bytes != "
+                            f"predicted {pred}")
+
     def check_loss(what, report_dir, ref):
         got = float(np.load(os.path.join(report_dir, "loss.npy")))
         if not np.isclose(got, ref, rtol=1e-3, atol=1e-5):
@@ -175,7 +184,7 @@ def main():
         ref = torch_step(model, opt, feed)
         what = f"{tag} one step at {disc_models.shape_str(shape)}"
         out = os.path.join(args.work_dir, f"{tag}.single{i}")
-        run_step(args, so, feed, None, out + ".params", out)
+        check_peak(what, run_step(args, so, feed, None, out + ".params", out))
         check_loss(what, out, ref)
         failures += compare(what, out + ".params", model, before, args)
 
@@ -196,7 +205,7 @@ def main():
         ref = torch_step(model, opt, feed)
         what = f"{tag} chained step {i + 1} at {disc_models.shape_str(shape)}"
         out = os.path.join(args.work_dir, f"{tag}.chain{i}")
-        run_step(args, so, feed, load, out + ".params", out)
+        check_peak(what, run_step(args, so, feed, load, out + ".params", out))
         check_loss(what, out, ref)
         failures += compare(what, out + ".params", model, before, args)
         load = out + ".params"

@@ -192,6 +192,11 @@ static cl::opt<double, true> eps("eps",
                                  cl::desc("adamw denominator term (1e-8)"),
                                  cl::location(options.training.eps),
                                  cl::cat(cat));
+static cl::opt<bool, true> inPlaceState(
+    "in-place-state",
+    cl::desc("Write the state updates into the state's own buffers where the "
+             "op order allows (target=cpu; default true)"),
+    cl::location(options.inPlaceState), cl::cat(cat));
 
 namespace {
 

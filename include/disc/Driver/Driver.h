@@ -13,6 +13,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <functional>
 #include <string>
@@ -66,6 +67,9 @@ struct CompileOptions {
   bool remat = true;
   /// Most ops recomputed for one candidate (`--remat-max-ops`).
   unsigned rematMaxOps = 12;
+  /// Training state updates written into the state's buffers
+  /// (`--in-place-state`, target cpu).
+  bool inPlaceState = true;
   /// Every ONNX graph input dim dynamic (`--force-dynamic`).
   bool forceDynamic = false;
   /// Comma-separated sanitizers: address, undefined, fuzzer-no-link.
@@ -81,6 +85,10 @@ struct CompileOptions {
   unsigned compileJobs = 0;
   /// A training step instead of the forward model (`--train`).
   TrainingOptions training;
+  /// Where the errors and the diagnostics that explain them go (and the
+  /// `--report-codegen` report); null: stderr. The Python module collects
+  /// them into the message of its exception (docs/python.md).
+  llvm::raw_ostream *errorStream = nullptr;
   /// Progress of the compile (disc-compile's progress line): called with
   /// the phase running now ("import", "pass disc-fusion", "translate to
   /// LLVM IR", "LLVM optimization", "code generation", "link") and, in
@@ -120,7 +128,7 @@ void getCompilePipelineOptions(const CompileOptions &options,
 /// manager command-line options) and writes the `options.emit` output to
 /// `options.outputPath`. Errors are printed to stderr as "disc-compile:
 /// error: ..." after the diagnostics that explain them. Returns a
-/// CompileStatus.
+/// CompileStatus. Errors go to `options.errorStream` when set.
 int compileModel(const CompileOptions &options);
 
 } // namespace mlir::disc

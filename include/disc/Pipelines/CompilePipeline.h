@@ -86,6 +86,11 @@ struct CompilePipelineOptions
                         llvm::cl::init(true)};
   Option<bool> remat{*this, "remat", llvm::cl::desc("Run disc-attach-remat"),
                      llvm::cl::init(true)};
+  Option<bool> inPlaceState{
+      *this, "in-place-state",
+      llvm::cl::desc("target=cpu: write the training state updates into the "
+                     "state's buffers (disc-mark-in-place-state)"),
+      llvm::cl::init(true)};
   Option<unsigned> rematMaxOps{
       *this, "remat-max-ops",
       llvm::cl::desc("Most ops recomputed for one remat candidate"),

@@ -25,6 +25,14 @@ struct OpScheduleGraph {
   ScheduleGraph graph;
 };
 
+/// Moves each state update of a training step (InPlaceState.h) after the
+/// other readers of its state, with the ops that depend on it, keeping
+/// every other op's relative order (a stable topological order of the data
+/// dependencies, the order of the ops with memory effects and these
+/// edges), so that program order respects the ordering edges of
+/// buildOpScheduleGraph. Returns whether an op moved.
+bool orderStateUpdatesAfterReaders(func::FuncOp func);
+
 /// Builds the graph of `func`'s single block (terminator excluded) from
 /// `model` (MemoryModel.h); sizes are expressions over the symbols of the
 /// model's shape analysis (and its solver).

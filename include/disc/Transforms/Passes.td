@@ -102,6 +102,24 @@ def DiscMemorySchedule : Pass<"disc-memory-schedule", "ModuleOp"> {
   let dependentDialects = ["::mlir::disc_shape::DiscShapeDialect"];
 }
 
+def DiscMarkInPlaceState : Pass<"disc-mark-in-place-state", "ModuleOp"> {
+  let summary = "Mark the state updates written into the state's buffer";
+  let description = [{
+    In a training step (disc-build-training-step), marks each output that
+    updates a state input and can be written into that input's buffer in
+    the current op order: a top-level elementwise op (not fused into
+    another op or a library call) with the state's static type, after
+    every other reader of the state and of its views. The op gets
+    `disc.in_place_state` (the input's index) and the function result
+    `disc.in_place`; the memory model gives it no allocation and no copy at
+    the return, and the CPU lowering (disc-write-state-in-place) computes
+    it in the input's buffer, which the function returns. Runs after
+    disc-memory-schedule (which orders the updates after the other
+    readers) and the library-call marking, before the memory model is
+    attached. See docs/training.md, "State". Reports no errors.
+  }];
+}
+
 def DiscRemat : Pass<"disc-remat", "ModuleOp"> {
   let summary = "Insert rematerialization evict/regenerate points";
   let description = [{

@@ -192,7 +192,8 @@ Status Invocation::bindInputs(const std::vector<Tensor> &inputs,
 }
 
 Status Invocation::readOutputs(Device &device, TrackedAllocator &allocator,
-                               std::vector<Tensor> *results) const {
+                               std::vector<Tensor> *results,
+                               const std::vector<const void *> &inPlace) const {
   results->reserve(sig_.outputs.size());
   for (size_t i = 0; i < sig_.outputs.size(); ++i) {
     const TensorSpec &spec = sig_.outputs[i];
@@ -220,6 +221,11 @@ Status Invocation::readOutputs(Device &device, TrackedAllocator &allocator,
     if (v.numElements > 0 && !aligned)
       return Status::internal(who + ": model returned a null buffer");
     v.start = aligned ? aligned + offset * v.elemSize : nullptr;
+    if (i < inPlace.size() && inPlace[i] && v.start == inPlace[i] &&
+        isContiguous(v.sizes, v.strides)) {
+      results->push_back(Tensor());
+      continue;
+    }
     Tensor t;
     if (Status s = device.fetchOutput(spec, who, v, allocator, &t); !s)
       return s;

@@ -83,8 +83,14 @@ public:
   /// Internal when the model returned bad sizes, a static dim other than
   /// the signature's or a null buffer (naming the output and dim), and
   /// those of Device::fetchOutput.
+  /// `inPlace`, when not empty, has one pointer per output: the buffer of
+  /// the state input the output updates (null for the others). An output
+  /// the model returned as that very buffer (a state updated in place,
+  /// docs/training.md) is left where it is: its entry in `results` is an
+  /// empty Tensor.
   Status readOutputs(Device &device, TrackedAllocator &allocator,
-                     std::vector<Tensor> *results) const;
+                     std::vector<Tensor> *results,
+                     const std::vector<const void *> &inPlace = {}) const;
   /// Whether an output descriptor's allocated pointer is `block`.
   bool references(const void *block) const;
 

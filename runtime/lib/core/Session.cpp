@@ -372,8 +372,16 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &runInputs,
     return status;
   }
 
+  // A state update the model wrote into the state's own buffer (the CPU
+  // session passes its state tensors as they are) stays there.
+  std::vector<const void *> inPlace(sig.outputs.size(), nullptr);
+  for (size_t i = 0; i < sig.outputs.size(); ++i)
+    if (!sig.outputs[i].updates.empty())
+      inPlace[i] =
+          state[static_cast<size_t>(sig.findInput(sig.outputs[i].updates))]
+              .data();
   std::vector<Tensor> results;
-  Status status = call.readOutputs(*device, allocator, &results);
+  Status status = call.readOutputs(*device, allocator, &results, inPlace);
   if (options.record_trace)
     endTrace();
   // Whatever is still live was leaked by the model, or backs an output we
@@ -393,19 +401,23 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &runInputs,
     if (spec.updates.empty())
       continue;
     size_t in = static_cast<size_t>(sig.findInput(spec.updates));
+    updated[i] = in;
+    if (!results[i].isValid())
+      continue; // written in place
     if (results[i].shape() != state[in].shape())
       return Status::internal(
           "output '" + spec.name + "' updates state '" + spec.updates +
           "' of shape " + shapeToString(sig.inputs[in].staticShape()) +
           " but the model produced shape " + shapeToString(results[i].shape()));
-    updated[i] = in;
   }
   outputs->clear();
   for (size_t i = 0; i < sig.outputs.size(); ++i) {
-    if (updated[i] < sig.inputs.size())
-      state[updated[i]] = std::move(results[i]);
-    else
+    if (updated[i] < sig.inputs.size()) {
+      if (results[i].isValid())
+        state[updated[i]] = std::move(results[i]);
+    } else {
       outputs->push_back(std::move(results[i]));
+    }
   }
   return Status::ok();
 }

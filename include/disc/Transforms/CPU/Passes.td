@@ -50,6 +50,40 @@ def DiscRegenerateInPlace
   }];
 }
 
+def DiscWriteStateInPlace
+    : Pass<"disc-write-state-in-place", "::mlir::func::FuncOp"> {
+  let summary = "Compute the in-place state updates in the state's buffer";
+  let description = [{
+    Runs on linalg on tensors, after `disc-fuse-marked-producers`. For each
+    result marked `disc.in_place` by `disc-mark-in-place-state` (the index
+    of the state input it updates; disc/Transforms/InPlaceState.h), the
+    loop nest that computes it writes the state input instead of a fresh
+    destination (`tensor.empty`), so one-shot bufferization computes it in
+    the input's buffer and the function returns that buffer. The memory
+    model counts no allocation for it, so a marked result that cannot be
+    rewritten is a compiler bug, reported as an error
+    (`disc-write-state-in-place: ...`); the pass then fails. Every other
+    tensor argument is marked `bufferization.writable = false`: the
+    caller's buffers are read-only, and an op whose destination is an
+    argument (a scatter's `data`) works on a copy.
+  }];
+}
+
+def DiscReturnStateInPlace
+    : Pass<"disc-return-state-in-place", "::mlir::func::FuncOp"> {
+  let summary = "Return the in-place state updates as the input's buffer";
+  let description = [{
+    Runs after the buffer deallocation pipeline. Ownership-based
+    deallocation returns a copy (`bufferization.clone`) of a function
+    argument, since the caller owns the results; for a result marked
+    `disc.in_place` (see `disc-write-state-in-place`) the runtime keeps the
+    state input's buffer, so the argument itself is returned and the copy
+    dropped. A marked result that is not the state input's buffer at this
+    point is a compiler bug, reported as an error
+    (`disc-return-state-in-place: ...`); the pass then fails.
+  }];
+}
+
 def DiscPromoteSmallBuffers
     : Pass<"disc-promote-small-buffers", "::mlir::func::FuncOp"> {
   let summary = "Move small static non-escaping buffers to the stack";

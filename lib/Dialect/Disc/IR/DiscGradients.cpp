@@ -293,6 +293,68 @@ LogicalResult zeroRule(Operation *op, SmallVectorImpl<Value> &out) {
 } // namespace
 
 //===----------------------------------------------------------------------===//
+// Softmax (a pattern of several ops, one rule)
+//===----------------------------------------------------------------------===//
+
+std::optional<SoftmaxPattern> mlir::disc::matchSoftmax(Operation *root) {
+  auto keptReduce = [](Value v, ReduceKind kind) -> ReduceOp {
+    auto r = v.getDefiningOp<ReduceOp>();
+    if (!r || r.getKind() != kind || !r.getKeepDims())
+      return {};
+    return r;
+  };
+  Value z, s;
+  bool log = false;
+  if (auto div = dyn_cast<DivOp>(root)) {
+    z = div.getLhs().getDefiningOp<ExpOp>() ? div.getLhs() : Value();
+    s = div.getRhs();
+  } else if (auto sub = dyn_cast<SubOp>(root)) {
+    auto l = sub.getRhs().getDefiningOp<LogOp>();
+    if (!l)
+      return std::nullopt;
+    z = sub.getLhs();
+    s = l.getOperand();
+    log = true;
+  } else {
+    return std::nullopt;
+  }
+  ReduceOp sum = s ? keptReduce(s, ReduceKind::Sum) : ReduceOp();
+  if (!z || !sum)
+    return std::nullopt;
+  auto e = sum.getInput().getDefiningOp<ExpOp>();
+  if (!e)
+    return std::nullopt;
+  // The softmax divides the exponentials it summed; the log-softmax
+  // subtracts their log from their exponent.
+  if (log ? e.getOperand() != z : e.getResult() != z)
+    return std::nullopt;
+  auto shift = e.getOperand().getDefiningOp<SubOp>();
+  if (!shift)
+    return std::nullopt;
+  ReduceOp max = keptReduce(shift.getRhs(), ReduceKind::Max);
+  Value x = shift.getLhs();
+  if (!max || max.getInput() != x || max.getDimensions() != sum.getDimensions())
+    return std::nullopt;
+  if (x.getType() != root->getResult(0).getType() ||
+      shift.getType() != x.getType())
+    return std::nullopt;
+  return SoftmaxPattern{x, llvm::to_vector(sum.getDimensions()), log};
+}
+
+Value mlir::disc::buildSoftmaxGradient(OpBuilder &b, Location loc,
+                                       const SoftmaxPattern &pattern, Value y,
+                                       Value g) {
+  GradientBuilder gb(b, loc);
+  if (pattern.log) {
+    Value sum = gb.reduce(ReduceKind::Sum, g, pattern.axes, /*keep=*/true);
+    return gb.binary<SubOp>(g, gb.binary<MulOp>(gb.unary<ExpOp>(y), sum));
+  }
+  Value sum = gb.reduce(ReduceKind::Sum, gb.binary<MulOp>(g, y), pattern.axes,
+                        /*keep=*/true);
+  return gb.binary<MulOp>(y, gb.binary<SubOp>(g, sum));
+}
+
+//===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
 

@@ -59,6 +59,30 @@ inline constexpr llvm::StringLiteral kSliceEndMessageAttr = "disc.end_message";
 /// on every dynamic dim and not fused.
 bool takesBroadcastProofs(Operation *op);
 
+/// A softmax or log-softmax over `axes` of `input` as the ONNX importer
+/// builds it (Softmax/LogSoftmax, ONNX operators spec, opset 13):
+///   m = reduce_max(x, axes, keep), z = x - m, e = exp(z),
+///   s = reduce_sum(e, axes, keep), y = e / s  (log: y = z - log(s)).
+struct SoftmaxPattern {
+  Value input;
+  SmallVector<int64_t> axes;
+  bool log = false;
+};
+/// The softmax pattern whose result `y` is computed by `root` (the div, or
+/// the sub of a log-softmax); nullopt when `root` is not one.
+std::optional<SoftmaxPattern> matchSoftmax(Operation *root);
+/// The gradient of the pattern's input given the gradient `g` of its
+/// result `y` (same shape as the input), built at `b`'s insertion point.
+/// It reads `y` only, as PyTorch's fused softmax backward does, so the
+/// backward pass keeps one tensor of the input's size for it, not the
+/// input, the exponentials and the result:
+///   softmax:     dx = y * (g - sum(g * y, axes, keep));
+///   log-softmax: dx = g - exp(y) * sum(g, axes, keep).
+/// The max subtracted for range has no gradient (the result does not
+/// depend on it).
+Value buildSoftmaxGradient(OpBuilder &b, Location loc,
+                           const SoftmaxPattern &pattern, Value y, Value g);
+
 namespace detail {
 /// The verifiers and shape reifications that the op classes of DiscOps.td
 /// share (Disc_PredicateOp, Disc_BinaryOp, Disc_UnaryOp and the single ops
