@@ -35,6 +35,9 @@ PACKAGES=(
   python3 python3-numpy python3-torch python3-torchvision python3-onnx
   # The disc Python module (python/, pybind11) and its tests (pytest).
   pybind11-dev python3-dev python3-pytest
+  # Docs: the memory-timeline plot rendered to PNG (rsvg-convert,
+  # docs/memory.md "Timeline").
+  librsvg2-bin
 )
 
 # `bootstrap.sh --list` prints the package list, one per line (read by

@@ -247,6 +247,20 @@ struct FailedPassRecorder : public PassInstrumentation {
       *argument = pass->getArgument().str();
   }
 };
+
+/// Reports each pass of the pipeline as a phase to `progress`.
+struct PassProgress : public PassInstrumentation {
+  const std::function<void(StringRef, int64_t, int64_t)> &progress;
+  explicit PassProgress(
+      const std::function<void(StringRef, int64_t, int64_t)> &progress)
+      : progress(progress) {}
+  void runBeforePass(Pass *pass, Operation *) override {
+    StringRef name = pass->getArgument();
+    if (name.empty())
+      name = pass->getName();
+    progress(("pass " + name).str(), 0, 0);
+  }
+};
 } // namespace
 
 /// The exit code and message of a pipeline failure in `pass`.
@@ -305,6 +319,8 @@ int mlir::disc::compileModel(const CompileOptions &options) {
   timingManager.setDisplayMode(DefaultTimingManager::DisplayMode::Tree);
   TimingScope rootTimer = timingManager.getRootScope();
   TimingScope importTimer = rootTimer.nest("import");
+  if (options.progress)
+    options.progress("import", 0, 0);
   OwningOpRef<ModuleOp> module;
   StringRef input = options.inputPath;
   if (input.ends_with(".mlir")) {
@@ -331,6 +347,8 @@ int mlir::disc::compileModel(const CompileOptions &options) {
     return fail(os, CompileBadInput, "bad pass manager options");
   std::string failedPass;
   pm.addInstrumentation(std::make_unique<FailedPassRecorder>(&failedPass));
+  if (options.progress)
+    pm.addInstrumentation(std::make_unique<PassProgress>(options.progress));
   TimingScope pipelineTimer = rootTimer.nest("disc-compile-pipeline");
   if (options.timing)
     pm.enableTiming(pipelineTimer);
@@ -378,10 +396,10 @@ int mlir::disc::compileModel(const CompileOptions &options) {
     return fail(os, CompileBadInput,
                 "-o is required for --emit=obj and --emit=lib");
   TimingScope emitTimer = rootTimer.nest("emit");
-  if (failed(emitModelArtifact(*module, kEntry, options.outputPath, kind,
-                               options.sanitize, &emitTimer,
-                               options.compileJobs,
-                               options.reportCodegen ? &os : nullptr)))
+  if (failed(emitModelArtifact(
+          *module, kEntry, options.outputPath, kind, options.sanitize,
+          &emitTimer, options.compileJobs,
+          options.reportCodegen ? &os : nullptr, options.progress)))
     return fail(os, CompileFailed,
                 "could not write '" + options.outputPath + "'");
   return CompileOk;

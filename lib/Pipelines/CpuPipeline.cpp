@@ -93,6 +93,9 @@ void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
 void mlir::disc::buildDiscCpuLoopsToLLVMPipeline(OpPassManager &pm,
                                                  bool parallelKernels) {
   pm.addPass(createDiscOutlineKernels());
+  // Trace points around the kernels and library calls (docs/memory.md,
+  // "Timeline"): inert unless a session records a trace.
+  pm.addPass(createDiscInsertTracePoints());
   if (parallelKernels)
     pm.addPass(createDiscParallelizeKernels());
   pm.addNestedPass<func::FuncOp>(createDiscReassociateReductions());

@@ -46,6 +46,8 @@
 #include "llvm/Transforms/Instrumentation/SanitizerCoverage.h"
 #include "llvm/Transforms/Utils/SplitModule.h"
 
+#include <atomic>
+
 using namespace mlir;
 
 //===----------------------------------------------------------------------===//
@@ -337,20 +339,44 @@ struct VectorizeRemarks : public llvm::DiagnosticHandler {
   bool isAnyRemarkEnabled() const override { return true; }
 };
 
+/// Counts the kernels (`disc_kernel_<n>`) as the code generator finishes
+/// them: added after the passes of `addPassesToEmitFile`, it runs on each
+/// function right after its machine code is emitted (the legacy pass
+/// manager runs the code generator's function passes function by
+/// function).
+struct KernelCodegenCounter : public llvm::FunctionPass {
+  static char ID;
+  std::function<void()> onKernel;
+  explicit KernelCodegenCounter(std::function<void()> onKernel)
+      : llvm::FunctionPass(ID), onKernel(std::move(onKernel)) {}
+  bool runOnFunction(llvm::Function &f) override {
+    if (f.getName().starts_with(disc::kKernelPrefix))
+      onKernel();
+    return false;
+  }
+  void getAnalysisUsage(llvm::AnalysisUsage &au) const override {
+    au.setPreservesAll();
+  }
+  llvm::StringRef getPassName() const override {
+    return "DISC kernel codegen counter";
+  }
+};
+char KernelCodegenCounter::ID = 0;
+
 /// Runs `argv` and returns its exit status, or -1 when it could not start.
 static int runProgram(ArrayRef<StringRef> argv, std::string &error) {
   return llvm::sys::ExecuteAndWait(argv[0], argv, std::nullopt, {}, 0, 0,
                                    &error);
 }
 
-LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
-                                            StringRef entryName,
-                                            StringRef outputPath, EmitKind kind,
-                                            StringRef sanitize,
-                                            TimingScope *timing, unsigned jobs,
-                                            llvm::raw_ostream *codegenReport) {
+LogicalResult mlir::disc::emitModelArtifact(
+    ModuleOp module, StringRef entryName, StringRef outputPath, EmitKind kind,
+    StringRef sanitize, TimingScope *timing, unsigned jobs,
+    llvm::raw_ostream *codegenReport, const EmitProgressFn &progress) {
   // One nested scope per phase; empty (no-op) scopes without `timing`.
   auto phase = [&](StringRef name) {
+    if (progress)
+      progress(name, 0, 0);
     return timing ? timing->nest(name) : TimingScope();
   };
   SmallVector<StringRef> sanitizers;
@@ -420,8 +446,8 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
   SmallVector<int64_t> inRanks, outRanks;
   disc::getSignatureRanks(module, inRanks, outRanks);
   bool cuda = disc::isCudaSignature(module);
-  for (StringRef name :
-       {disc::kSignatureAttrName, disc::kMemoryAttrName, disc::kRematAttrName})
+  for (StringRef name : {disc::kSignatureAttrName, disc::kMemoryAttrName,
+                         disc::kRematAttrName, disc::kTracePointsAttr})
     module->removeAttr(name);
 
   registerBuiltinDialectTranslation(*module.getContext());
@@ -534,8 +560,20 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
   // are linked into model.so (--emit=lib) or one relocatable object
   // (--emit=obj).
   unsigned numFunctions = 0;
-  for (llvm::Function &f : *llvmModule)
+  int64_t numKernels = 0;
+  auto isKernel = [](const llvm::Function &f) {
+    return !f.isDeclaration() && f.getName().starts_with(disc::kKernelPrefix);
+  };
+  for (llvm::Function &f : *llvmModule) {
     numFunctions += !f.isDeclaration();
+    numKernels += isKernel(f);
+  }
+  // Kernels compiled so far, for `progress`.
+  std::atomic<int64_t> kernelsDone{0};
+  auto codegenProgress = [&](int64_t done) {
+    if (progress)
+      progress("code generation", done, numKernels);
+  };
   unsigned parts = std::min(
       numFunctions,
       jobs ? jobs : llvm::hardware_concurrency().compute_thread_count());
@@ -545,6 +583,7 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
     if (failed(optimize()))
       return failure();
     TimingScope codegenTimer = phase("machine code emission");
+    codegenProgress(0);
     auto out = openOutputFile(objPath, &error);
     if (!out)
       return module.emitError(error);
@@ -552,6 +591,9 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
     if (tm->addPassesToEmitFile(codegen, out->os(), nullptr,
                                 llvm::CodeGenFileType::ObjectFile))
       return module.emitError("the target cannot emit object files");
+    if (progress)
+      codegen.add(
+          new KernelCodegenCounter([&] { codegenProgress(kernelsDone += 1); }));
     codegen.run(*llvmModule);
     out->keep();
   } else {
@@ -578,6 +620,7 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
       if (!tms.back())
         return module.emitError(error);
     }
+    codegenProgress(0);
     llvm::DefaultThreadPool pool(llvm::hardware_concurrency(parts));
     for (size_t i = 0; i < bitcode.size(); ++i) {
       objPaths.push_back((tmpDir + "/part" + std::to_string(i) + ".o").str());
@@ -616,6 +659,9 @@ LogicalResult mlir::disc::emitModelArtifact(ModuleOp module,
           err = "the target cannot emit object files";
           return;
         }
+        if (progress)
+          codegen.add(new KernelCodegenCounter(
+              [&] { codegenProgress(kernelsDone += 1); }));
         codegen.run(**m);
       });
     }

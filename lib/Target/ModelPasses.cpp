@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "disc/Conversion/CudaLibraryCalls.h"
 #include "disc/Target/Passes.h"
+#include "disc/Target/RuntimeSymbols.h"
 #include "disc/Target/Signature.h"
 #include "disc/Transforms/InPlaceState.h"
 #include "disc/Transforms/MemoryModel.h"
@@ -94,7 +95,34 @@ struct AttachMemoryModelPass
   void runOnOperation() override {
     if (failed(attachJson(getOperation(), disc::kMemoryAttrName,
                           disc::buildMemoryJson(getOperation(), entry))))
-      signalPassFailure();
+      return signalPassFailure();
+    tagProgramPoints();
+  }
+
+  /// Records in each top-level op's location its index in the memory
+  /// model's order (MemoryModel::programOrder, the order of the "remat"
+  /// live bytes), as `disc.op` metadata of a FusedLoc: inside the frontend's
+  /// `NameLoc(node, child)` (the node name stays the outer NameLoc), else
+  /// around the location. The lowering keeps locations, so the trace
+  /// points of the kernels know their program point
+  /// (disc-insert-trace-points).
+  void tagProgramPoints() {
+    auto f = getOperation().lookupSymbol<func::FuncOp>(entry);
+    if (!f || f.getBody().empty())
+      return;
+    MLIRContext *ctx = &getContext();
+    Builder b(ctx);
+    int64_t i = 0;
+    for (Operation &op : f.getBody().front().without_terminator()) {
+      auto meta = b.getDictionaryAttr(
+          b.getNamedAttr(disc::kOpIndexLocKey, b.getI64IntegerAttr(i++)));
+      Location loc = op.getLoc();
+      if (auto n = dyn_cast<NameLoc>(loc))
+        op.setLoc(NameLoc::get(n.getName(),
+                               FusedLoc::get({n.getChildLoc()}, meta, ctx)));
+      else
+        op.setLoc(FusedLoc::get({loc}, meta, ctx));
+    }
   }
 };
 

@@ -2,9 +2,9 @@
  *
  * The ABI entry points of docs/runtime-abi.md and the functions the compiled
  * code calls (allocation, run-time checks, library calls, remat points,
- * parallel loops), over the runtime context of the current run. disc-compile
- * embeds this file and ModelWrapperCuda.c (the CUDA target) and compiles
- * them into each model.so through a generated wrapper.c
+ * parallel loops, trace points), over the runtime context of the current
+ * run. disc-compile embeds this file and ModelWrapperCuda.c (the CUDA
+ * target) and compiles them into each model.so through a generated wrapper.c
  * (lib/Target/ModelEmitter.cpp), which
  *
  * - before including this file defines the model's data: `disc_signature`
@@ -154,6 +154,14 @@ static void disc_remat_evict(int64_t id, void *const *desc) {
     return;
   disc_check_status(
       disc_ctx->remat_evict(disc_ctx->self, (int32_t)id, desc[0]));
+}
+
+/* Trace points (disc-insert-trace-points): kernel or library call `id`
+   begins (phase 0) or ends (1). Without a recording session the context
+   entry is NULL and this is one branch. */
+DISC_HIDDEN void disc_trace_op(int64_t id, int64_t phase) {
+  if (disc_ctx->trace_op)
+    disc_ctx->trace_op(disc_ctx->self, (int32_t)id, (int32_t)phase);
 }
 
 DISC_EXPORT int32_t disc_model_abi_version(void) {

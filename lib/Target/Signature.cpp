@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "disc/Target/Signature.h"
+#include "disc/Target/RuntimeSymbols.h"
 
 #include "disc/runtime/abi.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -319,6 +320,8 @@ FailureOr<std::string> mlir::disc::serializeSignature(ModuleOp module,
   }
   if (auto remat = module->getAttrOfType<DictionaryAttr>(kRematAttrName))
     root.try_emplace("remat", attributeToJson(remat));
+  if (auto points = module->getAttrOfType<ArrayAttr>(kTracePointsAttr))
+    root.try_emplace("trace_points", attributeToJson(points));
   root["runtime_checks"] =
       llvm::json::Object{{"kept", checksKept}, {"dropped", checksDropped}};
   std::string text;

@@ -14,6 +14,17 @@
 #include "disc/Driver/Driver.h"
 #include "llvm/Support/InitLLVM.h"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+
 namespace cl = llvm::cl;
 namespace disc = mlir::disc;
 using disc::EmitStage;
@@ -187,6 +198,104 @@ static cl::opt<bool, true> inPlaceState(
              "op order allows (target=cpu; default true)"),
     cl::location(options.inPlaceState), cl::cat(cat));
 
+namespace {
+
+/// The progress line on a terminal: once the compile has run for 2 s
+/// (DISC_COMPILE_PROGRESS_DELAY seconds, for tests),
+/// "disc-compile: PHASE [K/N kernels compiled] (T s)" on stderr, rewritten
+/// in place (carriage return, erase to the end of the line) every 0.2 s
+/// and erased when the compile ends, so only the compiler's own output
+/// stays. Only made when stderr is a terminal (isatty).
+class ProgressLine {
+public:
+  ProgressLine() : start_(std::chrono::steady_clock::now()) {
+    if (const char *d = std::getenv("DISC_COMPILE_PROGRESS_DELAY")) {
+      char *end = nullptr;
+      double v = std::strtod(d, &end);
+      if (end != d && v >= 0)
+        delay_ = v;
+    }
+    ticker_ = std::thread([this] { loop(); });
+  }
+  ~ProgressLine() { stop(); }
+
+  /// CompileOptions::progress.
+  void update(llvm::StringRef phase, int64_t done, int64_t total) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    phase_ = phase.str();
+    done_ = done;
+    total_ = total;
+  }
+
+  /// Stops redrawing and erases the line.
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stopping_)
+        return;
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    ticker_.join();
+    if (drawn_)
+      writeAll("\r\033[K");
+  }
+
+private:
+  static void writeAll(const std::string &s) {
+    size_t off = 0;
+    while (off < s.size()) {
+      ssize_t n = ::write(STDERR_FILENO, s.data() + off, s.size() - off);
+      if (n <= 0)
+        return;
+      off += static_cast<size_t>(n);
+    }
+  }
+
+  void loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stopping_) {
+      wake_.wait_for(lock, std::chrono::milliseconds(200));
+      if (stopping_)
+        break;
+      double s = std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - start_)
+                     .count();
+      if (s < delay_)
+        continue;
+      std::string line = "disc-compile: " + phase_;
+      if (total_ > 0)
+        line += " " + std::to_string(done_) + "/" + std::to_string(total_) +
+                " kernels compiled";
+      char buf[32];
+      std::snprintf(buf, sizeof buf, " (%.0f s)", s);
+      line += buf;
+      // One terminal line: no wrap, or the carriage return would redraw
+      // only its last part.
+      struct winsize ws {};
+      size_t cols = ::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col
+                        ? ws.ws_col
+                        : 80;
+      if (line.size() >= cols)
+        line.resize(cols - 1);
+      writeAll("\r" + line + "\033[K");
+      drawn_ = true;
+    }
+  }
+
+  std::chrono::steady_clock::time_point start_;
+  double delay_ = 2.0;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::thread ticker_;
+  std::string phase_ = "starting";
+  int64_t done_ = 0, total_ = 0;
+  bool stopping_ = false;
+  bool drawn_ = false;
+};
+
+} // namespace
+
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   disc::registerCompileCLOptions(cat);
@@ -201,5 +310,13 @@ int main(int argc, char **argv) {
   options.libraryCalls = *parsedLibraryCalls;
   options.memorySchedule = schedule == Schedule::Memory;
   options.remat = rematMode == Remat::On;
-  return disc::compileModel(options);
+  if (!::isatty(STDERR_FILENO))
+    return disc::compileModel(options);
+  ProgressLine progress;
+  options.progress = [&](llvm::StringRef phase, int64_t done, int64_t total) {
+    progress.update(phase, done, total);
+  };
+  int code = disc::compileModel(options);
+  progress.stop();
+  return code;
 }

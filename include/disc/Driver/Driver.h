@@ -15,6 +15,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,14 @@ struct CompileOptions {
   /// `--report-codegen` report); null: stderr. The Python module collects
   /// them into the message of its exception (docs/python.md).
   llvm::raw_ostream *errorStream = nullptr;
+  /// Progress of the compile (disc-compile's progress line): called with
+  /// the phase running now ("import", "pass disc-fusion", "translate to
+  /// LLVM IR", "LLVM optimization", "code generation", "link") and, in
+  /// code generation, the kernels compiled so far and their total (both 0
+  /// elsewhere). May be called from the code generation threads at once.
+  /// Empty: no calls.
+  std::function<void(llvm::StringRef phase, int64_t done, int64_t total)>
+      progress;
 };
 
 /// `--target`: "cpu", "cuda" or "cuda-emulate"; otherwise the error

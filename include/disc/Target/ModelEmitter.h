@@ -7,6 +7,9 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdint>
+#include <functional>
+
 namespace mlir::disc {
 
 /// What `emitModelArtifact` writes.
@@ -32,12 +35,19 @@ enum class EmitKind { LLVM, Object, Library };
 /// `codegenReport`, one line per loop-nest kernel (an op's loop nest that
 /// got no library call) says whether LLVM's loop vectorizer vectorized it,
 /// with the op's location, then a summary (`disc-compile --report-codegen`).
+/// `progress`, when set, is called with each phase ("translate to LLVM IR",
+/// "LLVM optimization", "code generation", "link") and, in code generation,
+/// the kernels (`disc_kernel_<n>`) whose machine code is emitted so far
+/// and their total, from the threads of the parallel parts.
+using EmitProgressFn =
+    std::function<void(llvm::StringRef phase, int64_t done, int64_t total)>;
 LogicalResult emitModelArtifact(ModuleOp module, llvm::StringRef entryName,
                                 llvm::StringRef outputPath, EmitKind kind,
                                 llvm::StringRef sanitize = {},
                                 TimingScope *timing = nullptr,
                                 unsigned jobs = 0,
-                                llvm::raw_ostream *codegenReport = nullptr);
+                                llvm::raw_ostream *codegenReport = nullptr,
+                                const EmitProgressFn &progress = {});
 
 } // namespace mlir::disc
 

@@ -42,8 +42,11 @@ def DiscAttachMemoryModel : Pass<"disc-attach-memory-model", "ModuleOp"> {
     of library calls. The module gets `disc.memory`: the signature's
     "memory" object (docs/memory.md: symbolic peak bytes, allocation count,
     live bytes per program point) as a dictionary attribute, JSON values
-    mapped one to one (a JSON null is a unit attribute). Fails when the
-    model cannot be built.
+    mapped one to one (a JSON null is a unit attribute). Each top-level op
+    of the entry gets its index in that order as `disc.op` metadata of a
+    FusedLoc in its location (inside the frontend's NameLoc), which the
+    lowering keeps, so disc-insert-trace-points knows the program point of
+    each kernel. Fails when the model cannot be built.
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"disc_entry\"",

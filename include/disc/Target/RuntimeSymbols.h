@@ -54,6 +54,17 @@ inline constexpr llvm::StringLiteral kCheckErrorGlobal =
 inline constexpr llvm::StringLiteral kKernelPrefix = "disc_kernel_";
 /// `disc_parallel_for(body, env, n, min_chunk)` (disc-lower-parallel-calls).
 inline constexpr llvm::StringLiteral kParallelForFn = "disc_parallel_for";
+/// `disc_trace_op(id, phase)` around every kernel and library call
+/// (disc-insert-trace-points); forwards to `disc_ral_context.trace_op`.
+inline constexpr llvm::StringLiteral kTraceOpFn = "disc_trace_op";
+
+/// Module attribute of disc-insert-trace-points: per trace point id, a
+/// dictionary {name, op_type, kind, op} (the signature's "trace_points").
+inline constexpr llvm::StringLiteral kTracePointsAttr = "disc.trace_points";
+/// Location metadata of disc-attach-memory-model: a dictionary with
+/// `disc.op` = the op's index in the memory model's order (its program
+/// point), kept through the lowering in the ops' locations.
+inline constexpr llvm::StringLiteral kOpIndexLocKey = "disc.op";
 
 /// Module attributes of the run-time checks (RuntimeChecks.h): the message
 /// templates indexed by check id, and the count proven at compile time.

@@ -336,8 +336,6 @@ Status parseRematSpec(const json &j, RematSpec *out) {
   auto cands = j.find("candidates");
   if (cands == j.end() || !cands->is_array())
     return bad("'candidates' must be an array");
-  if (cands->empty())
-    return Status::ok();
   auto exprList = [&](const json &a, const std::string &name,
                       std::vector<SizeExpr> *list) -> Status {
     if (!a.is_array())
@@ -350,8 +348,14 @@ Status parseRematSpec(const json &j, RematSpec *out) {
     }
     return Status::ok();
   };
-  if (!j.contains("live_before") || !j.contains("points") ||
-      !j["points"].is_array() || !j.contains("exit_points"))
+  bool lists = j.contains("live_before") && j.contains("points") &&
+               j["points"].is_array() && j.contains("exit_points");
+  // Without candidates the live bytes per program point are optional (the
+  // timeline's prediction, docs/memory.md "Timeline") and `present` stays
+  // false: there is nothing to rematerialize.
+  if (cands->empty() && !lists)
+    return Status::ok();
+  if (!lists)
     return bad("'live_before', 'points' and 'exit_points' are required");
   if (Status s = exprList(j["live_before"], "live_before", &out->liveBefore);
       !s)
@@ -366,6 +370,8 @@ Status parseRematSpec(const json &j, RematSpec *out) {
     return s;
   if (out->points.size() != out->liveBefore.size())
     return bad("'points' and 'live_before' differ in length");
+  if (cands->empty())
+    return Status::ok();
   int64_t n = static_cast<int64_t>(out->points.size());
   for (const json &c : *cands) {
     RematCandidateSpec spec;
@@ -806,6 +812,28 @@ Status Signature::parse(std::string_view text, Signature *out) {
   if (auto remat = root.find("remat"); remat != root.end() && !remat->is_null())
     if (Status s = parseRematSpec(*remat, &sig.remat); !s)
       return s;
+  if (auto points = root.find("trace_points");
+      points != root.end() && !points->is_null()) {
+    if (!points->is_array())
+      return Status::loadFailed("signature: 'trace_points' must be an array");
+    for (const json &p : *points) {
+      if (!p.is_object())
+        return Status::loadFailed(
+            "signature: 'trace_points' entries must be objects");
+      TracePointSpec t;
+      auto str = [&](const char *key, std::string *v) {
+        auto it = p.find(key);
+        if (it != p.end() && it->is_string())
+          *v = it->get<std::string>();
+      };
+      str("name", &t.name);
+      str("op_type", &t.opType);
+      str("kind", &t.kind);
+      if (auto op = p.find("op"); op != p.end() && op->is_number_integer())
+        t.op = op->get<int64_t>();
+      sig.tracePoints.push_back(std::move(t));
+    }
+  }
   if (auto loss = root.find("loss"); loss != root.end() && !loss->is_null()) {
     if (!loss->is_string() || loss->empty())
       return Status::loadFailed("signature: 'loss' must be an output name");

@@ -7,6 +7,7 @@
 #include "Device.h"
 #include "RematRuntime.h"
 #include "RunErrors.h"
+#include "TraceRecorder.h"
 #include "TrackedAllocator.h"
 
 #include <string>
@@ -59,6 +60,16 @@ int32_t RalContext::callModel(disc_model_run_fn fn, void **inputs,
                               void **outputs) {
   runThread_ = std::this_thread::get_id();
   return callGuarded(this, fn, inputs, outputs);
+}
+
+void RalContext::setRecorder(TraceRecorder *recorder) {
+  recorder_ = recorder;
+  ctx_.trace_op = nullptr;
+  if (recorder)
+    ctx_.trace_op = [](void *self, int32_t id, int32_t phase) {
+      if (self && from(self)->recorder_)
+        from(self)->recorder_->tracePoint(id, phase);
+    };
 }
 
 // Only trivially destructible objects live in the frames a longjmp leaves.

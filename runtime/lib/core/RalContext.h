@@ -41,6 +41,7 @@ namespace disc::runtime {
 class Device;
 class RematRuntime;
 class RunErrors;
+class TraceRecorder;
 class TrackedAllocator;
 
 class RalContext {
@@ -57,6 +58,9 @@ public:
   /// thread. Returns the model's status, or -1 when the allocator aborted
   /// the run.
   int32_t callModel(disc_model_run_fn fn, void **inputs, void **outputs);
+  /// Hands the model's trace points to `recorder` (null: the `trace_op`
+  /// entry is NULL and the model calls nothing).
+  void setRecorder(TraceRecorder *recorder);
 
 private:
   friend int32_t callGuarded(RalContext *, disc_model_run_fn, void **, void **);
@@ -87,6 +91,7 @@ private:
   RematRuntime &remat_;
   RunErrors &errors_;
   int32_t numThreads_;
+  TraceRecorder *recorder_ = nullptr;
   disc_ral_context ctx_{};
   // Abort machinery: valid only while `armed_`.
   std::jmp_buf jmp_;

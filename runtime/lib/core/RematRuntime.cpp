@@ -5,6 +5,7 @@
 #include "Device.h"
 #include "RematPlanner.h"
 #include "RunErrors.h"
+#include "TraceRecorder.h"
 #include "TrackedAllocator.h"
 
 namespace disc::runtime {
@@ -59,6 +60,8 @@ int32_t RematRuntime::evict(int32_t id, void *ptr) {
     return 0;
   }
   ++stats_.remat_evictions;
+  if (recorder_)
+    recorder_->instant("evict", id, bytes, pointOf(id, false));
   if (bytes < 0 || !device_.offloads() || !shouldOffload(id))
     return 0;
   // Offload: copy the buffer to host memory before the model frees it.
@@ -74,6 +77,8 @@ int32_t RematRuntime::evict(int32_t id, void *ptr) {
     return 4;
   }
   offloaded_[id] = {host, bytes};
+  if (recorder_)
+    recorder_->instant("offload", id, bytes, pointOf(id, false));
   ++stats_.remat_offloads;
   stats_.remat_bytes_offloaded += bytes;
   stats_.remat_offload_ms += msSince(start);
@@ -124,6 +129,8 @@ int32_t RematRuntime::regenerate(int32_t id) {
     handback_ = p;
     handbackBytes_ = host.second;
     stats_.remat_offload_ms += msSince(start);
+    if (recorder_)
+      recorder_->instant("regenerate", id, host.second, pointOf(id, true));
     return 1;
   }
   {
@@ -133,6 +140,14 @@ int32_t RematRuntime::regenerate(int32_t id) {
         id < static_cast<int32_t>(planner_->profile().candidates.size()))
       stats_.remat_bytes_recomputed += planner_->profile().candidates[id].bytes;
   }
+  if (recorder_)
+    recorder_->instant(
+        "regenerate", id,
+        planner_ && id >= 0 &&
+                id < static_cast<int32_t>(planner_->profile().candidates.size())
+            ? planner_->profile().candidates[id].bytes
+            : -1,
+        pointOf(id, true));
   recomputeStart_[id] = std::chrono::steady_clock::now();
   return 0;
 }
@@ -176,6 +191,14 @@ void RematRuntime::releaseOffloaded() {
   for (auto &entry : offloaded_)
     device_.releaseStaging(entry.second.first);
   offloaded_.clear();
+}
+
+int64_t RematRuntime::pointOf(int32_t id, bool regenerate) const {
+  if (!planner_ || id < 0 ||
+      id >= static_cast<int32_t>(planner_->profile().candidates.size()))
+    return -1;
+  const auto &c = planner_->profile().candidates[id];
+  return regenerate ? c.regenerateBefore : c.evictAfter;
 }
 
 bool RematRuntime::shouldOffload(int32_t id) const {

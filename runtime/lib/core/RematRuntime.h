@@ -43,6 +43,7 @@ namespace disc::runtime {
 class Device;
 class RematPlanner;
 class RunErrors;
+class TraceRecorder;
 class TrackedAllocator;
 
 class RematRuntime {
@@ -86,6 +87,9 @@ public:
   /// Drops the kept buffers (the allocator frees them as live) and frees
   /// the offloaded host copies.
   void releaseAll();
+  /// Reports evictions, offloads and regenerations to `recorder` (null:
+  /// none).
+  void setRecorder(TraceRecorder *recorder) { recorder_ = recorder; }
 
 private:
   /// Whether evicted candidate `id` is offloaded rather than recomputed.
@@ -98,6 +102,10 @@ private:
   SessionStats &stats_;
   RunErrors &errors_;
   RematPlanner *planner_ = nullptr;
+  TraceRecorder *recorder_ = nullptr;
+  /// For the recorder: candidate `id`'s evict_after / regenerate_before
+  /// (-1 without a plan).
+  int64_t pointOf(int32_t id, bool regenerate) const;
   /// The blocks kept at evict points, by candidate id: pointer and bytes.
   std::unordered_map<int32_t, std::pair<void *, int64_t>> retained_;
   /// Host copies of the offloaded candidates, by id: pointer and bytes.

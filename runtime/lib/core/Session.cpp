@@ -20,11 +20,13 @@
 #include "../cpu/LibraryCalls.h"
 #include "Device.h"
 #include "Invocation.h"
+#include "Prediction.h"
 #include "PredictionCache.h"
 #include "RalContext.h"
 #include "RematPlanner.h"
 #include "RematRuntime.h"
 #include "RunErrors.h"
+#include "TraceRecorder.h"
 #include "TrackedAllocator.h"
 
 #include <chrono>
@@ -51,6 +53,14 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   runtime::RematRuntime remat;
   runtime::PredictionCache predictions;
   runtime::RalContext ral;
+  /// The recording of the current run (record_trace) and the last trace.
+  std::unique_ptr<runtime::TraceRecorder> recorder;
+  RunTrace trace;
+  /// Starts recording a run of `inputs` (validated): the predicted live
+  /// bytes per program point from the "remat" entry, when it evaluates.
+  void beginTrace(const std::vector<Tensor> &inputs);
+  /// Stops recording; the trace goes to `trace`.
+  void endTrace();
 
   /// Training state: per signature input, the tensor the session holds
   /// for a state input (empty for the others, and for a state whose
@@ -140,6 +150,50 @@ Status Session::Impl::planRemat(const std::vector<Tensor> &inputs) {
         std::to_string(p->predicted) +
         " bytes with nothing evicted); nothing ran");
   return Status::ok();
+}
+
+void Session::Impl::beginTrace(const std::vector<Tensor> &inputs) {
+  const Signature &sig = exe->signature();
+  std::vector<int64_t> predicted;
+  int64_t numOps = 0;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const Tensor &t : inputs)
+    shapes.push_back(t.shape());
+  std::map<std::string, int64_t> dims;
+  runtime::RematProfile profile;
+  if (!sig.remat.liveBefore.empty() && sig.bindDims(shapes, &dims) &&
+      runtime::rematProfileAt(
+          sig, dims,
+          [this]() -> runtime::cpu::LibraryCalls & { return cpuLibrary(); },
+          &profile)) {
+    numOps = static_cast<int64_t>(profile.liveBefore.size());
+    for (size_t i = 0; i < profile.liveBefore.size(); ++i) {
+      int64_t v = profile.liveBefore[i];
+      for (int64_t p : profile.points[i])
+        v = std::max(v, p);
+      predicted.push_back(v);
+    }
+    int64_t exit = 0;
+    for (int64_t p : profile.exitPoints)
+      exit = std::max(exit, p);
+    predicted.push_back(profile.exitPoints.empty() && !predicted.empty()
+                            ? predicted.back()
+                            : exit);
+  }
+  if (!recorder)
+    recorder = std::make_unique<runtime::TraceRecorder>();
+  recorder->begin(sig, numOps, std::move(predicted), options.memory_limit_bytes,
+                  stats.predicted_peak_bytes);
+  allocator.setRecorder(recorder.get());
+  remat.setRecorder(recorder.get());
+  ral.setRecorder(recorder.get());
+}
+
+void Session::Impl::endTrace() {
+  allocator.setRecorder(nullptr);
+  remat.setRecorder(nullptr);
+  ral.setRecorder(nullptr);
+  trace = recorder->finish(allocator.counters().peakBytes);
 }
 
 void Session::Impl::releaseAll() {
@@ -280,6 +334,7 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &runInputs,
                               std::vector<Tensor> *outputs) {
   const Signature &sig = exe->signature();
   stats = SessionStats();
+  trace = RunTrace();
   // A model with state: the run inputs and the held state tensors.
   std::vector<Tensor> withState;
   if (numStates > 0)
@@ -302,11 +357,15 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &runInputs,
 
   allocator.beginRun();
   errors.reset();
+  if (options.record_trace)
+    beginTrace(inputs);
   auto fn = reinterpret_cast<disc_model_run_fn>(exe->runFunction());
   int32_t rc = ral.callModel(fn, call.inputs(), call.outputs());
   if (rc != 0) {
     // Every buffer the model still holds goes back, and the session stays
     // usable.
+    if (options.record_trace)
+      endTrace();
     Status status = failedCall(rc);
     releaseAll();
     finishStats(0);
@@ -323,6 +382,8 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &runInputs,
               .data();
   std::vector<Tensor> results;
   Status status = call.readOutputs(*device, allocator, &results, inPlace);
+  if (options.record_trace)
+    endTrace();
   // Whatever is still live was leaked by the model, or backs an output we
   // copied (e.g. a strided view of a temporary): free it now, counting only
   // the former as leaks.
@@ -392,6 +453,7 @@ Session &Session::operator=(Session &&other) noexcept {
 }
 
 const SessionStats &Session::stats() const { return impl_->stats; }
+const RunTrace &Session::lastTrace() const { return impl_->trace; }
 const SessionOptions &Session::options() const { return impl_->options; }
 const Executable &Session::executable() const { return *impl_->exe; }
 

@@ -3,6 +3,7 @@
 #include "TrackedAllocator.h"
 
 #include "Device.h"
+#include "TraceRecorder.h"
 
 #include <algorithm>
 #include <iterator>
@@ -121,6 +122,8 @@ void *TrackedAllocator::allocate(int64_t bytes, int64_t alignment,
     if (currentBytes_ > peakBytes_)
       peakBytes_ = currentBytes_;
     ++numAllocs_;
+    if (recorder_)
+      recorder_->allocated(p, bytes, currentBytes_);
   }
   maxPeakBytes_ = std::max(maxPeakBytes_, peakBytes_);
   if (overLimit || outOfMemory) {
@@ -145,6 +148,8 @@ void TrackedAllocator::free(void *ptr) {
     return; // Not ours (or already freed): ignore rather than crash.
   int64_t bytes = it->second;
   currentBytes_ -= bytes;
+  if (recorder_)
+    recorder_->freed(ptr, currentBytes_);
   spareLive_.push_back(live_.extract(it));
   auto block = blockBytes_.find(ptr);
   int64_t size = block == blockBytes_.end() ? bytes : block->second;
@@ -175,6 +180,8 @@ bool TrackedAllocator::handOver(void *block, const char *start, int64_t bytes) {
   if (it == live_.end() || start < base || start + bytes > base + it->second)
     return false;
   currentBytes_ -= it->second;
+  if (recorder_)
+    recorder_->freed(block, currentBytes_);
   heldBytes_ -= blockSize(block, it->second);
   live_.erase(it);
   blockBytes_.erase(block); // The caller owns (and frees) it now.
@@ -213,6 +220,11 @@ void TrackedAllocator::releaseAll() {
   std::lock_guard<std::mutex> lock(mutex_);
   kept_.clear();
   currentBytes_ = 0;
+}
+
+void TrackedAllocator::setRecorder(TraceRecorder *recorder) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  recorder_ = recorder;
 }
 
 void TrackedAllocator::releaseBlockCache() {

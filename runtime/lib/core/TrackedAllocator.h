@@ -51,6 +51,7 @@
 namespace disc::runtime {
 
 class Device;
+class TraceRecorder;
 
 /// Why the allocator refused a request (the last refusal of a run).
 struct AllocRefusal {
@@ -124,6 +125,9 @@ public:
   void releaseAll();
   /// Frees the cached blocks.
   void releaseBlockCache();
+  /// Reports every change of the live bytes to `recorder` (null: none,
+  /// one test per allocation and free).
+  void setRecorder(TraceRecorder *recorder);
 
 private:
   bool useBlockCache() const;
@@ -165,6 +169,7 @@ private:
   int64_t maxPeakBytes_ = 0;
   std::unordered_set<void *> kept_;
   AllocRefusal refusal_;
+  TraceRecorder *recorder_ = nullptr;
 };
 
 } // namespace disc::runtime

@@ -5,6 +5,7 @@
 //   [--output-dir DIR] [--memory-limit BYTES|N%] [--seed S]
 //   [--remat-policy largest|dtr] [--evict-by auto|recompute|offload]
 //   [--threads N] [--steps N] [--load-params DIR] [--save-params DIR]
+//   [--trace FILE.json] [--memory-plot FILE.svg]
 //
 // Exit codes: 0 ok, 1 comparison failed, 2 bad usage / input / load failure,
 // 3 memory limit exceeded, 4 internal or model error. See
@@ -51,6 +52,7 @@ const char *kUsage =
     "                [--remat-policy largest|dtr] [--threads N]\n"
     "                [--evict-by auto|recompute|offload]\n"
     "                [--steps N] [--load-params DIR] [--save-params DIR]\n"
+    "                [--trace FILE.json] [--memory-plot FILE.svg]\n"
     "  --memory-limit N%: N percent of the predicted peak for these inputs\n"
     "        (nothing evicted); a limit below the lowest peak reachable with\n"
     "        every rematerialization candidate evicted exits 3 before running\n"
@@ -71,6 +73,12 @@ const char *kUsage =
     "        dtype or shape, exits 2\n"
     "  --save-params DIR: write the state to DIR/NAME.npy after the last\n"
     "        step (DIR is created)\n"
+    "  --trace FILE.json: the timeline of the last run as a Chrome/Perfetto\n"
+    "        trace (kernels and library calls by ONNX node, live and\n"
+    "        predicted bytes, evict/regenerate/offload events)\n"
+    "  --memory-plot FILE.svg: live bytes of the last run over the program\n"
+    "        points, with the prediction, the limit, the evictions and the\n"
+    "        buffers live at the peak\n"
     "exit codes: 0 ok, 1 comparison failed, 2 bad usage/input/load failure,\n"
     "            3 memory limit exceeded, 4 internal or model error\n";
 
@@ -95,6 +103,9 @@ struct Options {
   int64_t steps = 1;
   std::string loadParams;
   std::string saveParams;
+  /// --trace / --memory-plot: files of the last run's timeline.
+  std::string tracePath;
+  std::string plotPath;
 };
 
 /// An error with the exit code it maps to.
@@ -282,6 +293,12 @@ Failure parseArgs(int argc, char **argv, Options *opts) {
       if (value.empty())
         return usageError("--save-params needs a folder");
       opts->saveParams = value;
+    } else if (key == "--trace") {
+      if ((opts->tracePath = value).empty())
+        return usageError("--trace needs a file");
+    } else if (key == "--memory-plot") {
+      if ((opts->plotPath = value).empty())
+        return usageError("--memory-plot needs a file");
     } else if (key == "--seed") {
       int64_t s;
       if (!parseInt(value, &s))
@@ -616,7 +633,19 @@ int runMain(int argc, char **argv) {
                                 opts.memoryLimitPercent / 100.0));
   }
   sessionOptions.num_threads = static_cast<int32_t>(opts.threads);
+  sessionOptions.record_trace =
+      !opts.tracePath.empty() || !opts.plotPath.empty();
   Session session(exe, sessionOptions);
+  // The timeline of the last run, also of one that failed.
+  auto writeTrace = [&]() -> Failure {
+    if (!opts.tracePath.empty())
+      if (Status s = writeChromeTrace(session.lastTrace(), opts.tracePath); !s)
+        return usageError(s.message());
+    if (!opts.plotPath.empty())
+      if (Status s = writeMemoryPlot(session.lastTrace(), opts.plotPath); !s)
+        return usageError(s.message());
+    return {};
+  };
   if ((!opts.loadParams.empty() || !opts.saveParams.empty()) &&
       sig.numStates() == 0)
     return fail(
@@ -644,6 +673,8 @@ int runMain(int argc, char **argv) {
   for (int64_t r = 0; r < runs; ++r) {
     outputs.clear();
     Status s = session.run(inputs, &outputs);
+    if (!s && sessionOptions.record_trace)
+      (void)writeTrace();
     if (!s)
       return fail({exitCodeFor(s),
                    (opts.steps > 1 ? "step " + std::to_string(r + 1) + ": "
@@ -668,6 +699,9 @@ int runMain(int argc, char **argv) {
     }
   }
   const SessionStats &stats = session.stats();
+  if (sessionOptions.record_trace)
+    if (Failure f = writeTrace())
+      return fail(f);
   if (!opts.saveParams.empty())
     if (Status s = session.saveState(opts.saveParams); !s)
       return fail({exitCodeFor(s), "--save-params: " + s.message()});

@@ -198,6 +198,27 @@ def DiscApproximateMath
   ];
 }
 
+def DiscInsertTracePoints : Pass<"disc-insert-trace-points", "ModuleOp"> {
+  let summary = "Call the runtime's trace entry around kernels and library calls";
+  let description = [{
+    Runs after disc-outline-kernels. Around every call of a kernel
+    (`disc_kernel_<n>`) or a library call (`disc_lib_*`) in the functions
+    that are not kernels, inserts `disc_trace_op(id, 0)` before and
+    `disc_trace_op(id, 1)` after (the model wrapper forwards them to
+    `disc_ral_context.trace_op`, which is NULL unless the session records a
+    trace: a call and one test per trace point). Ids count from 0 in walk
+    order; the module gets `disc.trace_points`, one dictionary per id: `name` (the ONNX node
+    of the call's location, else the callee), `op_type` (the ONNX op type,
+    or ""), `kind` ("kernel" or "library") and `op` (the index of the op in
+    the memory model's order, from the location metadata of
+    disc-attach-memory-model; -1 when unknown). The emitter writes the table
+    into the signature ("trace_points", docs/runtime-abi.md). Allocations
+    stay where they are (docs/memory.md). Reports no errors.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def DiscLowerParallelCalls : Pass<"disc-lower-parallel-calls", "ModuleOp"> {
   let summary = "Call marked kernels through the runtime's parallel_for";
   let description = [{

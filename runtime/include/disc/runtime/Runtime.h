@@ -27,6 +27,7 @@
 #include "disc/runtime/Signature.h"
 #include "disc/runtime/Status.h"
 #include "disc/runtime/Tensor.h"
+#include "disc/runtime/Trace.h"
 
 // What this header included when it declared the whole API itself, so that
 // code relying on it keeps compiling.

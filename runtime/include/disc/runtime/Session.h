@@ -13,6 +13,7 @@
 #include "disc/runtime/Executable.h"
 #include "disc/runtime/Status.h"
 #include "disc/runtime/Tensor.h"
+#include "disc/runtime/Trace.h"
 
 #include <cstdint>
 #include <initializer_list>
@@ -67,6 +68,13 @@ struct SessionOptions {
   /// runtime). 0 = the OpenMP default (OMP_NUM_THREADS, else one per core).
   /// The generated loops run on the calling thread.
   int32_t num_threads = 0;
+  /// Record the timeline of each run (docs/memory.md, "Timeline";
+  /// Session::lastTrace): the kernels and library calls with their ONNX
+  /// nodes, the live bytes after every allocation and free, the predicted
+  /// live bytes per program point and the rematerialization events. Off,
+  /// it costs one test per allocation and a NULL entry the model's trace
+  /// points skip.
+  bool record_trace = false;
 };
 
 /// Statistics of the last `Session::run` (reset at the start of each run).
@@ -196,6 +204,13 @@ public:
   /// The name of the model's loss output (`Signature::loss`); empty when
   /// the model names none.
   const std::string &lossName() const;
+
+  /// The timeline of the last run (successful or not) when
+  /// SessionOptions::record_trace is set; empty otherwise, and for a run
+  /// that failed before the model was called (bad inputs, a memory limit
+  /// below the lowest reachable peak). Write it with
+  /// writeChromeTrace / writeMemoryPlot (disc/runtime/Trace.h).
+  const RunTrace &lastTrace() const;
 
   const SessionStats &stats() const;
   const SessionOptions &options() const;

@@ -154,11 +154,28 @@ struct RematCandidateSpec {
 /// The "remat" entry of the signature: the live bytes of every program
 /// point of a run with nothing evicted (op by op) and the candidates.
 struct RematSpec {
+  /// True when there are candidates. The live bytes per program point may
+  /// be given without (the timeline's prediction).
   bool present = false;
   std::vector<SizeExpr> liveBefore;
   std::vector<std::vector<SizeExpr>> points;
   std::vector<SizeExpr> exitPoints;
   std::vector<RematCandidateSpec> candidates;
+};
+
+/// One trace point of the signature's "trace_points" (ABI v6): a kernel or
+/// library call the compiled code brackets with `trace_op` calls
+/// (docs/memory.md, "Timeline").
+struct TracePointSpec {
+  /// The ONNX node it came from (else the callee's name), and its op type
+  /// ("" when unknown).
+  std::string name;
+  std::string opType;
+  /// "kernel" or "library".
+  std::string kind;
+  /// Index of its op in the memory model's order (the program point of
+  /// RematSpec::liveBefore); -1 when unknown.
+  int64_t op = -1;
 };
 
 /// The parsed `disc_model_signature()` JSON (docs/runtime-abi.md).
@@ -175,6 +192,8 @@ struct Signature {
   std::vector<SymbolSpec> symbols;
   MemorySpec memory;
   RematSpec remat;
+  /// Trace points by id (empty for a model compiled before ABI v6).
+  std::vector<TracePointSpec> tracePoints;
   /// The name of the output holding the training loss; empty when the
   /// model names none.
   std::string loss;

@@ -14,10 +14,10 @@ extern "C" {
 #endif
 
 /// Version 3 added the rematerialization and device entries at the end of
-/// `disc_ral_context`, version 4 `device_check`, version 5 `parallel_for`;
-/// the runtime still loads version 2 to 4 models (they use a prefix of the
-/// context).
-#define DISC_MODEL_ABI_VERSION 5
+/// `disc_ral_context`, version 4 `device_check`, version 5 `parallel_for`,
+/// version 6 `trace_op` and the signature's "trace_points"; the runtime
+/// still loads version 2 to 5 models (they use a prefix of the context).
+#define DISC_MODEL_ABI_VERSION 6
 
 /// Runtime services handed to every `disc_model_run` call. `alloc` returns a
 /// buffer of `bytes` bytes aligned to `alignment` (power of two, >= 16) or
@@ -108,6 +108,12 @@ typedef struct disc_ral_context {
   void (*parallel_for)(void *self,
                        void (*body)(void *env, int64_t lo, int64_t hi),
                        void *env, int64_t n, int64_t min_chunk);
+  /// Trace point (ABI v6, docs/memory.md, "Timeline"): compiled code calls
+  /// it with `phase` 0 right before and 1 right after kernel or library
+  /// call `id` (an index into the signature's "trace_points"). NULL unless
+  /// the session records a trace: the model's wrapper then tests it and
+  /// returns (one call and one test per trace point).
+  void (*trace_op)(void *self, int32_t id, int32_t phase);
 } disc_ral_context;
 
 /// Library call ids (`disc_ral_context.library_call`).
