@@ -219,7 +219,12 @@ py::dict statsDict(const disc::SessionStats &s) {
   return d;
 }
 
-py::dict run(PySession &self, py::handle inputs) {
+py::dict run(PySession &self, py::handle inputs, py::object trace,
+             py::object memoryPlot) {
+  if ((!trace.is_none() || !memoryPlot.is_none()) &&
+      !self.session->options().record_trace)
+    raiseBadInput("Session.run(trace=..., memory_plot=...) needs a session "
+                  "made with record_trace=True");
   const disc::Signature &sig = self.session->executable().signature();
   // The arrays stay referenced here until the run is over.
   std::vector<py::array> arrays;
@@ -258,6 +263,14 @@ py::dict run(PySession &self, py::handle inputs) {
     std::lock_guard<std::mutex> lock(self.mutex);
     status = self.session->run(positional, &outputs);
   }
+  // The timeline is written for a failed run too (what ran before the
+  // error), as disc-run does.
+  if (!trace.is_none())
+    check(disc::writeChromeTrace(self.session->lastTrace(),
+                                 py::str(trace).cast<std::string>()));
+  if (!memoryPlot.is_none())
+    check(disc::writeMemoryPlot(self.session->lastTrace(),
+                                py::str(memoryPlot).cast<std::string>()));
   check(status);
   py::dict result;
   std::vector<int64_t> runOutputs = sig.runOutputs();
@@ -492,8 +505,9 @@ PYBIND11_MODULE(_disc, m) {
   py::class_<PySession>(m, "Session", "Runs of one Executable.")
       .def(py::init([](ExecutablePtr exe, py::object memoryLimit,
                        py::object threads, const std::string &policy,
-                       const std::string &eviction) {
+                       const std::string &eviction, bool recordTrace) {
              disc::SessionOptions o;
+             o.record_trace = recordTrace;
              if (!memoryLimit.is_none())
                o.memory_limit_bytes = memoryLimit.cast<int64_t>();
              if (o.memory_limit_bytes < 0)
@@ -521,8 +535,10 @@ PYBIND11_MODULE(_disc, m) {
            py::arg("executable"), py::arg("memory_limit") = py::none(),
            py::arg("threads") = py::none(),
            py::arg("remat_policy") = "largest-first",
-           py::arg("device_eviction") = "auto", py::keep_alive<1, 2>())
-      .def("run", &run, py::arg("inputs"))
+           py::arg("device_eviction") = "auto", py::arg("record_trace") = false,
+           py::keep_alive<1, 2>())
+      .def("run", &run, py::arg("inputs"), py::arg("trace") = py::none(),
+           py::arg("memory_plot") = py::none())
       .def_property_readonly("stats",
                              [](PySession &s) {
                                std::lock_guard<std::mutex> lock(s.mutex);

@@ -144,6 +144,39 @@ def test_memory_limit(mlp_train_step):
     assert str(minimum) in err.message and str(minimum - 1) in err.message
 
 
+def test_trace_and_memory_plot(mlp_train_step, tmp_path):
+    """Session.run(trace=..., memory_plot=...) under a limit that evicts:
+    the Chrome trace's live-bytes counter peaks at stats['peak_bytes'], it
+    has one evict event per eviction, and the SVG is XML with one marker
+    per eviction (as disc-run --trace/--memory-plot, docs/memory.md)."""
+    import json
+    import xml.etree.ElementTree as ET
+    _, exe = mlp_train_step
+    spec = disc_models.MODELS["mlp_train_step"]
+    inputs = spec["make_inputs"]((4, 512), np.random.default_rng(7))
+    shapes = {n: a.shape for n, a in inputs.items()}
+    limit = (exe.predict_minimum_peak_bytes(shapes) +
+             exe.predict_peak_bytes(shapes)) // 2
+    with pytest.raises(disc.Error) as info:
+        disc.Session(exe).run(inputs, trace=str(tmp_path / "no.json"))
+    assert info.value.status == 2 and "record_trace" in info.value.message
+    sess = disc.Session(exe, memory_limit=limit, record_trace=True)
+    trace, plot = tmp_path / "t.json", tmp_path / "m.svg"
+    sess.run(inputs, trace=str(trace), memory_plot=str(plot))
+    stats = sess.stats
+    assert stats["evictions"] > 0
+    events = json.loads(trace.read_text())["traceEvents"]
+    slices = [e for e in events if e["ph"] == "X"]
+    assert slices and all("dur" in e and "ts" in e for e in slices)
+    live = [e["args"]["live"] for e in events
+            if e["ph"] == "C" and e["name"] == "live bytes"]
+    assert live and max(live) == stats["peak_bytes"]
+    evicts = [e for e in events if e["ph"] == "i" and e["name"] == "evict"]
+    assert len(evicts) == stats["evictions"]
+    root = ET.parse(plot).getroot()
+    assert root.tag.endswith("svg")
+
+
 # --------------------------------------------------------------------------
 # Errors.
 # --------------------------------------------------------------------------
