@@ -73,6 +73,7 @@ void mlir::disc::getCompilePipelineOptions(const CompileOptions &options,
   pipeline.dims = ArrayRef<std::string>(options.dims);
   pipeline.forceDynamic = options.forceDynamic;
   pipeline.fusion = options.fusion;
+  pipeline.recomputeElementwise = options.recomputeElementwise;
   pipeline.schedule = options.memorySchedule;
   pipeline.remat = options.remat;
   pipeline.rematMaxOps = options.rematMaxOps;

@@ -38,14 +38,23 @@ void mlir::disc::buildDiscCompilePipeline(
   // The op order is chosen before the memory model is built, so that it
   // describes the order that runs; fusion decisions come first, so the
   // schedule and the memory model see the fused graph.
+  // Cheap elementwise values read again long after they are made (the
+  // backward pass) are recomputed there from values live anyway, before
+  // fusion fuses the copies into their readers.
+  if (options.recomputeElementwise)
+    pm.addPass(createDiscRecomputeElementwise());
   if (options.fusion)
     pm.addPass(createDiscFusionPass());
-  if (options.schedule)
-    pm.addPass(createDiscMemorySchedule());
+  CompileTarget target = options.target;
+  bool inPlaceState = options.inPlaceState && target == CompileTarget::Cpu;
+  if (options.schedule) {
+    DiscMemoryScheduleOptions schedule;
+    schedule.inPlaceState = inPlaceState;
+    pm.addPass(createDiscMemorySchedule(schedule));
+  }
   // Library calls and their post-ops are marked on the final order, so the
   // memory model sees them (docs/memory.md). CUDA: cuBLAS/cuDNN; the
   // emulated kernels (cuda-emulate) run MatMul/Conv as generated loops.
-  CompileTarget target = options.target;
   std::string libraryCalls = "none";
   if (options.libraryCalls == LibraryCallMode::OneDnn)
     libraryCalls = target == CompileTarget::Cpu    ? "onednn"
@@ -59,7 +68,7 @@ void mlir::disc::buildDiscCompilePipeline(
     pm.addPass(createDiscReportLibraryCalls());
   // Training state updated in its own buffers where the final order allows
   // (the CPU session passes its state buffers to the model as they are).
-  if (options.inPlaceState && target == CompileTarget::Cpu)
+  if (inPlaceState)
     pm.addPass(createDiscMarkInPlaceState());
   if (emit == EmitStage::Memory)
     return;

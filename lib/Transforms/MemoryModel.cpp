@@ -1264,6 +1264,31 @@ LogicalResult mlir::disc::printMemory(ModuleOp module, StringRef entry,
      << (predictable ? std::string("")
                      : "; not predictable from input shapes: " + reason)
      << "\n";
+  // The buffers live at the first peak point, largest first (what a
+  // PyTorch memory snapshot shows at its peak): the bytes, the op that
+  // allocates the buffer and its last use.
+  if (!peak)
+    return success();
+  std::optional<unsigned> peakAt;
+  for (auto [e, at] : llvm::zip(p.peakCandidates, p.peakCandidatePoints))
+    if (mm.evaluate(e, likely) == peak && (!peakAt || at < *peakAt))
+      peakAt = at;
+  if (!peakAt || *peakAt >= p.order.size())
+    return success();
+  SmallVector<std::pair<int64_t, const BufferLiveRange *>> live;
+  for (const BufferLiveRange &b : p.buffers)
+    if (b.def <= *peakAt && b.lastUse >= *peakAt)
+      live.push_back({mm.evaluate(b.bytes, likely).value_or(-1), &b});
+  llvm::stable_sort(live, [](auto &a, auto &b) { return a.first > b.first; });
+  os << "live at the peak (#" << *peakAt << "), largest first:\n";
+  for (auto [bytes, b] : live) {
+    Operation *def = p.order[b->def];
+    os << "  " << bytes << "  #" << b->def << " "
+       << def->getName().getStringRef();
+    if (auto n = dyn_cast<NameLoc>(def->getLoc()))
+      os << " (" << n.getName().getValue() << ")";
+    os << "  last use #" << b->lastUse << "\n";
+  }
   return success();
 }
 

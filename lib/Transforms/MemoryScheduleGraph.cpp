@@ -18,7 +18,8 @@ static bool isZero(AffineExpr e) {
 }
 
 OpScheduleGraph mlir::disc::buildOpScheduleGraph(func::FuncOp func,
-                                                 MemoryModel &model) {
+                                                 MemoryModel &model,
+                                                 bool inPlaceStateUpdates) {
   OpScheduleGraph sg;
   Block &block = func.getBody().front();
   // One node per op; an op whose lowering makes padded copies of its
@@ -74,10 +75,31 @@ OpScheduleGraph mlir::disc::buildOpScheduleGraph(func::FuncOp func,
     }
   }
 
+  // A copy made by disc-recompute-elementwise runs right before its reader
+  // (the first step of it, when it has two), unless it is fused into it.
+  for (unsigned v = 0; v < n; ++v) {
+    Operation *op = sg.ops[v];
+    if (!op || !op->hasAttr(kRecomputeCopyAttrName) || isFusedProducer(op) ||
+        op->getNumResults() != 1 || !op->getResult(0).hasOneUse())
+      continue;
+    Operation *user =
+        block.findAncestorOpInBlock(**op->getResult(0).getUsers().begin());
+    if (!user || user == terminator)
+      continue;
+    user = getFusionRoot(user);
+    auto pre = preIndex.find(user);
+    unsigned to = pre != preIndex.end() ? pre->second : index.lookup(user);
+    if (sg.graph.gluedTo[v] < 0)
+      sg.graph.gluedTo[v] = to;
+  }
+
   // A state update comes after the other readers of the old state, so
   // that it can be written into the state's buffer (InPlaceState.h;
   // findStateUpdates leaves out the updates for which this adds a cycle).
+  llvm::DenseSet<Operation *> writesState;
   for (const StateUpdate &u : findStateUpdates(func)) {
+    if (inPlaceStateUpdates)
+      writesState.insert(u.op);
     unsigned to = index.lookup(u.op);
     for (Operation *r : stateReaders(u)) {
       auto it = index.find(r);
@@ -103,6 +125,9 @@ OpScheduleGraph mlir::disc::buildOpScheduleGraph(func::FuncOp func,
     for (const ResultMemory &r : m.results) {
       switch (r.kind) {
       case BufferKind::Alloc:
+        // Written into the state's buffer (an input's: not allocated).
+        if (writesState.contains(op))
+          break;
         allocOf[r.value] = sg.graph.addAlloc(r.bytes, v, {});
         break;
       case BufferKind::View:

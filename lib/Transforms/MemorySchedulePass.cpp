@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "disc/Analysis/MemorySchedule.h"
 #include "disc/Transforms/Fusion.h"
+#include "disc/Transforms/InPlaceState.h"
 #include "disc/Transforms/MemoryScheduleGraph.h"
 #include "disc/Transforms/Passes.h"
 #include "disc/Transforms/ShapeAnalysis.h"
@@ -25,6 +26,82 @@ namespace mlir::disc {
 
 using namespace mlir;
 using namespace mlir::disc;
+
+/// Moves each training state update that disc-mark-in-place-state may
+/// write into its state's buffer (findStateUpdates), with its fused
+/// producers, to right after the last op it depends on: the definitions of
+/// its operands and the other readers of its state. Written in place it
+/// allocates nothing, and the gradient it reads dies there instead of at
+/// its old position, so no program point's live bytes grow (an optimizer
+/// step applied as soon as each gradient is complete, as PyTorch's
+/// optimizer-in-backward hooks do).
+static void hoistStateUpdates(func::FuncOp func) {
+  Block &block = func.getBody().front();
+  for (const StateUpdate &u : findStateUpdates(func)) {
+    // The update and its fused producers, contiguous (sinkFusedProducers).
+    SmallVector<Operation *> group{u.op};
+    for (Operation *p = u.op->getPrevNode();
+         p && isFusedProducer(p) && getFusionRoot(p) == u.op;
+         p = p->getPrevNode())
+      group.push_back(p);
+    std::reverse(group.begin(), group.end());
+    llvm::DenseSet<Operation *> inGroup(group.begin(), group.end());
+    Operation *last = nullptr;
+    auto dependsOn = [&](Operation *op) {
+      if (op && !inGroup.contains(op) && (!last || last->isBeforeInBlock(op)))
+        last = op;
+    };
+    // Constants (the learning rate) come along: moved when only the group
+    // reads them, else copied.
+    SmallVector<Operation *> constants;
+    for (Operation *g : group)
+      g->walk([&](Operation *inner) {
+        for (Value v : inner->getOperands()) {
+          Operation *def = v.getDefiningOp();
+          if (!def)
+            continue;
+          Operation *top = block.findAncestorOpInBlock(*def);
+          if (top && top->hasTrait<OpTrait::ConstantLike>() &&
+              top->getNumOperands() == 0) {
+            if (!llvm::is_contained(constants, top))
+              constants.push_back(top);
+            continue;
+          }
+          dependsOn(top);
+        }
+      });
+    for (Operation *r : stateReaders(u))
+      dependsOn(r);
+    if (!last || !last->isBeforeInBlock(group.front()))
+      continue;
+    // Each moved op goes right after the previous one, from `last` on.
+    Operation *anchor = last;
+    for (Operation *c : constants) {
+      if (!last->isBeforeInBlock(c))
+        continue;
+      if (llvm::all_of(c->getUsers(), [&](Operation *user) {
+            return inGroup.contains(block.findAncestorOpInBlock(*user));
+          })) {
+        c->moveAfter(anchor);
+        anchor = c;
+        continue;
+      }
+      OpBuilder b(c->getContext());
+      b.setInsertionPointAfter(anchor);
+      Operation *copy = b.clone(*c);
+      c->getResult(0).replaceUsesWithIf(
+          copy->getResult(0), [&](OpOperand &use) {
+            return inGroup.contains(
+                block.findAncestorOpInBlock(*use.getOwner()));
+          });
+      anchor = copy;
+    }
+    for (Operation *g : group) {
+      g->moveAfter(anchor);
+      anchor = g;
+    }
+  }
+}
 
 namespace {
 struct MemorySchedulePass
@@ -43,7 +120,7 @@ struct MemorySchedulePass
       FunctionMemory fm(func, ranges);
       ShapeAnalysis &analysis = *fm.shapes;
       MemoryModel &model = *fm.model;
-      OpScheduleGraph sg = buildOpScheduleGraph(func, model);
+      OpScheduleGraph sg = buildOpScheduleGraph(func, model, inPlaceState);
       if (sg.ops.size() < 2)
         continue;
       ScheduleResult r = scheduleForMemory(sg.graph, analysis.getSolver());
@@ -53,6 +130,8 @@ struct MemorySchedulePass
         if (Operation *op = sg.ops[id]) // null: an op's first step
           op->moveBefore(terminator);
       sinkFusedProducers(block);
+      if (inPlaceState)
+        hoistStateUpdates(func);
       if (remarks) {
         std::string msg;
         llvm::raw_string_ostream os(msg);

@@ -37,7 +37,7 @@ _PLAIN_OPTIONS = {
     "report_codegen": bool, "compile_jobs": int, "train": bool,
     "loss": str, "optimizer": str, "lr": float, "momentum": float,
     "weight_decay": float, "beta1": float, "beta2": float, "eps": float,
-    "in_place_state": bool,
+    "in_place_state": bool, "recompute_elementwise": bool,
 }
 
 

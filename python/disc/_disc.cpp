@@ -321,6 +321,8 @@ void compileModel(py::kwargs kw) {
       o.timing = v.cast<bool>();
     else if (key == "fusion")
       o.fusion = v.cast<bool>();
+    else if (key == "recompute_elementwise")
+      o.recomputeElementwise = v.cast<bool>();
     else if (key == "report_codegen")
       o.reportCodegen = v.cast<bool>();
     else if (key == "compile_jobs")

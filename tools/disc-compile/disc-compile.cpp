@@ -131,6 +131,12 @@ static cl::opt<bool, true>
            cl::desc("Fuse elementwise producers into their single consumer "
                     "(disc-fusion, docs/memory.md; default true)"),
            cl::location(options.fusion), cl::cat(cat));
+static cl::opt<bool, true> recomputeElementwise(
+    "recompute-elementwise",
+    cl::desc("Recompute cheap elementwise values at their distant uses from "
+             "values live there anyway instead of keeping them "
+             "(disc-recompute-elementwise, docs/memory.md; default true)"),
+    cl::location(options.recomputeElementwise), cl::cat(cat));
 static cl::opt<bool, true> reportCodegen(
     "report-codegen",
     cl::desc("Print to stderr every loop-nest kernel (an op that got no "

@@ -79,6 +79,8 @@ struct CompileOptions {
   bool timing = false;
   /// disc-fusion (`--fusion`).
   bool fusion = true;
+  /// disc-recompute-elementwise (`--recompute-elementwise`).
+  bool recomputeElementwise = true;
   /// Kernel and library-call report on stderr (`--report-codegen`).
   bool reportCodegen = false;
   /// Threads compiling the LLVM module (0: one per hardware thread).

@@ -81,6 +81,10 @@ struct CompilePipelineOptions
       llvm::cl::init(false)};
   Option<bool> fusion{*this, "fusion", llvm::cl::desc("Run disc-fusion"),
                       llvm::cl::init(true)};
+  Option<bool> recomputeElementwise{
+      *this, "recompute-elementwise",
+      llvm::cl::desc("Run disc-recompute-elementwise (before disc-fusion)"),
+      llvm::cl::init(true)};
   Option<bool> schedule{*this, "schedule",
                         llvm::cl::desc("Run disc-memory-schedule"),
                         llvm::cl::init(true)};

@@ -25,6 +25,12 @@ class ShapeAnalysis;
 /// Unit attribute on a fused producer (a disc op, then its linalg.generic).
 inline constexpr llvm::StringLiteral kFusedAttrName = "disc.fused";
 
+/// Unit attribute on the ops that disc-recompute-elementwise copied to a
+/// distant reader: disc-memory-schedule keeps such a copy right before its
+/// reader (the copy exists to make its buffer short-lived).
+inline constexpr llvm::StringLiteral kRecomputeCopyAttrName =
+    "disc.recompute_copy";
+
 /// True when `op` is a fused producer (disc-fusion).
 inline bool isFusedProducer(Operation *op) {
   return op->hasAttr(kFusedAttrName);

@@ -35,8 +35,14 @@ bool orderStateUpdatesAfterReaders(func::FuncOp func);
 
 /// Builds the graph of `func`'s single block (terminator excluded) from
 /// `model` (MemoryModel.h); sizes are expressions over the symbols of the
-/// model's shape analysis (and its solver).
-OpScheduleGraph buildOpScheduleGraph(func::FuncOp func, MemoryModel &model);
+/// model's shape analysis (and its solver). With `inPlaceStateUpdates`
+/// (the target writes state updates into the state's buffers,
+/// disc-mark-in-place-state), the update of findStateUpdates allocates
+/// nothing, so that an order that runs it as soon as its state's other
+/// readers are done frees the gradient it reads there instead of at the
+/// end of the step.
+OpScheduleGraph buildOpScheduleGraph(func::FuncOp func, MemoryModel &model,
+                                     bool inPlaceStateUpdates = false);
 
 } // namespace mlir::disc
 

@@ -77,6 +77,43 @@ def DiscFusion : Pass<"disc-fusion", "ModuleOp"> {
   }];
 }
 
+def DiscRecomputeElementwise
+    : Pass<"disc-recompute-elementwise", "ModuleOp"> {
+  let summary = "Recompute cheap elementwise values at their distant uses";
+  let description = [{
+    Runs on the disc dialect before disc-fusion (docs/memory.md,
+    "Recomputing cheap values"). For each pure elementwise op whose result
+    has uses separated by a gap of at least `min-gap` ops (the forward and
+    the backward pass of a training step), the uses after the largest gap
+    read a copy of the op made right before each of them instead of the
+    kept result, when the copies can read only values that are live at the
+    distant uses anyway: block arguments, constants, values read at the
+    last distant use or at most 8 ops before it. A leaf that is not live
+    there is recomputed too when it is itself a cheap elementwise op, up to
+    `max-ops` ops in all. No live range grows by more than those few ops
+    while the value's own buffer dies at its last near use, and the copies
+    compute the same bits. Each distant user gets its own copy (disc-fusion then fuses
+    it into an elementwise or reduction user), or one copy before the first
+    when there are more than 4. Values returned by the function, used in
+    nested regions, or static and smaller than 256 elements are left alone.
+    The source of the idea: Chen et al., "Training Deep Nets with Sublinear
+    Memory Cost" (2016), recomputing cheap ops instead of storing them.
+    Reports no errors.
+  }];
+  let options = [
+    Option<"minGap", "min-gap", "unsigned", /*default=*/"16",
+           "Fewest ops between the last near use and the first distant use">,
+    Option<"maxOps", "max-ops", "unsigned", /*default=*/"1",
+           "Most ops recomputed for one value (more lowers the peak "
+           "further but can raise the minimum peak that rematerialization "
+           "reaches, docs/memory.md)">,
+  ];
+  let statistics = [
+    Statistic<"numRecomputed", "num-recomputed",
+              "Values recomputed at their distant uses">,
+  ];
+}
+
 def DiscMemorySchedule : Pass<"disc-memory-schedule", "ModuleOp"> {
   let summary = "Reorder ops to lower the symbolic peak memory";
   let description = [{
@@ -98,6 +135,10 @@ def DiscMemorySchedule : Pass<"disc-memory-schedule", "ModuleOp"> {
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Emit a remark per function naming the chosen heuristic and the "
            "peak of every candidate at the sample point">,
+    Option<"inPlaceState", "in-place-state", "bool", /*default=*/"false",
+           "Count a training state update that disc-mark-in-place-state "
+           "may write into the state's buffer as allocating nothing, so "
+           "that running it early frees its gradient">,
   ];
   let dependentDialects = ["::mlir::disc_shape::DiscShapeDialect"];
 }
