@@ -98,6 +98,9 @@ void mlir::disc::buildDiscCpuLoopsToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createDiscInsertTracePoints());
   if (parallelKernels)
     pm.addPass(createDiscParallelizeKernels());
+  // One function per distinct loop nest: repeated blocks of a network are
+  // optimized and compiled once (the calls keep their own locations).
+  pm.addPass(createDiscDedupeKernels());
   pm.addNestedPass<func::FuncOp>(createDiscReassociateReductions());
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
