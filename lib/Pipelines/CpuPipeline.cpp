@@ -106,6 +106,9 @@ void mlir::disc::buildDiscCpuLoopsToLLVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addNestedPass<func::FuncOp>(createDiscApproximateMath());
   pm.addPass(createLowerAffinePass());
+  // The entry function's inline checks in linear time (convert-scf-to-cf
+  // is quadratic in their number); the kernels' loops are left to it.
+  pm.addPass(createDiscLowerTopLevelIfs());
   pm.addPass(createSCFToControlFlowPass());
   HostToLLVMOptions host;
   host.parallelCalls = parallelKernels;

@@ -28,17 +28,23 @@ using namespace mlir;
 
 /// A hash of everything `sameKernel` compares: the function type, the
 /// discardable attributes and every op of the body (name, attributes,
-/// properties, result types; operands and locations ignored).
+/// properties, result types, and which earlier value each operand is, by
+/// the order in which values are first seen; locations ignored).
 static llvm::hash_code kernelHash(func::FuncOp kernel) {
   llvm::hash_code hash =
       llvm::hash_combine(kernel.getFunctionType(),
                          kernel->getDiscardableAttrDictionary(),
                          kernel.getArgAttrsAttr(), kernel.getResAttrsAttr());
-  kernel.getBody().walk([&](Operation *op) {
+  llvm::DenseMap<Value, unsigned> numbers;
+  for (BlockArgument arg : kernel.getArguments())
+    numbers.try_emplace(arg, numbers.size());
+  auto number = [&](Value v) -> llvm::hash_code {
+    return numbers.try_emplace(v, numbers.size()).first->second;
+  };
+  kernel.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
     hash = llvm::hash_combine(
         hash, OperationEquivalence::computeHash(
-                  op, OperationEquivalence::ignoreHashValue,
-                  OperationEquivalence::ignoreHashValue,
+                  op, number, OperationEquivalence::ignoreHashValue,
                   OperationEquivalence::IgnoreLocations));
   });
   return hash;
@@ -68,10 +74,13 @@ struct DedupeKernelsPass
     // A kernel referenced other than by a func.call (outlining and
     // parallelization create nothing else) keeps its own function.
     llvm::StringSet<> pinned;
-    if (auto uses = SymbolTable::getSymbolUses(&module.getBodyRegion()))
-      for (const SymbolTable::SymbolUse &use : *uses)
-        if (!isa<func::CallOp>(use.getUser()))
-          pinned.insert(use.getSymbolRef().getRootReference());
+    module.walk([&](Operation *op) {
+      if (isa<func::CallOp>(op))
+        return;
+      for (NamedAttribute attr : op->getAttrs())
+        if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue()))
+          pinned.insert(ref.getValue());
+    });
     llvm::DenseMap<llvm::hash_code, SmallVector<func::FuncOp, 1>> groups;
     llvm::StringMap<func::FuncOp> replacement;
     SmallVector<func::FuncOp> duplicates;

@@ -200,6 +200,26 @@ def DiscDedupeKernels : Pass<"disc-dedupe-kernels", "ModuleOp"> {
   ];
 }
 
+def DiscLowerTopLevelIfs : Pass<"disc-lower-top-level-ifs", "ModuleOp"> {
+  let summary = "Lower the scf.if ops of function bodies to branches in linear time";
+  let description = [{
+    Every `scf.if` without results whose parent is a `func.func` (in the
+    model's entry function: the run-time checks that stay inline, see
+    `disc-outline-kernels`) becomes `cf.cond_br` to its then (and else)
+    blocks, which branch to the rest of the block, as `convert-scf-to-cf`
+    does; nested regions are left to `convert-scf-to-cf`.
+
+    The ifs of a block are lowered from the last to the first, so each
+    split moves only the ops up to the previous one: linear in the size of
+    the function. `convert-scf-to-cf` splits the block at every `scf.if`
+    through the dialect conversion, which moves every later op one by one
+    and records each move to be able to roll it back: quadratic time and
+    memory in the number of checks of a large graph (docs/performance.md,
+    "Compile time"). Reports no errors.
+  }];
+  let dependentDialects = ["::mlir::cf::ControlFlowDialect"];
+}
+
 def DiscReassociateReductions
     : Pass<"disc-reassociate-reductions", "::mlir::func::FuncOp"> {
   let summary = "Allow reassociation on the combiners of float reductions";
