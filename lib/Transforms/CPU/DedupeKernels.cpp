@@ -31,10 +31,9 @@ using namespace mlir;
 /// properties, result types, and which earlier value each operand is, by
 /// the order in which values are first seen; locations ignored).
 static llvm::hash_code kernelHash(func::FuncOp kernel) {
-  llvm::hash_code hash =
-      llvm::hash_combine(kernel.getFunctionType(),
-                         kernel->getDiscardableAttrDictionary(),
-                         kernel.getArgAttrsAttr(), kernel.getResAttrsAttr());
+  llvm::hash_code hash = llvm::hash_combine(
+      kernel.getFunctionType(), kernel->getDiscardableAttrDictionary(),
+      kernel.getArgAttrsAttr(), kernel.getResAttrsAttr());
   llvm::DenseMap<Value, unsigned> numbers;
   for (BlockArgument arg : kernel.getArguments())
     numbers.try_emplace(arg, numbers.size());
@@ -42,10 +41,10 @@ static llvm::hash_code kernelHash(func::FuncOp kernel) {
     return numbers.try_emplace(v, numbers.size()).first->second;
   };
   kernel.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
-    hash = llvm::hash_combine(
-        hash, OperationEquivalence::computeHash(
-                  op, number, OperationEquivalence::ignoreHashValue,
-                  OperationEquivalence::IgnoreLocations));
+    hash = llvm::hash_combine(hash, OperationEquivalence::computeHash(
+                                        op, number,
+                                        OperationEquivalence::ignoreHashValue,
+                                        OperationEquivalence::IgnoreLocations));
   });
   return hash;
 }
