@@ -24,7 +24,10 @@ hand-written backward and SGD update; 51 layers give 13,216 ONNX nodes,
 OCR-like model out.
 The table then has the rows of the memory schedule, the memory model and
 the remat candidates as `--timing` names them (DiscMemorySchedule,
-DiscAttachMemoryModel, DiscAttachRemat).
+DiscAttachMemoryModel, DiscAttachRemat). Every table ends with the pass
+groups (rows starting with "="): the memory schedule plus the memory
+model, and LLVM's O3 plus code generation (wall seconds), then the CPU
+seconds (user + system) and the maximum resident set size of the compile.
 
     /usr/bin/python3 benchmarks/compile_time.py --bin-dir build/bin \\
         --only-large --swin --train-layers 51 --repeat 1 --extra=--emit=linalg
@@ -154,6 +157,14 @@ PHASE = re.compile(r"^\s*(?:[\d.]+\s+\(\s*[\d.]+%\)\s+)?([\d.]+)\s+\(\s*[\d.]+%\
 
 
 RSS = "max RSS (MB)"
+CPU = "CPU s (user + sys)"
+# Pass groups, summed over the --timing rows whose names start with these.
+GROUPS = {
+    "= memory schedule + memory model": ("DiscMemorySchedule",
+                                         "DiscAttachMemoryModel"),
+    "= LLVM O3 + code generation": ("LLVM optimization (O3)",
+                                    "machine code emission", "split into"),
+}
 
 
 def compile_once(binary, model, out, extra):
@@ -169,13 +180,21 @@ def compile_once(binary, model, out, extra):
     if proc.returncode != 0:
         sys.exit(f"disc-compile failed on {model}:\n{stderr}")
     phases = {RSS: usage.ru_maxrss / 1024}  # KiB on Linux
+    phases[CPU] = usage.ru_utime + usage.ru_stime
+    groups = dict.fromkeys(GROUPS, 0.0)
     for line in stderr.splitlines():
         m = PHASE.match(line)
-        if m and not line.startswith("    " * 3):
-            name = m.group(2).strip()
+        if not m:
+            continue
+        name = m.group(2).strip()
+        for group, prefixes in GROUPS.items():
+            if name.startswith(prefixes):
+                groups[group] += float(m.group(1))
+        if not line.startswith("    " * 3):
             if line.startswith("      "):
                 name = "  " + name
             phases.setdefault(name, float(m.group(1)))
+    phases.update(groups)
     return phases
 
 
@@ -228,8 +247,9 @@ def main():
             for k in r:
                 if k not in names:
                     names.append(k)
-    names.remove(RSS)
-    names.append(RSS)
+    for k in list(GROUPS) + [CPU, RSS]:
+        names.remove(k)
+        names.append(k)
     print("\n| phase (median wall s) | " + " | ".join(results) + " |")
     print("|---|" + "---|" * len(results))
     for k in names:

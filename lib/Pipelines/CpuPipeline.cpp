@@ -98,11 +98,17 @@ void mlir::disc::buildDiscCpuLoopsToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createDiscInsertTracePoints());
   if (parallelKernels)
     pm.addPass(createDiscParallelizeKernels());
+  // One function per distinct loop nest: repeated blocks of a network are
+  // optimized and compiled once (the calls keep their own locations).
+  pm.addPass(createDiscDedupeKernels());
   pm.addNestedPass<func::FuncOp>(createDiscReassociateReductions());
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addNestedPass<func::FuncOp>(createDiscApproximateMath());
   pm.addPass(createLowerAffinePass());
+  // The entry function's inline checks in linear time (convert-scf-to-cf
+  // is quadratic in their number); the kernels' loops are left to it.
+  pm.addPass(createDiscLowerTopLevelIfs());
   pm.addPass(createSCFToControlFlowPass());
   HostToLLVMOptions host;
   host.parallelCalls = parallelKernels;

@@ -167,6 +167,59 @@ def DiscParallelizeKernels : Pass<"disc-parallelize-kernels", "ModuleOp"> {
   ];
 }
 
+def DiscDedupeKernels : Pass<"disc-dedupe-kernels", "ModuleOp"> {
+  let summary = "Call one function for every set of identical kernels";
+  let description = [{
+    Runs after `disc-outline-kernels` (and `disc-parallelize-kernels`).
+    Kernels `disc_kernel_<n>` whose bodies are structurally identical (the
+    same ops in the same order with the same operand structure, result and
+    argument types, attributes and properties; locations are ignored), with
+    the same function type and the same discardable attributes
+    (`disc.noalias_params`, `disc.parallel`), become one function: every
+    call of a duplicate calls the kernel with the lowest number instead, and
+    the duplicates are erased. Sizes are not compared beyond the types: a
+    dynamic dim is an argument, so two nodes of different dynamic sizes
+    share one kernel.
+
+    The calls keep their own locations, so the trace points
+    (`disc-insert-trace-points`) and `--report-codegen` still name each
+    call's ONNX node. A run-time check inside a kernel passes its own
+    message id as a constant, so kernels of nodes with checks stay apart
+    and a failing check names its node. Candidates are grouped by a hash of
+    the body (OperationEquivalence::computeHash), then compared with
+    OperationEquivalence::isRegionEquivalentTo.
+
+    Repeated blocks of a network (Transformer layers, ResNet stages at one
+    width) lower to the same loop nests, and LLVM's optimizer and code
+    generator then compile each distinct one once (docs/performance.md,
+    "Compile time"). Reports no errors.
+  }];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "Kernels before the merge">,
+    Statistic<"numDistinct", "distinct", "Kernels after the merge">
+  ];
+}
+
+def DiscLowerTopLevelIfs : Pass<"disc-lower-top-level-ifs", "ModuleOp"> {
+  let summary = "Lower the scf.if ops of function bodies to branches in linear time";
+  let description = [{
+    Every `scf.if` without results whose parent is a `func.func` (in the
+    model's entry function: the run-time checks that stay inline, see
+    `disc-outline-kernels`) becomes `cf.cond_br` to its then (and else)
+    blocks, which branch to the rest of the block, as `convert-scf-to-cf`
+    does; nested regions are left to `convert-scf-to-cf`.
+
+    The ifs of a block are lowered from the last to the first, so each
+    split moves only the ops up to the previous one: linear in the size of
+    the function. `convert-scf-to-cf` splits the block at every `scf.if`
+    through the dialect conversion, which moves every later op one by one
+    and records each move to be able to roll it back: quadratic time and
+    memory in the number of checks of a large graph (docs/performance.md,
+    "Compile time"). Reports no errors.
+  }];
+  let dependentDialects = ["::mlir::cf::ControlFlowDialect"];
+}
+
 def DiscReassociateReductions
     : Pass<"disc-reassociate-reductions", "::mlir::func::FuncOp"> {
   let summary = "Allow reassociation on the combiners of float reductions";
