@@ -62,6 +62,32 @@ def DiscGpuPrepareLinalg
   ];
 }
 
+def DiscGpuFuseParallelLoops
+    : Pass<"disc-gpu-fuse-parallel-loops", "::mlir::func::FuncOp"> {
+  let summary = "Fuse adjacent scf.parallel nests over the same iteration "
+                "space into one (one kernel)";
+  let description = [{
+    Runs after `convert-linalg-to-parallel-loops` (and CSE, so that equal
+    bounds are the same values), before `disc-gpu-tile-parallel-loops`.
+    First, every `scf.parallel` outside another one loses its dimensions
+    of one iteration (constant bounds and step), the induction variable
+    replaced by the lower bound, keeping at least one dimension: a
+    keep-dims reduction's init fill (a loop over the output's unit dim)
+    and the reduction (whose output map has a constant 0 there) then have
+    the same loops, and a one-iteration loop of `disc-gpu-prepare-linalg`
+    stays a loop (one thread). Then upstream's `naivelyFuseParallelOps`
+    (the algorithm of `scf-parallel-loop-fusion`, with MLIR's alias
+    analysis) fuses adjacent nests with the same bounds and steps when
+    the second reads what the first wrote only at the same indices: a
+    reduction's fill and the reduction, an in-place elementwise epilogue
+    over the same rows. Only adjacent nests fuse: an allocation, a
+    deallocation or a call between two ends the chain, so the allocation
+    order, and with it the memory model's peak, stays (docs/cuda.md,
+    "Fusion on the GPU"). Reports no errors.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
 def DiscGpuTileParallelLoops
     : Pass<"disc-gpu-tile-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "Collapse outermost scf.parallel nests to 1-D and tile them "
