@@ -83,6 +83,8 @@ def main(argv=None):
     ap.add_argument("--arch", default="sm_80")
     ap.add_argument("--compile-arg", action="append", default=[])
     ap.add_argument("--json", help="write the table as JSON here")
+    ap.add_argument("--reuse", action="store_true",
+                    help="use MODEL.ARCH.so in --work-dir when it exists")
     ap.add_argument("--check-syncs", action="store_true",
                     help="fail when a run has syncs > 1 + host reads")
     ap.add_argument("models", nargs="+")
@@ -102,8 +104,9 @@ def main(argv=None):
         so = os.path.join(args.work_dir, f"{model}.{args.arch}.so")
         cmd = [compile_bin, onnx, "--target=cuda", f"--gpu-arch={args.arch}",
                "-o", so] + args.compile_arg
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
-        if r.returncode != 0:
+        r = None if args.reuse and os.path.exists(so) else subprocess.run(
+            cmd, capture_output=True, text=True, timeout=1800)
+        if r is not None and r.returncode != 0:
             failed += 1
             print(f"FAIL {model}: disc-compile exit {r.returncode}: "
                   f"{r.stderr.strip()[:300]}")
