@@ -49,6 +49,15 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
   // GPU mapping.
   pm.addNestedPass<func::FuncOp>(createDiscGpuPrepareLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  if (options.fuseParallelLoops) {
+    // Equal bounds must be the same values (memref.dim of the buffers each
+    // nest was built from): CSE first. Only adjacent nests fuse (an
+    // allocation, a library call or a remat point between two ends the
+    // chain), so the allocation order, and with it the memory model's
+    // peak, stays.
+    pm.addNestedPass<func::FuncOp>(createCSEPass());
+    pm.addNestedPass<func::FuncOp>(createDiscGpuFuseParallelLoops());
+  }
   DiscGpuTileParallelLoopsOptions tiling;
   tiling.blockSize = options.blockSize;
   pm.addNestedPass<func::FuncOp>(createDiscGpuTileParallelLoops(tiling));

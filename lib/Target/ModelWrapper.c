@@ -38,6 +38,10 @@ static __thread jmp_buf *disc_jmp;
 
 /* Defined by the generated wrapper.c after this file. */
 static void disc_run_entry(void **inputs, void **outputs);
+#ifdef DISC_MODEL_CUDA
+/* ModelWrapperCuda.c: the run's last wait for the device error words. */
+static void disc_cuda_end_of_run(void);
+#endif
 
 /* Unwinds to disc_model_run, which returns `status`. Compiled frames hold
    no resources: the runtime frees every buffer still allocated. */
@@ -184,6 +188,9 @@ DISC_EXPORT int32_t disc_model_run(disc_ral_context *ctx, void **inputs,
     return (int32_t)status;
   }
   disc_run_entry(inputs, outputs);
+#ifdef DISC_MODEL_CUDA
+  disc_cuda_end_of_run();
+#endif
   disc_ctx = saved;
   disc_jmp = savedJmp;
   return 0;

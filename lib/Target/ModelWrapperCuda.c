@@ -36,24 +36,49 @@ DISC_HIDDEN void *mgpuModuleGetFunction(void *module, const char *name) {
 }
 DISC_HIDDEN void *mgpuStreamCreate(void) { return disc_ctx; }
 DISC_HIDDEN void mgpuStreamDestroy(void *stream) { (void)stream; }
-/* The image of the last launch, whose device error word (run-time checks
-   inside kernels, disc-gpu-device-checks) is read after the stream
-   synchronization that follows every launch. */
-static __thread const void *disc_last_image;
+/* Synchronization (docs/cuda.md, "Synchronization"). Kernels, copies and
+   frees are ordered on the session's one stream, so the host waits only
+   where it reads device data: the lowered host code waits on the stream
+   after every launch (gpu.launch_func without a token) and after each
+   device-to-host copy of a mirrored buffer (disc-gpu-mirror-host-buffers;
+   host-to-device copies are not waited for). A wait that follows only
+   launches is skipped; a wait that follows a copy waits and reads the
+   device error words of the run-time checks inside kernels
+   (disc-gpu-device-checks) in the same synchronization, and so does the
+   end of the run when some kernel has a check: the run then fails with
+   the first failed check's message, naming the ONNX node. */
+static __thread int disc_copy_pending;
+static __thread int disc_launched;
+static void disc_read_check_words(const void *which) {
+  if (!disc_ctx->device_check)
+    return;
+  int64_t w[5] = {0, 0, 0, 0, 0};
+  int32_t st = disc_ctx->device_check(disc_ctx->self, which, w);
+  if (st < 0)
+    disc_unwind(-st);
+  if (st == 1)
+    disc_check_failed(w[0] - 1, w[1], w[2], w[3], w[4]);
+}
 DISC_HIDDEN void mgpuStreamSynchronize(void *stream) {
   (void)stream;
-  disc_check_status(
-      disc_ctx->device_sync ? disc_ctx->device_sync(disc_ctx->self) : 4);
-  const void *image = disc_last_image;
-  disc_last_image = 0;
-  if (image && disc_ctx->device_check) {
-    int64_t w[5] = {0, 0, 0, 0, 0};
-    int32_t st = disc_ctx->device_check(disc_ctx->self, image, w);
-    if (st < 0)
-      disc_unwind(-st);
-    if (st == 1)
-      disc_check_failed(w[0] - 1, w[1], w[2], w[3], w[4]);
+  if (!disc_copy_pending)
+    return; /* after launches only: stream-ordered, nothing to read */
+  disc_copy_pending = 0;
+  disc_launched = 0;
+  if (!disc_ctx->device_check) {
+    disc_check_status(
+        disc_ctx->device_sync ? disc_ctx->device_sync(disc_ctx->self) : 4);
+    return;
   }
+  disc_read_check_words(DISC_CHECK_ALL_MODULES);
+}
+/* The end of a run (disc_model_run): the error words once, if any. */
+static void disc_cuda_end_of_run(void) {
+  int launched = disc_launched;
+  disc_copy_pending = 0;
+  disc_launched = 0;
+  if (launched)
+    disc_read_check_words(DISC_CHECK_END_OF_RUN);
 }
 DISC_HIDDEN void mgpuLaunchKernel(void *function, int64_t gx, int64_t gy,
                                   int64_t gz, int64_t bx, int64_t by,
@@ -72,7 +97,10 @@ DISC_HIDDEN void mgpuLaunchKernel(void *function, int64_t gx, int64_t gy,
   int64_t block[3] = {bx, by, bz};
   disc_check_status(disc_ctx->device_launch(disc_ctx->self, m->image, m->kernel,
                                             grid, block, shared, params));
-  disc_last_image = m->image;
+  disc_launched = 1;
+  /* A copy before the launch was host-to-device (the lowered code waits
+     right after each device-to-host copy): nothing to wait for. */
+  disc_copy_pending = 0;
 }
 DISC_HIDDEN void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
   (void)stream;
@@ -80,6 +108,7 @@ DISC_HIDDEN void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
     disc_fail(4, disc_no_device);
   disc_check_status(
       disc_ctx->device_copy(disc_ctx->self, dst, src, (int64_t)bytes));
+  disc_copy_pending = 1;
 }
 
 /* Small device buffers (disc-gpu-small-device-buffers): memref<?xi8>. */

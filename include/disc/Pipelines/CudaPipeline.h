@@ -29,6 +29,12 @@ struct CudaPipelineOptions {
   std::string libraryCalls = "cuda";
   /// Threads per block of the generated kernels.
   int64_t blockSize = 256;
+  /// Fuse adjacent parallel loop nests with the same iteration space into
+  /// one kernel (disc-gpu-fuse-parallel-loops, before the tiling): a
+  /// reduction's init fill with the reduction, elementwise ops over the
+  /// same output shape whose second reads the first's result at the same
+  /// index (docs/cuda.md, "Fusion on the GPU").
+  bool fuseParallelLoops = true;
   /// Where to stop: after the GPU mapping (gpu.launch ops in the host
   /// function, the IR `--emit=gpu` prints), or the whole way to the LLVM
   /// dialect with the cubins embedded. `Emulate` continues from the mapped

@@ -58,8 +58,9 @@ static void mirrorOnHost(Value root, Block &entry) {
   if (auto alloc = root.getDefiningOp<memref::AllocOp>())
     align = alloc.getAlignmentAttr();
   Value twin = memref::AllocaOp::create(b, loc, type, align);
+  // Device to host: the host reads the copy next, so it waits for it.
   if (isArg)
-    disc::cuda::copyOnStream(b, loc, twin, root);
+    disc::cuda::copyOnStream(b, loc, twin, root, /*wait=*/true);
   for (OpOperand *use : uses.host) {
     b.setInsertionPoint(use->getOwner());
     use->set(disc::cuda::retakeViews(b, use->get(), root, twin));
@@ -69,16 +70,16 @@ static void mirrorOnHost(Value root, Block &entry) {
   for (Operation *launch : launches) {
     b.setInsertionPoint(launch);
     if (hostWrites)
-      disc::cuda::copyOnStream(b, loc, root, twin);
+      disc::cuda::copyOnStream(b, loc, root, twin, /*wait=*/false);
     b.setInsertionPointAfter(launch);
-    disc::cuda::copyOnStream(b, loc, twin, root);
+    disc::cuda::copyOnStream(b, loc, twin, root, /*wait=*/true);
   }
   // A returned buffer the host wrote: its device copy before the return.
   if (hostWrites)
     for (Operation *ret : llvm::SetVector<Operation *>(uses.returns.begin(),
                                                        uses.returns.end())) {
       b.setInsertionPoint(ret);
-      disc::cuda::copyOnStream(b, loc, root, twin);
+      disc::cuda::copyOnStream(b, loc, root, twin, /*wait=*/false);
     }
 }
 

@@ -30,7 +30,7 @@ static Value createDeviceCopy(OpBuilder &top, memref::GetGlobalOp global) {
   auto type = cast<MemRefType>(global.getType());
   Value host = memref::GetGlobalOp::create(top, loc, type, global.getName());
   Value dev = memref::AllocOp::create(top, loc, type);
-  disc::cuda::copyOnStream(top, loc, dev, host);
+  disc::cuda::copyOnStream(top, loc, dev, host, /*wait=*/false);
   return dev;
 }
 

@@ -51,14 +51,15 @@ SmallVector<gpu::LaunchOp> mlir::disc::cuda::collectLaunches(Operation *root) {
 }
 
 void mlir::disc::cuda::copyOnStream(OpBuilder &b, Location loc, Value dst,
-                                    Value src) {
+                                    Value src, bool wait) {
   Value token = gpu::WaitOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),
                                     ValueRange{})
                     .getAsyncToken();
   token = gpu::MemcpyOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),
                                 ValueRange{token}, dst, src)
               .getAsyncToken();
-  gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
+  if (wait)
+    gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
 }
 
 void mlir::disc::cuda::replaceAllocation(memref::AllocOp alloc,

@@ -47,9 +47,12 @@ Value retakeViews(OpBuilder &b, Value v, Value root, Value replacement);
 /// without invalidating the walk).
 SmallVector<gpu::LaunchOp> collectLaunches(Operation *root);
 
-/// Copies `src` to `dst` with a gpu.memcpy on the session stream and waits
-/// for it (host to device, device to host, or device to device).
-void copyOnStream(OpBuilder &b, Location loc, Value dst, Value src);
+/// Copies `src` to `dst` with a gpu.memcpy on the session stream; with
+/// `wait` (the host reads `dst` next: a device-to-host copy) the host then
+/// waits for the stream. Without it the copy is only queued: kernels and
+/// copies after it on the stream see its result (docs/cuda.md,
+/// "Synchronization").
+void copyOnStream(OpBuilder &b, Location loc, Value dst, Value src, bool wait);
 
 /// Replaces the buffer of `alloc` by `replacement` (a stack buffer, a device
 /// slot): its deallocations are erased, then `alloc` itself.

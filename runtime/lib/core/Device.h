@@ -83,6 +83,11 @@ public:
   virtual Status fetchOutput(const TensorSpec &spec, const std::string &who,
                              const OutputView &view,
                              TrackedAllocator &allocator, Tensor *out) = 0;
+  /// Completes the `fetchOutput` calls of a run: a CUDA device queues their
+  /// copies and waits here once for all of them. Called after the last
+  /// `fetchOutput` of a run, also when one failed. Errors: Internal (a
+  /// driver error).
+  virtual Status finishOutputs() { return Status::ok(); }
 
   /// The module of the library calls on this device, made on first use.
   virtual LibraryModule &libraryModule() = 0;

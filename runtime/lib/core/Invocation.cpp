@@ -194,6 +194,16 @@ Status Invocation::bindInputs(const std::vector<Tensor> &inputs,
 Status Invocation::readOutputs(Device &device, TrackedAllocator &allocator,
                                std::vector<Tensor> *results,
                                const std::vector<const void *> &inPlace) const {
+  // The device's copies complete in one wait (Device::finishOutputs).
+  Status s = fetchOutputs(device, allocator, results, inPlace);
+  Status done = device.finishOutputs();
+  return !s ? s : done;
+}
+
+Status
+Invocation::fetchOutputs(Device &device, TrackedAllocator &allocator,
+                         std::vector<Tensor> *results,
+                         const std::vector<const void *> &inPlace) const {
   results->reserve(sig_.outputs.size());
   for (size_t i = 0; i < sig_.outputs.size(); ++i) {
     const TensorSpec &spec = sig_.outputs[i];

@@ -95,6 +95,10 @@ public:
   bool references(const void *block) const;
 
 private:
+  /// readOutputs before the device's finishOutputs.
+  Status fetchOutputs(Device &device, TrackedAllocator &allocator,
+                      std::vector<Tensor> *results,
+                      const std::vector<const void *> &inPlace) const;
   const Signature &sig_;
   std::vector<std::vector<int64_t>> inDescs_, outDescs_;
   std::vector<void *> inPtrs_, outPtrs_;

@@ -4,7 +4,9 @@
 
 #include "disc/runtime/abi.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <vector>
 
 namespace disc::runtime::cuda {
 
@@ -99,11 +101,17 @@ void *Device::allocate(int64_t bytes, bool *outOfMemory, std::string *error) {
   CUdeviceptr ptr = 0;
   // cuMemAlloc refuses 0 bytes; an empty tensor still gets a distinct,
   // freeable pointer.
-  CUresult rc = api_.memAlloc(&ptr, bytes > 0 ? static_cast<size_t>(bytes) : 1);
+  size_t n = bytes > 0 ? static_cast<size_t>(bytes) : 1;
+  // Stream-ordered when the driver has it: the block may be one a queued
+  // kernel still reads until the free before it on the stream.
+  CUresult rc = api_.memAllocAsync ? api_.memAllocAsync(&ptr, n, stream_)
+                                   : api_.memAlloc(&ptr, n);
   if (rc != kCudaSuccess) {
     *outOfMemory = rc == kCudaErrorOutOfMemory;
-    *error = errorText(api_, "cuMemAlloc", rc) + " for " +
-             std::to_string(bytes) + " bytes";
+    *error =
+        errorText(api_, api_.memAllocAsync ? "cuMemAllocAsync" : "cuMemAlloc",
+                  rc) +
+        " for " + std::to_string(bytes) + " bytes";
     return nullptr;
   }
   return reinterpret_cast<void *>(static_cast<uintptr_t>(ptr));
@@ -114,9 +122,16 @@ void Device::release(void *ptr) {
     return;
   std::lock_guard<std::mutex> lock(mutex_);
   api_.ctxSetCurrent(context_);
-  // Kernels reading the buffer may still be queued on the stream.
+  auto dptr = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(ptr));
+  // Kernels reading the buffer may still be queued on the stream: a
+  // stream-ordered free waits for them on the device, a plain one on the
+  // host.
+  if (api_.memFreeAsync) {
+    api_.memFreeAsync(dptr, stream_);
+    return;
+  }
   api_.streamSynchronize(stream_);
-  api_.memFree(static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(ptr)));
+  api_.memFree(dptr);
 }
 
 int32_t Device::copy(void *dst, const void *src, int64_t bytes,
@@ -184,6 +199,7 @@ CUfunction Device::function(const void *image, const char *kernel,
       return nullptr;
     }
     modules_.emplace(image, module);
+    loadOrder_.push_back(image);
   }
   CUfunction fn = nullptr;
   if (CUresult rc = api_.moduleGetFunction(&fn, module, kernel);
@@ -240,10 +256,7 @@ void Device::makeCurrent() {
   api_.ctxSetCurrent(context_);
 }
 
-int32_t Device::readCheckWord(const void *image, int64_t words[5],
-                              std::string *error) {
-  constexpr size_t kBytes = 5 * sizeof(int64_t);
-  std::lock_guard<std::mutex> lock(mutex_);
+CUdeviceptr Device::checkWordOf(const void *image) {
   auto mod = modules_.find(image);
   if (mod == modules_.end())
     return 0; // Never launched (empty grids): no kernel ran.
@@ -254,15 +267,69 @@ int32_t Device::readCheckWord(const void *image, int64_t words[5],
     if (!api_.moduleGetGlobal ||
         api_.moduleGetGlobal(&ptr, &bytes, mod->second,
                              DISC_CHECK_ERROR_SYMBOL) != kCudaSuccess ||
-        bytes < kBytes)
+        bytes < 5 * sizeof(int64_t))
       ptr = 0;
     it = checkWords_.emplace(image, ptr).first;
   }
-  if (it->second == 0)
+  return it->second;
+}
+
+int32_t Device::readAllCheckWords(bool endOfRun, int64_t words[5],
+                                  std::string *error) {
+  constexpr size_t kBytes = 5 * sizeof(int64_t);
+  // The distinct words, in the order their modules were first launched.
+  std::vector<CUdeviceptr> addresses;
+  for (const void *image : loadOrder_)
+    if (CUdeviceptr ptr = checkWordOf(image);
+        ptr &&
+        std::find(addresses.begin(), addresses.end(), ptr) == addresses.end())
+      addresses.push_back(ptr);
+  if (endOfRun && addresses.empty())
+    return 0;
+  api_.ctxSetCurrent(context_);
+  std::vector<int64_t> host(5 * addresses.size(), 0);
+  CUresult rc = kCudaSuccess;
+  for (size_t k = 0; k < addresses.size() && rc == kCudaSuccess; ++k)
+    rc = api_.memcpyAsync(
+        static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(&host[5 * k])),
+        addresses[k], kBytes, stream_);
+  if (rc == kCudaSuccess)
+    rc = api_.streamSynchronize(stream_);
+  if (rc != kCudaSuccess) {
+    *error = errorText(api_, "reading the run-time check words", rc);
+    return 4;
+  }
+  for (size_t k = 0; k < addresses.size(); ++k) {
+    if (host[5 * k] == 0)
+      continue;
+    std::copy(&host[5 * k], &host[5 * k] + 5, words);
+    // Cleared in stream order (before any later kernel): no wait.
+    static const int64_t zeros[5] = {0, 0, 0, 0, 0};
+    rc = api_.memcpyAsync(
+        addresses[k],
+        static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(zeros)), kBytes,
+        stream_);
+    if (rc != kCudaSuccess) {
+      *error = errorText(api_, "clearing the run-time check word", rc);
+      return 4;
+    }
+    return 1;
+  }
+  return 0;
+}
+
+int32_t Device::readCheckWord(const void *image, int64_t words[5],
+                              std::string *error) {
+  constexpr size_t kBytes = 5 * sizeof(int64_t);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (image == DISC_CHECK_ALL_MODULES || image == DISC_CHECK_END_OF_RUN)
+    return readAllCheckWords(image == DISC_CHECK_END_OF_RUN, words, error);
+  CUdeviceptr word = checkWordOf(image);
+  if (word == 0)
     return 0;
   api_.ctxSetCurrent(context_);
   auto host = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(words));
-  CUresult rc = api_.memcpyAsync(host, it->second, kBytes, stream_);
+  CUresult rc = api_.memcpyAsync(host, word, kBytes, stream_);
   if (rc == kCudaSuccess)
     rc = api_.streamSynchronize(stream_);
   if (rc != kCudaSuccess) {
@@ -273,7 +340,7 @@ int32_t Device::readCheckWord(const void *image, int64_t words[5],
     return 0;
   static const int64_t zeros[5] = {0, 0, 0, 0, 0};
   rc = api_.memcpyAsync(
-      it->second, static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(zeros)),
+      word, static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(zeros)),
       kBytes, stream_);
   if (rc == kCudaSuccess)
     rc = api_.streamSynchronize(stream_);

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #pragma GCC visibility push(hidden)
 namespace disc::runtime::cuda {
@@ -80,7 +81,11 @@ public:
   /// device error word `disc_check_error` (5 int64 words) into `words`
   /// and clears it. Returns 1 when a check failed (words[0] != 0), 0 when
   /// none did or the module has no such word (or was never loaded), or 4
-  /// with `*error` when the driver fails.
+  /// with `*error` when the driver fails. With DISC_CHECK_ALL_MODULES
+  /// (abi.h): queues the reads of every loaded module's word, then waits
+  /// once, and returns the first failure in first-launch order (cleared on
+  /// the stream, without a wait); DISC_CHECK_END_OF_RUN: the same, but
+  /// without a wait when no loaded module has a word.
   int32_t readCheckWord(const void *image, int64_t words[5],
                         std::string *error);
   /// Device copy of the constant data at `host` (`bytes` bytes), uploaded on
@@ -103,6 +108,12 @@ public:
 
 private:
   Device(const DriverApi &api) : api_(api) {}
+  /// The device address of the error word of loaded module `image`; 0
+  /// when it has none or was never loaded. Caller holds `mutex_`.
+  CUdeviceptr checkWordOf(const void *image);
+  /// readCheckWord over every loaded module. Caller holds `mutex_`.
+  int32_t readAllCheckWords(bool endOfRun, int64_t words[5],
+                            std::string *error);
   /// Loads (or finds) the function; null with `*error` on failure.
   CUfunction function(const void *image, const char *kernel,
                       std::string *error);
@@ -114,6 +125,8 @@ private:
   std::string name_;
   mutable std::mutex mutex_;
   std::map<const void *, CUmodule> modules_;
+  /// The images of `modules_` in the order they were loaded.
+  std::vector<const void *> loadOrder_;
   std::map<std::pair<const void *, std::string>, CUfunction> functions_;
   /// Device address of each loaded module's error word; 0 when it has none.
   std::map<const void *, CUdeviceptr> checkWords_;

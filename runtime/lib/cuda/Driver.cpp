@@ -68,6 +68,14 @@ const char *bindSymbols(void *handle, DriverApi &api) {
       reinterpret_cast<CUresult (*)(void *)>(dlsym(handle, "cuMemFreeHost"));
   if (!api.memAllocHost || !api.memFreeHost)
     api.memAllocHost = nullptr, api.memFreeHost = nullptr;
+  // Optional: stream-ordered allocation (both or neither).
+  api.memAllocAsync =
+      reinterpret_cast<CUresult (*)(CUdeviceptr *, size_t, CUstream)>(
+          dlsym(handle, "cuMemAllocAsync"));
+  api.memFreeAsync = reinterpret_cast<CUresult (*)(CUdeviceptr, CUstream)>(
+      dlsym(handle, "cuMemFreeAsync"));
+  if (!api.memAllocAsync || !api.memFreeAsync)
+    api.memAllocAsync = nullptr, api.memFreeAsync = nullptr;
   return nullptr;
 }
 

@@ -72,6 +72,14 @@ struct DriverApi {
   /// driver): plain host memory then.
   CUresult (*memAllocHost)(void **ptr, size_t bytes) = nullptr;
   CUresult (*memFreeHost)(void *ptr) = nullptr;
+  /// cuMemAllocAsync / cuMemFreeAsync (CUDA 11.2): stream-ordered
+  /// allocation from the device's default memory pool, so that a free does
+  /// not wait for the kernels still reading the buffer. Both null when the
+  /// driver lacks them: cuMemAlloc, and a stream synchronization before
+  /// each cuMemFree.
+  CUresult (*memAllocAsync)(CUdeviceptr *ptr, size_t bytes,
+                            CUstream stream) = nullptr;
+  CUresult (*memFreeAsync)(CUdeviceptr ptr, CUstream stream) = nullptr;
 };
 
 /// Name of the library `loadDriver` opens: $DISC_CUDA_DRIVER when set (a

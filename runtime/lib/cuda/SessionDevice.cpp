@@ -70,7 +70,9 @@ public:
   Status fetchOutput(const TensorSpec &spec, const std::string &who,
                      const OutputView &v, TrackedAllocator &,
                      Tensor *out) override {
-    // Device memory: copy the view's span to the host, then gather.
+    // Device memory: the view's span is copied to the host on the stream;
+    // finishOutputs waits once for every output, then gathers the strided
+    // ones.
     if (Status s = newOutputTensor(spec, who, v, out); !s)
       return s;
     if (v.numElements == 0)
@@ -79,19 +81,34 @@ public:
     for (size_t k = 0; k < v.sizes.size(); ++k)
       span += (v.sizes[k] - 1) * v.strides[k];
     bool dense = isContiguous(v.sizes, v.strides);
-    std::vector<char> staging;
     char *dst = static_cast<char *>(out->data());
     if (!dense) {
-      staging.resize(static_cast<size_t>(span * v.elemSize));
-      dst = staging.data();
+      PendingGather g;
+      g.staging.resize(static_cast<size_t>(span * v.elemSize));
+      g.sizes = v.sizes;
+      g.strides = v.strides;
+      g.elemSize = v.elemSize;
+      g.out = static_cast<char *>(out->data());
+      pending_.push_back(std::move(g));
+      dst = pending_.back().staging.data();
     }
     std::string why;
-    if (copyAndWait(dst, v.start, dense ? v.bytes : span * v.elemSize, &why) !=
-        0)
+    if (device_->copy(dst, v.start, dense ? v.bytes : span * v.elemSize,
+                      &why) != 0)
       return Status::internal(who + ": " + why);
-    if (!dense)
-      copyStrided(staging.data(), v.sizes, v.strides, v.elemSize,
-                  static_cast<char *>(out->data()));
+    return Status::ok();
+  }
+
+  Status finishOutputs() override {
+    std::vector<PendingGather> pending = std::move(pending_);
+    pending_.clear();
+    if (!device_)
+      return Status::ok();
+    std::string why;
+    if (device_->synchronize(&why) != 0)
+      return Status::internal("reading the outputs: " + why);
+    for (PendingGather &g : pending)
+      copyStrided(g.staging.data(), g.sizes, g.strides, g.elemSize, g.out);
     return Status::ok();
   }
 
@@ -117,7 +134,17 @@ public:
   cuda::Device *kernelDevice() override { return device_.get(); }
 
 private:
+  /// A strided output: its span on the host, gathered into `out` once the
+  /// copies are done (finishOutputs).
+  struct PendingGather {
+    std::vector<char> staging;
+    std::vector<int64_t> sizes, strides;
+    int64_t elemSize = 0;
+    char *out = nullptr; // the output Tensor's data
+  };
+
   std::unique_ptr<cuda::Device> device_;
+  std::vector<PendingGather> pending_;
   /// The copies of the current run's inputs (not tracked: like host inputs
   /// they belong to the caller's side of the ledger).
   std::vector<void *> inputs_;

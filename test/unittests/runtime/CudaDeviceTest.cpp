@@ -8,6 +8,7 @@
 
 #include "cuda/Device.h"
 #include "disc/runtime/Runtime.h"
+#include "disc/runtime/abi.h"
 #include "disc/runtime/c_api.h"
 
 #include <gtest/gtest.h>
@@ -38,6 +39,8 @@ struct FakeState {
   bool hasCheckWord = true;
   int64_t checkWord[5] = {0, 0, 0, 0, 0};
   int globalLookups = 0;
+  int syncs = 0;
+  int asyncFrees = 0;
   unsigned lastGrid[3] = {0, 0, 0};
   unsigned lastBlock[3] = {0, 0, 0};
 };
@@ -79,7 +82,10 @@ DriverApi fakeApi() {
     --state.streamsLive;
     return kCudaSuccess;
   };
-  api.streamSynchronize = [](CUstream) -> CUresult { return state.syncResult; };
+  api.streamSynchronize = [](CUstream) -> CUresult {
+    ++state.syncs;
+    return state.syncResult;
+  };
   api.memAlloc = [](CUdeviceptr *p, size_t bytes) -> CUresult {
     if (state.allocResult != kCudaSuccess)
       return state.allocResult;
@@ -143,6 +149,12 @@ DriverApi fakeApi() {
       return 1;
     return kCudaSuccess;
   };
+  return api;
+}
+
+/// The substitute table's plain entries, for the stream-ordered ones.
+const DriverApi &api0() {
+  static const DriverApi api = fakeApi();
   return api;
 }
 
@@ -397,6 +409,86 @@ TEST_F(CudaDeviceTest, ConstantCopyOutOfMemoryIsReported) {
             std::string::npos)
       << error;
   EXPECT_EQ(dev->constantBytes(), 0);
+}
+
+// The words of every loaded module in one wait (before a host read, and at
+// the end of a run when some module has a word): the first failure is
+// reported and cleared without a second wait.
+TEST_F(CudaDeviceTest, CheckWordsOfAllModulesInOneWait) {
+  std::unique_ptr<Device> dev = openOrDie();
+  ASSERT_TRUE(dev);
+  std::string error;
+  int64_t words[5] = {0, 0, 0, 0, 0};
+  // Nothing launched: the end of the run does not wait; a host read does.
+  EXPECT_EQ(dev->readCheckWord(DISC_CHECK_END_OF_RUN, words, &error), 0);
+  EXPECT_EQ(state.syncs, 0);
+  EXPECT_EQ(dev->readCheckWord(DISC_CHECK_ALL_MODULES, words, &error), 0);
+  EXPECT_EQ(state.syncs, 1);
+  ASSERT_EQ(dev->launch(kImage, "k", kGrid, kBlock, 0, nullptr, &error), 0);
+  EXPECT_EQ(state.syncs, 1); // a launch does not wait
+  EXPECT_EQ(dev->readCheckWord(DISC_CHECK_END_OF_RUN, words, &error), 0);
+  EXPECT_EQ(state.syncs, 2);
+  state.checkWord[0] = 4;
+  state.checkWord[1] = -3;
+  EXPECT_EQ(dev->readCheckWord(DISC_CHECK_END_OF_RUN, words, &error), 1);
+  EXPECT_EQ(state.syncs, 3);
+  EXPECT_EQ(words[0], 4);
+  EXPECT_EQ(words[1], -3);
+  EXPECT_EQ(state.checkWord[0], 0); // cleared on the stream
+  EXPECT_EQ(dev->readCheckWord(DISC_CHECK_ALL_MODULES, words, &error), 0);
+  EXPECT_EQ(state.syncs, 4);
+  EXPECT_EQ(state.globalLookups, 1);
+  state.checkWord[0] = 1;
+  state.syncResult = 700;
+  EXPECT_EQ(dev->readCheckWord(DISC_CHECK_ALL_MODULES, words, &error), 4);
+  EXPECT_NE(error.find("reading the run-time check words failed"),
+            std::string::npos)
+      << error;
+}
+
+// Without a module that has a word, the end of a run does not wait.
+TEST_F(CudaDeviceTest, EndOfRunWithoutCheckWordsDoesNotWait) {
+  state.hasCheckWord = false;
+  std::unique_ptr<Device> dev = openOrDie();
+  ASSERT_TRUE(dev);
+  std::string error;
+  int64_t words[5] = {0, 0, 0, 0, 0};
+  ASSERT_EQ(dev->launch(kImage, "k", kGrid, kBlock, 0, nullptr, &error), 0);
+  EXPECT_EQ(dev->readCheckWord(DISC_CHECK_END_OF_RUN, words, &error), 0);
+  EXPECT_EQ(state.syncs, 0);
+}
+
+// With cuMemAllocAsync/cuMemFreeAsync a free is queued on the stream
+// behind the kernels that read the buffer: no wait; without them the
+// device waits for the stream before cuMemFree.
+TEST_F(CudaDeviceTest, StreamOrderedFreeDoesNotWait) {
+  std::string error;
+  bool oom = false;
+  {
+    std::unique_ptr<Device> dev = openOrDie();
+    ASSERT_TRUE(dev);
+    void *p = dev->allocate(64, &oom, &error);
+    ASSERT_NE(p, nullptr) << error;
+    dev->release(p);
+    EXPECT_EQ(state.syncs, 1);
+  }
+  state = FakeState();
+  api.memAllocAsync = [](CUdeviceptr *p, size_t bytes, CUstream s) -> CUresult {
+    return s ? api0().memAlloc(p, bytes) : 400;
+  };
+  api.memFreeAsync = [](CUdeviceptr p, CUstream s) -> CUresult {
+    ++state.asyncFrees;
+    return s ? api0().memFree(p) : 400;
+  };
+  std::unique_ptr<Device> dev = openOrDie();
+  ASSERT_TRUE(dev);
+  void *p = dev->allocate(64, &oom, &error);
+  ASSERT_NE(p, nullptr) << error;
+  EXPECT_EQ(state.liveAllocs, 1);
+  dev->release(p);
+  EXPECT_EQ(state.syncs, 0);
+  EXPECT_EQ(state.asyncFrees, 1);
+  EXPECT_EQ(state.liveAllocs, 0);
 }
 
 TEST_F(CudaDeviceTest, ModuleWithoutCheckWordReportsNothing) {

@@ -62,6 +62,32 @@ def DiscGpuPrepareLinalg
   ];
 }
 
+def DiscGpuFuseParallelLoops
+    : Pass<"disc-gpu-fuse-parallel-loops", "::mlir::func::FuncOp"> {
+  let summary = "Fuse adjacent scf.parallel nests over the same iteration "
+                "space into one (one kernel)";
+  let description = [{
+    Runs after `convert-linalg-to-parallel-loops` (and CSE, so that equal
+    bounds are the same values), before `disc-gpu-tile-parallel-loops`.
+    First, every `scf.parallel` outside another one loses its dimensions
+    of one iteration (constant bounds and step), the induction variable
+    replaced by the lower bound, keeping at least one dimension: a
+    keep-dims reduction's init fill (a loop over the output's unit dim)
+    and the reduction (whose output map has a constant 0 there) then have
+    the same loops, and a one-iteration loop of `disc-gpu-prepare-linalg`
+    stays a loop (one thread). Then upstream's `naivelyFuseParallelOps`
+    (the algorithm of `scf-parallel-loop-fusion`, with MLIR's alias
+    analysis) fuses adjacent nests with the same bounds and steps when
+    the second reads what the first wrote only at the same indices: a
+    reduction's fill and the reduction, an in-place elementwise epilogue
+    over the same rows. Only adjacent nests fuse: an allocation, a
+    deallocation or a call between two ends the chain, so the allocation
+    order, and with it the memory model's peak, stays (docs/cuda.md,
+    "Fusion on the GPU"). Reports no errors.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
 def DiscGpuTileParallelLoops
     : Pass<"disc-gpu-tile-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "Collapse outermost scf.parallel nests to 1-D and tile them "
@@ -104,9 +130,10 @@ def DiscGpuDeviceChecks : Pass<"disc-gpu-device-checks", "ModuleOp"> {
     stores the values into words 1..4), and wraps the rest of the block in
     `scf.if !%fail`, so the thread never performs the access the check
     guards (an out-of-range Gather index reads nothing); values the block's
-    terminator uses are yielded, zero when skipped. After the launch, the
-    host reads the word and fails the run with the same message as on the
-    CPU (docs/cuda.md, "Run-time checks in kernels").
+    terminator uses are yielded, zero when skipped. The host reads the word
+    where it waits for the stream anyway (before it reads device data, and
+    once at the end of the run), not after each launch, and fails the run
+    with the same message as on the CPU (docs/cuda.md, "Synchronization").
 
     Errors: `unexpected form of a run-time check inside a kernel` (the call
     is not alone in an `scf.if` without results and else branch, or has
@@ -177,8 +204,11 @@ def DiscGpuMirrorHostBuffers
     `gpu.memcpy`s on the stream: device to host after each launch that uses
     the buffer, host to device before it when the host writes the buffer,
     and before a `func.return` of a buffer the host wrote. An entry
-    argument is copied to the host first. Small is the memory model's stack
-    rule (see `disc-gpu-place-host-buffers`). Reports no errors.
+    argument is copied to the host first. Only a device-to-host copy is
+    followed by a wait (`gpu.wait`): the host reads its result next; a
+    host-to-device copy is queued on the stream ahead of the kernels that
+    read it (docs/cuda.md, "Synchronization"). Small is the memory model's
+    stack rule (see `disc-gpu-place-host-buffers`). Reports no errors.
   }];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"
@@ -246,9 +276,10 @@ def DiscGpuEmulateLaunches : Pass<"disc-gpu-emulate-launches", "ModuleOp"> {
     shuffles, subgroup ops) or uses shared memory cannot be emulated and is
     refused. Device copies (`gpu.memcpy`) become `memref.copy`; the
     `gpu.wait`s vanish. The device error word of the run-time checks
-    (`disc-gpu-device-checks`) is read after each launch as the runtime
-    does after a real one: a recorded failure is cleared and reported
-    through `disc_check_failed`. The result continues with the CPU
+    (`disc-gpu-device-checks`) is read after each launch (the runtime of a
+    real launch reads it later, at its next wait, with the same message for
+    a model whose checks can fail in one launch): a recorded failure is
+    cleared and reported through `disc_check_failed`. The result continues with the CPU
     pipeline's tail.
 
     Errors (the pass then fails): a kernel body of more than one block; an

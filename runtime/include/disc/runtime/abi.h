@@ -81,6 +81,12 @@ typedef struct disc_ral_context {
   /// `words`. Returns 1 when a check failed (words[0] = 1 + the check id of
   /// `disc_check_failed`, words[1..4] its values), 0 when none failed or the
   /// module has no such word, or a status code, negated, after `error`.
+  /// With `image` NULL (DISC_CHECK_ALL_MODULES): waits for the stream and
+  /// reads the words of every module loaded so far (one synchronization;
+  /// the first failure in the order the modules were first launched); with
+  /// DISC_CHECK_END_OF_RUN: the same when some loaded module has a word,
+  /// and nothing (no wait) when none has. Kernels themselves are then
+  /// launched without a wait (docs/cuda.md, "Synchronization").
   int32_t (*device_check)(void *self, const void *image, int64_t *words);
   /// Device copy of constant data (ABI v4): sets `*device` to the device
   /// address of a copy of the `bytes` bytes at `host` (model.so's constants,
@@ -152,6 +158,11 @@ typedef struct disc_ral_context {
 /// The device error word of a cubin with run-time checks
 /// (`device_check`).
 #define DISC_CHECK_ERROR_SYMBOL "disc_check_error"
+/// `device_check` images: every loaded module's word, after waiting for the
+/// stream (before the host reads device data); the same at the end of a
+/// run, without a wait when no loaded module has a word.
+#define DISC_CHECK_ALL_MODULES ((const void *)0)
+#define DISC_CHECK_END_OF_RUN ((const void *)1)
 
 /// The functions model.so exports, of the types below.
 #define DISC_MODEL_ABI_VERSION_SYMBOL "disc_model_abi_version"

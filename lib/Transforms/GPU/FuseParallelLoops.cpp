@@ -1,0 +1,101 @@
+//===- FuseParallelLoops.cpp - disc-gpu-fuse-parallel-loops ---------------===//
+//
+// Adjacent parallel loop nests over the same iteration space become one
+// nest, so one kernel: unit dims dropped first (so that a keep-dims
+// reduction's fill and the reduction have the same loops), then upstream's
+// naivelyFuseParallelOps with MLIR's alias analysis (docs/cuda.md, "Fusion
+// on the GPU").
+//
+//===----------------------------------------------------------------------===//
+#include "disc/Transforms/GPU/Passes.h"
+
+#include "mlir/Analysis/AliasAnalysis.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::disc {
+#define GEN_PASS_DEF_DISCGPUFUSEPARALLELLOOPS
+#include "disc/Transforms/GPU/Passes.h.inc"
+} // namespace mlir::disc
+
+using namespace mlir;
+
+/// Whether dim `k` of `op` runs exactly one iteration (constant bounds and
+/// step).
+static bool isUnitDim(scf::ParallelOp op, unsigned k) {
+  std::optional<int64_t> lb = getConstantIntValue(op.getLowerBound()[k]);
+  std::optional<int64_t> ub = getConstantIntValue(op.getUpperBound()[k]);
+  std::optional<int64_t> step = getConstantIntValue(op.getStep()[k]);
+  return lb && ub && step && *step > 0 && *ub > *lb && *ub - *lb <= *step;
+}
+
+/// Rebuilds `op` without its unit dims (their induction variables become
+/// the lower bounds), keeping at least one dim; when every dim is a unit
+/// dim, the one kept runs once too and its variable also becomes the lower
+/// bound (so that its indices match those of the next nest).
+static void dropUnitDims(IRRewriter &rewriter, scf::ParallelOp op) {
+  if (op.getNumResults() != 0)
+    return;
+  unsigned n = op.getNumLoops();
+  SmallVector<unsigned> keep;
+  for (unsigned k = 0; k < n; ++k)
+    if (!isUnitDim(op, k))
+      keep.push_back(k);
+  if (keep.empty()) {
+    keep.push_back(0);
+    rewriter.replaceAllUsesWith(op.getInductionVars()[0],
+                                op.getLowerBound()[0]);
+  }
+  if (keep.size() == n)
+    return;
+  SmallVector<Value> lbs, ubs, steps;
+  for (unsigned k : keep) {
+    lbs.push_back(op.getLowerBound()[k]);
+    ubs.push_back(op.getUpperBound()[k]);
+    steps.push_back(op.getStep()[k]);
+  }
+  rewriter.setInsertionPoint(op);
+  auto fused = scf::ParallelOp::create(rewriter, op.getLoc(), lbs, ubs, steps);
+  Block *from = op.getBody();
+  Block *to = fused.getBody();
+  // The new body's terminator (scf.reduce) goes; the old one moves over.
+  rewriter.eraseOp(to->getTerminator());
+  SmallVector<Value> replacements;
+  for (unsigned k = 0, j = 0; k < n; ++k)
+    replacements.push_back(j < keep.size() && keep[j] == k
+                               ? to->getArgument(j++)
+                               : op.getLowerBound()[k]);
+  rewriter.mergeBlocks(from, to, replacements);
+  rewriter.eraseOp(op);
+}
+
+namespace {
+struct FuseParallelLoopsPass
+    : public disc::impl::DiscGpuFuseParallelLoopsBase<FuseParallelLoopsPass> {
+  void runOnOperation() override {
+    SmallVector<scf::ParallelOp> outermost;
+    getOperation().walk([&](scf::ParallelOp op) {
+      if (!op->getParentOfType<scf::ParallelOp>())
+        outermost.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (scf::ParallelOp op : outermost)
+      dropUnitDims(rewriter, op);
+
+    AliasAnalysis &aliases = getAnalysis<AliasAnalysis>();
+    auto mayAlias = [&](Value a, Value b) {
+      return !aliases.alias(a, b).isNo();
+    };
+    // Nests directly in the function or in a host region (scf.if of a
+    // rematerialization), not inside another nest.
+    getOperation().walk([&](Operation *op) {
+      if (isa<scf::ParallelOp>(op) || op->getParentOfType<scf::ParallelOp>())
+        return;
+      for (Region &region : op->getRegions())
+        scf::naivelyFuseParallelOps(region, mayAlias);
+    });
+  }
+};
+} // namespace

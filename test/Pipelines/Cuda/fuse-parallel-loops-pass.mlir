@@ -1,0 +1,101 @@
+// RUN: disc-opt --disc-gpu-fuse-parallel-loops --split-input-file %s | FileCheck %s
+
+// A keep-dims row sum: the fill loops over the output's unit dim, the
+// reduction (output map with a constant 0 there) does not. The unit dim
+// goes (its index becomes the lower bound), then both nests fuse: one loop
+// over the rows that fills, then accumulates.
+// CHECK-LABEL: func.func @fill_then_row_sum
+// CHECK: scf.parallel (%[[I:.+]]) = (%c0) to (%[[N:.+]]) step (%c1) {
+// CHECK-NEXT: memref.store %{{.+}}, %[[OUT:.+]][%[[I]], %c0]
+// CHECK: scf.for
+// CHECK: memref.load %[[OUT]][%[[I]], %c0]
+// CHECK: scf.reduce
+// CHECK-NOT: scf.parallel
+func.func @fill_then_row_sum(%in: memref<?x16xf32>) -> memref<?x1xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %in, %c0 : memref<?x16xf32>
+  %out = memref.alloc(%n) : memref<?x1xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %c1) step (%c1, %c1) {
+    memref.store %zero, %out[%i, %j] : memref<?x1xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %k = %c0 to %c16 step %c1 {
+      %x = memref.load %in[%i, %k] : memref<?x16xf32>
+      %acc = memref.load %out[%i, %c0] : memref<?x1xf32>
+      %s = arith.addf %acc, %x : f32
+      memref.store %s, %out[%i, %c0] : memref<?x1xf32>
+    }
+    scf.reduce
+  }
+  return %out : memref<?x1xf32>
+}
+
+// -----
+
+// A full reduction in a one-iteration loop (disc-gpu-prepare-linalg) keeps
+// its loop (one thread), and fuses with its one-element fill.
+// CHECK-LABEL: func.func @full_sum
+// CHECK: scf.parallel (%{{.+}}) = (%c0) to (%c1) step (%c1) {
+// CHECK-NEXT: memref.store %{{.+}}, %[[OUT:.+]][%c0, %c0]
+// CHECK: scf.for
+// CHECK: memref.load %[[OUT]][%c0, %c0]
+// CHECK-NOT: scf.parallel
+func.func @full_sum(%in: memref<?xf32>) -> memref<1x1xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %in, %c0 : memref<?xf32>
+  %out = memref.alloc() : memref<1x1xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c1, %c1) step (%c1, %c1) {
+    memref.store %zero, %out[%i, %j] : memref<1x1xf32>
+    scf.reduce
+  }
+  scf.parallel (%t) = (%c0) to (%c1) step (%c1) {
+    scf.for %k = %c0 to %n step %c1 {
+      %x = memref.load %in[%k] : memref<?xf32>
+      %acc = memref.load %out[%c0, %c0] : memref<1x1xf32>
+      %s = arith.addf %acc, %x : f32
+      memref.store %s, %out[%c0, %c0] : memref<1x1xf32>
+    }
+    scf.reduce
+  }
+  return %out : memref<1x1xf32>
+}
+
+// -----
+
+// Not fused: the second nest reads the first's result at another index
+// (a shift), and an allocation between two nests ends the chain.
+// CHECK-LABEL: func.func @not_fused
+// CHECK-COUNT-3: scf.parallel
+func.func @not_fused(%a: memref<?xf32>, %b: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %m = arith.subi %n, %c1 : index
+  %t = memref.alloc(%n) : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    %x = memref.load %a[%i] : memref<?xf32>
+    memref.store %x, %t[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    %i1 = arith.addi %i, %c1 : index
+    %x = memref.load %t[%i1] : memref<?xf32>
+    memref.store %x, %b[%i] : memref<?xf32>
+    scf.reduce
+  }
+  %u = memref.alloc(%n) : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    %x = memref.load %b[%i] : memref<?xf32>
+    memref.store %x, %u[%i] : memref<?xf32>
+    scf.reduce
+  }
+  memref.dealloc %t : memref<?xf32>
+  memref.dealloc %u : memref<?xf32>
+  return
+}
