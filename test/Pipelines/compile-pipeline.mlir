@@ -21,7 +21,7 @@
 // CHECK: module attributes {
 // CHECK-SAME: disc.memory = {
 // CHECK-SAME: disc.remat = {
-// CHECK-SAME: disc.signature = {abi_version = 6 : i64, inputs = [{dtype = "float32", name = "x", shape = ["N", "S", 16]}, {dtype = "float32", name = "w", shape = [16, 16]}], model = "m", outputs = [{dtype = "float32", name = "y", shape = ["?", "?", 16]}], symbols = [{max = 64 : i64, min = 1 : i64, name = "N"}, {max = 128 : i64, min = 2 : i64, name = "S"}]}
+// CHECK-SAME: disc.signature = {abi_version = 7 : i64, inputs = [{dtype = "float32", name = "x", shape = ["N", "S", 16]}, {dtype = "float32", name = "w", shape = [16, 16]}], model = "m", outputs = [{dtype = "float32", name = "y", shape = ["?", "?", 16]}], symbols = [{max = 64 : i64, min = 1 : i64, name = "N"}, {max = 128 : i64, min = 2 : i64, name = "S"}]}
 // CHECK: llvm.func @disc_entry(
 // CHECK: llvm.call @disc_lib_matmul
 

@@ -15,9 +15,12 @@ extern "C" {
 
 /// Version 3 added the rematerialization and device entries at the end of
 /// `disc_ral_context`, version 4 `device_check`, version 5 `parallel_for`,
-/// version 6 `trace_op` and the signature's "trace_points"; the runtime
-/// still loads version 2 to 5 models (they use a prefix of the context).
-#define DISC_MODEL_ABI_VERSION 6
+/// version 6 `trace_op` and the signature's "trace_points", version 7 the
+/// `device_check` images DISC_CHECK_ALL_MODULES and DISC_CHECK_END_OF_RUN
+/// (a CUDA model no longer waits after each launch; an older runtime must
+/// refuse it); the runtime still loads version 2 to 6 models (they use a
+/// prefix of the context).
+#define DISC_MODEL_ABI_VERSION 7
 
 /// Runtime services handed to every `disc_model_run` call. `alloc` returns a
 /// buffer of `bytes` bytes aligned to `alignment` (power of two, >= 16) or
