@@ -454,6 +454,20 @@ const OpMemory &MemoryModel::getOpMemory(Operation *op) {
   return ref;
 }
 
+Value MemoryModel::getViewSource(Value v) {
+  for (int guard = 0; guard < 1 << 20; ++guard) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getParentOp() != func.getOperation())
+      return v;
+    const ResultMemory &rm =
+        getOpMemory(def).results[cast<OpResult>(v).getResultNumber()];
+    if (rm.kind != BufferKind::View)
+      return v;
+    v = def->getOperand(rm.operand);
+  }
+  return v;
+}
+
 SmallVector<Operation *> MemoryModel::programOrder() {
   SmallVector<Operation *> order;
   for (Operation &op : func.getBody().front().without_terminator())

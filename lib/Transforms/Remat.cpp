@@ -290,24 +290,6 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
     if (auto arg = op->getAttrOfType<IntegerAttr>(kInPlaceStateAttrName))
       writtenInPlaceAt[op->getParentOfType<func::FuncOp>().getArgument(
           arg.getInt())] = i;
-  // The block argument whose buffer `w` is, itself or through views.
-  auto viewedArgument = [&](Value w) -> BlockArgument {
-    for (int guard = 0; guard < 64; ++guard) {
-      if (auto a = dyn_cast<BlockArgument>(w))
-        return a;
-      Operation *def = w.getDefiningOp();
-      if (!def || !index.count(def))
-        return {};
-      Value next;
-      for (const ResultMemory &rm : mm.getOpMemory(def).results)
-        if (rm.value == w && rm.kind == BufferKind::View && rm.operand >= 0)
-          next = def->getOperand(rm.operand);
-      if (!next)
-        return {};
-      w = next;
-    }
-    return {};
-  };
   for (const LongGap &g : gaps) {
     unsigned r = g.regenerateBefore;
     // The candidate's buffer: its own, or the library call's it was
@@ -326,7 +308,7 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
     // than this one, see below), but only as its own buffer: a view of a
     // long-gap tensor is recomputed from the buffer.
     auto available = [&](Value w) {
-      if (BlockArgument a = viewedArgument(w)) {
+      if (auto a = dyn_cast<BlockArgument>(mm.getViewSource(w))) {
         // A state written in place before the regenerate point holds its
         // new value there (InPlaceState.h), in its views too (a recompute
         // reading one made bufferization copy the view at its definition,

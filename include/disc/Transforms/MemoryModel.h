@@ -192,6 +192,11 @@ public:
   /// constant, a view of one of them).
   Value getBufferRoot(Value v);
 
+  /// The value whose memory `v` views: `v` itself, or the source of the
+  /// chain of views (reshapes and the like) that makes it, which may be a
+  /// function argument.
+  Value getViewSource(Value v);
+
   /// Bytes of the payload of a ranked tensor value: element count times
   /// element size (bool and i8: 1 byte, index: 8), normalized.
   AffineExpr payloadBytes(Value v);
