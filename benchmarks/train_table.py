@@ -54,7 +54,11 @@ Checks (exit 1 when one fails; --no-check only prints them):
 
     /usr/bin/python3 benchmarks/train_table.py --bin-dir build/bin \\
         --work-dir /tmp/disc-train-table [--steps 20] [--batch 2] \\
-        [--max-len 256] [--d 64 --layers 2 --ffn 176] [--cpu 1]
+        [--max-len 256] [--d 256 --layers 4 --ffn 704 --heads 4] [--cpu 1]
+
+The default size, 3,344,640 parameters, is the "few million" of the
+BladeDISC++ setting; `--d 64 --layers 2 --ffn 176` is the e2e tests'
+133,440-parameter model.
 """
 import argparse
 import copy
@@ -171,9 +175,9 @@ def main():
     ap.add_argument("--seed", type=int, default=2)
     ap.add_argument("--lr", type=float, default=0.01)
     ap.add_argument("--limit-frac", type=float, default=0.5)
-    ap.add_argument("--d", type=int, default=64)
-    ap.add_argument("--layers", type=int, default=2)
-    ap.add_argument("--ffn", type=int, default=176)
+    ap.add_argument("--d", type=int, default=256)
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--ffn", type=int, default=704)
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--cpu", type=int, default=1,
                     help="the core everything runs on (-1: no pinning)")

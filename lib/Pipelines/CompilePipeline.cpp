@@ -47,11 +47,6 @@ void mlir::disc::buildDiscCompilePipeline(
     pm.addPass(createDiscFusionPass());
   CompileTarget target = options.target;
   bool inPlaceState = options.inPlaceState && target == CompileTarget::Cpu;
-  if (options.schedule) {
-    DiscMemoryScheduleOptions schedule;
-    schedule.inPlaceState = inPlaceState;
-    pm.addPass(createDiscMemorySchedule(schedule));
-  }
   // Library calls and their post-ops are marked on the final order, so the
   // memory model sees them (docs/memory.md). CUDA: cuBLAS/cuDNN; the
   // emulated kernels (cuda-emulate) run MatMul/Conv as generated loops.
@@ -60,6 +55,13 @@ void mlir::disc::buildDiscCompilePipeline(
     libraryCalls = target == CompileTarget::Cpu    ? "onednn"
                    : target == CompileTarget::Cuda ? "cuda"
                                                    : "none";
+  if (options.schedule) {
+    DiscMemoryScheduleOptions schedule;
+    schedule.inPlaceState = inPlaceState;
+    // oneDNN MatMul calls fuse an SGD step into the weight gradient.
+    schedule.accumulatingCalls = inPlaceState && libraryCalls == "onednn";
+    pm.addPass(createDiscMemorySchedule(schedule));
+  }
   if (libraryCalls == "onednn")
     pm.addNestedPass<func::FuncOp>(createDiscMarkLibraryCalls());
   if (libraryCalls == "cuda")

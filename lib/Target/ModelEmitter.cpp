@@ -137,17 +137,19 @@ static void writeLibraryCall(llvm::raw_ostream &os, StringRef name,
 /// in every model.so, hidden): MatMul and Conv with 1-3 spatial dims,
 /// without and with post-ops (`_post<flags & 3>`: the flags word, then the
 /// bias and residual operands of flags bits 0 and 1; suffix `c`: the clip
-/// bounds follow the flags), and ConvTranspose without and with its flags
-/// word alone (`_post0`, NHWC bits).
+/// bounds follow the flags; MatMul only, suffix `s`: the product's scale
+/// follows them), and ConvTranspose without and with its flags word alone
+/// (`_post0`, NHWC bits).
 static void writeLibraryCalls(llvm::raw_ostream &os) {
   struct Family {
     std::string name;
     StringRef id;
     int rank, numAttrs;
     bool postOps;
+    bool scale = false;
   };
   SmallVector<Family> families = {
-      {disc::kLibMatmulFn.str(), "DISC_LIB_MATMUL", 3, 2, true}};
+      {disc::kLibMatmulFn.str(), "DISC_LIB_MATMUL", 3, 2, true, true}};
   for (int k = 1; k <= 3; ++k) {
     families.push_back({(disc::kLibConvPrefix + Twine(k) + "d").str(),
                         "DISC_LIB_CONV", k + 2, 2 + 4 * k, true});
@@ -156,10 +158,13 @@ static void writeLibraryCalls(llvm::raw_ostream &os) {
   }
   for (const Family &f : families) {
     writeLibraryCall(os, f.name, f.id, f.rank, f.numAttrs, false, false);
-    for (int m = 0; m < (f.postOps ? 8 : 1); ++m)
-      writeLibraryCall(
-          os, f.name + "_post" + std::to_string(m & 3) + (m & 4 ? "c" : ""),
-          f.id, f.rank, f.numAttrs + 1 + (m & 4 ? 2 : 0), m & 1, m & 2);
+    for (int m = 0; m < (f.postOps ? (f.scale ? 16 : 8) : 1); ++m)
+      writeLibraryCall(os,
+                       f.name + "_post" + std::to_string(m & 3) +
+                           (m & 4 ? "c" : "") + (m & 8 ? "s" : ""),
+                       f.id, f.rank,
+                       f.numAttrs + 1 + (m & 4 ? 2 : 0) + (m & 8 ? 1 : 0),
+                       m & 1, m & 2);
   }
 }
 

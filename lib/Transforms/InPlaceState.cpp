@@ -6,11 +6,13 @@
 //===----------------------------------------------------------------------===//
 #include "disc/Transforms/InPlaceState.h"
 
+#include "disc/Conversion/LibraryCallAttrs.h"
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
 #include "disc/Transforms/Fusion.h"
 #include "disc/Transforms/Passes.h"
 #include "disc/Transforms/TrainingStep.h"
 
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -46,6 +48,50 @@ SmallVector<Operation *> mlir::disc::stateReaders(const StateUpdate &u) {
   return readers;
 }
 
+Operation *mlir::disc::accumulatingCall(Operation *op, BlockArgument arg) {
+  auto idx = op->getAttrOfType<IntegerAttr>(kFusedIntoCallAttr);
+  if (!idx || !isa<AddOp, SubOp>(op) || op->getNumOperands() != 2 ||
+      op->getOperand(1 - idx.getInt()) != arg)
+    return nullptr;
+  Operation *mul = op->getOperand(idx.getInt()).getDefiningOp();
+  auto mulIdx =
+      mul ? mul->getAttrOfType<IntegerAttr>(kFusedIntoCallAttr) : nullptr;
+  if (!mulIdx || !isa<MulOp>(mul))
+    return nullptr;
+  Operation *call = mul->getOperand(mulIdx.getInt()).getDefiningOp();
+  auto flags =
+      call ? call->getAttrOfType<DenseI64ArrayAttr>(kPostOpAttrsAttr) : nullptr;
+  if (!isa_and_nonnull<DotGeneralOp>(call) || !flags || flags.empty() ||
+      !(flags[0] & kMatmulScaleFlag))
+    return nullptr;
+  return call;
+}
+
+Operation *mlir::disc::scaledGradientDot(const StateUpdate &u) {
+  Operation *op = u.op;
+  if (!isa<AddOp, SubOp>(op) || op->getNumOperands() != 2)
+    return nullptr;
+  unsigned ri = op->getOperand(0) == u.arg ? 0 : 1;
+  if (op->getOperand(ri) != u.arg || op->getOperand(1 - ri) == u.arg ||
+      (isa<SubOp>(op) && ri != 0))
+    return nullptr;
+  Value scaled = op->getOperand(1 - ri);
+  auto mul = scaled.getDefiningOp<MulOp>();
+  if (!mul || !scaled.hasOneUse() || mul->getBlock() != op->getBlock())
+    return nullptr;
+  for (unsigned i = 0; i < 2; ++i) {
+    auto dot = mul->getOperand(i).getDefiningOp<DotGeneralOp>();
+    DenseElementsAttr c;
+    if (!dot || !dot->getResult(0).hasOneUse() ||
+        dot->getBlock() != op->getBlock() ||
+        !matchPattern(mul->getOperand(1 - i), m_Constant(&c)) || !c.isSplat() ||
+        !c.getElementType().isF32() || dot.getType() != scaled.getType())
+      continue;
+    return dot;
+  }
+  return nullptr;
+}
+
 SmallVector<StateUpdate> mlir::disc::findStateUpdates(func::FuncOp func) {
   SmallVector<StateUpdate> updates;
   if (!func.getBody().hasOneBlock())
@@ -76,8 +122,8 @@ SmallVector<StateUpdate> mlir::disc::findStateUpdates(func::FuncOp func) {
     auto type = dyn_cast<RankedTensorType>(v.getType());
     if (!def || def->getBlock() != &body || def->getNumResults() != 1 ||
         !def->hasTrait<OpTrait::disc::Elementwise>() || isFusedProducer(def) ||
-        def->hasAttr("disc.fused_into_call") || !type ||
-        !type.hasStaticShape() || type != arg.getType() ||
+        (def->hasAttr(kFusedIntoCallAttr) && !accumulatingCall(def, arg)) ||
+        !type || !type.hasStaticShape() || type != arg.getType() ||
         returned.lookup(v) != 1 || returned.lookup(arg) != 0)
       continue;
     candidates.push_back({def, i, arg});
@@ -126,6 +172,15 @@ struct MarkInPlaceStatePass
         IntegerAttr index = b.getI64IntegerAttr(u.arg.getArgNumber());
         u.op->setAttr(kInPlaceStateAttrName, index);
         func.setResultAttr(u.result, kInPlaceResultAttrName, index);
+        // A MatMul call computing the update accumulates into the state's
+        // buffer instead of reading it as a residual operand.
+        if (Operation *call = accumulatingCall(u.op, u.arg)) {
+          SmallVector<int64_t> attrs(
+              call->getAttrOfType<DenseI64ArrayAttr>(kPostOpAttrsAttr)
+                  .asArrayRef());
+          attrs[0] = (attrs[0] & ~int64_t(2)) | kMatmulAccumulateFlag;
+          call->setAttr(kPostOpAttrsAttr, b.getDenseI64ArrayAttr(attrs));
+        }
       }
     });
   }

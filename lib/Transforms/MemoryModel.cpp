@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "disc/Transforms/MemoryModel.h"
 
+#include "disc/Conversion/LibraryCallAttrs.h"
 #include "disc/Dialect/Disc/IR/DiscDialect.h"
 #include "disc/Transforms/Fusion.h"
 #include "disc/Transforms/InPlaceState.h"
@@ -212,8 +213,12 @@ OpMemory MemoryModel::describe(Operation *op) {
         own ? 0 : -1);
     return m;
   }
-  // A state update written into the state's buffer (InPlaceState.h).
-  if (op->hasAttr(kInPlaceStateAttrName)) {
+  // A state update written into the state's buffer (InPlaceState.h), or a
+  // MatMul call that writes it, accumulating the update into the state.
+  auto postAttrs = op->getAttrOfType<DenseI64ArrayAttr>(kPostOpAttrsAttr);
+  if (op->hasAttr(kInPlaceStateAttrName) ||
+      (isa<DotGeneralOp>(op) && postAttrs && !postAttrs.empty() &&
+       (postAttrs[0] & kMatmulAccumulateFlag))) {
     add(op->getResult(0), BufferKind::External);
     return m;
   }
@@ -1059,7 +1064,7 @@ bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
       auto idx = user->getAttrOfType<IntegerAttr>("disc.fused_into_call");
       if (!idx)
         break;
-      if (isa<AddOp>(user) &&
+      if (isa<AddOp, SubOp>(user) &&
           !matchPattern(user->getOperand(1 - idx.getInt()), m_Constant()))
         residual = user->getOperand(1 - idx.getInt());
       cur = user->getResult(0);
@@ -1132,7 +1137,19 @@ bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
     };
     int64_t lr = l.size();
     bool transA, transB;
-    if (nb == 0) {
+    // A weight gradient [K.., M] x [K.., N] contracting the k >= 2 leading
+    // dims of both: the Gemm A^T B of the collapsed operands.
+    int64_t k = lc.size();
+    bool leading = nb == 0 && k >= 2 && lc == rc && lr == k + 1 &&
+                   (int64_t)r.size() == k + 1;
+    for (int64_t i = 0; leading && i < k; ++i)
+      leading = lc[i] == i;
+    if (leading) {
+      transA = true;
+      transB = false;
+      operand({cst(1), product(ArrayRef(l).take_front(k)), l[k]});
+      operand({cst(1), product(ArrayRef(r).take_front(k)), r[k]});
+    } else if (nb == 0) {
       transB = rc[0] == 1;
       transA = lr == 2 && lc[0] == 0;
       operand(lr == 2 ? SmallVector<AffineExpr>{cst(1), l[0], l[1]} : to3(l));

@@ -19,7 +19,8 @@ static bool isZero(AffineExpr e) {
 
 OpScheduleGraph mlir::disc::buildOpScheduleGraph(func::FuncOp func,
                                                  MemoryModel &model,
-                                                 bool inPlaceStateUpdates) {
+                                                 bool inPlaceStateUpdates,
+                                                 bool accumulatingCalls) {
   OpScheduleGraph sg;
   Block &block = func.getBody().front();
   // One node per op; an op whose lowering makes padded copies of its
@@ -101,6 +102,20 @@ OpScheduleGraph mlir::disc::buildOpScheduleGraph(func::FuncOp func,
     if (inPlaceStateUpdates)
       writesState.insert(u.op);
     unsigned to = index.lookup(u.op);
+    // The gradient MatMul and its scaling run right before the update (one
+    // accumulating call), writing nothing of their own.
+    if (inPlaceStateUpdates && accumulatingCalls && !preIndex.count(u.op))
+      if (Operation *dot = scaledGradientDot(u)) {
+        Operation *mul = u.op->getOperand(0) == u.arg
+                             ? u.op->getOperand(1).getDefiningOp()
+                             : u.op->getOperand(0).getDefiningOp();
+        if (!preIndex.count(dot) && sg.graph.gluedTo[index.lookup(dot)] < 0 &&
+            sg.graph.gluedTo[index.lookup(mul)] < 0) {
+          writesState.insert(dot);
+          sg.graph.gluedTo[index.lookup(dot)] = to;
+          sg.graph.gluedTo[index.lookup(mul)] = to;
+        }
+      }
     for (Operation *r : stateReaders(u)) {
       auto it = index.find(r);
       if (it == index.end())
@@ -108,6 +123,17 @@ OpScheduleGraph mlir::disc::buildOpScheduleGraph(func::FuncOp func,
       auto pre = preIndex.find(u.op);
       sg.graph.addEdge(it->second, pre != preIndex.end() ? pre->second : to);
     }
+  }
+
+  // A node glued to a glued node (a recomputed copy read by another, or
+  // by a gradient MatMul glued to its update) runs right before the end of
+  // the chain: the scheduler keeps one level, and the nodes glued to one
+  // node run in program order (a topological order).
+  for (unsigned v = 0; v < n; ++v) {
+    int t = sg.graph.gluedTo[v];
+    while (t >= 0 && sg.graph.gluedTo[t] >= 0)
+      t = sg.graph.gluedTo[t];
+    sg.graph.gluedTo[v] = t;
   }
 
   // Allocations, from the memory model: one per Alloc result, one per

@@ -35,7 +35,7 @@ using namespace mlir::disc;
 /// its old position, so no program point's live bytes grow (an optimizer
 /// step applied as soon as each gradient is complete, as PyTorch's
 /// optimizer-in-backward hooks do).
-static void hoistStateUpdates(func::FuncOp func) {
+static void hoistStateUpdates(func::FuncOp func, bool accumulatingCalls) {
   Block &block = func.getBody().front();
   for (const StateUpdate &u : findStateUpdates(func)) {
     // The update and its fused producers, contiguous (sinkFusedProducers).
@@ -44,6 +44,29 @@ static void hoistStateUpdates(func::FuncOp func) {
          p && isFusedProducer(p) && getFusionRoot(p) == u.op;
          p = p->getPrevNode())
       group.push_back(p);
+    // The weight-gradient MatMul of an accumulating call comes along
+    // (scheduled right before the update, buildOpScheduleGraph).
+    // So do the recomputed copies only the group reads (glued before it).
+    if (Operation *dot = accumulatingCalls ? scaledGradientDot(u) : nullptr) {
+      auto previous = [](Operation *op) {
+        Operation *prev = op->getPrevNode();
+        while (prev && prev->hasTrait<OpTrait::ConstantLike>())
+          prev = prev->getPrevNode();
+        return prev;
+      };
+      if (previous(group.back()) == dot) {
+        group.push_back(dot);
+        for (Operation *p = previous(dot);
+             p && p->hasAttr(kRecomputeCopyAttrName) && !isFusedProducer(p) &&
+             p->getNumResults() == 1 &&
+             llvm::all_of(p->getResult(0).getUsers(),
+                          [&](Operation *user) {
+                            return llvm::is_contained(group, user);
+                          });
+             p = previous(p))
+          group.push_back(p);
+      }
+    }
     std::reverse(group.begin(), group.end());
     llvm::DenseSet<Operation *> inGroup(group.begin(), group.end());
     Operation *last = nullptr;
@@ -120,7 +143,8 @@ struct MemorySchedulePass
       FunctionMemory fm(func, ranges);
       ShapeAnalysis &analysis = *fm.shapes;
       MemoryModel &model = *fm.model;
-      OpScheduleGraph sg = buildOpScheduleGraph(func, model, inPlaceState);
+      OpScheduleGraph sg =
+          buildOpScheduleGraph(func, model, inPlaceState, accumulatingCalls);
       if (sg.ops.size() < 2)
         continue;
       ScheduleResult r = scheduleForMemory(sg.graph, analysis.getSolver());
@@ -131,7 +155,7 @@ struct MemorySchedulePass
           op->moveBefore(terminator);
       sinkFusedProducers(block);
       if (inPlaceState)
-        hoistStateUpdates(func);
+        hoistStateUpdates(func, accumulatingCalls);
       if (remarks) {
         std::string msg;
         llvm::raw_string_ostream os(msg);

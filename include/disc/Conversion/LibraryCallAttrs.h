@@ -18,14 +18,26 @@ namespace mlir::disc {
 inline constexpr llvm::StringLiteral kLibraryCallAttr = "disc.library_call";
 /// On such a call: the post-ops fused into it, one entry per fused op in
 /// chain order: "bias", "add", then one activation ("relu"; "max" and/or
-/// "min" by a scalar, a Clip; "sigmoid"; "tanh").
+/// "min" by a scalar, a Clip; "sigmoid"; "tanh"); or, on a MatMul,
+/// "scale" (a multiplication by a constant) then "add" or "sub" (the
+/// residual minus the scaled product).
 inline constexpr llvm::StringLiteral kPostOpsAttr = "disc.post_ops";
 /// On a call with post-ops or NHWC operands: the trailing attributes the
 /// runtime call takes (docs/runtime-abi.md, *Post-ops*): `flags` (bit 0
 /// bias, 1 residual add, 2 Relu, 3 clip, 4 logistic, 5 tanh, at most one
-/// of bits 2-5; Conv on oneDNN: 6 output, 7 input, 8 residual is NHWC),
-/// then for a clip its lower and upper bound as f32 bit patterns.
+/// of bits 2-5; Conv on oneDNN: 6 output, 7 input, 8 residual is NHWC;
+/// MatMul on oneDNN: kMatmulScaleFlag, kMatmulAccumulateFlag), then for a
+/// clip its lower and upper bound as f32 bit patterns, then a MatMul's
+/// scale as an f32 bit pattern.
 inline constexpr llvm::StringLiteral kPostOpAttrsAttr = "disc.post_op_attrs";
+/// MatMul flags bit 6: the product is scaled (a negative scale for a
+/// "sub" post-op) before the residual add.
+inline constexpr int64_t kMatmulScaleFlag = 64;
+/// MatMul flags bit 7, set by disc-mark-in-place-state in place of bit 1
+/// (residual) when the residual is the state input the chain updates: the
+/// call writes the state's buffer, which holds the addend when it starts
+/// (`C = alpha * A x B + C`), and takes no residual operand.
+inline constexpr int64_t kMatmulAccumulateFlag = 128;
 /// On a fused post-op: the index of its operand that carries the chain.
 inline constexpr llvm::StringLiteral kFusedIntoCallAttr =
     "disc.fused_into_call";

@@ -39,9 +39,25 @@ struct StateUpdate {
   BlockArgument arg;
 };
 
+/// The MatMul library call whose scaled product `op` adds to or subtracts
+/// from state input `arg`, when `op` is the last post-op of such a call
+/// (markLibraryCalls: "scale" then "add"/"sub" with `arg` as the
+/// residual), else null. Such an update is written in place by the call
+/// itself, accumulating into the state's buffer (kMatmulAccumulateFlag).
+Operation *accumulatingCall(Operation *op, BlockArgument arg);
+
+/// The MatMul that computes the gradient of an SGD-like update `u`
+/// (`arg - c * dot` or `arg + c * dot`, `c` a splat f32 constant, the dot
+/// and the product each read once), which markLibraryCalls can fuse into
+/// one call accumulating into the state's buffer (accumulatingCall);
+/// null for any other update. Structure only: whether the dot becomes a
+/// library call is decided when calls are marked.
+Operation *scaledGradientDot(const StateUpdate &u);
+
 /// The state updates of `func` whose op could write the state's buffer:
-/// a top-level elementwise op (not fused into another op or into a library
-/// call) with the state's static type, the state input read by no op that
+/// a top-level elementwise op (not fused into another op, nor into a
+/// library call unless it is the end of an accumulating call's chain)
+/// with the state's static type, the state input read by no op that
 /// depends on the update, and neither returned as it is nor updated twice.
 /// The op order is not checked (see readsStateAfter).
 SmallVector<StateUpdate> findStateUpdates(func::FuncOp func);

@@ -40,9 +40,14 @@ bool orderStateUpdatesAfterReaders(func::FuncOp func);
 /// disc-mark-in-place-state), the update of findStateUpdates allocates
 /// nothing, so that an order that runs it as soon as its state's other
 /// readers are done frees the gradient it reads there instead of at the
-/// end of the step.
+/// end of the step. With `accumulatingCalls` too (oneDNN MatMul calls
+/// that accumulate a scaled product into the state, markLibraryCalls), the
+/// weight-gradient MatMul of such an update (scaledGradientDot) allocates
+/// nothing either and runs right before it, with the scaling: the call
+/// adds its product into the state, and no gradient buffer exists.
 OpScheduleGraph buildOpScheduleGraph(func::FuncOp func, MemoryModel &model,
-                                     bool inPlaceStateUpdates = false);
+                                     bool inPlaceStateUpdates = false,
+                                     bool accumulatingCalls = false);
 
 } // namespace mlir::disc
 

@@ -139,6 +139,12 @@ def DiscMemorySchedule : Pass<"disc-memory-schedule", "ModuleOp"> {
            "Count a training state update that disc-mark-in-place-state "
            "may write into the state's buffer as allocating nothing, so "
            "that running it early frees its gradient">,
+    Option<"accumulatingCalls", "accumulating-calls", "bool",
+           /*default=*/"false",
+           "With in-place-state: the weight-gradient MatMul of an SGD "
+           "update (`w - lr * dW`) runs right before it and allocates "
+           "nothing, as the oneDNN MatMul call that accumulates the "
+           "scaled product into the state (disc-mark-library-calls) will">,
   ];
   let dependentDialects = ["::mlir::disc_shape::DiscShapeDialect"];
 }

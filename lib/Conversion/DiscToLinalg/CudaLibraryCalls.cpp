@@ -95,7 +95,7 @@ bool mlir::disc::fitsCudaLibraryCall(Operation *op) {
 
 void mlir::disc::markCudaLibraryCalls(func::FuncOp func) {
   markLibraryCalls(func, fitsCudaLibraryCall, /*clipAndEltwise=*/false,
-                   /*nhwc=*/false);
+                   /*nhwc=*/false, /*scaledResidual=*/false);
 }
 
 std::string mlir::disc::describeOnnxNode(Operation *op) {

@@ -177,6 +177,23 @@ static bool isF32(Value v) {
   return cast<RankedTensorType>(v.getType()).getElementType().isF32();
 }
 
+/// The number of leading dims a weight-gradient dot_general contracts
+/// (`[K.., M] x [K.., N] -> [M, N]`, both operands contracting the same
+/// k >= 2 leading dims, no batch dims), else 0.
+static int64_t leadingContraction(DotGeneralOp op) {
+  ArrayRef<int64_t> lc = op.getLhsContractingDimensions(),
+                    rc = op.getRhsContractingDimensions();
+  int64_t k = lc.size();
+  if (k < 2 || lc != rc || !op.getLhsBatchingDimensions().empty() ||
+      op.getLhs().getType().getRank() != k + 1 ||
+      op.getRhs().getType().getRank() != k + 1)
+    return 0;
+  for (int64_t i = 0; i < k; ++i)
+    if (lc[i] != i)
+      return 0;
+  return k;
+}
+
 /// The dot_general forms of lowerDotGeneralToLibraryCall.
 static bool dotGeneralFits(DotGeneralOp op) {
   if (!isF32(op.getResult()) || !isF32(op.getLhs()) || !isF32(op.getRhs()))
@@ -188,6 +205,8 @@ static bool dotGeneralFits(DotGeneralOp op) {
   int64_t lr = op.getLhs().getType().getRank();
   int64_t rr = op.getRhs().getType().getRank();
   int64_t nb = lb.size();
+  if (leadingContraction(op))
+    return true;
   if (lc.size() != 1 || rc.size() != 1 || lb != rb)
     return false;
   for (int64_t i = 0; i < nb; ++i)
@@ -313,7 +332,8 @@ nhwcBits(Block &body, ArrayRef<std::pair<Operation *, Value>> finalOf,
 
 void mlir::disc::markLibraryCalls(func::FuncOp func,
                                   llvm::function_ref<bool(Operation *)> fits,
-                                  bool clipAndEltwise, bool nhwc) {
+                                  bool clipAndEltwise, bool nhwc,
+                                  bool scaledResidual) {
   if (func.isExternal())
     return;
   Block &body = func.getBody().front();
@@ -364,6 +384,8 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
     int64_t channelDim = isConv ? 1 : rt.getRank() - 1;
     int64_t channels = rt.getDimSize(channelDim);
     bool bias = false, residual = false;
+    // MatMul: the product's scale (a scaled residual add or subtraction).
+    std::optional<float> alpha;
     // The activation: none yet, a clip (bounds so far), or a final one.
     enum { None, Clip, Final } act = None;
     float lo = -std::numeric_limits<float>::infinity(),
@@ -373,6 +395,59 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
     SmallVector<Attribute> post;
     Value cur = op.getResult(0);
     Operation *last = &op;
+    // `other` may be a residual: not a constant, same dims as the chain,
+    // defined before the call in a buffer of its own (dense).
+    auto residualFits = [&](Value other, Value chain) {
+      if (!sameShape(other, chain) || matchPattern(other, m_Constant()))
+        return false;
+      Operation *def = other.getDefiningOp();
+      return !def || (def->getBlock() == &body && def->isBeforeInBlock(&op) &&
+                      !isa<SliceOp, DynamicReshapeOp, ExpandOp>(def));
+    };
+    // Marks `user` (its chain operand `idx`) as the post-op `kind`.
+    auto fuse = [&](Operation *user, StringRef kind, unsigned idx) {
+      post.push_back(b.getStringAttr(kind));
+      user->setAttr(kFusedIntoCallAttr, b.getI64IntegerAttr(idx));
+      // A post-op is computed by the call, not by a fused loop nest: it
+      // and the producer of its other operand (read from memory by the
+      // call) leave disc-fusion's chains.
+      user->removeAttr(kFusedAttrName);
+      if (user->getNumOperands() == 2)
+        if (Operation *def = user->getOperand(1 - idx).getDefiningOp())
+          def->removeAttr(kFusedAttrName);
+      cur = user->getResult(0);
+      last = user;
+    };
+    // A MatMul whose product is scaled by a constant and added to or
+    // subtracted from a residual, `r - c * (A x B)` (an SGD step on the
+    // weight gradient A x B) or `r + c * (A x B)`: the scale and the add as
+    // two post-ops, the call's output scale and residual add.
+    if (scaledResidual && isa<DotGeneralOp>(op) && cur.hasOneUse()) {
+      Operation *mul = *cur.getUsers().begin();
+      Operation *next =
+          mul->getNumResults() == 1 && mul->getResult(0).hasOneUse()
+              ? *mul->getResult(0).getUsers().begin()
+              : nullptr;
+      if (isa<MulOp>(mul) && mul == nextNonConstant(&op) &&
+          mul->getOperand(0) != mul->getOperand(1) &&
+          sameShape(mul->getResult(0), cur) && next &&
+          next == nextNonConstant(mul) && isa<AddOp, SubOp>(next) &&
+          next->getOperand(0) != next->getOperand(1) &&
+          sameShape(next->getResult(0), cur)) {
+        unsigned mi = mul->getOperand(0) == cur ? 0 : 1;
+        unsigned ri = next->getOperand(0) == mul->getResult(0) ? 0 : 1;
+        std::optional<float> c = splatF32(mul->getOperand(1 - mi));
+        if (c && std::isfinite(*c) && (isa<AddOp>(next) || ri == 1) &&
+            residualFits(next->getOperand(1 - ri), cur)) {
+          alpha = isa<SubOp>(next) ? -*c : *c;
+          residual = true;
+          fuse(mul, "scale", mi);
+          fuse(next, isa<SubOp>(next) ? "sub" : "add", ri);
+          residualOwner[next] = &op;
+          act = Final;
+        }
+      }
+    }
     while (act != Final && cur.hasOneUse()) {
       Operation *user = *cur.getUsers().begin();
       if (user != nextNonConstant(last) || user->getNumResults() != 1 ||
@@ -408,10 +483,7 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
         } else if (isa<AddOp>(user) && act == None && !residual &&
                    sameShape(other, cur) &&
                    !matchPattern(other, m_Constant())) {
-          // Defined before the call, in a buffer of its own (dense).
-          Operation *def = other.getDefiningOp();
-          if (def && (def->getBlock() != &body || !def->isBeforeInBlock(&op) ||
-                      isa<SliceOp, DynamicReshapeOp, ExpandOp>(def)))
+          if (!residualFits(other, cur))
             break;
           kind = "add";
           residual = true;
@@ -435,17 +507,7 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
           break;
         }
       }
-      post.push_back(b.getStringAttr(kind));
-      user->setAttr(kFusedIntoCallAttr, b.getI64IntegerAttr(idx));
-      // A post-op is computed by the call, not by a fused loop nest: it
-      // and the producer of its other operand (read from memory by the
-      // call) leave disc-fusion's chains.
-      user->removeAttr(kFusedAttrName);
-      if (user->getNumOperands() == 2)
-        if (Operation *def = user->getOperand(1 - idx).getDefiningOp())
-          def->removeAttr(kFusedAttrName);
-      cur = user->getResult(0);
-      last = user;
+      fuse(user, kind, idx);
     }
     finalOf.push_back({&op, cur});
     if (post.empty())
@@ -461,6 +523,10 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
       attrs.push_back(llvm::bit_cast<uint32_t>(hi));
     } else {
       attrs[0] |= eltFlag;
+    }
+    if (alpha) {
+      attrs[0] |= kMatmulScaleFlag;
+      attrs.push_back(llvm::bit_cast<uint32_t>(*alpha));
     }
     op.setAttr(kPostOpAttrsAttr, b.getDenseI64ArrayAttr(attrs));
   }
@@ -528,7 +594,7 @@ static PostOps collectPostOps(OpBuilder &b, Operation *op) {
         c = tensor::CollapseShapeOp::create(
             b, op->getLoc(), c, collapseLeadingDims(t.getRank(), t.getRank()));
       p.bias = c;
-    } else if (kind == "add") {
+    } else if (kind == "add" || kind == "sub") {
       p.residual = other;
     }
     cur = user->getResult(0);
@@ -538,13 +604,15 @@ static PostOps collectPostOps(OpBuilder &b, Operation *op) {
 
 /// Appends the post-op attributes of `p` to `args`; returns the suffix of
 /// the callee's name: `_post<M>` (M: bit 0 bias, bit 1 residual operand),
-/// then `c` when the clip bounds follow the flags.
+/// then `c` when the clip bounds follow the flags, then (`matmul`) `s`
+/// when the product's scale follows them.
 static std::string postOpArgs(OpBuilder &b, Location loc, const PostOps &p,
-                              SmallVectorImpl<Value> &args) {
+                              SmallVectorImpl<Value> &args,
+                              bool matmul = false) {
   for (int64_t a : p.attrs)
     args.push_back(i64(b, loc, a));
-  return "_post" + std::to_string(p.flags & 3) +
-         (p.attrs.size() > 1 ? "c" : "");
+  return "_post" + std::to_string(p.flags & 3) + ((p.flags & 8) ? "c" : "") +
+         (matmul && (p.flags & kMatmulScaleFlag) ? "s" : "");
 }
 
 std::optional<Value>
@@ -562,7 +630,13 @@ mlir::disc::lowerDotGeneralToLibraryCall(OpBuilder &b, DotGeneralOp op,
   Location loc = op.getLoc();
   bool transA = false, transB = false;
   Value a3, b3;
-  if (nb == 0) {
+  int64_t cr = rt.getRank();
+  if (int64_t k = leadingContraction(op)) {
+    // [K.., M] x [K.., N]: the Gemm A^T B of the collapsed operands.
+    transA = true;
+    a3 = prependUnitDim(b, loc, collapseLeading(b, loc, lhs, k));
+    b3 = prependUnitDim(b, loc, collapseLeading(b, loc, rhs, k));
+  } else if (nb == 0) {
     // [.., M, K] x [K, N] (or transposed 2-D operands, Gemm).
     transB = rc[0] == 1;
     transA = lr == 2 && lc[0] == 0;
@@ -578,14 +652,26 @@ mlir::disc::lowerDotGeneralToLibraryCall(OpBuilder &b, DotGeneralOp op,
   }
   Value aBuf = asStridedBuffer(b, loc, a3);
   Value bBuf = asStridedBuffer(b, loc, b3);
+  PostOps post = collectPostOps(b, op);
   // The output is allocated with the result's shape and viewed as
   // [B, M, N] (expanding a buffer instead trips expand-strided-metadata on
-  // groups of several dynamic sizes).
-  auto [cAlloc, cTensor] = allocOutput(b, loc, elt, dims);
+  // groups of several dynamic sizes). An accumulating call
+  // (disc-mark-in-place-state) writes the residual's own buffer instead:
+  // the state input it updates in place.
+  bool accumulate = post.flags & kMatmulAccumulateFlag;
+  Value cAlloc, cTensor;
+  if (accumulate) {
+    assert(post.residual && rt.hasStaticShape() &&
+           "an accumulating call updates a static residual");
+    cAlloc = bufferization::ToBufferOp::create(
+        b, loc, MemRefType::get(rt.getShape(), elt), post.residual);
+  } else {
+    std::tie(cAlloc, cTensor) = allocOutput(b, loc, elt, dims);
+  }
   Value c3 = cAlloc;
   if (nb == 0) {
-    if (lr > 2)
-      c3 = collapseLeadingBuffer(b, loc, c3, lr - 1);
+    if (cr > 2)
+      c3 = collapseLeadingBuffer(b, loc, c3, cr - 1);
     auto t = cast<MemRefType>(c3.getType());
     SmallVector<OpFoldResult> out = {
         b.getIndexAttr(1),
@@ -600,15 +686,14 @@ mlir::disc::lowerDotGeneralToLibraryCall(OpBuilder &b, DotGeneralOp op,
   Value cBuf = castStrided(b, loc, c3);
   Value tA = i64(b, loc, transA), tB = i64(b, loc, transB);
   SmallVector<Value> args = {aBuf, bBuf, cBuf};
-  PostOps post = collectPostOps(b, op);
   if (post.bias)
     args.push_back(asStridedBuffer(b, loc, post.bias));
-  if (post.residual) {
+  if (post.residual && !accumulate) {
     // Viewed as [B, M, N] like the output.
     Value r = post.residual;
     if (nb == 0)
       r = prependUnitDim(b, loc,
-                         lr > 2 ? collapseLeading(b, loc, r, lr - 1) : r);
+                         cr > 2 ? collapseLeading(b, loc, r, cr - 1) : r);
     else if (nb > 1)
       r = collapseLeading(b, loc, r, nb);
     args.push_back(asStridedBuffer(b, loc, r));
@@ -616,8 +701,14 @@ mlir::disc::lowerDotGeneralToLibraryCall(OpBuilder &b, DotGeneralOp op,
   args.append({tA, tB});
   std::string name = disc::kLibMatmulFn.str();
   if (post.any)
-    name += postOpArgs(b, loc, post, args);
+    name += postOpArgs(b, loc, post, args, /*matmul=*/true);
   callRuntime(b, op, name, args);
+  // After the call: right after the to_buffer it would fold into the
+  // state's old value, which bufferization would then keep in a copy.
+  if (accumulate)
+    cTensor = bufferization::ToTensorOp::create(b, loc, rt, cAlloc,
+                                                /*restrict=*/true,
+                                                /*writable=*/true);
   return cTensor;
 }
 

@@ -65,9 +65,13 @@ bool fitsLibraryCall(Operation *op);
 /// bits 64, 128, 256 of `disc.post_op_attrs`, which a Conv call without
 /// post-ops then carries alone; docs/runtime-abi.md). The buffers keep the
 /// byte size and the NCHW type; only their contents are permuted.
+/// `scaledResidual` (oneDNN only) fuses a MatMul's product scaled by a
+/// constant and added to or subtracted from a residual (`w - lr * dW`, an
+/// SGD step; flags bit 6 and the scale, docs/runtime-abi.md).
 void markLibraryCalls(func::FuncOp func,
                       llvm::function_ref<bool(Operation *)> fits = nullptr,
-                      bool clipAndEltwise = true, bool nhwc = true);
+                      bool clipAndEltwise = true, bool nhwc = true,
+                      bool scaledResidual = true);
 
 // kLibraryCallPrefix, the name prefix of the functions compiled code calls
 // for library calls: disc/Target/RuntimeSymbols.h.

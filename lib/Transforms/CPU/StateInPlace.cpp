@@ -45,6 +45,13 @@ LogicalResult writeInPlace(func::FuncOp func, unsigned result, unsigned arg) {
            << result << ": " << why;
   };
   Value v = ret->getOperand(result);
+  Value state = func.getArgument(arg);
+  // A MatMul library call that accumulated into the state's buffer
+  // (kMatmulAccumulateFlag) is in place already.
+  if (auto t = v.getDefiningOp<bufferization::ToTensorOp>())
+    if (auto buf = t.getBuffer().getDefiningOp<bufferization::ToBufferOp>();
+        buf && buf.getTensor() == state)
+      return success();
   auto generic = v.getDefiningOp<linalg::GenericOp>();
   if (!generic || generic->getNumResults() != 1 ||
       generic->getBlock() != ret->getBlock())
@@ -53,7 +60,6 @@ LogicalResult writeInPlace(func::FuncOp func, unsigned result, unsigned arg) {
   auto empty = init->get().getDefiningOp<tensor::EmptyOp>();
   if (!empty || !empty->hasOneUse())
     return fail("the loop nest does not write a fresh destination");
-  Value state = func.getArgument(arg);
   if (state.getType() != empty.getType())
     return fail("the state's type differs from the loop nest's");
   if (generic.payloadUsesValueFromOperand(init))

@@ -96,6 +96,11 @@ struct ThreadScope {
 /// The NHWC bits of a Conv call's flags (docs/runtime-abi.md): its output,
 /// input, residual buffer holds NHWC data (channels last, dense).
 constexpr int64_t kNhwcOutput = 64, kNhwcInput = 128, kNhwcResidual = 256;
+/// The MatMul bits of the same positions (docs/runtime-abi.md): the
+/// product is scaled by an f32 `alpha` (its bits follow the flags and any
+/// clip bounds), and the output holds the addend when the call starts
+/// (`C = alpha * A x B + C`, oneDNN's `sum` post-op; no residual operand).
+constexpr int64_t kMatmulScale = 64, kMatmulAccumulate = 128;
 
 /// The channels-last permutation of the dense buffer of `v` (shape
 /// [N, C, D...], dense row-major strides checked): the strides of the same
@@ -151,6 +156,8 @@ struct PostOps {
   int64_t flags = 0;
   View bias, res;             // bias: [channels]; res: the output's shape
   float lo = 0.0f, hi = 0.0f; // clip bounds
+  float alpha = 1.0f;         // MatMul: the product's scale
+  bool accumulate = false;    // MatMul: the output holds the addend
   bool bias_() const { return flags & 1; }
   bool res_() const { return flags & 2; }
   /// Any activation.
@@ -193,10 +200,12 @@ void forEach(const memory::dims &sizes, const memory::dims &strides, F f) {
 void applyPostOps(const View &y, const PostOps &p, bool withBias, bool withRes,
                   bool withRelu, size_t channelDim) {
   if (!(withBias && p.bias_()) && !(withRes && p.res_()) &&
-      !(withRelu && p.act()))
+      !(withRelu && p.act()) && p.alpha == 1.0f)
     return;
   forEach(y.sizes, y.strides, [&](int64_t off, const std::vector<int64_t> &i) {
     float v = y.data[off];
+    if (p.alpha != 1.0f)
+      v *= p.alpha;
     if (withBias && p.bias_())
       v += p.bias.data[i[channelDim] * p.bias.strides[0]];
     if (withRes && p.res_()) {
@@ -297,6 +306,8 @@ struct Entry {
   size_t channelDim = 1;
   int32_t rank = 0;
   int weightsArg = DNNL_ARG_WEIGHTS;
+  // A MatMul's (its flag bits 6 and 7 are not the Conv layout bits).
+  bool matmul = false;
   // The memory objects of a run, made on the first one (`bound`) and
   // pointed at each call's buffers (set_data_handle; `handle` is what each
   // points at now): the caller's operands, their reordered temporaries,
@@ -325,14 +336,20 @@ struct Entry {
 /// The post-op chain oneDNN runs after the primitive (bias excluded: the
 /// primitive takes it).
 /// `sum`: the residual add as a `sum` post-op (the output holds the
-/// residual when the primitive runs), else a `binary_add`.
+/// residual when the primitive runs), else a `binary_add`. A MatMul's
+/// scale is oneDNN's output scale, applied to the product before the
+/// chain; its accumulation is a `sum` post-op.
 dnnl::primitive_attr makeAttr(const PostOps &p, const memory::desc &resMd,
                               bool withPostOps, bool sum = false) {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (withPostOps && (p.res_() || p.act())) {
+  if (withPostOps && p.alpha != 1.0f)
+    attr.set_output_scales(0, {p.alpha});
+  if (withPostOps && (p.res_() || p.act() || p.accumulate)) {
     dnnl::post_ops po;
-    if (p.res_() && sum)
+    if (p.accumulate)
+      po.append_sum(1.0f);
+    else if (p.res_() && sum)
       po.append_sum(1.0f);
     else if (p.res_())
       po.append_binary(dnnl::algorithm::binary_add, resMd);
@@ -489,7 +506,8 @@ struct LibraryCalls::Impl {
                     " bytes failed");
       point(e, 3 + i, temps[i]->p);
       prim[i] = e.mems[3 + i].get();
-      if (i < 2) {
+      // An accumulating output's addend goes in as well.
+      if (i < 2 || e.post.accumulate) {
         dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, user[i]},
                                    {DNNL_ARG_TO, prim[i]}};
         run(e.reorders[i], args, 2);
@@ -585,14 +603,14 @@ struct LibraryCalls::Impl {
     // made (their density was checked then).
     PostOps p = e.post;
     View y = readView(operands[2], e.rank);
-    if (p.flags & kNhwcOutput)
+    if (!e.matmul && (p.flags & kNhwcOutput))
       reinterpretNhwc(y, "Conv library call: ", "output");
     next = 3;
     if (p.bias_())
       p.bias = readView(operands[next++], 1);
     if (p.res_()) {
       p.res = readView(operands[next++], e.rank);
-      if (p.flags & kNhwcResidual)
+      if (!e.matmul && (p.flags & kNhwcResidual))
         reinterpretNhwc(p.res, "Conv library call: ", "residual");
     }
     applyPostOps(y, p, false, true, true, e.channelDim);
@@ -623,19 +641,27 @@ PostOps LibraryCalls::Impl::readPostOps(const int64_t *post, int32_t numPost,
   std::string who = std::string(name) + " library call: ";
   int64_t act = flags & 60;
   bool conv = std::strcmp(name, "Conv") == 0;
-  if (flags < 0 || flags > (conv ? 511 : 63) || (act & (act - 1)) != 0 ||
-      ((flags & kNhwcResidual) && !(flags & 2)))
+  // MatMul: a scale is not combined with a bias, an accumulation not with
+  // a residual operand.
+  bool scale = !conv && (flags & kMatmulScale);
+  p.accumulate = !conv && (flags & kMatmulAccumulate);
+  if (flags < 0 || flags > (conv ? 511 : 255) || (act & (act - 1)) != 0 ||
+      (conv && (flags & kNhwcResidual) && !(flags & 2)) ||
+      (scale && (flags & 1)) || (p.accumulate && (flags & 2)))
     fail(1, who + "bad post-op flags " + std::to_string(flags));
-  if (numPost != ((flags & 8) ? 3 : 1))
+  int32_t more = ((flags & 8) ? 2 : 0) + (scale ? 1 : 0);
+  if (numPost != 1 + more)
     fail(1, who + "post-op flags " + std::to_string(flags) + " take " +
-                std::to_string((flags & 8) ? 2 : 0) + " more attributes");
+                std::to_string(more) + " more attributes");
+  auto f32 = [](int64_t bits) {
+    uint32_t u = static_cast<uint32_t>(bits);
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+  };
+  if (scale)
+    p.alpha = f32(post[numPost - 1]);
   if (flags & 8) {
-    auto f32 = [](int64_t bits) {
-      uint32_t u = static_cast<uint32_t>(bits);
-      float f;
-      std::memcpy(&f, &u, sizeof f);
-      return f;
-    };
     p.lo = f32(post[1]);
     p.hi = f32(post[2]);
     if (!(p.lo <= p.hi))
@@ -659,7 +685,7 @@ PostOps LibraryCalls::Impl::readPostOps(const int64_t *post, int32_t numPost,
     if (p.res.sizes != y.sizes)
       fail(1, who + "residual " + dimsText(p.res.sizes) + " and output " +
                   dimsText(y.sizes) + " differ");
-    if (flags & kNhwcResidual)
+    if (conv && (flags & kNhwcResidual))
       reinterpretNhwc(p.res, who, "residual");
   }
   return p;
@@ -668,8 +694,8 @@ PostOps LibraryCalls::Impl::readPostOps(const int64_t *post, int32_t numPost,
 void LibraryCalls::Impl::matmul(const CallArgs &call) {
   const auto &[key, numOperands, operands, ranks, numAttrs, attrs, alloc,
                tempBytes] = call;
-  if (numAttrs != 2 && numAttrs != 3 && numAttrs != 5)
-    fail(1, "MatMul library call: expects 2, 3 or 5 attributes");
+  if (numAttrs < 2 || numAttrs > 6)
+    fail(1, "MatMul library call: expects 2 to 6 attributes");
   if (ranks[0] != 3 || ranks[1] != 3 || ranks[2] != 3)
     fail(1, "MatMul library call: operands must have rank 3");
   View a = readView(operands[0], 3), b = readView(operands[1], 3),
@@ -698,7 +724,7 @@ void LibraryCalls::Impl::matmul(const CallArgs &call) {
   if (batch == 0 || m == 0 || n == 0)
     return;
   if (k == 0 || a.sizes[0] == 0 || b.sizes[0] == 0) {
-    if (tempBytes)
+    if (tempBytes || p.accumulate) // C += alpha * 0
       return;
     zeroFill(c);
     applyPostOps(c, p, true, true, true, 2);
@@ -733,8 +759,11 @@ Entry *LibraryCalls::Impl::matmulEntry(const Key &key, View &a, View &b,
   dnnl::matmul::primitive_desc pd;
   bool done = false;
   // The caller's strides with the post-op chain, then on dense copies;
-  // then the same without the chain (it runs as a loop afterwards).
+  // then the same without the chain (it runs as a loop afterwards), but
+  // for an accumulation (the loop would have lost the addend).
   for (bool post : {true, false}) {
+    if (!post && p.accumulate)
+      break;
     const memory::desc *layouts[2] = {ne->user, dense};
     for (const memory::desc *md : layouts) {
       try {
@@ -753,7 +782,7 @@ Entry *LibraryCalls::Impl::matmulEntry(const Key &key, View &a, View &b,
     }
   }
   if (!done)
-    pd = make(dense, false); // throws the reason
+    pd = make(dense, p.accumulate); // throws the reason
   for (int i = 0; i < 3; ++i)
     setReorder(*ne, i, i < 2);
   ne->scratchMd = pd.scratchpad_desc();
@@ -762,6 +791,7 @@ Entry *LibraryCalls::Impl::matmulEntry(const Key &key, View &a, View &b,
   ne->post.bias = ne->post.res = View();
   ne->channelDim = 2;
   ne->rank = 3;
+  ne->matmul = true;
   return insert(key, std::move(ne));
 }
 

@@ -657,7 +657,7 @@ TEST(LibraryCalls, NhwcChainMatchesNchwChainAndLoops) {
 }
 
 // The NHWC bits need dense buffers and a Conv: a strided output view, a
-// residual bit without a residual, or the bits on a MatMul are status 1.
+// residual bit without a residual, or bit 8 on a MatMul are status 1.
 TEST(LibraryCalls, NhwcBitsAreChecked) {
   const int64_t N = 1, C = 4, H = 5, W = 5;
   std::vector<float> x = randomVector(N * C * H * W, 71),
@@ -683,10 +683,73 @@ TEST(LibraryCalls, NhwcBitsAreChecked) {
   auto da = desc(a.data(), {1, 3, 4});
   auto db = desc(b.data(), {1, 4, 3});
   auto dc = desc(c.data(), {1, 3, 3});
-  EXPECT_EQ(run(lib, alloc, DISC_LIB_MATMUL, da, db, dc, 3, {0, 0, 128}, error),
+  EXPECT_EQ(run(lib, alloc, DISC_LIB_MATMUL, da, db, dc, 3, {0, 0, 256}, error),
             1);
-  EXPECT_NE(error.find("bad post-op flags 128"), std::string::npos) << error;
+  EXPECT_NE(error.find("bad post-op flags 256"), std::string::npos) << error;
   EXPECT_EQ(alloc.live, 0);
+}
+
+// An SGD step fused into the weight-gradient MatMul (docs/runtime-abi.md,
+// MatMul bits 6 and 7): W - lr * X^T dY as the product scaled by -lr plus
+// the residual W (flags 2 | 64), and accumulated into W's own buffer
+// (flags 128 | 64, no residual operand), against loops in double. A scale
+// with a bias, an accumulation with a residual, or a missing scale are
+// status 1.
+TEST(LibraryCalls, MatMulScaledResidualAndAccumulation) {
+  const int64_t K = 37, M = 11, N = 6; // X: [K, M], dY: [K, N], W: [M, N]
+  const float lr = 0.01f;
+  std::vector<float> x = randomVector(K * M, 81), dy = randomVector(K * N, 82),
+                     w = randomVector(M * N, 83), out(M * N, NAN);
+  std::vector<double> ref(M * N);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double g = 0;
+      for (int64_t k = 0; k < K; ++k)
+        g += double(x[k * M + i]) * dy[k * N + j];
+      ref[i * N + j] = w[i * N + j] - double(lr) * g;
+    }
+  auto dx = desc(x.data(), {1, K, M});
+  auto ddy = desc(dy.data(), {1, K, N});
+  auto dout = desc(out.data(), {1, M, N});
+  auto dw = desc(w.data(), {1, M, N});
+  LibraryCalls lib;
+  CountingAllocator alloc;
+  std::string error;
+  // transA (X is [K, M]); flags; -lr.
+  std::vector<int64_t> attrs = {1, 0, 2 | 64, f32Bits(-lr)};
+  void *ops[4] = {dx.data(), ddy.data(), dout.data(), dw.data()};
+  int32_t ranks[4] = {3, 3, 3, 3};
+  ASSERT_EQ(lib.call(DISC_LIB_MATMUL, 4, ops, ranks, 4, attrs.data(),
+                     alloc.hooks(), error),
+            0)
+      << error;
+  for (int64_t i = 0; i < M * N; ++i)
+    EXPECT_NEAR(out[i], ref[i], 1e-5) << i;
+  // In place: W's buffer is the output and holds the addend.
+  attrs[2] = 128 | 64;
+  void *inPlace[3] = {dx.data(), ddy.data(), dw.data()};
+  ASSERT_EQ(lib.call(DISC_LIB_MATMUL, 3, inPlace, ranks, 4, attrs.data(),
+                     alloc.hooks(), error),
+            0)
+      << error;
+  for (int64_t i = 0; i < M * N; ++i)
+    EXPECT_NEAR(w[i], ref[i], 1e-5) << i;
+  EXPECT_EQ(alloc.live, 0);
+  // Refused combinations.
+  for (int64_t flags : {1 | 64, 2 | 128}) {
+    std::vector<int64_t> bad = {1, 0, flags, f32Bits(-lr)};
+    EXPECT_EQ(lib.call(DISC_LIB_MATMUL, 4, ops, ranks, 4, bad.data(),
+                       alloc.hooks(), error),
+              1);
+    EXPECT_NE(error.find("bad post-op flags " + std::to_string(flags)),
+              std::string::npos)
+        << error;
+  }
+  std::vector<int64_t> noScale = {1, 0, 128 | 64};
+  EXPECT_EQ(lib.call(DISC_LIB_MATMUL, 3, inPlace, ranks, 3, noScale.data(),
+                     alloc.hooks(), error),
+            1);
+  EXPECT_NE(error.find("take 1 more attributes"), std::string::npos) << error;
 }
 
 // Conv -> ConvTranspose through an NHWC buffer (conv flags 64, the
