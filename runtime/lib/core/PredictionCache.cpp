@@ -42,7 +42,6 @@ Status PredictionCache::lookup(const std::vector<Tensor> &inputs,
                                &p->unpredictableReason);
       !s)
     return s;
-  p->minimum = p->predicted;
   if (sig.remat.present && p->predicted >= 0) {
     RematProfile profile;
     if (Status s = rematProfileAt(sig, dims, library_, &profile); !s)
@@ -52,7 +51,6 @@ Status PredictionCache::lookup(const std::vector<Tensor> &inputs,
         options_.remat_policy == RematPolicy::LargestFirst
             ? RematPolicyKind::LargestFirst
             : RematPolicyKind::DtrScore);
-    p->minimum = std::min(p->predicted, p->planner->minimumPeak());
   }
   if (predictions_.size() >= kMaxPredictions)
     predictions_.pop_back();

@@ -23,6 +23,7 @@
 
 #include "RematPlanner.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -44,9 +45,22 @@ public:
     int64_t predicted = -1;
     /// Why `predicted` is -1; empty otherwise.
     std::string unpredictableReason;
-    /// The lowest peak reachable by evicting candidates; -1 as above.
-    int64_t minimum = -1;
     std::unique_ptr<RematPlanner> planner;
+    /// The lowest peak reachable by evicting candidates; -1 as above.
+    /// Searched on first call (RematPlanner::lowestSet), then kept.
+    int64_t minimum() {
+      if (!minimumKnown) {
+        minimumValue = predicted;
+        if (planner && predicted >= 0)
+          minimumValue = std::min(predicted, planner->minimumPeak());
+        minimumKnown = true;
+      }
+      return minimumValue;
+    }
+
+  private:
+    int64_t minimumValue = -1;
+    bool minimumKnown = false;
   };
   static constexpr size_t kMaxPredictions = 32;
 

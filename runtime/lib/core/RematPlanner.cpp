@@ -98,13 +98,20 @@ RematPlanner::RematPlanner(RematProfile profile, int64_t limitBytes,
   for (std::vector<int> &at : regenerateAt_)
     std::stable_sort(at.begin(), at.end(),
                      [&](int a, int b) { return order(a) < order(b); });
+}
+
+void RematPlanner::plan() const {
+  if (planned_)
+    return;
   lowest_ = lowestSet();
   witness_ = lowest_;
+  planned_ = true;
 }
 
 void RematPlanner::reset() {
   evicted_.assign(profile_.candidates.size(), 0);
-  witness_ = lowest_;
+  if (planned_)
+    witness_ = lowest_;
   next_ = 0;
   drift_ = 0;
 }
@@ -255,7 +262,10 @@ std::vector<char> RematPlanner::lowestSet() const {
   return resultPeak < peak(none) ? result : none;
 }
 
-int64_t RematPlanner::minimumPeak() const { return peak(witness_); }
+int64_t RematPlanner::minimumPeak() const {
+  plan();
+  return peak(witness_);
+}
 
 double RematPlanner::score(int id) const {
   const RematProfile::Candidate &c = profile_.candidates[id];
@@ -274,6 +284,7 @@ bool RematPlanner::decideEvict(int id, int64_t liveBytes) {
   next_ = std::max(next_, id + 1);
   if (limit_ <= 0)
     return false;
+  plan();
   const auto &cands = profile_.candidates;
   int64_t after = cands[id].evictAfter + 1;
   if (liveBytes >= 0 &&

@@ -86,7 +86,10 @@ public:
   /// nothing, everything, and a greedy descent (add the eviction that
   /// lowers the peak most while one does). A limit below it is refused.
   int64_t minimumPeak() const;
-  /// The plan behind minimumPeak() (as in peak()).
+  /// The plan behind minimumPeak() (as in peak()). A search (simulated
+  /// runs, quadratic in the candidates), so the planner runs it on first
+  /// need: minimumPeak(), or a decision under a limit; a run without a
+  /// limit never pays for it.
   std::vector<char> lowestSet() const;
 
   /// Decision at the evict point of candidate `id`; candidates are decided
@@ -133,10 +136,14 @@ private:
   int64_t limit_;
   RematPolicyKind policy_;
   std::vector<char> evicted_;
-  /// A set that fits the limit and agrees with the decisions so far.
-  std::vector<char> witness_;
-  /// lowestSet(), the witness of a fresh run.
-  std::vector<char> lowest_;
+  /// Runs lowestSet() once, setting lowest_ and witness_.
+  void plan() const;
+  /// A set that fits the limit and agrees with the decisions so far (once
+  /// planned).
+  mutable std::vector<char> witness_;
+  /// lowestSet(), the witness of a fresh run (once planned).
+  mutable std::vector<char> lowest_;
+  mutable bool planned_ = false;
   int next_ = 0;
   int64_t drift_ = 0;
 };

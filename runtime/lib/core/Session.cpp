@@ -42,6 +42,10 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   std::shared_ptr<const Executable> exe;
   SessionOptions options;
   SessionStats stats;
+  /// The last run's prediction while its minimum peak is not in `stats`
+  /// yet: searched when the stats are read (a run without a memory limit
+  /// does not need it), null otherwise.
+  runtime::PredictionCache::Prediction *pendingMinimum = nullptr;
   /// The session's library-call module (oneDNN), made on first use: the
   /// host device's library calls and every prediction's temporaries.
   std::unique_ptr<runtime::cpu::LibraryCalls> library;
@@ -136,16 +140,21 @@ Status Session::Impl::planRemat(const std::vector<Tensor> &inputs) {
   if (Status s = predictions.lookup(inputs, &p); !s)
     return s;
   stats.predicted_peak_bytes = p->predicted;
-  stats.remat_minimum_peak_bytes = p->minimum;
   if (p->planner) {
     p->planner->reset();
     remat.begin(p->planner.get());
   }
   int64_t limit = options.memory_limit_bytes;
-  if (limit > 0 && p->minimum >= 0 && limit < p->minimum)
+  if (limit <= 0) {
+    pendingMinimum = p;
+    return Status::ok();
+  }
+  int64_t minimum = p->minimum();
+  stats.remat_minimum_peak_bytes = minimum;
+  if (minimum >= 0 && limit < minimum)
     return Status::resourceExhausted(
         "memory limit " + std::to_string(limit) +
-        " bytes is below the minimum peak " + std::to_string(p->minimum) +
+        " bytes is below the minimum peak " + std::to_string(minimum) +
         " bytes these input shapes can reach by rematerialization (" +
         std::to_string(p->predicted) +
         " bytes with nothing evicted); nothing ran");
@@ -334,6 +343,7 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &runInputs,
                               std::vector<Tensor> *outputs) {
   const Signature &sig = exe->signature();
   stats = SessionStats();
+  pendingMinimum = nullptr;
   trace = RunTrace();
   // A model with state: the run inputs and the held state tensors.
   std::vector<Tensor> withState;
@@ -452,7 +462,13 @@ Session &Session::operator=(Session &&other) noexcept {
   return *this;
 }
 
-const SessionStats &Session::stats() const { return impl_->stats; }
+const SessionStats &Session::stats() const {
+  if (impl_->pendingMinimum) {
+    impl_->stats.remat_minimum_peak_bytes = impl_->pendingMinimum->minimum();
+    impl_->pendingMinimum = nullptr;
+  }
+  return impl_->stats;
+}
 const RunTrace &Session::lastTrace() const { return impl_->trace; }
 const SessionOptions &Session::options() const { return impl_->options; }
 const Executable &Session::executable() const { return *impl_->exe; }
