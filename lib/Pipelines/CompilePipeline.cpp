@@ -41,10 +41,6 @@ void mlir::disc::buildDiscCompilePipeline(
   // Cheap elementwise values read again long after they are made (the
   // backward pass) are recomputed there from values live anyway, before
   // fusion fuses the copies into their readers.
-  if (options.recomputeElementwise)
-    pm.addPass(createDiscRecomputeElementwise());
-  if (options.fusion)
-    pm.addPass(createDiscFusionPass());
   CompileTarget target = options.target;
   bool inPlaceState = options.inPlaceState && target == CompileTarget::Cpu;
   // Library calls and their post-ops are marked on the final order, so the
@@ -55,6 +51,13 @@ void mlir::disc::buildDiscCompilePipeline(
     libraryCalls = target == CompileTarget::Cpu    ? "onednn"
                    : target == CompileTarget::Cuda ? "cuda"
                                                    : "none";
+  // oneDNN's backward-weights primitive for the filter gradients.
+  if (libraryCalls == "onednn")
+    pm.addNestedPass<func::FuncOp>(createDiscFormConvBackwardFilter());
+  if (options.recomputeElementwise)
+    pm.addPass(createDiscRecomputeElementwise());
+  if (options.fusion)
+    pm.addPass(createDiscFusionPass());
   if (options.schedule) {
     DiscMemoryScheduleOptions schedule;
     schedule.inPlaceState = inPlaceState;

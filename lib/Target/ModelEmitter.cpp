@@ -155,6 +155,9 @@ static void writeLibraryCalls(llvm::raw_ostream &os) {
                         "DISC_LIB_CONV", k + 2, 2 + 4 * k, true});
     families.push_back({(disc::kLibConvTransposePrefix + Twine(k) + "d").str(),
                         "DISC_LIB_CONV_TRANSPOSE", k + 2, 2 + 4 * k, false});
+    families.push_back(
+        {(disc::kLibConvBackwardFilterPrefix + Twine(k) + "d").str(),
+         "DISC_LIB_CONV_BACKWARD_FILTER", k + 2, 4 * k, false});
   }
   for (const Family &f : families) {
     writeLibraryCall(os, f.name, f.id, f.rank, f.numAttrs, false, false);

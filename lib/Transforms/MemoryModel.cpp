@@ -306,9 +306,10 @@ OpMemory MemoryModel::describe(Operation *op) {
     }
     return m;
   }
-  if (isa<ConvTransposeOp>(op) && op->hasAttr("disc.library_call")) {
-    // oneDNN's deconvolution: only the result; its temporaries are added by
-    // the runtime (toJson, "library_calls").
+  if (isa<ConvBackwardFilterOp>(op) ||
+      (isa<ConvTransposeOp>(op) && op->hasAttr("disc.library_call"))) {
+    // oneDNN's deconvolution or backward weights: only the result; its
+    // temporaries are added by the runtime (toJson, "library_calls").
     add(op->getResult(0), BufferKind::Alloc);
     return m;
   }
@@ -1110,6 +1111,17 @@ bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
     for (int64_t i = 0; i < k; ++i)
       attrs.push_back(pad[k + i] -
                       (i < (int64_t)outPad.size() ? outPad[i] : 0));
+  } else if (auto bf = dyn_cast<ConvBackwardFilterOp>(op)) {
+    call = 4;
+    dense = {bf.getInput(), bf.getGradOutput()};
+    operand(dimsOf(bf.getInput()));
+    operand(dimsOf(bf.getGradOutput()));
+    outDims = dimsOf(bf.getResult());
+    operand(outDims);
+    for (ArrayRef<int64_t> v :
+         {bf.getStrides(), bf.getDilations(), bf.getPadding()})
+      for (int64_t x : v)
+        attrs.push_back(x);
   } else if (auto dot = dyn_cast<DotGeneralOp>(op)) {
     call = 1;
     dense = {dot.getLhs(), dot.getRhs()};

@@ -46,6 +46,8 @@ inline constexpr llvm::StringLiteral kLibMatmulFn = DISC_LIB_MATMUL_SYMBOL;
 inline constexpr llvm::StringLiteral kLibConvPrefix = DISC_LIB_CONV_SYMBOL;
 inline constexpr llvm::StringLiteral kLibConvTransposePrefix =
     DISC_LIB_CONV_TRANSPOSE_SYMBOL;
+inline constexpr llvm::StringLiteral kLibConvBackwardFilterPrefix =
+    DISC_LIB_CONV_BACKWARD_FILTER_SYMBOL;
 /// The device error word `memref.global @disc_check_error` of kernels with
 /// checks; read by `disc_ral_context.device_check` (abi.h).
 inline constexpr llvm::StringLiteral kCheckErrorGlobal =

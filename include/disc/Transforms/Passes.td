@@ -114,6 +114,27 @@ def DiscRecomputeElementwise
   ];
 }
 
+def DiscFormConvBackwardFilter
+    : Pass<"disc-form-conv-backward-filter", "func::FuncOp"> {
+  let summary = "Filter gradients of convolutions as one backward-weights op";
+  let description = [{
+    The gradient rule of disc.conv (lib/Dialect/Disc/IR/DiscGradients.cpp)
+    writes a one-group convolution's filter gradient portably: both
+    operands transposed to [C, N, ..] and [OC, N, ..], a convolution with
+    the strides and dilations swapped, sliced to the kernel size and
+    transposed back. This pass replaces that chain with
+    disc.conv_backward_filter on the input and the output gradient, which
+    runs as oneDNN's backward-weights primitive: no transposed copies of
+    two activation-sized tensors, and a kernel made for the shape (the
+    swapped convolution has the batch as its reduction channels and the
+    output's spatial size as its window). Run on the oneDNN CPU target
+    only, before fusion and the memory schedule. docs/training.md.
+  }];
+  let statistics = [
+    Statistic<"numFormed", "num-formed", "Filter gradients replaced">,
+  ];
+}
+
 def DiscMemorySchedule : Pass<"disc-memory-schedule", "ModuleOp"> {
   let summary = "Reorder ops to lower the symbolic peak memory";
   let description = [{

@@ -228,24 +228,29 @@ static bool convFits(ConvOp op) {
 }
 
 /// ConvTranspose forms oneDNN's deconvolution takes: no negative begin pad
-/// and output_padding within the end pad.
+/// (an output_padding beyond the end pad is a negative end pad, which
+/// oneDNN takes: the data gradient of a strided Conv that never read the
+/// input's last positions).
 static bool convTransposeFits(ConvTransposeOp op) {
   int64_t k = op.getType().getRank() - 2;
   if (!isF32(op.getResult()) || !isF32(op.getInput()) ||
       !isF32(op.getFilter()) || k < 1 || k > 3)
     return false;
-  ArrayRef<int64_t> pad = op.getPadding(), outPad = op.getOutputPadding();
-  for (int64_t i = 0; i < k; ++i) {
-    int64_t op_ = i < (int64_t)outPad.size() ? outPad[i] : 0;
-    if (pad[i] < 0 || pad[k + i] - op_ < 0)
+  ArrayRef<int64_t> pad = op.getPadding();
+  for (int64_t i = 0; i < k; ++i)
+    if (pad[i] < 0)
       return false;
-  }
   return true;
 }
 
 bool mlir::disc::fitsLibraryCall(Operation *op) {
   if (auto t = dyn_cast<ConvTransposeOp>(op))
     return convTransposeFits(t);
+  if (auto f = dyn_cast<ConvBackwardFilterOp>(op)) {
+    int64_t k = f.getType().getRank() - 2;
+    return isF32(f.getResult()) && isF32(f.getInput()) &&
+           isF32(f.getGradOutput()) && k >= 1 && k <= 3;
+  }
   if (auto d = dyn_cast<DotGeneralOp>(op))
     return dotGeneralFits(d);
   if (auto c = dyn_cast<ConvOp>(op))
@@ -375,6 +380,8 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
     if (!(fits ? fits(&op) : fitsLibraryCall(&op)))
       continue;
     op.setAttr(kLibraryCallAttr, b.getUnitAttr());
+    if (isa<ConvBackwardFilterOp>(op))
+      continue; // no post-ops, never NHWC
     if (isa<ConvTransposeOp>(op)) {
       finalOf.push_back({&op, op.getResult(0)});
       continue; // no post-ops
@@ -763,6 +770,26 @@ mlir::disc::lowerConvToLibraryCall(OpBuilder &b, ConvOp op,
     return std::nullopt;
   return lowerConvLikeToLibraryCall(b, op, dims, disc::kLibConvPrefix,
                                     /*outPad=*/{});
+}
+
+std::optional<Value> mlir::disc::lowerConvBackwardFilterToLibraryCall(
+    OpBuilder &b, ConvBackwardFilterOp op, ArrayRef<OpFoldResult> dims) {
+  if (!fitsLibraryCall(op))
+    return std::nullopt;
+  RankedTensorType rt = op.getType();
+  int64_t k = rt.getRank() - 2;
+  Location loc = op.getLoc();
+  Value x = asStridedBuffer(b, loc, op.getInput());
+  Value g = asStridedBuffer(b, loc, op.getGradOutput());
+  auto [wAlloc, wTensor] = allocOutput(b, loc, rt.getElementType(), dims);
+  SmallVector<Value> args = {x, g, castStrided(b, loc, wAlloc)};
+  for (ArrayRef<int64_t> v :
+       {op.getStrides(), op.getDilations(), op.getPadding()})
+    for (int64_t s : v)
+      args.push_back(i64(b, loc, s));
+  callRuntime(
+      b, op, (disc::kLibConvBackwardFilterPrefix + Twine(k) + "d").str(), args);
+  return wTensor;
 }
 
 std::optional<Value>

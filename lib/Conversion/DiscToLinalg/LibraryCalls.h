@@ -89,9 +89,16 @@ std::optional<Value> lowerDotGeneralToLibraryCall(OpBuilder &b, DotGeneralOp op,
 std::optional<Value> lowerConvToLibraryCall(OpBuilder &b, ConvOp op,
                                             ArrayRef<OpFoldResult> dims);
 
+/// The library call (oneDNN backward weights) computing the filter
+/// gradient `op` (f32, 1-3 spatial dims), or std::nullopt.
+std::optional<Value>
+lowerConvBackwardFilterToLibraryCall(OpBuilder &b, ConvBackwardFilterOp op,
+                                     ArrayRef<OpFoldResult> dims);
+
 /// A library call (oneDNN deconvolution) for the f32 transposed
-/// convolution `op`, or std::nullopt (a negative begin pad, or an
-/// output_padding larger than the end pad: the linalg lowering).
+/// convolution `op`, or std::nullopt (a negative begin pad: the linalg
+/// lowering; an output_padding larger than the end pad is a negative end
+/// pad, which oneDNN takes).
 std::optional<Value>
 lowerConvTransposeToLibraryCall(OpBuilder &b, ConvTransposeOp op,
                                 ArrayRef<OpFoldResult> dims);

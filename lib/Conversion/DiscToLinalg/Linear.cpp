@@ -392,6 +392,19 @@ FailureOr<Value> mlir::disc::lowering::lowerLinearFamily(OpBuilder &b,
         return lowerDotGeneral(b, o, checks, libraryCalls);
       })
       .Case([&](ConvOp o) { return lowerConv(b, o, checks, libraryCalls); })
+      .Case([&](ConvBackwardFilterOp o) -> FailureOr<Value> {
+        // Made only for the oneDNN target (disc-form-conv-backward-filter).
+        if (libraryCalls) {
+          FailureOr<ReifiedResult> reified = reifyResult(b, o);
+          if (failed(reified))
+            return failure();
+          if (std::optional<Value> call =
+                  lowerConvBackwardFilterToLibraryCall(b, o, reified->dims))
+            return *call;
+        }
+        return o.emitOpError("lowers only to a oneDNN library call "
+                             "(--library-calls=onednn on the CPU)");
+      })
       .Case([&](ConvTransposeOp o) -> FailureOr<Value> {
         if (libraryCalls) {
           FailureOr<ReifiedResult> reified = reifyResult(b, o);

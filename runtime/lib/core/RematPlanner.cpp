@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 
 namespace disc::runtime {
 
@@ -98,6 +99,18 @@ RematPlanner::RematPlanner(RematProfile profile, int64_t limitBytes,
   for (std::vector<int> &at : regenerateAt_)
     std::stable_sort(at.begin(), at.end(),
                      [&](int a, int b) { return order(a) < order(b); });
+  int64_t gap = std::numeric_limits<int64_t>::min();
+  for (size_t i = 0; i < n; ++i) {
+    if (regenerateAt_[i].empty() && evictAfter_[i].empty()) {
+      for (int64_t p : profile_.points[i])
+        gap = std::max(gap, p);
+      continue;
+    }
+    eventOps_.push_back(static_cast<int64_t>(i));
+    gapMax_.push_back(gap);
+    gap = std::numeric_limits<int64_t>::min();
+  }
+  gapMax_.push_back(gap);
 }
 
 void RematPlanner::plan() const {
@@ -123,8 +136,9 @@ int64_t RematPlanner::peak(const std::vector<char> &evicted) const {
 int64_t RematPlanner::simulate(const std::vector<char> &plan, int64_t stopAt,
                                int64_t *awayAtStop) const {
   const auto &cands = profile_.candidates;
-  int64_t n = static_cast<int64_t>(profile_.points.size());
-  std::vector<char> away(cands.size(), 0);
+  // Reused from run to run (the planner simulates thousands of them).
+  std::vector<char> &away = away_;
+  away.assign(cands.size(), 0);
   int64_t awayBytes = 0, best = 0;
   // Regenerates candidate `id` (away) before op `r`: its buffer comes
   // back, then each candidate its recompute reads that is away (nested
@@ -134,8 +148,8 @@ int64_t RematPlanner::simulate(const std::vector<char> &plan, int64_t stopAt,
   // plan keeps back until their own regenerate points, and what their
   // nested regenerations kept back (a nested one given back goes after
   // this recompute).
-  std::function<int64_t(int, int64_t, size_t, int64_t *)> regenerate =
-      [&](int id, int64_t r, size_t depth, int64_t *stays) -> int64_t {
+  auto regenerateIn = [&](auto &self, int id, int64_t r, size_t depth,
+                          int64_t *stays) -> int64_t {
     const RematProfile::Candidate &c = cands[id];
     int64_t held = c.bytes, top = c.bytes;
     away[id] = 0;
@@ -149,7 +163,7 @@ int64_t RematPlanner::simulate(const std::vector<char> &plan, int64_t stopAt,
         if (!away[d] || dc.evictAfter >= r || dc.regenerateBefore <= r)
           continue;
         int64_t back = 0;
-        top = std::max(top, held + regenerate(d, r, depth + 1, &back));
+        top = std::max(top, held + self(self, d, r, depth + 1, &back));
         held += back;
         if (plan[d] == 2)
           transient.push_back(d);
@@ -164,7 +178,21 @@ int64_t RematPlanner::simulate(const std::vector<char> &plan, int64_t stopAt,
     *stays = held;
     return top;
   };
-  for (int64_t i = 0; i < n; ++i) {
+  auto regenerate = [&](int id, int64_t r, size_t depth, int64_t *stays) {
+    return regenerateIn(regenerateIn, id, r, depth, stays);
+  };
+  // The ops between two with a regenerate or an evict point see the same
+  // bytes away: their highest point counts once (gapMax_).
+  int64_t prev = -1;
+  auto gapUntil = [&](size_t k, int64_t next) {
+    if (gapMax_[k] != std::numeric_limits<int64_t>::min())
+      best = std::max(best, gapMax_[k] - awayBytes);
+    if (awayAtStop && stopAt > prev && stopAt < next)
+      *awayAtStop = awayBytes;
+  };
+  for (size_t k = 0; k < eventOps_.size(); ++k) {
+    int64_t i = eventOps_[k];
+    gapUntil(k, i);
     // Regenerate points before op i, in regeneration order; one brought
     // back early by a nested regeneration is handed back at no cost.
     for (int id : regenerateAt_[i]) {
@@ -182,9 +210,9 @@ int64_t RematPlanner::simulate(const std::vector<char> &plan, int64_t stopAt,
         away[id] = 1;
         awayBytes += cands[id].bytes;
       }
+    prev = i;
   }
-  if (stopAt >= n && awayAtStop)
-    *awayAtStop = awayBytes;
+  gapUntil(eventOps_.size(), std::numeric_limits<int64_t>::max());
   for (int64_t p : profile_.exitPoints)
     best = std::max(best, p);
   return best;
@@ -284,9 +312,21 @@ bool RematPlanner::decideEvict(int id, int64_t liveBytes) {
   next_ = std::max(next_, id + 1);
   if (limit_ <= 0)
     return false;
-  plan();
   const auto &cands = profile_.candidates;
   int64_t after = cands[id].evictAfter + 1;
+  // Nothing evicted so far and the whole run fits with none evicted (after
+  // the drift): keep it, without searching for plans.
+  if (std::none_of(evicted_.begin(), evicted_.end(),
+                   [](char e) { return e != 0; })) {
+    if (unconstrained_ < 0)
+      unconstrained_ = unconstrainedPeak();
+    if (liveBytes >= 0 &&
+        after < static_cast<int64_t>(profile_.liveBefore.size()))
+      drift_ = std::max(drift_, liveBytes - profile_.liveBefore[after]);
+    if (unconstrained_ <= limit_ - drift_)
+      return false;
+  }
+  plan();
   if (liveBytes >= 0 &&
       after < static_cast<int64_t>(profile_.liveBefore.size())) {
     // Predicted live bytes at this call: before the next op, with the

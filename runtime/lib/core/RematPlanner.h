@@ -132,6 +132,14 @@ private:
   /// Candidates regenerated before each op, in regeneration order, and
   /// evicted after each op.
   std::vector<std::vector<int>> regenerateAt_, evictAfter_;
+  /// The ops with a regenerate or an evict point, ascending, and the
+  /// highest point of the ops before each of them since the previous one
+  /// (gapMax_[k], INT64_MIN when none; gapMax_.back() for the ops after the
+  /// last): between two such ops nothing changes what is away, so a
+  /// simulation visits only these (a few per candidate, not every op).
+  std::vector<int64_t> eventOps_, gapMax_;
+  /// simulate()'s candidates away, kept to save an allocation per run.
+  mutable std::vector<char> away_;
   RematProfile profile_;
   int64_t limit_;
   RematPolicyKind policy_;
@@ -144,6 +152,8 @@ private:
   /// lowestSet(), the witness of a fresh run (once planned).
   mutable std::vector<char> lowest_;
   mutable bool planned_ = false;
+  /// unconstrainedPeak(), once needed (-1 before).
+  int64_t unconstrained_ = -1;
   int next_ = 0;
   int64_t drift_ = 0;
 };

@@ -145,7 +145,9 @@ Status Session::Impl::planRemat(const std::vector<Tensor> &inputs) {
     remat.begin(p->planner.get());
   }
   int64_t limit = options.memory_limit_bytes;
-  if (limit <= 0) {
+  // No limit, or one the run holds with nothing evicted: the minimum is
+  // searched only if the stats are read.
+  if (limit <= 0 || (p->predicted >= 0 && limit >= p->predicted)) {
     pendingMinimum = p;
     return Status::ok();
   }

@@ -19,6 +19,7 @@
 #include <list>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -306,6 +307,8 @@ struct Entry {
   size_t channelDim = 1;
   int32_t rank = 0;
   int weightsArg = DNNL_ARG_WEIGHTS;
+  // The output's argument (DNNL_ARG_DIFF_WEIGHTS for backward weights).
+  int dstArg = DNNL_ARG_DST;
   // A MatMul's (its flag bits 6 and 7 are not the Conv layout bits).
   bool matmul = false;
   // The memory objects of a run, made on the first one (`bound`) and
@@ -517,9 +520,8 @@ struct LibraryCalls::Impl {
     if (!scratch.allocate(static_cast<int64_t>(sbytes)))
       fail(2, "out of memory: a scratchpad of " + std::to_string(sbytes) +
                   " bytes failed");
-    dnnl_exec_arg_t args[6] = {{DNNL_ARG_SRC, prim[0]},
-                               {e.weightsArg, prim[1]},
-                               {DNNL_ARG_DST, prim[2]}};
+    dnnl_exec_arg_t args[6] = {
+        {DNNL_ARG_SRC, prim[0]}, {e.weightsArg, prim[1]}, {e.dstArg, prim[2]}};
     int n = 3;
     if (sbytes) {
       point(e, Entry::kScratch, scratch.p);
@@ -627,6 +629,7 @@ struct LibraryCalls::Impl {
                      const PostOps &p);
   void matmul(const CallArgs &call);
   void deconv(const CallArgs &call);
+  void convBackwardFilter(const CallArgs &call);
   void conv(const CallArgs &call);
 };
 
@@ -965,7 +968,7 @@ void LibraryCalls::Impl::deconv(const CallArgs &call) {
   bool ok = groups >= 1 && x.sizes[1] == ic && ic % groups == 0 &&
             y.sizes[0] == x.sizes[0] && y.sizes[1] == groups * ocg;
   for (int64_t i = 0; ok && i < k; ++i)
-    ok = strides[i] >= 1 && dil[i] >= 1 && padL[i] >= 0 && padR[i] >= 0 &&
+    ok = strides[i] >= 1 && dil[i] >= 1 && padL[i] >= 0 &&
          y.sizes[2 + i] == (x.sizes[2 + i] - 1) * strides[i] +
                                (w.sizes[2 + i] - 1) * dil[i] + 1 - padL[i] -
                                padR[i];
@@ -1052,6 +1055,122 @@ void LibraryCalls::Impl::deconv(const CallArgs &call) {
   runEntry(*e, x, w, y, PostOps(), alloc, tempBytes);
 }
 
+void LibraryCalls::Impl::convBackwardFilter(const CallArgs &call) {
+  const auto &[key, numOperands, operands, ranks, numAttrs, attrs, alloc,
+               tempBytes] = call;
+  const char *who = "ConvBackwardFilter library call";
+  int32_t r = ranks[0];
+  int64_t k = r - 2;
+  if (numOperands != 3 || k < 1 || k > 3 || ranks[1] != r || ranks[2] != r ||
+      numAttrs != 4 * k)
+    fail(1, std::string(who) + ": 3 operands of equal rank 3..5 and " +
+                std::to_string(4 * k) + " attributes");
+  View x = readView(operands[0], r), g = readView(operands[1], r),
+       dw = readView(operands[2], r);
+  memory::dims strides(attrs, attrs + k), dil(attrs + k, attrs + 2 * k),
+      padL(attrs + 2 * k, attrs + 3 * k), padR(attrs + 3 * k, attrs + 4 * k);
+  bool ok = dw.sizes[0] == g.sizes[1] && dw.sizes[1] == x.sizes[1] &&
+            g.sizes[0] == x.sizes[0];
+  for (int64_t i = 0; ok && i < k; ++i) {
+    int64_t ext = (dw.sizes[2 + i] - 1) * dil[i] + 1;
+    int64_t span = x.sizes[2 + i] + padL[i] + padR[i] - ext;
+    ok = strides[i] >= 1 && dil[i] >= 1 && span >= 0 &&
+         g.sizes[2 + i] == span / strides[i] + 1;
+  }
+  if (!ok)
+    fail(1, std::string(who) + ": input " + dimsText(x.sizes) +
+                " and output gradient " + dimsText(g.sizes) +
+                " do not give filter " + dimsText(dw.sizes));
+  if (volume(dw.sizes) == 0)
+    return;
+  if (volume(x.sizes) == 0 || volume(g.sizes) == 0) {
+    if (!tempBytes)
+      zeroFill(dw);
+    return;
+  }
+  Entry *e = lookup(key);
+  if (!e) {
+    auto ne = std::make_unique<Entry>();
+    ne->user[0] = stridedDesc(x.sizes, x.strides);
+    ne->user[1] = stridedDesc(g.sizes, g.strides);
+    ne->user[2] = stridedDesc(dw.sizes, dw.strides);
+    memory::dims dilates = oneDnnDilations(dil);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    // oneDNN's backward weights takes the forward primitive as a hint.
+    auto make = [&](const memory::desc &src, const memory::desc &diffDst,
+                    const memory::desc &diffW) {
+      dnnl::convolution_forward::primitive_desc hint(
+          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                          dnnl::algorithm::convolution_direct,
+                                          src, diffW, diffDst, strides, dilates,
+                                          padL, padR),
+          engine);
+      return dnnl::convolution_backward_weights::primitive_desc(
+          dnnl::convolution_backward_weights::desc(
+              dnnl::algorithm::convolution_direct, src, diffW, diffDst, strides,
+              dilates, padL, padR),
+          attr, engine, hint);
+    };
+    // The caller's plain layouts (oneDNN's GEMM kernel) or the layouts
+    // oneDNN picks (its direct JIT kernel, the operands reordered around
+    // it), whichever takes fewer temporary bytes: the GEMM kernel's
+    // scratchpad holds several copies of the filter (4 of ResNet-18's last
+    // 3x3 filter, 37.8 MB, against one reordered copy, 9.6 MB); the
+    // reference kernel only when nothing else is made.
+    // DISC_CONV_LAYOUT=plain or =blocked forces one (measurements).
+    static const char *layoutEnv = std::getenv("DISC_CONV_LAYOUT");
+    std::string layout = layoutEnv ? layoutEnv : "auto";
+    auto temporaries =
+        [&](const dnnl::convolution_backward_weights::primitive_desc &d) {
+          const memory::desc prim[3] = {d.src_desc(), d.diff_dst_desc(),
+                                        d.diff_weights_desc()};
+          size_t bytes = d.scratchpad_desc().get_size();
+          for (int i = 0; i < 3; ++i)
+            if (!(prim[i] == ne->user[i]))
+              bytes += prim[i].get_size();
+          return bytes;
+        };
+    auto isRef =
+        [](const dnnl::convolution_backward_weights::primitive_desc &d) {
+          return std::string(d.impl_info_str()).find("ref") !=
+                 std::string::npos;
+        };
+    std::optional<dnnl::convolution_backward_weights::primitive_desc> plain,
+        blocked;
+    if (layout != "blocked")
+      try {
+        plain = make(ne->user[0], ne->user[1], ne->user[2]);
+      } catch (const dnnl::error &) {
+      }
+    if (layout != "plain")
+      try {
+        blocked = make(anyDesc(x.sizes), anyDesc(g.sizes), anyDesc(dw.sizes));
+      } catch (const dnnl::error &) {
+      }
+    if (plain && blocked && isRef(*plain) != isRef(*blocked))
+      (isRef(*plain) ? plain : blocked).reset();
+    if (plain && blocked && temporaries(*blocked) < temporaries(*plain))
+      plain.reset();
+    dnnl::convolution_backward_weights::primitive_desc pd =
+        plain     ? *plain
+        : blocked ? *blocked
+                  : make(ne->user[0], ne->user[1], ne->user[2]); // the reason
+    ne->prim_[0] = pd.src_desc();
+    ne->prim_[1] = pd.diff_dst_desc();
+    ne->prim_[2] = pd.diff_weights_desc();
+    for (int i = 0; i < 3; ++i)
+      setReorder(*ne, i, i < 2);
+    ne->scratchMd = pd.scratchpad_desc();
+    ne->prim = dnnl::convolution_backward_weights(pd);
+    ne->weightsArg = DNNL_ARG_DIFF_DST;
+    ne->dstArg = DNNL_ARG_DIFF_WEIGHTS;
+    ne->rank = r;
+    e = insert(key, std::move(ne));
+  }
+  runEntry(*e, x, g, dw, PostOps(), alloc, tempBytes);
+}
+
 LibraryCalls::LibraryCalls(size_t maxPrimitives, int32_t numThreads)
     : impl_(std::make_unique<Impl>()) {
   impl_->capacity = maxPrimitives ? maxPrimitives : 1;
@@ -1108,6 +1227,8 @@ static int callThreads(int32_t callId, void *const *operands,
     macs = volume(2) * static_cast<double>(dims(0)[ranks[0] - 1]);
   else if (callId == DISC_LIB_CONV) // output x weights per output channel
     macs = volume(2) * volume(1) / std::max<double>(1, dims(1)[0]);
+  else if (callId == DISC_LIB_CONV_BACKWARD_FILTER) // filter x dY per channel
+    macs = volume(2) * volume(1) / std::max<double>(1, dims(1)[1]);
   else // ConvTranspose: input x weights per input channel
     macs = volume(0) * volume(1) / std::max<double>(1, dims(1)[0]);
   return macs < kSerialMacs ? 1 : threads;
@@ -1122,7 +1243,9 @@ int32_t LibraryCalls::dispatch(int32_t callId, int32_t numOperands,
   const char *name = callId == DISC_LIB_MATMUL           ? "MatMul"
                      : callId == DISC_LIB_CONV           ? "Conv"
                      : callId == DISC_LIB_CONV_TRANSPOSE ? "ConvTranspose"
-                                                         : "unknown";
+                     : callId == DISC_LIB_CONV_BACKWARD_FILTER
+                         ? "ConvBackwardFilter"
+                         : "unknown";
   auto run = [&]() -> int32_t {
     if (numOperands < 3 || numOperands > 5 || !operands || !ranks ||
         (numAttrs > 0 && !attrs))
@@ -1151,6 +1274,9 @@ int32_t LibraryCalls::dispatch(int32_t callId, int32_t numOperands,
       return 0;
     case DISC_LIB_CONV:
       impl_->conv(args);
+      return 0;
+    case DISC_LIB_CONV_BACKWARD_FILTER:
+      impl_->convBackwardFilter(args);
       return 0;
     default:
       fail(1, "unknown library call id " + std::to_string(callId));

@@ -825,3 +825,107 @@ TEST(LibraryCalls, NhwcConvTransposeMatchesNchw) {
             1);
   EXPECT_NE(error.find("bad flags 1"), std::string::npos) << error;
 }
+
+// The filter gradient of a Conv (DISC_LIB_CONV_BACKWARD_FILTER, oneDNN's
+// backward weights) against direct loops, strided and padded, 2 spatial
+// dims; the temporaries it takes stay below the filter's size plus its
+// operands' (no per-call copy larger than what it reads and writes).
+TEST(LibraryCalls, ConvBackwardFilterMatchesLoops) {
+  const int64_t N = 3, C = 5, OC = 7, H = 9, W = 8, KH = 3, KW = 2;
+  const int64_t S = 2, P = 1;
+  const int64_t OH = (H + 2 * P - KH) / S + 1, OW = (W + 2 * P - KW) / S + 1;
+  std::vector<float> x = randomVector(N * C * H * W, 91),
+                     g = randomVector(N * OC * OH * OW, 92),
+                     dw(OC * C * KH * KW, NAN);
+  auto dx = desc(x.data(), {N, C, H, W});
+  auto dg = desc(g.data(), {N, OC, OH, OW});
+  auto ddw = desc(dw.data(), {OC, C, KH, KW});
+  LibraryCalls lib;
+  CountingAllocator alloc;
+  std::string error;
+  std::vector<int64_t> attrs = {S, S, 1, 1, P, P, P, P};
+  ASSERT_EQ(run(lib, alloc, DISC_LIB_CONV_BACKWARD_FILTER, dx, dg, ddw, 4,
+                attrs, error),
+            0)
+      << error;
+  for (int64_t o = 0; o < OC; ++o)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          double ref = 0;
+          for (int64_t n = 0; n < N; ++n)
+            for (int64_t i = 0; i < OH; ++i)
+              for (int64_t j = 0; j < OW; ++j) {
+                int64_t h = i * S + kh - P, w = j * S + kw - P;
+                if (h < 0 || h >= H || w < 0 || w >= W)
+                  continue;
+                ref += double(g[((n * OC + o) * OH + i) * OW + j]) *
+                       x[((n * C + c) * H + h) * W + w];
+              }
+          EXPECT_NEAR(dw[((o * C + c) * KH + kh) * KW + kw], ref, 1e-4);
+        }
+  EXPECT_EQ(alloc.live, 0);
+  // A gradient whose spatial size does not follow from the input's is
+  // status 1 naming the three shapes.
+  auto bad = desc(g.data(), {N, OC, OH - 1, OW});
+  EXPECT_EQ(run(lib, alloc, DISC_LIB_CONV_BACKWARD_FILTER, dx, bad, ddw, 4,
+                attrs, error),
+            1);
+  EXPECT_NE(error.find("do not give filter [7, 5, 3, 2]"), std::string::npos)
+      << error;
+}
+
+// ResNet-18's last 3x3 conv at batch 8 (2x2 positions): the temporaries
+// of its filter gradient, at most one reordered filter and its operands
+// (oneDNN's GEMM kernel on the plain layouts takes four filters).
+TEST(LibraryCalls, ConvBackwardFilterTemporaries) {
+  const int64_t N = 8, C = 512, H = 2;
+  std::vector<float> x(N * C * H * H, 1.0f), g(N * C * H * H, 1.0f),
+      dw(C * C * 9);
+  auto dx = desc(x.data(), {N, C, H, H});
+  auto dg = desc(g.data(), {N, C, H, H});
+  auto ddw = desc(dw.data(), {C, C, 3, 3});
+  void *ops[3] = {dx.data(), dg.data(), ddw.data()};
+  int32_t ranks[3] = {4, 4, 4};
+  std::vector<int64_t> attrs = {1, 1, 1, 1, 1, 1, 1, 1};
+  LibraryCalls lib(64, 1);
+  int64_t bytes = -1;
+  std::string error;
+  ASSERT_EQ(lib.temporaryBytes(DISC_LIB_CONV_BACKWARD_FILTER, 3, ops, ranks, 8,
+                               attrs.data(), &bytes, error),
+            0)
+      << error;
+  EXPECT_LE(bytes, int64_t((dw.size() + x.size() + g.size()) * sizeof(float)))
+      << bytes;
+}
+
+// A ConvTranspose whose end pad is negative (output_padding beyond the end
+// pad): the data gradient of a 1x1 stride-2 Conv of an even size (ResNet's
+// downsample), zero at the positions the Conv never read.
+TEST(LibraryCalls, ConvTransposeNegativeEndPad) {
+  const int64_t N = 2, C = 3, OC = 4, O = 3, D = 6;
+  std::vector<float> g = randomVector(N * OC * O * O, 95),
+                     w = randomVector(OC * C, 96), dx(N * C * D * D, NAN);
+  auto dg = desc(g.data(), {N, OC, O, O});
+  auto dw = desc(w.data(), {OC, C, 1, 1});
+  auto ddx = desc(dx.data(), {N, C, D, D});
+  LibraryCalls lib;
+  CountingAllocator alloc;
+  std::string error;
+  std::vector<int64_t> attrs = {1, 0, 2, 2, 1, 1, 0, 0, -1, -1};
+  ASSERT_EQ(
+      run(lib, alloc, DISC_LIB_CONV_TRANSPOSE, dg, dw, ddx, 4, attrs, error), 0)
+      << error;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t h = 0; h < D; ++h)
+        for (int64_t x = 0; x < D; ++x) {
+          double ref = 0;
+          if (h % 2 == 0 && x % 2 == 0)
+            for (int64_t o = 0; o < OC; ++o)
+              ref += double(g[((n * OC + o) * O + h / 2) * O + x / 2]) *
+                     w[o * C + c];
+          EXPECT_NEAR(dx[((n * C + c) * D + h) * D + x], ref, 1e-5)
+              << h << " " << x;
+        }
+}

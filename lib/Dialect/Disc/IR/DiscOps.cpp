@@ -244,6 +244,37 @@ LogicalResult ConvOp::verify() {
   return success();
 }
 
+LogicalResult ConvBackwardFilterOp::verify() {
+  RankedTensorType in = getInput().getType(), g = getGradOutput().getType();
+  RankedTensorType rt = getType();
+  if (failed(verifySameElementType(*this, {in, g, rt})))
+    return failure();
+  if (in.getRank() < 3 || g.getRank() != in.getRank() ||
+      rt.getRank() != in.getRank())
+    return emitOpError(
+        "expects input, grad_output and result of equal rank >= 3");
+  if (!rt.hasStaticShape())
+    return emitOpError("expects a static result (the filter's shape)");
+  int64_t k = in.getRank() - 2;
+  if (static_cast<int64_t>(getStrides().size()) != k ||
+      static_cast<int64_t>(getDilations().size()) != k)
+    return emitOpError("expects ") << k << " strides and dilations";
+  if (static_cast<int64_t>(getPadding().size()) != 2 * k)
+    return emitOpError("expects ") << 2 * k << " padding entries";
+  if (llvm::any_of(getStrides(), [](int64_t s) { return s <= 0; }) ||
+      llvm::any_of(getDilations(), [](int64_t s) { return s <= 0; }))
+    return emitOpError("strides and dilations must be positive");
+  auto mismatch = [](int64_t a, int64_t b) {
+    return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
+  };
+  if (mismatch(in.getDimSize(1), rt.getDimSize(1)) ||
+      mismatch(g.getDimSize(1), rt.getDimSize(0)) ||
+      mismatch(in.getDimSize(0), g.getDimSize(0)))
+    return emitOpError("input ")
+           << in << " and grad_output " << g << " do not give filter " << rt;
+  return success();
+}
+
 LogicalResult ConvTransposeOp::verify() {
   RankedTensorType in = getInput().getType(), w = getFilter().getType();
   if (failed(verifySameElementType(*this, {in, w, getType()})))

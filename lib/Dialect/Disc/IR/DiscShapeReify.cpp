@@ -275,6 +275,17 @@ LogicalResult ConvOp::reifyResultShapes(OpBuilder &b,
   return finish(b, getType(), dims, out);
 }
 
+/// The filter's static shape.
+LogicalResult
+ConvBackwardFilterOp::reifyResultShapes(OpBuilder &b,
+                                        ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, getLoc());
+  SmallVector<OpFoldResult> dims;
+  for (int64_t d : getType().getShape())
+    dims.push_back(m.cst(d));
+  return finish(b, getType(), dims, out);
+}
+
 /// [N, OC, O1..Ok], `Oi = s * (Di - 1) + out_pad + (Ki - 1) * dil + 1 - lo -
 /// hi` (ONNX ConvTranspose spec).
 LogicalResult

@@ -299,6 +299,14 @@ void ConvOp::inferSymbolicShapes(SymbolicShapeContext &c) {
   c.setDims(getResult(), out);
 }
 
+void ConvBackwardFilterOp::inferSymbolicShapes(SymbolicShapeContext &c) {
+  // The filter's static shape.
+  SmallVector<AffineExpr> out;
+  for (int64_t d : getType().getShape())
+    out.push_back(getAffineConstantExpr(d, getContext()));
+  c.setDims(getResult(), out);
+}
+
 void ConvTransposeOp::inferSymbolicShapes(SymbolicShapeContext &c) {
   // ONNX ConvTranspose: s * (D - 1) + out_pad + (K - 1) * dil + 1 -
   // pad_lo - pad_hi.

@@ -139,9 +139,15 @@ typedef struct disc_ral_context {
 /// ONNX ConvTranspose without bias: operands X [N, C, D...], W [C, OC/G,
 /// K...], Y [N, OC, O...]; attrs {G, weights_constant, strides[k],
 /// dilations[k], pads_begin[k], pads_end[k]} with pads_end = the ONNX end
-/// pad minus output_padding (>= 0), so O = (D-1)*s + (K-1)*d + 1 - begin -
-/// end.
+/// pad minus output_padding (negative when output_padding is larger), so
+/// O = (D-1)*s + (K-1)*d + 1 - begin - end.
 #define DISC_LIB_CONV_TRANSPOSE 3
+/// Filter gradient of a one-group convolution (CPU: oneDNN's backward
+/// weights): operands X [N, C, D...], dY [N, OC, O...], dW [OC, C, K...];
+/// attrs {strides[k], dilations[k], pads_begin[k], pads_end[k]} of the
+/// forward Conv (as DISC_LIB_CONV's), so O = floor((D + begin + end -
+/// (K-1)*d - 1) / s) + 1. No post-ops.
+#define DISC_LIB_CONV_BACKWARD_FILTER 4
 /// Post-ops (MatMul and Conv): one more attribute after the ones above,
 /// `flags` (bit 0: bias, bit 1: residual add, bit 2: Relu, applied in
 /// that order), and one more operand after the output per bit 0/1: the
@@ -157,6 +163,7 @@ typedef struct disc_ral_context {
 #define DISC_LIB_MATMUL_SYMBOL "disc_lib_matmul"
 #define DISC_LIB_CONV_SYMBOL "disc_lib_conv"
 #define DISC_LIB_CONV_TRANSPOSE_SYMBOL "disc_lib_conv_transpose"
+#define DISC_LIB_CONV_BACKWARD_FILTER_SYMBOL "disc_lib_conv_backward_filter"
 
 /// The device error word of a cubin with run-time checks
 /// (`device_check`).

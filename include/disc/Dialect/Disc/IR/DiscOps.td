@@ -358,6 +358,37 @@ def Disc_ConvTransposeOp
   let hasVerifier = 1;
 }
 
+def Disc_ConvBackwardFilterOp
+    : Disc_Op<"conv_backward_filter", [Disc_LoweredBy<"Linear">],
+    Disc_ShapeRule> {
+  let summary = "Filter gradient of an N-d convolution (one group)";
+  let description = [{
+    The gradient of the loss with respect to the filter of the convolution
+    `y = conv(input, filter)` (disc.conv with these `strides`, `dilations`
+    and `padding`, one group), given `grad_output` = dL/dy: `input` [N, C,
+    D1..Dk], `grad_output` [N, OC, O1..Ok], result [OC, C, K1..Kk] (static:
+    a parameter's shape), with
+    `result[o, c, k] = sum over n, i of grad_output[n, o, i] *
+    input[n, c, i * stride + k * dilation - pad_lo]` (0 outside the input).
+    oneDNN's convolution backward-weights primitive computes it in one call;
+    it exists only as a library call (disc-form-conv-backward-filter makes
+    it on the oneDNN CPU target from the gradient rule of disc.conv).
+
+    ```mlir
+    %dw = disc.conv_backward_filter %x, %dy {strides = array<i64: 2, 2>,
+        dilations = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>}
+        : (tensor<?x64x?x?xf32>, tensor<?x128x?x?xf32>) -> tensor<128x64x3x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$grad_output,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                   DenseI64ArrayAttr:$padding);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$input `,` $grad_output attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Disc_PoolOp : Disc_Op<"pool", [Disc_LoweredBy<"Pooling">],
     !listconcat(Disc_ShapeRule, Disc_GradientRule)> {
   let summary = "N-d max or average pooling (ONNX MaxPool/AveragePool)";
