@@ -387,34 +387,34 @@ FailureOr<Value> mlir::disc::lowering::lowerLinearFamily(OpBuilder &b,
                                                          LoweringState &state) {
   bool libraryCalls = state.libraryCalls;
   RuntimeChecks &checks = state.checks;
+  // `o` as the library call `call` makes it (with the library calls on),
+  // else as `fallback` does.
+  auto viaLibrary = [&](auto o, auto call, auto fallback) -> FailureOr<Value> {
+    if (libraryCalls) {
+      FailureOr<ReifiedResult> reified = reifyResult(b, o);
+      if (failed(reified))
+        return failure();
+      if (std::optional<Value> v = call(b, o, reified->dims))
+        return *v;
+    }
+    return fallback();
+  };
   return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
       .Case([&](DotGeneralOp o) {
         return lowerDotGeneral(b, o, checks, libraryCalls);
       })
       .Case([&](ConvOp o) { return lowerConv(b, o, checks, libraryCalls); })
-      .Case([&](ConvBackwardFilterOp o) -> FailureOr<Value> {
+      .Case([&](ConvBackwardFilterOp o) {
         // Made only for the oneDNN target (disc-form-conv-backward-filter).
-        if (libraryCalls) {
-          FailureOr<ReifiedResult> reified = reifyResult(b, o);
-          if (failed(reified))
-            return failure();
-          if (std::optional<Value> call =
-                  lowerConvBackwardFilterToLibraryCall(b, o, reified->dims))
-            return *call;
-        }
-        return o.emitOpError("lowers only to a oneDNN library call "
-                             "(--library-calls=onednn on the CPU)");
+        return viaLibrary(
+            o, lowerConvBackwardFilterToLibraryCall, [&]() -> FailureOr<Value> {
+              return o.emitOpError("lowers only to a oneDNN library call "
+                                   "(--library-calls=onednn on the CPU)");
+            });
       })
-      .Case([&](ConvTransposeOp o) -> FailureOr<Value> {
-        if (libraryCalls) {
-          FailureOr<ReifiedResult> reified = reifyResult(b, o);
-          if (failed(reified))
-            return failure();
-          if (std::optional<Value> call =
-                  lowerConvTransposeToLibraryCall(b, o, reified->dims))
-            return *call;
-        }
-        return lowerConvTranspose(b, o);
+      .Case([&](ConvTransposeOp o) {
+        return viaLibrary(o, lowerConvTransposeToLibraryCall,
+                          [&]() { return lowerConvTranspose(b, o); });
       })
       .Default([](Operation *o) { return noLowering(o); });
 }
