@@ -106,9 +106,8 @@ OpScheduleGraph mlir::disc::buildOpScheduleGraph(func::FuncOp func,
     // accumulating call), writing nothing of their own.
     if (inPlaceStateUpdates && accumulatingCalls && !preIndex.count(u.op))
       if (Operation *dot = scaledGradientDot(u)) {
-        Operation *mul = u.op->getOperand(0) == u.arg
-                             ? u.op->getOperand(1).getDefiningOp()
-                             : u.op->getOperand(0).getDefiningOp();
+        // The scaling: the dot's only reader.
+        Operation *mul = *dot->getUsers().begin();
         if (!preIndex.count(dot) && sg.graph.gluedTo[index.lookup(dot)] < 0 &&
             sg.graph.gluedTo[index.lookup(mul)] < 0) {
           writesState.insert(dot);

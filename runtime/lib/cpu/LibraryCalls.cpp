@@ -55,6 +55,24 @@ memory::desc denseDesc(const memory::dims &sizes) {
   return memory::desc(sizes, memory::data_type::f32, strides);
 }
 
+/// True when the spatial sizes (dims 2..) of a Conv's output `out` follow
+/// from its input `in` and filter `w` (ONNX Conv: floor of `(D + pads -
+/// (K - 1) * dilation - 1) / stride + 1`), with positive strides and
+/// dilations.
+bool convSpatialMatches(const memory::dims &in, const memory::dims &w,
+                        const memory::dims &out, const memory::dims &strides,
+                        const memory::dims &dil, const memory::dims &padL,
+                        const memory::dims &padR) {
+  for (size_t i = 0; i + 2 < in.size(); ++i) {
+    int64_t ext = (w[2 + i] - 1) * dil[i] + 1;
+    int64_t span = in[2 + i] + padL[i] + padR[i] - ext;
+    if (strides[i] < 1 || dil[i] < 1 || span < 0 ||
+        out[2 + i] != span / strides[i] + 1)
+      return false;
+  }
+  return true;
+}
+
 /// Writes zeros to every element of `v`.
 void zeroFill(const View &v) {
   int64_t n = volume(v.sizes);
@@ -72,6 +90,20 @@ void zeroFill(const View &v) {
       idx[i] = 0;
     }
   }
+}
+
+/// A call with nothing to compute: an empty output (nothing to write), or
+/// an empty input (the output is zeros; none written when only the
+/// temporaries are asked, `tempBytes`). True when handled.
+bool emptyCall(const View &out, const View &in0, const View &in1,
+               const int64_t *tempBytes) {
+  if (volume(out.sizes) == 0)
+    return true;
+  if (volume(in0.sizes) != 0 && volume(in1.sizes) != 0)
+    return false;
+  if (!tempBytes)
+    zeroFill(out);
+  return true;
 }
 
 /// Runs the enclosing scope on `n` OpenMP threads (n > 0), then restores
@@ -815,14 +847,10 @@ void LibraryCalls::Impl::conv(const CallArgs &call) {
   const memory::dims &strides = ca.strides, &dil = ca.dilations,
                      &padL = ca.padBegin, &padR = ca.padEnd;
   int64_t oc = w.sizes[0], cg = w.sizes[1];
-  bool ok = groups >= 1 && x.sizes[1] == groups * cg && oc % groups == 0 &&
-            y.sizes[0] == x.sizes[0] && y.sizes[1] == oc;
-  for (int64_t i = 0; ok && i < k; ++i) {
-    int64_t ext = (w.sizes[2 + i] - 1) * dil[i] + 1;
-    int64_t span = x.sizes[2 + i] + padL[i] + padR[i] - ext;
-    ok = strides[i] >= 1 && dil[i] >= 1 && span >= 0 &&
-         y.sizes[2 + i] == span / strides[i] + 1;
-  }
+  bool ok =
+      groups >= 1 && x.sizes[1] == groups * cg && oc % groups == 0 &&
+      y.sizes[0] == x.sizes[0] && y.sizes[1] == oc &&
+      convSpatialMatches(x.sizes, w.sizes, y.sizes, strides, dil, padL, padR);
   if (!ok)
     fail(1, "Conv library call (group " + std::to_string(groups) +
                 "): shapes " + dimsText(x.sizes) + " * " + dimsText(w.sizes) +
@@ -976,13 +1004,8 @@ void LibraryCalls::Impl::deconv(const CallArgs &call) {
     fail(1, "ConvTranspose library call (group " + std::to_string(groups) +
                 "): shapes " + dimsText(x.sizes) + " * " + dimsText(w.sizes) +
                 " -> " + dimsText(y.sizes) + " do not match");
-  if (volume(y.sizes) == 0)
+  if (emptyCall(y, x, w, tempBytes))
     return;
-  if (volume(x.sizes) == 0 || volume(w.sizes) == 0) {
-    if (!tempBytes)
-      zeroFill(y);
-    return;
-  }
   Entry *e = lookup(key);
   if (!e) {
     auto ne = std::make_unique<Entry>();
@@ -1069,25 +1092,16 @@ void LibraryCalls::Impl::convBackwardFilter(const CallArgs &call) {
        dw = readView(operands[2], r);
   memory::dims strides(attrs, attrs + k), dil(attrs + k, attrs + 2 * k),
       padL(attrs + 2 * k, attrs + 3 * k), padR(attrs + 3 * k, attrs + 4 * k);
-  bool ok = dw.sizes[0] == g.sizes[1] && dw.sizes[1] == x.sizes[1] &&
-            g.sizes[0] == x.sizes[0];
-  for (int64_t i = 0; ok && i < k; ++i) {
-    int64_t ext = (dw.sizes[2 + i] - 1) * dil[i] + 1;
-    int64_t span = x.sizes[2 + i] + padL[i] + padR[i] - ext;
-    ok = strides[i] >= 1 && dil[i] >= 1 && span >= 0 &&
-         g.sizes[2 + i] == span / strides[i] + 1;
-  }
+  bool ok =
+      dw.sizes[0] == g.sizes[1] && dw.sizes[1] == x.sizes[1] &&
+      g.sizes[0] == x.sizes[0] &&
+      convSpatialMatches(x.sizes, dw.sizes, g.sizes, strides, dil, padL, padR);
   if (!ok)
     fail(1, std::string(who) + ": input " + dimsText(x.sizes) +
                 " and output gradient " + dimsText(g.sizes) +
                 " do not give filter " + dimsText(dw.sizes));
-  if (volume(dw.sizes) == 0)
+  if (emptyCall(dw, x, g, tempBytes))
     return;
-  if (volume(x.sizes) == 0 || volume(g.sizes) == 0) {
-    if (!tempBytes)
-      zeroFill(dw);
-    return;
-  }
   Entry *e = lookup(key);
   if (!e) {
     auto ne = std::make_unique<Entry>();
