@@ -146,8 +146,9 @@ static cl::opt<bool, true> reportCodegen(
     cl::location(options.reportCodegen), cl::cat(cat));
 static cl::opt<unsigned, true> compileJobs(
     "compile-jobs",
-    cl::desc("Threads that optimize and compile the LLVM module, in as many "
-             "parts (default 0: one per hardware thread)"),
+    cl::desc("Threads that optimize and compile the LLVM module, in at "
+             "least as many parts (default 0: one per hardware thread; 1: "
+             "one part)"),
     cl::location(options.compileJobs), cl::cat(cat));
 
 // Training (docs/training.md).

@@ -27,11 +27,13 @@ enum class EmitKind { LLVM, Object, Library };
 /// with LLVM's AddressSanitizer pass, and both go to the C wrapper's compiler
 /// (`-fsanitize=`); such a model.so loads only into a process that carries the
 /// sanitizer runtimes. Errors are reported on the module and failure() is
-/// returned. With `timing`, the phases (translation to LLVM IR, LLVM
+/// returned. The module is consumed: its body is erased once it is translated
+/// to LLVM IR (that memory goes to LLVM's optimization and code generation).
+/// With `timing`, the phases (translation to LLVM IR, LLVM
 /// optimization, machine code emission, linking) are timed as nested scopes of
-/// it
-/// (`disc-compile --timing`). A `model.so` is compiled in `jobs` parallel
-/// parts (0: one per hardware thread; 1: one object). With
+/// it (`disc-compile --timing`). A `model.so` is compiled on `jobs` threads
+/// (0: one per hardware thread; 1: one object), in one part per thread or,
+/// for a large module, in parts of about 50,000 LLVM instructions each. With
 /// `codegenReport`, one line per loop-nest kernel (an op's loop nest that
 /// got no library call) says whether LLVM's loop vectorizer vectorized it,
 /// with the op's location, then a summary (`disc-compile --report-codegen`).

@@ -127,6 +127,7 @@ void RematPlanner::reset() {
     witness_ = lowest_;
   next_ = 0;
   drift_ = 0;
+  replayed_ = 0;
 }
 
 int64_t RematPlanner::peak(const std::vector<char> &evicted) const {
@@ -305,6 +306,39 @@ double RematPlanner::score(int id) const {
 }
 
 bool RematPlanner::decideEvict(int id, int64_t liveBytes) {
+  // A run at these shapes that has taken the same decisions as the last
+  // one, and sees the same live bytes here, is in the same state: its
+  // decision (and the state after it) is the one recorded.
+  if (replayed_ < memo_.size() && memo_[replayed_].id == id &&
+      memo_[replayed_].liveBytes == liveBytes) {
+    const Decision &d = memo_[replayed_++];
+    next_ = std::max(next_, id + 1);
+    if (id >= 0 && id < static_cast<int>(evicted_.size()))
+      evicted_[id] = d.value;
+    drift_ = d.drift;
+    if (d.witnessChanged)
+      witness_ = d.witness;
+    return d.evict;
+  }
+  memo_.resize(replayed_);
+  std::vector<char> witnessBefore = witness_;
+  bool evict = decide(id, liveBytes);
+  Decision d;
+  d.id = id;
+  d.liveBytes = liveBytes;
+  d.evict = evict;
+  d.value =
+      id >= 0 && id < static_cast<int>(evicted_.size()) ? evicted_[id] : 0;
+  d.drift = drift_;
+  d.witnessChanged = witness_ != witnessBefore;
+  if (d.witnessChanged)
+    d.witness = witness_;
+  memo_.push_back(std::move(d));
+  ++replayed_;
+  return evict;
+}
+
+bool RematPlanner::decide(int id, int64_t liveBytes) {
   int n = static_cast<int>(profile_.candidates.size());
   if (id < 0 || id >= n)
     return false;

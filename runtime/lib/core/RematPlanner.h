@@ -117,11 +117,29 @@ public:
   }
   /// Forgets the decisions of a run, for the next run at the same shapes:
   /// the state of a planner just constructed (the lowest set is kept, not
-  /// searched again).
+  /// searched again). The decisions of the last run are kept too: a run
+  /// that meets the same evict calls with the same live bytes takes them
+  /// without planning again (a steady run pays no search).
   void reset();
   const RematProfile &profile() const { return profile_; }
 
 private:
+  /// decideEvict() without the recorded decisions.
+  bool decide(int id, int64_t liveBytes);
+  /// One decision of a run and the state it left.
+  struct Decision {
+    int id = 0;
+    int64_t liveBytes = 0;
+    bool evict = false;
+    char value = 0;
+    int64_t drift = 0;
+    bool witnessChanged = false;
+    std::vector<char> witness;
+  };
+  /// The decisions of the last run (the prefix a run has replayed, then
+  /// its own), and how many of them this run has replayed.
+  std::vector<Decision> memo_;
+  size_t replayed_ = 0;
   double score(int id) const;
   /// Simulates a run that evicts `evicted` op by op (docs/memory.md,
   /// "Decision") and returns its peak; `*awayAtStop` (when not null)

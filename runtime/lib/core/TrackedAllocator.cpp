@@ -60,12 +60,20 @@ bool TrackedAllocator::useBlockCache() const {
   return false;
 #endif
 #endif
-  return device_.reusesBlocks() && limit_ <= 0;
+  return device_.reusesBlocks();
+}
+
+bool TrackedAllocator::overCacheBound(int64_t bytes) const {
+  return cachedBytes_ + currentBytes_ + bytes > 2 * maxPeakBytes_ ||
+         (limit_ > 0 && cachedBytes_ + heldBytes_ + bytes > limit_);
 }
 
 void *TrackedAllocator::takeCachedBlock(int64_t bytes) {
   auto it = blockCache_.lower_bound(bytes);
-  if (it == blockCache_.end() || it->first > 2 * std::max<int64_t>(bytes, 64))
+  // Under a limit only a block of the requested size: what the session
+  // holds is then what is live plus the cache, both under the limit.
+  int64_t largest = limit_ > 0 ? bytes : 2 * std::max<int64_t>(bytes, 64);
+  if (it == blockCache_.end() || it->first > largest)
     return nullptr;
   void *p = it->second;
   cachedBytes_ -= it->first;
@@ -74,8 +82,7 @@ void *TrackedAllocator::takeCachedBlock(int64_t bytes) {
 }
 
 void TrackedAllocator::trimBlockCache(int64_t bytes) {
-  while (!blockCache_.empty() &&
-         cachedBytes_ + currentBytes_ + bytes > 2 * maxPeakBytes_) {
+  while (!blockCache_.empty() && overCacheBound(bytes)) {
     auto it = std::prev(blockCache_.end());
     cachedBytes_ -= it->first;
     blockBytes_.erase(it->second);
@@ -154,8 +161,7 @@ void TrackedAllocator::free(void *ptr) {
   auto block = blockBytes_.find(ptr);
   int64_t size = block == blockBytes_.end() ? bytes : block->second;
   heldBytes_ -= size;
-  if (useBlockCache() && block != blockBytes_.end() &&
-      cachedBytes_ + currentBytes_ + size <= 2 * maxPeakBytes_) {
+  if (useBlockCache() && block != blockBytes_.end() && !overCacheBound(size)) {
     insertReusing(blockCache_, spareCached_, size, ptr);
     cachedBytes_ += size;
     return;

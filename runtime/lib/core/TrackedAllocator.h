@@ -17,8 +17,11 @@
 //     the smallest cached block of at least its size and at most twice it.
 //     Cached blocks are not live: the tracked bytes (peak, limit) do not
 //     change. Cached plus live bytes stay below twice the highest peak of
-//     any run so far. Off on a device that does not reuse blocks (CUDA),
-//     under a memory limit and under AddressSanitizer;
+//     any run so far. Under a memory limit an allocation takes only a block
+//     of exactly its size, and cached plus held bytes stay at most the
+//     limit: the limit bounds what the session holds from the OS too. Off
+//     on a device that does not reuse blocks (CUDA) and under
+//     AddressSanitizer;
 //   - the blocks kept at rematerialization evict points, whose free by the
 //     model is a no-op (RematRuntime.h).
 //
@@ -131,10 +134,16 @@ public:
 
 private:
   bool useBlockCache() const;
-  /// A cached block of [bytes, 2 * bytes] bytes (alignment 64), or null.
+  /// Whether caching (or allocating) `bytes` more would take the cache
+  /// over its bound: `cachedBytes_ + currentBytes_` at most twice the
+  /// highest peak and, under a limit, `cachedBytes_ + heldBytes_` at most
+  /// the limit.
+  bool overCacheBound(int64_t bytes) const;
+  /// A cached block of [bytes, 2 * bytes] bytes (alignment 64; exactly
+  /// `bytes` under a limit), or null.
   void *takeCachedBlock(int64_t bytes);
-  /// Frees cached blocks, largest first, until `cachedBytes_ +
-  /// currentBytes_ + bytes` fits under `2 * maxPeakBytes_`.
+  /// Frees cached blocks, largest first, until `bytes` more is within the
+  /// bound of `overCacheBound`.
   void trimBlockCache(int64_t bytes);
   /// Frees a buffer of the device, forgetting its block size.
   void releaseBuffer(void *ptr);

@@ -213,6 +213,10 @@ TEST(RematPlanner, NestedRegenerationKeepsOrGivesBack) {
 /// Random profiles and limits between the minimum and the unconstrained
 /// peak: the decisions taken one evict point at a time never exceed the
 /// limit, under both policies.
+// Random profiles and limits between the minimum and the peak: the
+// decisions never exceed the limit, and a run after reset() (recorded
+// decisions replayed, then, after a drift, planned again) decides as a new
+// planner does.
 TEST(RematPlanner, RandomLimitsAreNeverExceeded) {
   std::mt19937_64 rng(7);
   auto uniform = [&](int64_t lo, int64_t hi) {
@@ -259,6 +263,26 @@ TEST(RematPlanner, RandomLimitsAreNeverExceeded) {
       RematPlanner planner(p, limit, policy);
       std::vector<char> d = decideAll(planner);
       ASSERT_LE(planner.peak(d), limit) << "iteration " << iter;
+      // The next run at these shapes replays the recorded decisions; one
+      // that sees more live bytes than predicted at some evict call (drift)
+      // leaves the record there and decides as a new planner would.
+      planner.reset();
+      ASSERT_EQ(decideAll(planner), d) << "iteration " << iter;
+      int at = static_cast<int>(uniform(0, numCands - 1));
+      auto drifted = [&](RematPlanner &q) {
+        for (int i = 0; i < numCands; ++i)
+          q.decideEvict(i, i == at
+                               ? p.liveBefore[p.candidates[i].evictAfter + 1] +
+                                     uniform(1, 200)
+                               : -1);
+        return q.decisions();
+      };
+      std::mt19937_64 saved = rng;
+      planner.reset();
+      std::vector<char> replayed = drifted(planner);
+      rng = saved;
+      RematPlanner fresh(p, limit, policy);
+      ASSERT_EQ(replayed, drifted(fresh)) << "iteration " << iter;
       ++checked;
     }
   }

@@ -271,8 +271,8 @@ TEST(Session, MemoryLimitAbortsCleanly) {
 TEST(Session, ReservedBytesCountKeptBlocks) {
   // The session keeps freed blocks for the next run (docs/runtime-api.md):
   // what it holds from the OS is at least the live peak and below twice
-  // the highest peak. Under a memory limit nothing is kept, so it is the
-  // live peak exactly.
+  // the highest peak. Under a memory limit only blocks of the requested
+  // sizes are reused, and live plus kept blocks stay at most the limit.
   auto exe = loadOrDie(DISC_FIXTURE_HOG);
   Tensor x = Tensor::fromVector<float>({3}, {1, 2, 3});
   Session unlimited(exe);
@@ -287,10 +287,20 @@ TEST(Session, ReservedBytesCountKeptBlocks) {
   SessionOptions options;
   options.memory_limit_bytes = 10 << 20;
   Session limited(exe, options);
-  for (int run = 0; run < 2; ++run) {
+  for (int run = 0; run < 3; ++run) {
     std::vector<Tensor> out;
     ASSERT_TRUE(limited.run({x}, &out).isOk());
+    EXPECT_EQ(limited.stats().peak_bytes, 10 << 20);
     EXPECT_EQ(limited.stats().reserved_peak_bytes, 10 << 20);
+  }
+  options.memory_limit_bytes = (10 << 20) + 100;
+  Session loose(exe, options);
+  for (int run = 0; run < 3; ++run) {
+    std::vector<Tensor> out;
+    ASSERT_TRUE(loose.run({x}, &out).isOk());
+    EXPECT_EQ(loose.stats().peak_bytes, 10 << 20);
+    EXPECT_GE(loose.stats().reserved_peak_bytes, 10 << 20);
+    EXPECT_LE(loose.stats().reserved_peak_bytes, (10 << 20) + 100);
   }
 }
 
