@@ -139,6 +139,8 @@ void mlir::disc::buildDiscHostToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  // Boolean masks loaded as bytes, so that LLVM vectorizes their loads.
+  pm.addPass(createDiscWidenBoolAccesses());
   if (options.parallelCalls)
     pm.addPass(createDiscLowerParallelCalls());
   pm.addPass(createCanonicalizerPass());

@@ -288,4 +288,20 @@ def DiscLowerParallelCalls : Pass<"disc-lower-parallel-calls", "ModuleOp"> {
   }];
 }
 
+def DiscWidenBoolAccesses : Pass<"disc-widen-bool-accesses", "ModuleOp"> {
+  let summary = "Load and store booleans in memory as bytes";
+  let description = [{
+    Runs on the LLVM dialect. A memref of `i1` holds one byte per element
+    (the lowering's element size); its scalar `llvm.load`/`llvm.store` of
+    `i1` become an `i8` load followed by `llvm.trunc` and an `llvm.zext`
+    followed by an `i8` store. The same bytes are read and written (the
+    stored byte is 0 or 1), but LLVM's loop vectorizer can now load eight
+    or more mask bytes at once (`<N x i8>`): a vector of `i1` in memory is
+    bit-packed, so for `i1` it loaded byte by byte and assembled the mask
+    vector element by element (a causal-mask `Where` over 24,576 elements
+    took 35 us on the 2-layer GPT training step). Loads and stores of
+    vectors of `i1` are left alone. Reports no errors.
+  }];
+}
+
 #endif // DISC_TRANSFORMS_CPU_PASSES_TD
