@@ -273,15 +273,6 @@ static void instrumentModule(llvm::Module &module, llvm::TargetMachine *tm,
   mpm.run(module, mam);
 }
 
-/// Gives every multi-dimensional constant global backed by a resource blob
-/// (the ONNX initializers) a flat `!llvm.array<N x T>` type over the same
-/// blob. The translation to LLVM IR then builds one `ConstantDataArray`
-/// from the raw bytes per global, instead of one per innermost row nested
-/// in arrays of arrays (3.7 million uniqued constants for ResNet-18's 11.7
-/// million weights, which LLVM's optimizer and code generator then walk
-/// again). Users only take the global's address (`llvm.mlir.addressof`,
-/// opaque pointers) and index it through GEPs that carry their own element
-/// type, so the layout in memory is unchanged.
 /// Returns the heap memory freed so far to the operating system (glibc keeps
 /// it in the main thread's arena otherwise, where the code generation
 /// threads, which allocate from arenas of their own, cannot reuse it).
@@ -291,6 +282,15 @@ static void releaseFreedMemory() {
 #endif
 }
 
+/// Gives every multi-dimensional constant global backed by a resource blob
+/// (the ONNX initializers) a flat `!llvm.array<N x T>` type over the same
+/// blob. The translation to LLVM IR then builds one `ConstantDataArray`
+/// from the raw bytes per global, instead of one per innermost row nested
+/// in arrays of arrays (3.7 million uniqued constants for ResNet-18's 11.7
+/// million weights, which LLVM's optimizer and code generator then walk
+/// again). Users only take the global's address (`llvm.mlir.addressof`,
+/// opaque pointers) and index it through GEPs that carry their own element
+/// type, so the layout in memory is unchanged.
 static void flattenConstantGlobals(ModuleOp module) {
   module.walk([](LLVM::GlobalOp global) {
     auto value =
