@@ -507,3 +507,285 @@ LogicalResult Importer::importLoop(StringRef) {
 }
 
 } // namespace mlir::disc::onnx_import
+
+namespace mlir::disc::onnx_import {
+
+namespace {
+/// Builders of the ONNX nodes a Scan is rewritten into.
+struct ScanNodes {
+  std::vector<onnx::NodeProto> &nodes;
+  std::string name; // The Scan node's name, prefixing the new nodes'.
+
+  onnx::NodeProto &add(onnx::NodeProto &&n) {
+    n.set_name(name + "/" + n.op_type() + std::to_string(nodes.size()));
+    nodes.push_back(std::move(n));
+    return nodes.back();
+  }
+  static onnx::NodeProto node(StringRef op, ArrayRef<std::string> ins,
+                              ArrayRef<std::string> outs) {
+    onnx::NodeProto n;
+    n.set_op_type(op.str());
+    for (const std::string &s : ins)
+      n.add_input(s);
+    for (const std::string &s : outs)
+      n.add_output(s);
+    return n;
+  }
+  static void intAttr(onnx::NodeProto &n, StringRef name, int64_t v) {
+    onnx::AttributeProto *a = n.add_attribute();
+    a->set_name(name.str());
+    a->set_type(onnx::AttributeProto_AttributeType_INT);
+    a->set_i(v);
+  }
+  /// An int64 scalar constant named `out`.
+  void constant(const std::string &out, int64_t v) {
+    onnx::NodeProto n = node("Constant", {}, {out});
+    onnx::AttributeProto *a = n.add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto_AttributeType_TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto_DataType_INT64);
+    a->mutable_t()->add_int64_data(v);
+    add(std::move(n));
+  }
+  void gather(const std::string &data, const std::string &idx, int64_t axis,
+              const std::string &out) {
+    onnx::NodeProto n = node("Gather", {data, idx}, {out});
+    intAttr(n, "axis", axis);
+    add(std::move(n));
+  }
+
+  /// Appends a Loop that runs `body` once per position of the scan inputs
+  /// `xs` along `axes` (the positions reversed where `dirs` is 1), carrying
+  /// the states `ss`. Its outputs `outs` are the final states, then each
+  /// scan output stacked along axis 0 in iteration order.
+  void loop(const onnx::GraphProto &body, ArrayRef<std::string> ss,
+            ArrayRef<std::string> xs, ArrayRef<int64_t> axes,
+            ArrayRef<int64_t> dirs, ArrayRef<std::string> outs,
+            const std::string &p) {
+    add(node("Shape", {xs[0]}, {p + "shape"}));
+    constant(p + "axis", axes[0]);
+    gather(p + "shape", p + "axis", 0, p + "M");
+    constant(p + "one", 1);
+    add(node("Sub", {p + "M", p + "one"}, {p + "last"}));
+    onnx::GraphProto g;
+    g.set_name(body.name());
+    g.add_input()->set_name(p + "i");
+    g.add_input()->set_name(p + "c");
+    for (size_t k = 0; k < ss.size(); ++k)
+      g.add_input()->set_name(p + "s" + std::to_string(k));
+    std::vector<onnx::NodeProto> inner;
+    ScanNodes in{inner, name};
+    if (llvm::is_contained(dirs, 1))
+      in.add(node("Sub", {p + "last", p + "i"}, {p + "ri"}));
+    for (size_t j = 0; j < xs.size(); ++j)
+      in.gather(xs[j], dirs[j] ? p + "ri" : p + "i", axes[j],
+                body.input(ss.size() + j).name());
+    for (size_t k = 0; k < ss.size(); ++k)
+      in.add(node("Identity", {p + "s" + std::to_string(k)},
+                  {body.input(k).name()}));
+    in.add(node("Identity", {p + "c"}, {p + "co"}));
+    for (onnx::NodeProto &n : inner)
+      *g.add_node() = std::move(n);
+    for (const onnx::NodeProto &n : body.node())
+      *g.add_node() = n;
+    for (const onnx::TensorProto &t : body.initializer())
+      *g.add_initializer() = t;
+    g.add_output()->set_name(p + "co");
+    for (const onnx::ValueInfoProto &o : body.output())
+      *g.add_output() = o;
+    SmallVector<std::string> loopIns = {p + "M", ""};
+    loopIns.append(ss.begin(), ss.end());
+    onnx::NodeProto l = node("Loop", loopIns, outs);
+    onnx::AttributeProto *a = l.add_attribute();
+    a->set_name("body");
+    a->set_type(onnx::AttributeProto_AttributeType_GRAPH);
+    *a->mutable_g() = std::move(g);
+    add(std::move(l));
+  }
+};
+} // namespace
+
+/// ONNX Scan (Scan-8 and Scan-9..16 of the spec) as the Loop it is
+/// equivalent to: the trip count is the length of the first scan input
+/// along its axis; each iteration gathers the scan inputs' slices at the
+/// iteration (or, reversed, at length - 1 - iteration), runs the body on
+/// the states and the slices, and stacks the scan outputs along axis 0,
+/// which then moves to `scan_output_axes` (reversed for
+/// `scan_output_directions` = 1). The scan inputs must share that length
+/// (the gathers check it at run time). Scan-8 has a leading batch dim on
+/// every input and output: an outer Loop runs the scan per batch element;
+/// its `sequence_lens` input must be empty (every sequence is full length).
+/// The rewritten nodes are imported as any Loop (importLoop), so states
+/// whose dims change per iteration get fresh symbols the same way.
+LogicalResult Importer::importScan(StringRef) {
+  const onnx::GraphProto *body = graphAttr("body");
+  if (!body)
+    return failure();
+  bool batched = opset < 9;
+  int first = batched ? 1 : 0;
+  if (batched && has(0))
+    return err() << "sequence_lens is not supported (every sequence must "
+                    "have the full length)";
+  int64_t numScanIn = aInt("num_scan_inputs", 0);
+  int numIn = node->input_size() - first;
+  int64_t numState = numIn - numScanIn;
+  if (numScanIn < 1 || numState < 0)
+    return err() << "num_scan_inputs = " << numScanIn << " with " << numIn
+                 << " state and scan inputs";
+  int64_t numScanOut = body->output_size() - numState;
+  if (body->input_size() != numIn || numScanOut < 0)
+    return err() << "the body has " << body->input_size() << " inputs and "
+                 << body->output_size() << " outputs; with " << numState
+                 << " states and " << numScanIn << " scan inputs it needs "
+                 << numIn << " inputs and at least " << numState << " outputs";
+  if (node->output_size() > numState + numScanOut)
+    return err() << "has " << node->output_size() << " outputs; the body "
+                 << "gives " << numState + numScanOut;
+  // Per-input or per-output attribute lists, 0 by default.
+  auto list = [&](StringRef attrName, int64_t n,
+                  bool directions) -> FailureOr<SmallVector<int64_t>> {
+    std::optional<SmallVector<int64_t>> v = aInts(attrName);
+    if (failed)
+      return failure();
+    if (!v)
+      return SmallVector<int64_t>(n, 0);
+    if ((int64_t)v->size() != n) {
+      err() << "attribute '" << attrName << "' has " << v->size()
+            << " entries, expected " << n;
+      return failure();
+    }
+    if (directions)
+      for (int64_t d : *v)
+        if (d != 0 && d != 1) {
+          err() << "attribute '" << attrName << "' holds " << d
+                << " (directions are 0 or 1)";
+          return failure();
+        }
+    return *v;
+  };
+  FailureOr<SmallVector<int64_t>> inDirs =
+      list(batched ? "directions" : "scan_input_directions", numScanIn, true);
+  FailureOr<SmallVector<int64_t>> inAxes =
+      batched
+          ? FailureOr<SmallVector<int64_t>>(SmallVector<int64_t>(numScanIn, 0))
+          : list("scan_input_axes", numScanIn, false);
+  FailureOr<SmallVector<int64_t>> outDirs =
+      batched
+          ? FailureOr<SmallVector<int64_t>>(SmallVector<int64_t>(numScanOut, 0))
+          : list("scan_output_directions", numScanOut, true);
+  FailureOr<SmallVector<int64_t>> outAxes =
+      batched
+          ? FailureOr<SmallVector<int64_t>>(SmallVector<int64_t>(numScanOut, 0))
+          : list("scan_output_axes", numScanOut, false);
+  if (::mlir::failed(inDirs) || ::mlir::failed(inAxes) ||
+      ::mlir::failed(outDirs) || ::mlir::failed(outAxes))
+    return failure();
+  SmallVector<std::string> ss, xs;
+  for (int64_t k = 0; k < numState; ++k)
+    ss.push_back(node->input(first + k));
+  for (int64_t j = 0; j < numScanIn; ++j) {
+    if (!has(first + numState + j))
+      return err() << "scan input #" << j << " is missing";
+    Value x = in(first + numState + j);
+    if (!x)
+      return failure();
+    int64_t r = rank(x) - (batched ? 1 : 0);
+    FailureOr<int64_t> a = normAxis((*inAxes)[j], r);
+    if (::mlir::failed(a))
+      return failure();
+    (*inAxes)[j] = *a;
+    xs.push_back(node->input(first + numState + j));
+  }
+  for (int64_t k = 0; k < numState; ++k)
+    if (ss[k].empty() || !in(first + k))
+      return err() << "state input #" << k << " is missing";
+
+  const onnx::NodeProto *scanNode = node;
+  std::string scanName = nodeName;
+  Location scanLoc = loc;
+  std::string p = "__scan." + scanName + ".";
+  SmallVector<std::string> outs;
+  for (int64_t i = 0; i < numState + numScanOut; ++i)
+    outs.push_back(p + "out" + std::to_string(i));
+  std::vector<onnx::NodeProto> nodes;
+  nodes.reserve(16);
+  ScanNodes sn{nodes, scanName};
+  if (!batched) {
+    sn.loop(*body, ss, xs, *inAxes, *inDirs, outs, p);
+  } else {
+    // An outer Loop over the batch: per element b, the scan of the
+    // states' and scan inputs' slices at b. All its outputs are stacked
+    // along the batch axis.
+    onnx::GraphProto g;
+    g.set_name(body->name() + ".batch");
+    g.add_input()->set_name(p + "b");
+    g.add_input()->set_name(p + "bc");
+    std::vector<onnx::NodeProto> inner;
+    ScanNodes in{inner, scanName};
+    SmallVector<std::string> sb, xb, ob;
+    for (int64_t k = 0; k < numState; ++k) {
+      sb.push_back(p + "sb" + std::to_string(k));
+      in.gather(ss[k], p + "b", 0, sb.back());
+    }
+    for (int64_t j = 0; j < numScanIn; ++j) {
+      xb.push_back(p + "xb" + std::to_string(j));
+      in.gather(xs[j], p + "b", 0, xb.back());
+    }
+    for (int64_t i = 0; i < numState + numScanOut; ++i)
+      ob.push_back(p + "ob" + std::to_string(i));
+    in.loop(*body, sb, xb, *inAxes, *inDirs, ob, p + "in.");
+    in.add(ScanNodes::node("Identity", {p + "bc"}, {p + "bco"}));
+    for (onnx::NodeProto &n : inner)
+      *g.add_node() = std::move(n);
+    g.add_output()->set_name(p + "bco");
+    for (const std::string &o : ob)
+      g.add_output()->set_name(o);
+    sn.add(ScanNodes::node("Shape", {xs[0]}, {p + "bshape"}));
+    sn.constant(p + "zero", 0);
+    sn.gather(p + "bshape", p + "zero", 0, p + "B");
+    onnx::NodeProto l = ScanNodes::node("Loop", {p + "B", ""}, outs);
+    onnx::AttributeProto *a = l.add_attribute();
+    a->set_name("body");
+    a->set_type(onnx::AttributeProto_AttributeType_GRAPH);
+    *a->mutable_g() = std::move(g);
+    sn.add(std::move(l));
+  }
+  for (auto [i, n] : llvm::enumerate(nodes))
+    if (::mlir::failed(importNode(n, i)) || failed)
+      return failure();
+  node = scanNode;
+  nodeName = scanName;
+  loc = scanLoc;
+  for (int64_t i = 0; i < numState + numScanOut; ++i) {
+    Value v = lookup(outs[i]);
+    if (!v)
+      return failure();
+    if (i >= numState) {
+      int64_t k = i - numState;
+      if ((*outDirs)[k]) {
+        // Reversed: element t of the stack goes to position T - 1 - t.
+        Value idx =
+            binary<SubOp>(binary<SubOp>(dimScalar(v, 0), constI64Scalar(1)),
+                          iotaAlong(v, 0, 1, 0));
+        Dims d = dims(v);
+        bool uns = isUns(v);
+        v = mk<GatherOp>(d, elt(v), v, idx, (uint64_t)0);
+        markUnsigned(v, uns);
+      }
+      FailureOr<int64_t> axis = normAxis((*outAxes)[k], rank(v));
+      if (::mlir::failed(axis))
+        return failure();
+      if (*axis != 0) {
+        // q[d]: the stack's dim at output dim d.
+        SmallVector<int64_t> q;
+        for (int64_t d = 0; d < rank(v); ++d)
+          q.push_back(d < *axis ? d + 1 : (d == *axis ? 0 : d));
+        v = transpose(v, q);
+      }
+    }
+    out(i, v);
+  }
+  return success();
+}
+
+} // namespace mlir::disc::onnx_import

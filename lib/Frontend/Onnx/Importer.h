@@ -665,6 +665,7 @@ private:
   // Control flow (ControlFlow.cpp).
   LogicalResult importIf(StringRef);
   LogicalResult importLoop(StringRef);
+  LogicalResult importScan(StringRef);
   /// The graph attribute `name` of the node (an error when missing).
   const onnx::GraphProto *graphAttr(StringRef name);
   /// Imports the nodes of `g` at the insertion point, its inputs bound to

@@ -251,6 +251,7 @@ ArrayRef<OpDef> Importer::opTable() {
       // Control flow (ControlFlow.cpp): subgraphs become scf regions.
       OpDef("If", &I::importIf).inputs(1, "a condition input"),
       OpDef("Loop", &I::importLoop),
+      OpDef("Scan", &I::importScan).opsets(8, kMaxOpset),
 
       // Constants, ranges, windows, Resize, GridSample (Misc.cpp).
       OpDef("Constant", &I::importConstant),
