@@ -332,6 +332,139 @@ FailureOr<Value> lowerArgSort(OpBuilder &b, ArgSortOp op) {
       .getResult(0);
 }
 
+/// MT19937 (Matsumoto and Nishimura, 1998) as NumPy's legacy RandomState
+/// draws doubles: the state is initialized at compile time from the seed
+/// (init_genrand); each block of 624 words starts with the twist, and
+/// consecutive word pairs (a, b) give ((a >> 5) * 2^26 + (b >> 6)) / 2^53,
+/// written in row-major order (312 doubles per block).
+FailureOr<Value> lowerRandomUniform(OpBuilder &b, RandomUniformOp op) {
+  FailureOr<ReifiedResult> reified = reifyResult(b, op);
+  if (failed(reified))
+    return failure();
+  Location loc = op.getLoc();
+  constexpr int64_t kN = 624, kM = 397, kPerBlock = kN / 2;
+  uint32_t mt[kN];
+  mt[0] = static_cast<uint32_t>(op.getSeed());
+  for (int64_t i = 1; i < kN; ++i)
+    mt[i] = 1812433253u * (mt[i - 1] ^ (mt[i - 1] >> 30)) +
+            static_cast<uint32_t>(i);
+  Type i32 = b.getI32Type(), f64 = b.getF64Type();
+  auto stateType = RankedTensorType::get({kN}, i32);
+  SmallVector<int32_t> words(mt, mt + kN);
+  Value state0 = arith::ConstantOp::create(
+      b, loc, DenseIntElementsAttr::get(stateType, ArrayRef<int32_t>(words)));
+  IMath m{b, loc};
+  int64_t rank = reified->type.getRank();
+  SmallVector<Value> dims;
+  Value n = m.c(1);
+  for (OpFoldResult d : reified->dims) {
+    dims.push_back(toValue(b, loc, d));
+    n = m.mul(n, dims.back());
+  }
+  Value blocks = b.createOrFold<arith::CeilDivUIOp>(loc, n, m.c(kPerBlock));
+  auto u32 = [&](OpBuilder &lb, Location ll, uint32_t v) -> Value {
+    return arith::ConstantOp::create(
+        lb, ll, lb.getIntegerAttr(i32, static_cast<int32_t>(v)));
+  };
+  auto loop = scf::ForOp::create(
+      b, loc, m.c(0), blocks, m.c(1),
+      ValueRange{state0, reified->empty(b, loc)},
+      [&](OpBuilder &lb, Location ll, Value blk, ValueRange iter) {
+        IMath lm{lb, ll};
+        // The twist, in place and in order: word k reads words k + 1 and
+        // k + 397 (mod 624), the later ones already new, as the reference.
+        auto twist = scf::ForOp::create(
+            lb, ll, lm.c(0), lm.c(kN), lm.c(1), ValueRange{iter[0]},
+            [&](OpBuilder &tb, Location tl, Value k, ValueRange st) {
+              IMath tm{tb, tl};
+              auto at = [&](Value idx) -> Value {
+                return tensor::ExtractOp::create(tb, tl, st[0],
+                                                 ValueRange{idx});
+              };
+              Value next =
+                  arith::RemUIOp::create(tb, tl, tm.add(k, tm.c(1)), tm.c(kN));
+              Value far =
+                  arith::RemUIOp::create(tb, tl, tm.add(k, tm.c(kM)), tm.c(kN));
+              Value y = arith::OrIOp::create(
+                  tb, tl,
+                  arith::AndIOp::create(tb, tl, at(k),
+                                        u32(tb, tl, 0x80000000u)),
+                  arith::AndIOp::create(tb, tl, at(next),
+                                        u32(tb, tl, 0x7fffffffu)));
+              Value odd = arith::TruncIOp::create(tb, tl, tb.getI1Type(), y);
+              Value mag = arith::SelectOp::create(
+                  tb, tl, odd, u32(tb, tl, 0x9908b0dfu), u32(tb, tl, 0));
+              Value w = arith::XOrIOp::create(
+                  tb, tl, at(far),
+                  arith::XOrIOp::create(
+                      tb, tl, arith::ShRUIOp::create(tb, tl, y, u32(tb, tl, 1)),
+                      mag));
+              scf::YieldOp::create(
+                  tb, tl,
+                  tensor::InsertOp::create(tb, tl, w, st[0], ValueRange{k})
+                      .getResult());
+            });
+        Value st = twist.getResult(0);
+        Value base = lm.mul(blk, lm.c(kPerBlock));
+        Value count = lm.min(lm.c(kPerBlock), lm.sub(n, base));
+        auto fillBlock = scf::ForOp::create(
+            lb, ll, lm.c(0), count, lm.c(1), ValueRange{iter[1]},
+            [&](OpBuilder &fb, Location fl, Value j, ValueRange res) {
+              IMath fm{fb, fl};
+              auto temper = [&](Value idx) -> Value {
+                Value y =
+                    tensor::ExtractOp::create(fb, fl, st, ValueRange{idx});
+                auto step = [&](Value v, bool left, uint32_t sh,
+                                std::optional<uint32_t> mask) {
+                  Value s =
+                      left ? arith::ShLIOp::create(fb, fl, v, u32(fb, fl, sh))
+                                 .getResult()
+                           : arith::ShRUIOp::create(fb, fl, v, u32(fb, fl, sh))
+                                 .getResult();
+                  if (mask)
+                    s = arith::AndIOp::create(fb, fl, s, u32(fb, fl, *mask));
+                  return arith::XOrIOp::create(fb, fl, v, s).getResult();
+                };
+                y = step(y, false, 11, std::nullopt);
+                y = step(y, true, 7, 0x9d2c5680u);
+                y = step(y, true, 15, 0xefc60000u);
+                return step(y, false, 18, std::nullopt);
+              };
+              Value w0 = fm.mul(j, fm.c(2));
+              Value a =
+                  arith::ShRUIOp::create(fb, fl, temper(w0), u32(fb, fl, 5));
+              Value c = arith::ShRUIOp::create(
+                  fb, fl, temper(fm.add(w0, fm.c(1))), u32(fb, fl, 6));
+              Value af = arith::UIToFPOp::create(fb, fl, f64, a);
+              Value cf = arith::UIToFPOp::create(fb, fl, f64, c);
+              Value u = arith::DivFOp::create(
+                  fb, fl,
+                  arith::AddFOp::create(
+                      fb, fl,
+                      arith::MulFOp::create(fb, fl, af,
+                                            cstScalar(fb, fl, f64, 67108864.0)),
+                      cf),
+                  cstScalar(fb, fl, f64, 9007199254740992.0));
+              // Row-major position base + j.
+              SmallVector<Value> idx(rank);
+              Value lin = fm.add(base, j);
+              for (int64_t d = rank - 1; d >= 0; --d) {
+                if (d == 0) {
+                  idx[d] = lin;
+                  break;
+                }
+                idx[d] = arith::RemUIOp::create(fb, fl, lin, dims[d]);
+                lin = arith::DivUIOp::create(fb, fl, lin, dims[d]);
+              }
+              scf::YieldOp::create(
+                  fb, fl,
+                  tensor::InsertOp::create(fb, fl, u, res[0], idx).getResult());
+            });
+        scf::YieldOp::create(lb, ll, ValueRange{st, fillBlock.getResult(0)});
+      });
+  return loop.getResult(1);
+}
+
 } // namespace
 
 FailureOr<Value> mlir::disc::lowering::lowerReductionFamily(OpBuilder &b,
@@ -342,5 +475,6 @@ FailureOr<Value> mlir::disc::lowering::lowerReductionFamily(OpBuilder &b,
       .Case([&](ArgReduceOp o) { return lowerArgReduce(b, o); })
       .Case([&](CumSumOp o) { return lowerCumSum(b, o); })
       .Case([&](ArgSortOp o) { return lowerArgSort(b, o); })
+      .Case([&](RandomUniformOp o) { return lowerRandomUniform(b, o); })
       .Default([](Operation *o) { return noLowering(o); });
 }

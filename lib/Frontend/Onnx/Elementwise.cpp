@@ -372,28 +372,60 @@ LogicalResult Importer::importCast(StringRef op) {
   return success();
 }
 
+/// ONNX Dropout (opsets 1-13). Inference (no `training_mode`, or a
+/// constant false): the identity and an all-true mask. Training mode
+/// (opset 12+, a constant or run-time bool): `mask = u >= ratio` with `u`
+/// the uniform draws of `disc.random_uniform` seeded with the `seed`
+/// attribute (0 when absent: the same mask in every run), compared in f64
+/// as the ONNX reference (NumPy) does, and `output = x * mask / (1 -
+/// ratio)`; with a run-time `training_mode` that is false at run time the
+/// output is `x` and the mask all true.
 LogicalResult Importer::importDropout(StringRef) {
   Value x = in(0);
-  if (opset >= 12 && has(2)) {
-    std::optional<SmallVector<int64_t>> training = knownInts(in(2));
-    if (!training || training->size() != 1)
-      return err() << "training_mode must be a constant";
-    // Training mode with a constant ratio 0 drops nothing: the identity
-    // (exporters emit it for drop rates of 0). The default ratio is 0.5.
-    if ((*training)[0] != 0) {
-      std::optional<SmallVector<double>> ratio =
-          has(1) ? constFloats(in(1)) : SmallVector<double>{0.5};
-      if (!ratio || ratio->size() != 1 || (*ratio)[0] != 0.0)
-        return err() << "training mode is not supported (inference only) "
-                        "unless the ratio is a constant 0";
+  auto inference = [&]() -> LogicalResult {
+    out(0, x);
+    if (wantOut(1)) {
+      Type maskType = opset >= 10 ? b.getI1Type() : elt(x);
+      Value one = constScalar(maskType, 1);
+      out(1, expandTo(one, shapeOf(x), dims(x)));
     }
+    return success();
+  };
+  if (opset < 12 || !has(2))
+    return inference();
+  Value t = in(2);
+  if (!elt(t).isInteger(1) || !maybeScalar(t))
+    return err() << "training_mode must be a bool scalar, got " << t.getType();
+  std::optional<SmallVector<int64_t>> training = knownInts(t);
+  if (training && training->size() == 1 && (*training)[0] == 0)
+    return inference();
+  if (::mlir::failed(requireFloat(x)))
+    return failure();
+  Value r = has(1) ? in(1) : constScalar(elt(x), 0.5);
+  if (!isFloat(r) || !maybeScalar(r))
+    return err() << "ratio must be a floating-point scalar, got "
+                 << r.getType();
+  if (rank(r) != 0)
+    r = reshapeToScalar(r);
+  Value u = mk<RandomUniformOp>(dims(x), b.getF64Type(), shapeOf(x),
+                                (int64_t)aInt("seed", 0));
+  Value keep = compare(CompareDirection::GE, u,
+                       convert(r, b.getF64Type(), false, false));
+  Value rx = convert(r, elt(x), false, false);
+  Value y = binary<DivOp>(binary<MulOp>(x, convert(keep, elt(x), false, false)),
+                          binary<SubOp>(scalarLike(x, 1.0), rx));
+  Value mask = keep;
+  if (!training) {
+    // training_mode known only at run time.
+    if (rank(t) != 0)
+      t = reshapeToScalar(t);
+    y = select(t, y, x);
+    mask = binary<OrOp>(keep, unary<NotOp>(t));
   }
-  out(0, x);
-  if (wantOut(1)) {
-    Type maskType = opset >= 10 ? b.getI1Type() : elt(x);
-    Value one = constScalar(maskType, 1);
-    out(1, expandTo(one, shapeOf(x), dims(x)));
-  }
+  if (!y || !mask)
+    return failure();
+  out(0, y);
+  out(1, mask);
   return success();
 }
 

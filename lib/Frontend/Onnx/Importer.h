@@ -618,6 +618,7 @@ private:
   LogicalResult importLrn(StringRef);
   LogicalResult importMvn(StringRef);
   LogicalResult importWindow(StringRef op);
+  LogicalResult importRandom(StringRef op);
   LogicalResult importReverseSequence(StringRef);
   FailureOr<Value> maxPoolIndices(Value x, ArrayRef<int64_t> kernel,
                                   ArrayRef<int64_t> strides,

@@ -438,3 +438,72 @@ LogicalResult Importer::importGridSample(StringRef) {
 }
 
 } // namespace mlir::disc::onnx_import
+
+namespace mlir::disc::onnx_import {
+
+/// ONNX Bernoulli (15), RandomUniform and RandomUniformLike (1): the
+/// uniform draws of `disc.random_uniform` (MT19937, NumPy's doubles) with
+/// the `seed` attribute (a float in these ops, truncated to an integer; 0
+/// when absent, so every run draws the same values). Bernoulli:
+/// `y = u < p` in f64, as `dtype` (default: the input's type).
+/// RandomUniform(Like): `low + (high - low) * u` rounded to `dtype`
+/// (default f32, or the input's type for the Like form); RandomUniform's
+/// dims come from its `shape` attribute.
+LogicalResult Importer::importRandom(StringRef op) {
+  const onnx::AttributeProto *seedAttr =
+      attr("seed", onnx::AttributeProto_AttributeType_FLOAT, "a float");
+  if (failed)
+    return failure();
+  float seedF = seedAttr ? seedAttr->f() : 0.0f;
+  if (!(seedF >= 0.0f && seedF < 4294967296.0f))
+    return err() << "seed " << seedF << " is outside [0, 2^32)";
+  int64_t seed = static_cast<int64_t>(seedF);
+  Value shape;
+  Dims d;
+  Type def = b.getF32Type();
+  bool defUns = false;
+  if (op == "RandomUniform") {
+    std::optional<SmallVector<int64_t>> s = aInts("shape");
+    if (!s)
+      return err() << "expects the attribute 'shape'";
+    for (int64_t v : *s) {
+      if (v < 0)
+        return err() << "negative dim " << v << " in 'shape'";
+      d.push_back(Dim(v));
+    }
+    shape = constI64(*s);
+  } else {
+    Value x = in(0);
+    if (op == "Bernoulli" && ::mlir::failed(requireFloat(x)))
+      return failure();
+    shape = shapeOf(x);
+    d = dims(x);
+    def = elt(x);
+    defUns = isUns(x);
+  }
+  Type to = def;
+  bool uns = defUns;
+  if (const onnx::AttributeProto *a = attr("dtype")) {
+    to = convertElementType(&ctx, (int32_t)a->i(), uns);
+    if (!to)
+      return err() << "unsupported dtype " << elementTypeName((int32_t)a->i());
+  }
+  Value u = mk<RandomUniformOp>(d, b.getF64Type(), shape, seed);
+  Value y;
+  if (op == "Bernoulli") {
+    y = compare(CompareDirection::LT, u,
+                convert(in(0), b.getF64Type(), false, false));
+  } else {
+    if (!isa<FloatType>(to))
+      return err() << "dtype must be a floating-point type, got " << to;
+    double lo = aFloat("low", 0.0f), hi = aFloat("high", 1.0f);
+    y = binary<AddOp>(binary<MulOp>(u, constScalar(b.getF64Type(), hi - lo)),
+                      constScalar(b.getF64Type(), lo));
+  }
+  if (!y)
+    return failure();
+  out(0, markUnsigned(convert(y, to, false, uns), uns));
+  return success();
+}
+
+} // namespace mlir::disc::onnx_import

@@ -160,6 +160,14 @@ func.func @bad_arg_sort(%x: tensor<2x3xf32>) -> tensor<2x3xi64> {
 
 // -----
 
+func.func @bad_random_uniform(%s: tensor<3xi64>) -> tensor<?x?xf64> {
+  // expected-error @+1 {{shape has 3 entries for a result of rank 2}}
+  %0 = disc.random_uniform %s {seed = 0 : i64} : (tensor<3xi64>) -> tensor<?x?xf64>
+  return %0 : tensor<?x?xf64>
+}
+
+// -----
+
 func.func @bad_grid_sample(%x: tensor<1x1x4x4xf32>, %g: tensor<1x2x2x3xf32>) -> tensor<1x1x2x2xf32> {
   // expected-error @+1 {{grid must end in a dim of size 2}}
   %0 = disc.grid_sample %x, %g {mode = "bilinear", padding_mode = "zeros", align_corners = false} : (tensor<1x1x4x4xf32>, tensor<1x2x2x3xf32>) -> tensor<1x1x2x2xf32>

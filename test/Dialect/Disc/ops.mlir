@@ -84,6 +84,13 @@ func.func @resize_gather_scatter(%x: tensor<?x3x?x?xf32>, %sz: tensor<4xi64>, %s
   return %0, %1, %2, %3, %4, %5, %6 : tensor<?x3x?x?xf32>, tensor<?x3x?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi64>
 }
 
+// CHECK-LABEL: func @random_uniform
+func.func @random_uniform(%s: tensor<2xi64>) -> tensor<?x?xf64> {
+  // CHECK: disc.random_uniform %{{.*}} {seed = 7 : i64} : (tensor<2xi64>) -> tensor<?x?xf64>
+  %0 = disc.random_uniform %s {seed = 7 : i64} : (tensor<2xi64>) -> tensor<?x?xf64>
+  return %0 : tensor<?x?xf64>
+}
+
 // CHECK-LABEL: func @grid_sample
 func.func @grid_sample(%x: tensor<?x?x?x?xf32>, %g: tensor<?x?x?x2xf32>) -> tensor<?x?x?x?xf32> {
   // CHECK: disc.grid_sample %{{.*}}, %{{.*}} {align_corners = false, mode = "nearest", padding_mode = "border"}

@@ -598,6 +598,14 @@ LogicalResult ScatterNdOp::verify() {
   return verifyScatterReduction(*this, getReduction());
 }
 
+LogicalResult RandomUniformOp::verify() {
+  int64_t n = getShape().getType().getDimSize(0);
+  if (!ShapedType::isDynamic(n) && n != getType().getRank())
+    return emitOpError("shape has ")
+           << n << " entries for a result of rank " << getType().getRank();
+  return success();
+}
+
 LogicalResult ArgSortOp::verify() {
   RankedTensorType in = getOperand().getType();
   if (failed(verifyAxis(*this, "dimension",

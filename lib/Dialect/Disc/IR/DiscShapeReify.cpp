@@ -624,6 +624,17 @@ LogicalResult ScatterNdOp::reifyResultShapes(OpBuilder &b,
   return detail::reifySameShape(*this, b, out);
 }
 
+LogicalResult
+RandomUniformOp::reifyResultShapes(OpBuilder &b,
+                                   ReifiedRankedShapedTypeDims &out) {
+  IndexMath m(b, getLoc());
+  SmallVector<OpFoldResult> dims;
+  for (int64_t i = 0; i < getType().getRank(); ++i)
+    dims.push_back(getType().isDynamicDim(i) ? m.element(getShape(), i)
+                                             : m.cst(getType().getDimSize(i)));
+  return finish(b, getType(), dims, out);
+}
+
 LogicalResult ArgSortOp::reifyResultShapes(OpBuilder &b,
                                            ReifiedRankedShapedTypeDims &out) {
   return detail::reifySameShape(*this, b, out);

@@ -373,6 +373,15 @@ static void sameDimsAsOperand0(Operation *op, SymbolicShapeContext &c) {
   c.setDims(op->getResult(0), c.dims(op->getOperand(0)));
 }
 
+void RandomUniformOp::inferSymbolicShapes(SymbolicShapeContext &c) {
+  int64_t rank = cast<RankedTensorType>(getType()).getRank();
+  auto v = c.values(getShape());
+  SmallVector<AffineExpr> out(rank);
+  if (v && (int64_t)v->size() == rank)
+    out = *v;
+  c.setDims(getResult(), out);
+}
+
 void ArgSortOp::inferSymbolicShapes(SymbolicShapeContext &c) {
   sameDimsAsOperand0(getOperation(), c);
 }

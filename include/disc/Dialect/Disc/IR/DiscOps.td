@@ -854,6 +854,33 @@ def Disc_ArgSortOp : Disc_Op<"arg_sort", [Disc_LoweredBy<"Reduction">],
   let hasVerifier = 1;
 }
 
+def Disc_RandomUniformOp
+    : Disc_Op<"random_uniform", [Disc_LoweredBy<"Reduction">],
+    Disc_ShapeRule> {
+  let summary = "Uniform f64 draws in [0, 1) from a seeded MT19937 stream";
+  let description = [{
+    The result (f64) has the dims given by `shape` (1-D i64). Its elements,
+    in row-major order, are consecutive draws of the 32-bit Mersenne
+    Twister MT19937 (Matsumoto and Nishimura, 1998) initialized with
+    `seed` (`init_genrand`, as C++ `std::mt19937(seed)` and NumPy's
+    `RandomState(seed)`), two 32-bit words per double as NumPy's
+    `random_sample`: `((a >> 5) * 2^26 + (b >> 6)) / 2^53`. The same seed
+    gives the same values in every run, so a seeded ONNX Dropout or
+    Bernoulli reproduces the ONNX reference (which draws with NumPy). The
+    draws are sequential (one scalar loop).
+
+    ```mlir
+    %u = disc.random_uniform %s {seed = 0 : i64}
+        : (tensor<3xi64>) -> tensor<?x?x?xf64>
+    ```
+  }];
+  let arguments = (ins Disc_I64Vector:$shape, I64Attr:$seed);
+  let results = (outs RankedTensorOf<[F64]>:$result);
+  let assemblyFormat =
+      "$shape attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Disc_GridSampleOp
     : Disc_Op<"grid_sample", [Disc_LoweredBy<"IndirectDataMovement">],
     Disc_ShapeRule> {
