@@ -120,6 +120,7 @@ void mlir::disc::buildDiscHostToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(createDiscExpandBF16());
   if (options.mathToFuncs)
     pm.addPass(createConvertMathToFuncs()); // math.ipowi and friends
   // LLVM intrinsics first (rsqrt has no libm function); libm for the rest.

@@ -152,6 +152,8 @@ static FailureOr<std::string> dtypeName(Type type, bool isUnsigned) {
     return std::string("float64");
   if (type.isF16())
     return std::string("float16");
+  if (type.isBF16())
+    return std::string("bfloat16");
   if (type.isInteger(1))
     return std::string("bool");
   if (auto it = dyn_cast<IntegerType>(type)) {

@@ -70,7 +70,10 @@ void check(const disc::Status &s) {
   raise(2, disc::statusCodeName(disc::StatusCode::InvalidArgument), message);
 }
 
+/// NumPy has no bfloat16: its tensors cross as uint16 arrays of the bits.
 py::dtype numpyDType(disc::DType dtype) {
+  if (dtype == disc::DType::BFloat16)
+    return py::dtype("uint16");
   return py::dtype(std::string(disc::dtypeName(dtype)));
 }
 
@@ -126,6 +129,9 @@ disc::Tensor toTensor(const std::string &name, py::array &a,
                   (expected ? std::string(" (the model takes ") +
                                   disc::dtypeName(expected->dtype) + ")"
                             : std::string()));
+  if (expected && expected->dtype == disc::DType::BFloat16 &&
+      dt == disc::DType::UInt16)
+    dt = disc::DType::BFloat16; // The bits of a bfloat16 input.
   std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
   // The runtime only reads inputs: a read-only array is fine.
   return disc::Tensor::adopt(dt, std::move(shape), const_cast<void *>(a.data()),

@@ -67,6 +67,7 @@ const char *dtypeToNpyDescr(DType dtype) {
   case DType::UInt8:
     return "|u1";
   case DType::UInt16:
+  case DType::BFloat16: // NumPy has no bfloat16: the bits, as uint16.
     return "<u2";
   case DType::UInt32:
     return "<u4";

@@ -39,12 +39,13 @@ struct DTypeInfo {
   int64_t size;
 };
 const DTypeInfo kDTypes[] = {
-    {DType::Float16, "float16", 2}, {DType::Float32, "float32", 4},
-    {DType::Float64, "float64", 8}, {DType::Int8, "int8", 1},
-    {DType::Int16, "int16", 2},     {DType::Int32, "int32", 4},
-    {DType::Int64, "int64", 8},     {DType::UInt8, "uint8", 1},
-    {DType::UInt16, "uint16", 2},   {DType::UInt32, "uint32", 4},
-    {DType::UInt64, "uint64", 8},   {DType::Bool, "bool", 1},
+    {DType::Float16, "float16", 2},   {DType::Float32, "float32", 4},
+    {DType::Float64, "float64", 8},   {DType::Int8, "int8", 1},
+    {DType::Int16, "int16", 2},       {DType::Int32, "int32", 4},
+    {DType::Int64, "int64", 8},       {DType::UInt8, "uint8", 1},
+    {DType::UInt16, "uint16", 2},     {DType::UInt32, "uint32", 4},
+    {DType::UInt64, "uint64", 8},     {DType::Bool, "bool", 1},
+    {DType::BFloat16, "bfloat16", 2},
 };
 } // namespace
 
@@ -74,12 +75,13 @@ int64_t dtypeSize(DType dtype) {
 
 bool isFloatingPoint(DType dtype) {
   return dtype == DType::Float16 || dtype == DType::Float32 ||
-         dtype == DType::Float64;
+         dtype == DType::Float64 || dtype == DType::BFloat16;
 }
 
 bool isSigned(DType dtype) {
   switch (dtype) {
   case DType::Float16:
+  case DType::BFloat16:
   case DType::Float32:
   case DType::Float64:
   case DType::Int8:
@@ -90,6 +92,22 @@ bool isSigned(DType dtype) {
   default:
     return false;
   }
+}
+
+float bfloat16ToFloat(uint16_t b) {
+  uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t floatToBFloat16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN: keep it quiet.
+    return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
 }
 
 float halfToFloat(uint16_t h) {
@@ -233,6 +251,11 @@ double Tensor::elementAsDouble(int64_t i) const {
     uint16_t h;
     std::memcpy(&h, p + 2 * i, 2);
     return halfToFloat(h);
+  }
+  case DType::BFloat16: {
+    uint16_t h;
+    std::memcpy(&h, p + 2 * i, 2);
+    return bfloat16ToFloat(h);
   }
   case DType::Float32:
     return reinterpret_cast<const float *>(p)[i];

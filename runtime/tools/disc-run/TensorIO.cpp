@@ -60,6 +60,9 @@ bool onnxToDType(int32_t type, DType *out) {
   case TP::FLOAT16:
     *out = DType::Float16;
     return true;
+  case TP::BFLOAT16:
+    *out = DType::BFloat16;
+    return true;
   case TP::DOUBLE:
     *out = DType::Float64;
     return true;
@@ -86,6 +89,7 @@ void storeElement(Tensor &t, int64_t i, V value) {
     reinterpret_cast<double *>(p)[i] = static_cast<double>(value);
     break;
   case DType::Float16: // int32_data holds the raw bits.
+  case DType::BFloat16:
     reinterpret_cast<uint16_t *>(p)[i] = static_cast<uint16_t>(value);
     break;
   case DType::Int8:
@@ -305,6 +309,9 @@ Status makeFilledTensor(DType dtype, const std::vector<int64_t> &shape,
     switch (dtype) {
     case DType::Float16:
       t.data<uint16_t>()[i] = floatToHalf(static_cast<float>(real));
+      break;
+    case DType::BFloat16:
+      t.data<uint16_t>()[i] = floatToBFloat16(static_cast<float>(real));
       break;
     case DType::Float32:
     case DType::Float64:

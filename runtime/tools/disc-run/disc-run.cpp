@@ -342,6 +342,14 @@ std::string listNames(const std::vector<TensorSpec> &specs,
   return s.empty() ? "(none)" : s;
 }
 
+/// A uint16 tensor read for a bfloat16 input or output holds the bfloat16
+/// bits: NumPy has no bfloat16 dtype, and ONNX's test data up to 1.12
+/// stores bfloat16 tensors as UINT16.
+void relabelBFloat16Bits(DType expected, Tensor &t) {
+  if (expected == DType::BFloat16 && t.dtype() == DType::UInt16)
+    t = Tensor::fromData(DType::BFloat16, t.shape(), t.data());
+}
+
 /// Builds one input from FILE or DIMS:random|zeros|ones.
 Failure loadInput(const TensorSpec &spec, const std::string &value,
                   uint64_t seed, Tensor *out) {
@@ -362,6 +370,7 @@ Failure loadInput(const TensorSpec &spec, const std::string &value,
   }
   if (Status s = io::readTensorFile(value, out); !s)
     return usageError("input '" + spec.name + "': " + s.message());
+  relabelBFloat16Bits(spec.dtype, *out);
   return {};
 }
 
@@ -598,6 +607,7 @@ int runMain(int argc, char **argv) {
       return fail(usageError("reference for output '" +
                              sig.outputs[runOut[idx]].name +
                              "': " + s.message()));
+    relabelBFloat16Bits(sig.outputs[runOut[idx]].dtype, ref);
     refs[idx] = std::move(ref);
   }
   if (!opts.outputDir.empty()) {

@@ -365,4 +365,19 @@ TEST(Tensor, HalfConversions) {
   EXPECT_EQ(floatToHalf(1.0f + 1.0f / 4096), 0x3c00); // Ties to even.
 }
 
+TEST(Tensor, BFloat16Conversions) {
+  // Values ONNX Runtime 1.30 gives for Cast(float -> bfloat16 -> float).
+  EXPECT_EQ(bfloat16ToFloat(floatToBFloat16(0.47892547f)), 0.478515625f);
+  EXPECT_EQ(bfloat16ToFloat(floatToBFloat16(0.48033667f)), 0.48046875f);
+  EXPECT_EQ(bfloat16ToFloat(floatToBFloat16(0.49968487f)), 0.5f);
+  EXPECT_EQ(floatToBFloat16(1.0f), 0x3f80);
+  EXPECT_EQ(floatToBFloat16(1.0f + 1.0f / 256), 0x3f80); // Ties to even.
+  EXPECT_EQ(floatToBFloat16(1.0f + 3.0f / 256), 0x3f82);
+  EXPECT_EQ(floatToBFloat16(INFINITY), 0x7f80);
+  EXPECT_TRUE(std::isnan(bfloat16ToFloat(floatToBFloat16(NAN))));
+  EXPECT_EQ(bfloat16ToFloat(0xc0a0), -5.0f);
+  EXPECT_STREQ(dtypeName(DType::BFloat16), "bfloat16");
+  EXPECT_EQ(dtypeSize(DType::BFloat16), 2);
+}
+
 } // namespace

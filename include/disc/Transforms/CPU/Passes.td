@@ -304,4 +304,21 @@ def DiscWidenBoolAccesses : Pass<"disc-widen-bool-accesses", "ModuleOp"> {
   }];
 }
 
+def DiscExpandBF16 : Pass<"disc-expand-bf16", "ModuleOp"> {
+  let summary = "bf16 arithmetic in f32 and bf16 conversions as bit operations";
+  let description = [{
+    Runs on the arith dialect, before its conversion to LLVM. x86 has no
+    bf16 arithmetic, and LLVM lowers a conversion to bf16 to a library
+    call (`__truncsfbf2`) that the system's libgcc may lack. Every arith
+    operation on bf16 computes in f32 between an `arith.extf` and an
+    `arith.truncf` (upstream `arith-emulate-unsupported-floats`, so the
+    result is rounded once, as ONNX Runtime and PyTorch do); then every
+    `arith.extf` from bf16 becomes a 16-bit shift and every `arith.truncf`
+    to bf16 an integer round to nearest even (upstream
+    `populateExpandBFloat16Patterns`). Modules without bf16 are unchanged.
+    Reports no errors.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "vector::VectorDialect"];
+}
+
 #endif // DISC_TRANSFORMS_CPU_PASSES_TD

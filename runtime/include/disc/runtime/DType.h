@@ -32,6 +32,8 @@ enum class DType : int32_t {
   UInt32,
   UInt64,
   Bool,
+  /// bfloat16 (the upper half of an IEEE float32).
+  BFloat16,
 };
 
 /// Signature spelling: "float32", "int64", "bool", ...
@@ -46,6 +48,10 @@ bool isSigned(DType dtype);
 /// IEEE half <-> float conversions (round to nearest even).
 float halfToFloat(uint16_t h);
 uint16_t floatToHalf(float f);
+/// bfloat16 <-> float conversions (to bfloat16: round to nearest even, NaN
+/// stays a quiet NaN).
+float bfloat16ToFloat(uint16_t b);
+uint16_t floatToBFloat16(float f);
 
 /// "[2, 3, 4]"; "[]" for a scalar.
 std::string shapeToString(const std::vector<int64_t> &shape);

@@ -42,6 +42,7 @@ typedef enum disc_dtype {
   DISC_DTYPE_UINT32 = 9,
   DISC_DTYPE_UINT64 = 10,
   DISC_DTYPE_BOOL = 11,
+  DISC_DTYPE_BFLOAT16 = 12,
 } disc_dtype;
 
 typedef struct disc_executable disc_executable_t;
