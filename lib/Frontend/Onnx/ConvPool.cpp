@@ -206,6 +206,15 @@ static Dim windowOut(const Dim &d, int64_t kernel, int64_t stride, int64_t dil,
   return Dim(std::max<int64_t>(o, 0));
 }
 
+/// The 0-d padding that never wins a max of `x`'s element type: -inf, or
+/// the lowest signed integer (unsigned inputs are pooled sign-flipped).
+Value Importer::lowestScalar(Value x) {
+  if (isFloat(x))
+    return constScalar(elt(x), -std::numeric_limits<double>::infinity());
+  unsigned w = elt(x).getIntOrFloatBitWidth();
+  return constScalar(elt(x), -std::ldexp(1.0, (int)w - 1));
+}
+
 Value Importer::padSameRuntime(Value x, const Window &w, Value value) {
   int64_t r = rank(x), k = r - 2;
   auto vecType = RankedTensorType::get({1}, b.getI64Type());
@@ -323,6 +332,21 @@ LogicalResult Importer::importPool(StringRef op) {
   bool wantIndices = op == "MaxPool" && wantOut(1);
   if (wantOut(1) && !wantIndices)
     return err() << "has only one output";
+  // Integer MaxPool (the row admits any non-bool type): disc.pool compares
+  // integers as signed; unsigned inputs are pooled with the sign bit
+  // flipped (x ^ 2^(w-1) maps the unsigned order onto the signed one) and
+  // flipped back. Exact at every width.
+  Value signBit;
+  if (!isFloat(x) && isUns(x)) {
+    unsigned w = elt(x).getIntOrFloatBitWidth();
+    signBit = constScalar(elt(x), -std::ldexp(1.0, (int)w - 1));
+    x = binary<XorOp>(x, signBit);
+  }
+  auto setY = [&](Value v) {
+    if (v && signBit)
+      v = binary<XorOp>(v, signBit);
+    out(0, v);
+  };
   Dims dx = dims(x);
   Window win;
   std::optional<SmallVector<int64_t>> ks = aInts("kernel_shape");
@@ -354,7 +378,7 @@ LogicalResult Importer::importPool(StringRef op) {
       return failure();
     out(1, *idx);
   }
-  out(0, y);
+  setY(y);
   bool isMax = op == "MaxPool";
   auto pool = [&](Value v) {
     Dims dv = dims(v);
@@ -368,16 +392,14 @@ LogicalResult Importer::importPool(StringRef op) {
                       ceilMode, countPad);
   };
   if (!win.runtimeSame) {
-    out(0, pool(x));
+    setY(pool(x));
     return success();
   }
   // Run-time SAME pads: pad explicitly (MaxPool with -inf). AveragePool
   // without count_include_pad divides the window sums of the zero-padded
   // input by those of a zero-padded ones tensor (the valid-element counts).
   if (isMax) {
-    out(0, pool(padSameRuntime(
-               x, win,
-               constScalar(elt(x), -std::numeric_limits<double>::infinity()))));
+    setY(pool(padSameRuntime(x, win, lowestScalar(x))));
     return success();
   }
   Value sum = pool(padSameRuntime(x, win, scalarLike(x, 0)));
@@ -552,8 +574,8 @@ FailureOr<Value> Importer::maxPoolIndices(Value x, ArrayRef<int64_t> kernel,
                          ? Dim(dx[2 + i].size + pv[2 + i] + pv[r + 2 + i])
                          : Dim());
   }
-  Value lowest = constScalar(e, -std::numeric_limits<double>::infinity());
-  Value xp = mk<PadOp>(padded, e, PadMode::Constant, x, constI64(pv), lowest);
+  Value xp =
+      mk<PadOp>(padded, e, PadMode::Constant, x, constI64(pv), lowestScalar(x));
   // Flat offset of (n, c) and the spatial strides of the index.
   Value nc =
       binary<AddOp>(binary<MulOp>(iotaAlong(values, 0, r, 0), dimScalar(x, 1)),

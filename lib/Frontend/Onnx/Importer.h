@@ -139,6 +139,9 @@ struct OpDef {
 
   const char *name;
   ImportFn fn;
+  /// The op's domain: "" is the default ONNX domain; the opsets are those
+  /// of this domain.
+  const char *domain = "";
   int64_t minOpset = kMinOpset, maxOpset = kMaxOpset;
   unsigned minInputs = 0;
   /// The inputs in "expects <inputsText>" when one is missing.
@@ -153,6 +156,10 @@ struct OpDef {
   constexpr OpDef(const char *name, ImportFn fn) : name(name), fn(fn) {}
   constexpr OpDef opsets(int64_t lo, int64_t hi) const {
     return with(&OpDef::minOpset, lo).with(&OpDef::maxOpset, hi);
+  }
+  /// An op of domain `d` (not the default one).
+  constexpr OpDef inDomain(const char *d) const {
+    return with(&OpDef::domain, d);
   }
   /// `n` leading inputs are required; `text` names them in the diagnostic
   /// (default: "an input", "two inputs", ...).
@@ -382,10 +389,18 @@ private:
   LogicalResult importNode(const onnx::NodeProto &n, int index);
   LogicalResult dispatch(StringRef op);
 
-  /// The op table (OpTable.cpp) and its row for `name` at `opset` (null
-  /// when the op is not supported there).
+  /// The op table (OpTable.cpp) and its row for `name` of `domain` ("" for
+  /// the default domain) at `opset` of that domain (null when the op is not
+  /// supported there).
   static ArrayRef<OpDef> opTable();
-  static const OpDef *findOp(StringRef name, int64_t opset);
+  static const OpDef *findOp(StringRef name, int64_t opset,
+                             StringRef domain = "");
+  /// The opset the model imports for the domain of `n` (0 when none).
+  int64_t nodeOpset(const onnx::NodeProto &n) const;
+  /// The domain of `n` as the op table spells it ("" for the default one).
+  static std::string nodeDomain(const onnx::NodeProto &n) {
+    return isDefaultDomain(n.domain()) ? "" : n.domain();
+  }
   /// Runs the checks of row `d` on the current node and sets nodeAxis.
   LogicalResult checkOp(const OpDef &d);
 
@@ -639,6 +654,7 @@ private:
   Value perAxis(Value v, int64_t r, int64_t axis);
   Value dimScalar(Value x, int64_t i);
   Value padSameRuntime(Value x, const Window &w, Value value);
+  Value lowestScalar(Value x);
   LogicalResult resolveAutoPad(ArrayRef<Dim> spatial, Window &w);
   struct Activation {
     std::string name;
@@ -663,6 +679,26 @@ private:
   LogicalResult importTopK(StringRef);
   LogicalResult importGridSample(StringRef);
   std::optional<int64_t> declaredRank(const std::string &name);
+  // Data-dependent output sizes (DataDependent.cpp, RoiAlign.cpp).
+  LogicalResult importNonZero(StringRef);
+  LogicalResult importCompress(StringRef);
+  LogicalResult importUnique(StringRef);
+  LogicalResult importNonMaxSuppression(StringRef);
+  LogicalResult importRoiAlign(StringRef);
+  Value compactIndices(Value mask);
+  Value flattenAll(Value x);
+  // Optimizers of ai.onnx.preview.training (Optimizers.cpp).
+  LogicalResult importOptimizer(StringRef op);
+  // Unpooling (Unpool.cpp).
+  LogicalResult importMaxUnpool(StringRef);
+  // Signal processing (Signal.cpp).
+  LogicalResult importDft(StringRef);
+  LogicalResult importStft(StringRef);
+  LogicalResult importMelWeightMatrix(StringRef);
+  FailureOr<Value> dft(Value x, int64_t axis, Value length, bool inverse,
+                       bool onesided);
+  // Linear algebra (LinearAlgebra.cpp).
+  LogicalResult importDet(StringRef);
   // Control flow (ControlFlow.cpp).
   LogicalResult importIf(StringRef);
   LogicalResult importLoop(StringRef);

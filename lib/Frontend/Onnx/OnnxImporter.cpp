@@ -102,13 +102,9 @@ LogicalResult Importer::scanUnsupported() {
   for (auto [np, i] : all) {
     const onnx::NodeProto &n = *np;
     std::string name = n.name().empty() ? "#" + std::to_string(i) : n.name();
-    std::string domain = isDefaultDomain(n.domain()) ? "" : n.domain();
-    int64_t version = 0;
-    for (const onnx::OperatorSetIdProto &o : model.opset_import())
-      if ((isDefaultDomain(o.domain()) && domain.empty()) ||
-          o.domain() == n.domain())
-        version = o.version();
-    bool ok = domain.empty() && findOp(n.op_type(), version);
+    std::string domain = nodeDomain(n);
+    int64_t version = nodeOpset(n);
+    bool ok = findOp(n.op_type(), version, domain);
     if (!ok) {
       std::string opName =
           domain.empty() ? n.op_type() : domain + "." + n.op_type();
@@ -122,7 +118,8 @@ LogicalResult Importer::scanUnsupported() {
   d << "unsupported ONNX op" << (bad.size() > 1 ? "s" : "") << ": ";
   llvm::interleaveComma(bad, d);
   d << " (supported: default domain, opsets " << kMinOpset << "-" << kMaxOpset
-    << "; see docs/onnx-frontend.md)";
+    << ", and the optimizers of ai.onnx.preview.training, opset 1; see "
+       "docs/onnx-frontend.md)";
   return failure();
 }
 
@@ -381,7 +378,13 @@ OwningOpRef<ModuleOp> Importer::run() {
   for (const onnx::OperatorSetIdProto &o : model.opset_import())
     if (isDefaultDomain(o.domain()))
       opset = o.version();
-  if (opset == 0) {
+  // A model of training-domain ops alone (an optimizer step) need not
+  // import the default domain; its nodes were checked by scanUnsupported.
+  bool otherDomain =
+      llvm::any_of(model.opset_import(), [](const onnx::OperatorSetIdProto &o) {
+        return !isDefaultDomain(o.domain());
+      });
+  if (opset == 0 && !otherDomain) {
     emitError(loc) << "model does not import the default ONNX domain";
     return nullptr;
   }
@@ -503,6 +506,9 @@ LogicalResult Importer::importNode(const onnx::NodeProto &n, int index) {
     Value v = it->second;
     if (!keepsSign || !isa<IntegerType>(elt(v)) || elt(v).isInteger(1))
       continue;
+    // MaxPool's Indices are int64 whatever the input (uint64 included).
+    if (op == "MaxPool" && i == 1)
+      continue;
     for (int j = 0; j < n.input_size(); ++j)
       if (Value iv = sequences.count(n.input(j)) ? Value() : in(j))
         if (isUns(iv) && elt(iv) == elt(v))
@@ -511,8 +517,17 @@ LogicalResult Importer::importNode(const onnx::NodeProto &n, int index) {
   return success();
 }
 
+int64_t Importer::nodeOpset(const onnx::NodeProto &n) const {
+  int64_t version = 0;
+  for (const onnx::OperatorSetIdProto &o : model.opset_import())
+    if (isDefaultDomain(o.domain()) ? isDefaultDomain(n.domain())
+                                    : o.domain() == n.domain())
+      version = o.version();
+  return version;
+}
+
 LogicalResult Importer::dispatch(StringRef op) {
-  const OpDef *d = findOp(op, opset);
+  const OpDef *d = findOp(op, nodeOpset(*node), nodeDomain(*node));
   if (!d)
     return err() << "unsupported op";
   if (::mlir::failed(checkOp(*d)))

@@ -95,7 +95,14 @@ ArrayRef<OpDef> Importer::opTable() {
       OpDef("ConvTranspose", &I::importConvTranspose)
           .inputs(2, "at least two inputs")
           .type(T::Float),
-      OpDef("MaxPool", &I::importPool).inputs(1).type(T::Float).minRank(3),
+      // MaxPool also takes integers (ConvPool.cpp).
+      OpDef("MaxPool", &I::importPool).inputs(1).type(T::NoBool).minRank(3),
+      // MaxUnpool (Unpool.cpp).
+      OpDef("MaxUnpool", &I::importMaxUnpool)
+          .opsets(9, kMaxOpset)
+          .inputs(2, "X and I")
+          .type(T::NoBool)
+          .minRank(3),
       OpDef("AveragePool", &I::importPool).inputs(1).type(T::Float).minRank(3),
       OpDef("GlobalMaxPool", &I::importPool)
           .inputs(1)
@@ -253,6 +260,55 @@ ArrayRef<OpDef> Importer::opTable() {
       OpDef("Loop", &I::importLoop),
       OpDef("Scan", &I::importScan).opsets(8, kMaxOpset),
 
+      // Optimizer steps of ai.onnx.preview.training (Optimizers.cpp).
+      OpDef("Adagrad", &I::importOptimizer)
+          .inDomain("ai.onnx.preview.training")
+          .opsets(1, 1),
+      OpDef("Adam", &I::importOptimizer)
+          .inDomain("ai.onnx.preview.training")
+          .opsets(1, 1),
+      OpDef("Momentum", &I::importOptimizer)
+          .inDomain("ai.onnx.preview.training")
+          .opsets(1, 1),
+
+      // Data-dependent output sizes (DataDependent.cpp, RoiAlign.cpp).
+      OpDef("NonZero", &I::importNonZero).opsets(9, kMaxOpset).inputs(1),
+      OpDef("Compress", &I::importCompress)
+          .opsets(9, kMaxOpset)
+          .inputs(2, "input and condition"),
+      OpDef("Unique", &I::importUnique).opsets(11, kMaxOpset).inputs(1),
+      OpDef("NonMaxSuppression", &I::importNonMaxSuppression)
+          .opsets(10, kMaxOpset)
+          .inputs(2, "boxes and scores")
+          .type(T::Float)
+          .exactlyRank(3),
+      OpDef("RoiAlign", &I::importRoiAlign)
+          .opsets(10, kMaxOpset)
+          .inputs(3, "X, rois and batch_indices")
+          .type(T::Float)
+          .exactlyRank(4),
+
+      // Linear algebra (LinearAlgebra.cpp).
+      OpDef("Det", &I::importDet)
+          .opsets(11, kMaxOpset)
+          .inputs(1)
+          .type(T::Float)
+          .minRank(2),
+
+      // Signal processing (Signal.cpp).
+      OpDef("DFT", &I::importDft)
+          .opsets(17, kMaxOpset)
+          .inputs(1)
+          .type(T::Float)
+          .minRank(2),
+      OpDef("STFT", &I::importStft)
+          .opsets(17, kMaxOpset)
+          .inputs(2, "signal and frame_step")
+          .type(T::Float),
+      OpDef("MelWeightMatrix", &I::importMelWeightMatrix)
+          .opsets(17, kMaxOpset)
+          .inputs(5),
+
       // Constants, ranges, windows, Resize, GridSample (Misc.cpp).
       OpDef("Constant", &I::importConstant),
       OpDef("ConstantOfShape", &I::importConstantOfShape).inputs(1),
@@ -270,7 +326,7 @@ ArrayRef<OpDef> Importer::opTable() {
   return table;
 }
 
-const OpDef *Importer::findOp(StringRef name, int64_t opset) {
+const OpDef *Importer::findOp(StringRef name, int64_t opset, StringRef domain) {
   static const llvm::StringMap<SmallVector<const OpDef *, 1>> byName = [] {
     llvm::StringMap<SmallVector<const OpDef *, 1>> m;
     for (const OpDef &d : opTable())
@@ -281,7 +337,7 @@ const OpDef *Importer::findOp(StringRef name, int64_t opset) {
   if (it == byName.end())
     return nullptr;
   for (const OpDef *d : it->second)
-    if (opset >= d->minOpset && opset <= d->maxOpset)
+    if (domain == d->domain && opset >= d->minOpset && opset <= d->maxOpset)
       return d;
   return nullptr;
 }

@@ -108,7 +108,7 @@ def softmax_v11():
 def unsupported():
     return model([
         helper.make_node("Relu", ["x"], ["a"], name="ok"),
-        helper.make_node("NonZero", ["a"], ["b"], name="nz"),
+        helper.make_node("TfIdfVectorizer", ["a"], ["b"], name="tf"),
         helper.make_node("Loop2", ["x"], ["c"], name="", domain="custom.dom"),
         helper.make_node("StringNormalizer", ["x"], ["d"], name="sn"),
     ], [vi("x", F, ["n"])],
