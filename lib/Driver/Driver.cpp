@@ -211,6 +211,32 @@ static int importMlir(MLIRContext &context, llvm::SourceMgr &sourceMgr,
   return CompileOk;
 }
 
+/// `dims` (the --dim entries) and, for each optional tensor input of the
+/// entry (`disc.optional`) whose count dim they do not name, `<dim>=0:1`.
+static std::vector<std::string>
+optionalCountDims(ModuleOp module, ArrayRef<std::string> dims) {
+  std::vector<std::string> out(dims.begin(), dims.end());
+  auto entry = module.lookupSymbol<func::FuncOp>(kEntry);
+  if (!entry)
+    return out;
+  for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
+    if (!entry.getArgAttr(i, "disc.optional"))
+      continue;
+    auto dimNames = entry.getArgAttrOfType<ArrayAttr>(i, "disc.dims");
+    auto count = dimNames && !dimNames.empty()
+                     ? dyn_cast<StringAttr>(dimNames[0])
+                     : StringAttr();
+    if (!count)
+      continue;
+    std::string prefix = count.str() + "=";
+    if (llvm::none_of(dims, [&](const std::string &d) {
+          return StringRef(d).starts_with(prefix);
+        }))
+      out.push_back(prefix + "0:1");
+  }
+  return out;
+}
+
 /// The `--dim` entries are well formed and name dims of the entry's inputs
 /// (disc-attach-dim-ranges inserts them); CompileOk or the failure's code.
 static int checkDims(ModuleOp module, ArrayRef<std::string> dims,
@@ -339,10 +365,14 @@ int mlir::disc::compileModel(const CompileOptions &options) {
   importTimer.stop();
   if (int code = checkDims(*module, options.dims, os))
     return code;
+  // The count dim of an optional tensor input (OnnxImporter) ranges over
+  // [0, 1] unless a --dim says otherwise.
+  std::vector<std::string> dims = optionalCountDims(*module, options.dims);
 
   CompilePipelineOptions pipelineOptions;
   getCompilePipelineOptions(options, llvm::sys::path::stem(input),
                             pipelineOptions);
+  pipelineOptions.dims = ArrayRef<std::string>(dims);
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return fail(os, CompileBadInput, "bad pass manager options");

@@ -639,6 +639,12 @@ LogicalResult mlir::disc::emitModelArtifact(
                                    " parts, optimize (O3) and emit in "
                                    "parallel");
     SmallVector<SmallString<0>> bitcode;
+    // A linkonce definition (e.g. math-to-funcs' `__mlir_math_ipowi_i64`)
+    // goes to one part while its users may be in others: O3 would drop it
+    // there as unused. weak_odr keeps it (and still merges duplicates).
+    for (llvm::GlobalValue &g : llvmModule->global_values())
+      if (g.hasLinkOnceLinkage())
+        g.setLinkage(llvm::GlobalValue::WeakODRLinkage);
     llvm::SplitModule(
         *llvmModule, parts,
         [&](std::unique_ptr<llvm::Module> part) {

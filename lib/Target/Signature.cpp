@@ -213,6 +213,9 @@ signatureEntry(func::FuncOp func, Type type, DictionaryAttr attrs,
   if (auto updates =
           attrs ? attrs.getAs<StringAttr>(disc::kStateUpdateAttrName) : nullptr)
     entry["updates"] = updates.str();
+  // An optional tensor input: [count, dims...] with count 0 or 1.
+  if (attrs && attrs.get("disc.optional"))
+    entry["optional"] = true;
   return entry;
 }
 

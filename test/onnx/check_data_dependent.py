@@ -14,16 +14,14 @@ exactly, floats with rtol 1e-4 / atol 1e-5).
 Exit status: 0 when every case matches, 1 otherwise.
 """
 
-import argparse
 import os
-import re
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
+
+import checklib
 
 NP_TO_ONNX = {
     np.dtype(np.float32): TensorProto.FLOAT,
@@ -320,7 +318,7 @@ def cases():
 # ---------------------------------------------------------------------------
 
 
-def build_model(op, attrs, opset, inputs, outputs, expected, path):
+def build_model(op, attrs, opset, inputs, outputs, expected):
     vis = [helper.make_tensor_value_info(n, NP_TO_ONNX[a.dtype], a.shape)
            for n, a in inputs]
     node = helper.make_node(op, [n for n, _ in inputs], outputs, **attrs)
@@ -333,73 +331,19 @@ def build_model(op, attrs, opset, inputs, outputs, expected, path):
     model = helper.make_model(
         graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 7
-    onnx.save(model, path)
+    return model
 
 
 def run_case(bin_dir, work, case, dynamic):
     name, op, attrs, opset, inputs, outputs, expected = case
     d = os.path.join(work, name + ("_dyn" if dynamic else ""))
-    os.makedirs(d, exist_ok=True)
-    mpath = os.path.join(d, "m.onnx")
-    build_model(op, attrs, opset, inputs, outputs, expected, mpath)
-    cmd = [os.path.join(bin_dir, "disc-compile"), mpath, "-o",
-           os.path.join(d, "m.so")]
-    if dynamic:
-        cmd.append("--force-dynamic")
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        return f"disc-compile failed:\n{p.stderr[-2000:]}"
-    cmd = [os.path.join(bin_dir, "disc-run"), os.path.join(d, "m.so"),
-           "--output-dir", os.path.join(d, "out")]
-    for n, a in inputs:
-        f = os.path.join(d, n + ".npy")
-        np.save(f, a)
-        cmd += ["--input", f"{n}={f}"]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        return f"disc-run failed (exit {p.returncode}):\n{p.stderr[-2000:]}"
-    for o, want in zip(outputs, expected):
-        if not o or want is None:
-            continue
-        got = np.load(os.path.join(d, "out", o + ".npy"))
-        want = np.asarray(want)
-        if got.shape != want.shape:
-            return f"output {o}: shape {got.shape}, expected {want.shape}"
-        if got.dtype != want.dtype:
-            return f"output {o}: dtype {got.dtype}, expected {want.dtype}"
-        if want.dtype.kind == "f":
-            ok = np.allclose(got, want, rtol=1e-4, atol=1e-5)
-        else:
-            ok = np.array_equal(got, want)
-        if not ok:
-            return f"output {o} mismatch:\n got {got}\nwant {want}"
-    return None
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--bin-dir", required=True)
-    ap.add_argument("--work-dir")
-    ap.add_argument("-k", help="only cases whose name matches this regex")
-    args = ap.parse_args()
-    work = args.work_dir or tempfile.mkdtemp(prefix="disc-data-dependent-")
-    failures = 0
-    total = 0
-    for case in cases():
-        if args.k and not re.search(args.k, case[0]):
-            continue
-        for dynamic in (False, True):
-            total += 1
-            label = f"{case[0]} ({'dynamic' if dynamic else 'static'})"
-            msg = run_case(args.bin_dir, work, case, dynamic)
-            if msg:
-                failures += 1
-                print(f"FAIL {label}: {msg}")
-            else:
-                print(f"ok   {label}")
-    print(f"{total - failures} passed, {failures} failed")
-    return 1 if failures else 0
+    model = build_model(op, attrs, opset, inputs, outputs, expected)
+    so, err = checklib.compile_model(bin_dir, model, d, dynamic)
+    if err:
+        return err
+    return checklib.run_model(bin_dir, so, d, inputs, outputs, expected,
+                              rtol=1e-4, atol=1e-5)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(checklib.main(__doc__.split("\n")[0], cases(), run_case))

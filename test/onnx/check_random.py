@@ -15,16 +15,14 @@ with symbolic dims and run at shapes of 1 to 2,000 elements (several
 Exit codes: 0 every run matched, 1 a mismatch or a failed command.
 """
 
-import argparse
-import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
+
+import checklib
 
 vi = h.make_tensor_value_info
 
@@ -82,45 +80,19 @@ def uniform_like():
     return model, cases
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument('--bin-dir', default='build/bin')
-    args = ap.parse_args(argv)
-    failures = 0
-    with tempfile.TemporaryDirectory() as work:
-        for name, make in [('dropout', dropout), ('bernoulli', bernoulli),
-                           ('uniform_like', uniform_like)]:
-            model, cases = make()
-            onnx.checker.check_model(model)
-            path = os.path.join(work, name + '.onnx')
-            onnx.save(model, path)
-            so = os.path.join(work, name + '.so')
-            r = subprocess.run([os.path.join(args.bin_dir, 'disc-compile'),
-                                path, '-o', so], capture_output=True,
-                               text=True)
-            if r.returncode != 0:
-                print(f'FAIL {name}: disc-compile exited {r.returncode}: '
-                      f'{r.stderr.strip()}')
-                failures += 1
-                continue
-            for i, (ins, want) in enumerate(cases):
-                cmd = [os.path.join(args.bin_dir, 'disc-run'), so,
-                       '--rtol', '1e-6', '--atol', '0']
-                for k, v in list(ins.items()) + list(want.items()):
-                    f = os.path.join(work, f'{name}.{i}.{k}.npy')
-                    np.save(f, np.asarray(v, order="C"))
-                    cmd += ['--input' if k in ins else '--compare',
-                            f'{k}={f}']
-                r = subprocess.run(cmd, capture_output=True, text=True)
-                ok = r.returncode == 0
-                shape = next(iter(ins.values())).shape
-                print(f'{"ok  " if ok else "FAIL"} {name} {shape}')
-                if not ok:
-                    print(r.stdout[-2000:], r.stderr[-2000:])
-                    failures += 1
-    print(f'{failures} failure(s)')
-    return 1 if failures else 0
+def cases():
+    out = []
+    for name, make in [('dropout', dropout), ('bernoulli', bernoulli),
+                       ('uniform_like', uniform_like)]:
+        model, runs = make()
+        onnx.checker.check_model(model)
+        out.append((name, model, [
+            (str(next(iter(ins.values())).shape), list(ins.items()),
+             list(want), list(want.values())) for ins, want in runs]))
+    return out
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    # Exact: the draws are NumPy's, bit for bit.
+    sys.exit(checklib.main(__doc__.splitlines()[0], cases(),
+                           checklib.runs_case(1e-6, 0), modes=(False,)))

@@ -12,21 +12,19 @@ the operator spec (ONNX Operators.md, Scan):
   scan8    the batched Scan-8 form ([batch, T, ...] inputs, `directions`):
            a running sum read backwards, per batch element.
 
-    /usr/bin/python3 test/onnx/check_scan.py --bin-dir build/bin
+    /usr/bin/python3 test/onnx/check_scan.py --bin-dir build/bin [-k REGEX]
 
 Exit codes: 0 every run matched, 1 a mismatch or a failed command.
 """
 
-import argparse
-import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
+
+import checklib
 
 
 def scan11():
@@ -94,49 +92,24 @@ def scan8():
     return model, ref, inputs, [1, 4, 9]
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument('--bin-dir', default='build/bin')
-    args = ap.parse_args(argv)
-    failures = 0
-    with tempfile.TemporaryDirectory() as work:
-        for name, make in [('scan11', scan11), ('scan8', scan8)]:
-            model, ref, inputs, lengths = make()
-            onnx.checker.check_model(model)
-            path = os.path.join(work, name + '.onnx')
-            onnx.save(model, path)
-            so = os.path.join(work, name + '.so')
-            r = subprocess.run([os.path.join(args.bin_dir, 'disc-compile'),
-                                path, '-o', so], capture_output=True,
-                               text=True)
-            if r.returncode != 0:
-                print(f'FAIL {name}: disc-compile exited {r.returncode}: '
-                      f'{r.stderr.strip()}')
-                failures += 1
-                continue
-            rng = np.random.default_rng(0)
-            for n in lengths:
-                ins = {k: np.ascontiguousarray(v, dtype=np.float32)
-                       for k, v in inputs(rng, n).items()}
-                want = ref(**ins)
-                cmd = [os.path.join(args.bin_dir, 'disc-run'), so]
-                for k, v in ins.items():
-                    f = os.path.join(work, f'{name}.{n}.in.{k}.npy')
-                    np.save(f, v)
-                    cmd += ['--input', f'{k}={f}']
-                for k, v in want.items():
-                    f = os.path.join(work, f'{name}.{n}.ref.{k}.npy')
-                    np.save(f, np.ascontiguousarray(v, dtype=np.float32))
-                    cmd += ['--compare', f'{k}={f}']
-                r = subprocess.run(cmd, capture_output=True, text=True)
-                ok = r.returncode == 0
-                print(f'{"ok  " if ok else "FAIL"} {name} T={n}')
-                if not ok:
-                    print(r.stdout[-2000:], r.stderr[-2000:])
-                    failures += 1
-    print(f'{failures} failure(s)')
-    return 1 if failures else 0
+def cases():
+    out = []
+    for name, make in [('scan11', scan11), ('scan8', scan8)]:
+        model, ref, inputs, lengths = make()
+        onnx.checker.check_model(model)
+        rng = np.random.default_rng(0)
+        runs = []
+        for n in lengths:
+            ins = {k: np.asarray(v, np.float32) for k, v in
+                   inputs(rng, n).items()}
+            want = {k: np.asarray(v, np.float32) for k, v in
+                    ref(**ins).items()}
+            runs.append((f'T={n}', list(ins.items()), list(want),
+                         list(want.values())))
+        out.append((name, model, runs))
+    return out
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(checklib.main(__doc__.splitlines()[0], cases(),
+                           checklib.runs_case(1e-4, 1e-5), modes=(False,)))

@@ -607,6 +607,7 @@ private:
   LogicalResult importNllLoss(StringRef);
   LogicalResult importSoftmaxCrossEntropy(StringRef);
   LogicalResult importSequence(StringRef op);
+  LogicalResult importOptionalInput(StringRef op);
   FailureOr<SmallVector<Value>> inSeq(unsigned i);
   FailureOr<Value> seqIndex(Value pos, int64_t n);
   /// `v < 0 ? v + n : v` on a run-time i64 tensor (negative axes and
@@ -734,6 +735,10 @@ private:
   int64_t nodeAxis = 0;
 
   llvm::StringMap<Value> values;
+  /// Graph inputs of optional tensor type: [count, dims...] tensors with
+  /// count 0 (empty) or 1 (importInputs); only OptionalHasElement and
+  /// OptionalGetElement read them.
+  llvm::StringSet<> optionalInputs;
   /// Consumers (node inputs and graph outputs) of each value of the main
   /// graph, by name; empty when the graph has subgraphs (they may read any
   /// outer value). BatchNormalization folds into a Conv read by nothing else.

@@ -321,11 +321,18 @@ LogicalResult Importer::importInputs(SmallVectorImpl<Type> &argTypes) {
     if (initializers.count(vi.name()))
       continue;
     Location l = nameLoc(vi.name());
-    if (!vi.type().has_tensor_type())
+    // An optional tensor input is a tensor of 0 or 1 elements along an
+    // extra leading dim `<name>.count` (range [0, 1], set by the driver):
+    // [1, dims...] holds the tensor, [0, dims...] is an empty optional.
+    bool optional = vi.type().has_optional_type() &&
+                    vi.type().optional_type().elem_type().has_tensor_type();
+    if (!vi.type().has_tensor_type() && !optional)
       return emitError(l) << "graph input '" << vi.name()
-                          << "' is not a tensor (sequences, maps and "
-                             "optionals are not supported)";
-    const onnx::TypeProto_Tensor &tt = vi.type().tensor_type();
+                          << "' is not a tensor or an optional tensor "
+                             "(sequences and maps are not supported)";
+    const onnx::TypeProto_Tensor &tt =
+        optional ? vi.type().optional_type().elem_type().tensor_type()
+                 : vi.type().tensor_type();
     bool uns = false;
     Type e = convertElementType(&ctx, tt.elem_type(), uns);
     if (!e)
@@ -337,6 +344,11 @@ LogicalResult Importer::importInputs(SmallVectorImpl<Type> &argTypes) {
                           << "' has no shape (its rank must be known)";
     SmallVector<int64_t> shape;
     SmallVector<Attribute> dimAttrs;
+    if (optional) {
+      shape.push_back(kDyn);
+      dimAttrs.push_back(b.getStringAttr(vi.name() + ".count"));
+      optionalInputs.insert(vi.name());
+    }
     bool keepStatic =
         !options.forceDynamicInputs ||
         (tt.shape().dim_size() == 1 && keepLength.contains(vi.name()));
@@ -362,6 +374,8 @@ LogicalResult Importer::importInputs(SmallVectorImpl<Type> &argTypes) {
         b.getNamedAttr("disc.dims", b.getArrayAttr(dimAttrs))};
     if (uns)
       attrs.push_back(b.getNamedAttr("disc.unsigned", b.getUnitAttr()));
+    if (optional)
+      attrs.push_back(b.getNamedAttr("disc.optional", b.getUnitAttr()));
     argAttrs.push_back(b.getDictionaryAttr(attrs));
     argNames.push_back(vi.name());
   }
@@ -488,10 +502,16 @@ LogicalResult Importer::importNode(const onnx::NodeProto &n, int index) {
   loc =
       NameLoc::get(StringAttr::get(&ctx, nodeName),
                    NameLoc::get(StringAttr::get(&ctx, n.op_type()), fileLoc()));
+  StringRef op = n.op_type();
+  for (int i = 0; i < n.input_size(); ++i)
+    if (optionalInputs.contains(n.input(i)) && op != "OptionalHasElement" &&
+        op != "OptionalGetElement")
+      return err() << "input #" << i << " ('" << n.input(i)
+                   << "') is an optional graph input: only "
+                      "OptionalHasElement and OptionalGetElement take it";
   for (int i = 0; i < n.input_size(); ++i)
     if (!n.input(i).empty() && !sequences.count(n.input(i)) && !in(i))
       return failure();
-  StringRef op = n.op_type();
   if (::mlir::failed(dispatch(op)) || failed)
     return failure();
   bool keepsSign = !llvm::is_contained(

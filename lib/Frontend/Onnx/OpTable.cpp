@@ -254,6 +254,12 @@ ArrayRef<OpDef> Importer::opTable() {
       OpDef("SequenceLength", &I::importSequence),
       OpDef("ConcatFromSequence", &I::importSequence),
       OpDef("SplitToSequence", &I::importSequence),
+      OpDef("OptionalHasElement", &I::importOptionalInput)
+          .opsets(15, kMaxOpset)
+          .inputs(1),
+      OpDef("OptionalGetElement", &I::importOptionalInput)
+          .opsets(15, kMaxOpset)
+          .inputs(1),
 
       // Control flow (ControlFlow.cpp): subgraphs become scf regions.
       OpDef("If", &I::importIf).inputs(1, "a condition input"),

@@ -265,3 +265,32 @@ LogicalResult Importer::importSequence(StringRef op) {
 }
 
 } // namespace mlir::disc::onnx_import
+
+namespace mlir::disc::onnx_import {
+
+/// ONNX OptionalHasElement / OptionalGetElement (opsets 15, 18) on an
+/// optional tensor graph input, a [count, dims...] tensor with count 0 or 1
+/// (importInputs): HasElement is `count == 1` (a bool scalar); GetElement
+/// takes element 0 of the count dim (a gather, whose index check stops the
+/// run when the optional is empty, as the spec requires an error there). On a plain tensor (opset 18 allows it),
+/// HasElement is true and GetElement the identity.
+LogicalResult Importer::importOptionalInput(StringRef op) {
+  Value x = in(0);
+  bool optional = optionalInputs.contains(node->input(0));
+  if (op == "OptionalHasElement") {
+    if (!optional)
+      return finish(constScalar(b.getI1Type(), 1));
+    return finish(compare(CompareDirection::EQ, dimScalar(x, 0),
+                          constI64Scalar(1)));
+  }
+  if (!optional)
+    return finish(x);
+  // A gather of element 0, not a reshape: a reshape would tell the shape
+  // analysis that the count is 1 and fold OptionalHasElement elsewhere.
+  Dims d = dims(x);
+  d.erase(d.begin());
+  Value e = mk<GatherOp>(d, elt(x), x, constI64Scalar(0), (uint64_t)0);
+  return finish(markUnsigned(e, isUns(x)));
+}
+
+} // namespace mlir::disc::onnx_import

@@ -129,6 +129,12 @@ Status parseTensorSpecs(const json &root, const char *key, bool isInput,
       }
       spec.shape.push_back(std::move(dim));
     }
+    if (auto opt = entry.find("optional"); opt != entry.end()) {
+      if (!isInput || !opt->is_boolean() || spec.shape.empty())
+        return Status::loadFailed(where + ": 'optional' must be a boolean " +
+                                  "of an input of rank >= 1");
+      spec.optional = opt->get<bool>();
+    }
     // Training state (docs/runtime-abi.md, "Training state").
     if (auto state = entry.find("state"); state != entry.end()) {
       if (!isInput || !state->is_boolean())

@@ -2,6 +2,7 @@
 
 #include "TensorIO.h"
 
+#include <onnx/onnx-data.pb.h>
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
@@ -326,6 +327,40 @@ Status makeFilledTensor(DType dtype, const std::vector<int64_t> &shape,
     }
   }
   *out = std::move(t);
+  return Status::ok();
+}
+
+Status readOptionalTensorFile(const std::string &path,
+                              const disc::TensorSpec &spec, Tensor *out) {
+  std::string contents;
+  if (Status s = readFile(path, &contents); !s)
+    return s;
+  if (contents.size() >= 6 && std::memcmp(contents.data(), "\x93NUMPY", 6) == 0)
+    return parseNpy(contents.data(), contents.size(), out);
+  onnx::OptionalProto proto;
+  if (contents.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !proto.ParseFromArray(contents.data(), static_cast<int>(contents.size())))
+    return Status::invalidArgument("'" + path +
+                                   "': not a valid ONNX OptionalProto");
+  if (proto.has_tensor_value()) {
+    std::string bytes = proto.tensor_value().SerializeAsString();
+    Tensor t;
+    if (Status s = parseTensorProto(bytes.data(), bytes.size(), &t); !s)
+      return Status(s.code(), "'" + path + "': " + s.message());
+    std::vector<int64_t> shape = {1};
+    shape.insert(shape.end(), t.shape().begin(), t.shape().end());
+    *out = Tensor::fromData(t.dtype(), std::move(shape), t.data());
+    return Status::ok();
+  }
+  if (proto.has_sparse_tensor_value() || proto.has_sequence_value() ||
+      proto.has_map_value() || proto.has_optional_value())
+    return Status::invalidArgument(
+        "'" + path + "': the OptionalProto holds something other than a "
+        "tensor");
+  std::vector<int64_t> shape = {0};
+  for (size_t i = 1; i < spec.shape.size(); ++i)
+    shape.push_back(spec.shape[i].isStatic() ? spec.shape[i].size : 1);
+  *out = Tensor::zeros(spec.dtype, std::move(shape));
   return Status::ok();
 }
 

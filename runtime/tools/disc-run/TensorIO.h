@@ -39,6 +39,14 @@ Status readTensorProto(const std::string &path, Tensor *out,
 /// TensorProto.
 Status readTensorFile(const std::string &path, Tensor *out);
 
+/// Reads an optional tensor input (docs/runtime-abi.md: [count, dims...])
+/// from `path`: a .npy file as it is; an ONNX OptionalProto .pb holding a
+/// tensor becomes [1, dims...], an empty one [0, rest...] of `dtype`, with
+/// `rest` the static dims of `spec` (1 for the others). Errors: a
+/// malformed file, an OptionalProto holding something other than a tensor.
+Status readOptionalTensorFile(const std::string &path,
+                              const disc::TensorSpec &spec, Tensor *out);
+
 /// Parses "2x3x224x224" (or "scalar" for rank 0) into dims.
 Status parseShape(const std::string &text, std::vector<int64_t> *out);
 

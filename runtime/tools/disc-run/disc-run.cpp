@@ -368,7 +368,9 @@ Failure loadInput(const TensorSpec &spec, const std::string &value,
       return {exitCodeFor(s), "input '" + spec.name + "': " + s.message()};
     return {};
   }
-  if (Status s = io::readTensorFile(value, out); !s)
+  Status s = spec.optional ? io::readOptionalTensorFile(value, spec, out)
+                           : io::readTensorFile(value, out);
+  if (!s)
     return usageError("input '" + spec.name + "': " + s.message());
   relabelBFloat16Bits(spec.dtype, *out);
   return {};

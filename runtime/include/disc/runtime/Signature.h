@@ -52,6 +52,10 @@ struct TensorSpec {
   /// a successful run (`Session::run` does not return it); empty for an
   /// ordinary output.
   std::string updates;
+  /// Inputs only: an ONNX optional tensor, passed as [count, dims...] with
+  /// count 1 (the tensor) or 0 (an empty optional); the first dim is the
+  /// count (docs/runtime-abi.md).
+  bool optional = false;
 
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
   /// The dims as sizes, -1 for a named or unknown dim.
