@@ -43,7 +43,7 @@ def make_model():
         h.make_node('If', ['has'], ['y'], then_branch=then_g,
                     else_branch=else_g),
     ], 'optional', [h.make_value_info('x', opt)],
-        [vi('has', T.BOOL, []), vi('y', T.FLOAT, None)])
+        [vi('has', T.BOOL, []), vi('y', T.FLOAT, [None])])
     return h.make_model(g, opset_imports=[h.make_opsetid('', 15)])
 
 

@@ -2,7 +2,7 @@
 
 #include "TensorIO.h"
 
-#include <onnx/onnx-data.pb.h>
+#include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
