@@ -31,6 +31,8 @@ void mlir::disc::buildDiscCompilePipeline(
   pm.addPass(createDiscAttachDimRanges(dimRanges));
   if (emit == EmitStage::Mlir)
     return;
+  // f16/bf16 reductions, products and pooling accumulate in f32.
+  pm.addPass(createDiscWidenNarrowFloats());
   // Symbolic shapes, once; a specialized dim (NAME=VALUE) becomes static.
   pm.addPass(createDiscShapeSimplify());
   if (emit == EmitStage::Shapes)

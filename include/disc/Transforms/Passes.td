@@ -114,6 +114,25 @@ def DiscRecomputeElementwise
   ];
 }
 
+def DiscWidenNarrowFloats : Pass<"disc-widen-narrow-floats", "ModuleOp"> {
+  let summary = "Reductions, products and pooling on f16/bf16 compute in f32";
+  let description = [{
+    An op of the Linear, Pooling or Reduction lowering family (dot_general,
+    conv, pool, reduce, cumsum, ...) whose operands or results are f16 or
+    bf16 takes its float operands through `disc.convert` to f32 and its
+    narrow results from an f32 copy of the op, converted back. Those ops
+    accumulate in their element type, so in f16 a sum of 4096 ones gave
+    3968 and the element count of a mean over 65,536 values overflowed
+    f16; ONNX Runtime and PyTorch accumulate such ops in f32. The result is
+    rounded once, to the op's type. Elementwise ops are left alone (one
+    rounding either way); the conversions fuse into their neighbours. Runs
+    before the shape analysis. Reports no errors.
+  }];
+  let statistics = [
+    Statistic<"numWidened", "num-widened", "Ops computed in f32">,
+  ];
+}
+
 def DiscFormConvBackwardFilter
     : Pass<"disc-form-conv-backward-filter", "func::FuncOp"> {
   let summary = "Filter gradients of convolutions as one backward-weights op";
