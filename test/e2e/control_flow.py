@@ -14,6 +14,11 @@ compared with PyTorch's (rtol 1e-3, atol 1e-4); shapes must match exactly.
   lstm_state   LSTM with its state as input and output; If on
                Shape(h0)[1] == 0 (an empty state) starts from zeros
                (compiled with --dim hb=0:64 so that both branches stay).
+  vad_like     a voice-activity detector's structure: an If on the value
+               of the sample-rate input `sr` picks one of two front ends
+               (16000 or 8000), then an LSTM whose state h0/c0 is an input
+               and h/c an output, and a sigmoid head; both rates at
+               several batch sizes and lengths.
 
     /usr/bin/python3 test/e2e/control_flow.py --bin-dir build/bin \\
         --work-dir build/test/e2e/control_flow [MODEL ...]
@@ -77,6 +82,30 @@ class LstmState(torch.nn.Module):
         return out, h, c
 
 
+class VadLike(torch.nn.Module):
+    """A voice-activity detector's structure: the sample rate (an input
+    value) picks one of two front ends, then an LSTM whose state is an
+    input and an output, and a sigmoid head."""
+
+    def __init__(self):
+        super().__init__()
+        self.front16 = torch.nn.Sequential(torch.nn.Linear(8, 16),
+                                           torch.nn.ReLU())
+        self.front8 = torch.nn.Sequential(torch.nn.Linear(8, 32),
+                                          torch.nn.Tanh(),
+                                          torch.nn.Linear(32, 16))
+        self.lstm = torch.nn.LSTM(16, 12, batch_first=True)
+        self.head = torch.nn.Linear(12, 1)
+
+    def forward(self, x, sr, h0, c0):
+        if bool(sr.sum() == 16000):
+            f = self.front16(x)
+        else:
+            f = self.front8(x)
+        out, (h, c) = self.lstm(f, (h0, c0))
+        return torch.sigmoid(self.head(out)), h, c
+
+
 def rnd(seed, *shape):
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
@@ -114,7 +143,25 @@ def lstm_state():
             ["--dim", "hb=0:64"])
 
 
-MODELS = {"branchy": branchy, "looper": looper, "lstm_state": lstm_state}
+def vad_like():
+    def state(seed, b):
+        return rnd(seed, 1, b, 12), rnd(seed + 1, 1, b, 12)
+    runs = []
+    for i, (b, t, sr) in enumerate([(1, 6, 16000), (2, 3, 8000),
+                                    (3, 9, 16000), (1, 1, 8000)]):
+        h0, c0 = state(20 + 2 * i, b)
+        runs.append({"x": rnd(40 + i, b, t, 8), "sr": np.array([sr], np.int64),
+                     "h0": h0, "c0": c0})
+    example = (torch.randn(2, 5, 8), torch.tensor([16000]),
+               torch.randn(1, 2, 12), torch.randn(1, 2, 12))
+    return (VadLike(), example, ["x", "sr", "h0", "c0"], ["p", "h", "c"],
+            {"x": {0: "batch", 1: "seq"}, "h0": {1: "batch"},
+             "c0": {1: "batch"}, "p": {0: "batch", 1: "seq"},
+             "h": {1: "batch"}, "c": {1: "batch"}}, runs, [])
+
+
+MODELS = {"branchy": branchy, "looper": looper, "lstm_state": lstm_state,
+          "vad_like": vad_like}
 
 
 def log(msg):
