@@ -161,6 +161,8 @@ static void writeLibraryCalls(llvm::raw_ostream &os) {
     families.push_back(
         {(disc::kLibConvBackwardFilterPrefix + Twine(k) + "d").str(),
          "DISC_LIB_CONV_BACKWARD_FILTER", k + 2, 4 * k, false});
+    families.push_back({(disc::kLibConvIntPrefix + Twine(k) + "d").str(),
+                        "DISC_LIB_CONV_INT", k + 2, 2 + 4 * k, false});
   }
   for (const Family &f : families) {
     writeLibraryCall(os, f.name, f.id, f.rank, f.numAttrs, false, false);

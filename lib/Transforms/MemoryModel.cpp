@@ -1090,7 +1090,8 @@ bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
     attrs.push_back(constW ? 1 : 0);
   };
   if (auto conv = dyn_cast<ConvOp>(op)) {
-    call = 2;
+    // An integer Conv is DISC_LIB_CONV_INT (LibraryCalls.h).
+    call = conv.getType().getElementType().isF32() ? 2 : 5;
     convPrologue(conv);
     for (ArrayRef<int64_t> v :
          {conv.getStrides(), conv.getDilations(), conv.getPadding()})

@@ -48,6 +48,9 @@ inline constexpr llvm::StringLiteral kLibConvTransposePrefix =
     DISC_LIB_CONV_TRANSPOSE_SYMBOL;
 inline constexpr llvm::StringLiteral kLibConvBackwardFilterPrefix =
     DISC_LIB_CONV_BACKWARD_FILTER_SYMBOL;
+/// `disc_lib_conv_int<k>d`: the int32 Conv of centered 8-bit data.
+inline constexpr llvm::StringLiteral kLibConvIntPrefix =
+    DISC_LIB_CONV_INT_SYMBOL;
 /// The device error word `memref.global @disc_check_error` of kernels with
 /// checks; read by `disc_ral_context.device_check` (abi.h).
 inline constexpr llvm::StringLiteral kCheckErrorGlobal =

@@ -217,14 +217,88 @@ static bool dotGeneralFits(DotGeneralOp op) {
   return lr == nb + 2 && rr == nb + 2;
 }
 
+/// True when `v` is 8-bit integer data widened to i32 (`disc.convert`),
+/// optionally minus a zero point also widened from 8 bits (`disc.sub`,
+/// broadcast): what ConvInteger, QLinearConv and MatMulInteger import
+/// their operands as (Frontend/Onnx/Quantization.cpp, toI32Centered), so
+/// `v` spans at most 256 values (per channel of a per-channel zero point).
+static bool isCentered8Bit(Value v) {
+  auto widened = [](Value x) {
+    auto c = x.getDefiningOp<ConvertOp>();
+    if (!c)
+      return false;
+    Type src =
+        cast<RankedTensorType>(c.getOperand().getType()).getElementType();
+    return src.isInteger(8) &&
+           cast<RankedTensorType>(x.getType()).getElementType().isInteger(32);
+  };
+  // A zero point folded to an i32 constant: its values are 8-bit ones.
+  auto eightBitConstant = [](Value x) {
+    DenseIntElementsAttr attr;
+    if (!matchPattern(x, m_Constant(&attr)))
+      return false;
+    return llvm::all_of(attr.getValues<APInt>(), [](const APInt &a) {
+      int64_t i = a.getSExtValue();
+      return i >= -128 && i <= 255;
+    });
+  };
+  if (widened(v))
+    return true;
+  auto sub = v.getDefiningOp<SubOp>();
+  return sub && widened(sub.getLhs()) &&
+         (widened(sub.getRhs()) || eightBitConstant(sub.getRhs()));
+}
+
+/// An int32 Conv of centered 8-bit operands (isCentered8Bit): the integer
+/// Conv call (DISC_LIB_CONV_INT, oneDNN's u8 x s8 -> s32 convolution; see
+/// runtime/lib/cpu/LibraryCalls.cpp for how the zero points are handled
+/// exactly). The filter must be computed from constants (a constant, or
+/// its widening and centering): the runtime keeps it reordered. Other
+/// integer Convs (dynamic weights, data of wider types) keep the linalg
+/// lowering, as do integer MatMuls (MatMulInteger) for now.
+static bool intConvFits(ConvOp op) {
+  auto i32 = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getElementType().isInteger(32);
+  };
+  if (!i32(op.getResult()) || !i32(op.getInput()) || !i32(op.getFilter()) ||
+      !isCentered8Bit(op.getInput()))
+    return false;
+  Value w = op.getFilter();
+  auto fromConstants = [](Value x) {
+    Operation *def = x.getDefiningOp();
+    return def && (matchPattern(x, m_Constant()) || isa<ConstantOp>(def));
+  };
+  if (fromConstants(w))
+    return true;
+  if (!isCentered8Bit(w))
+    return false;
+  Operation *def = w.getDefiningOp();
+  auto widenedConstant = [&](Value x) {
+    auto c = x.getDefiningOp<ConvertOp>();
+    return c ? fromConstants(c.getOperand()) : fromConstants(x);
+  };
+  if (auto sub = dyn_cast<SubOp>(def))
+    return widenedConstant(sub.getLhs()) && widenedConstant(sub.getRhs());
+  return widenedConstant(w);
+}
+
 static bool convFits(ConvOp op) {
   int64_t k = op.getType().getRank() - 2;
   auto ft = cast<RankedTensorType>(op.getFilter().getType());
   if (op.getFeatureGroupCount() > 1 &&
       (ft.isDynamicDim(0) || ft.isDynamicDim(1)))
     return false; // the linalg lowering reports it
-  return isF32(op.getResult()) && isF32(op.getInput()) &&
-         isF32(op.getFilter()) && k >= 1 && k <= 3;
+  if (k < 1 || k > 3)
+    return false;
+  if (intConvFits(op))
+    return true;
+  return isF32(op.getResult()) && isF32(op.getInput()) && isF32(op.getFilter());
+}
+
+/// True for a Conv that becomes the integer Conv call.
+static bool isIntConvCall(Operation *op) {
+  auto c = dyn_cast<ConvOp>(op);
+  return c && !isF32(c.getResult()) && convFits(c);
 }
 
 /// ConvTranspose forms oneDNN's deconvolution takes: no negative begin pad
@@ -380,7 +454,7 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
     if (!(fits ? fits(&op) : fitsLibraryCall(&op)))
       continue;
     op.setAttr(kLibraryCallAttr, b.getUnitAttr());
-    if (isa<ConvBackwardFilterOp>(op))
+    if (isa<ConvBackwardFilterOp>(op) || isIntConvCall(&op))
       continue; // no post-ops, never NHWC
     if (isa<ConvTransposeOp>(op)) {
       finalOf.push_back({&op, op.getResult(0)});
@@ -766,10 +840,15 @@ static Value lowerConvLikeToLibraryCall(OpBuilder &b, ConvLike op,
 std::optional<Value>
 mlir::disc::lowerConvToLibraryCall(OpBuilder &b, ConvOp op,
                                    ArrayRef<OpFoldResult> dims) {
-  if (!convFits(op))
+  // An integer Conv goes by its mark (markLibraryCalls, which runs before
+  // the lowering and marks no other non-f32 Conv): intConvFits reads its
+  // operands' producers, which may be lowered already.
+  bool intCall = isa<IntegerType>(op.getType().getElementType());
+  if (intCall ? !op->hasAttr(kLibraryCallAttr) : !convFits(op))
     return std::nullopt;
-  return lowerConvLikeToLibraryCall(b, op, dims, disc::kLibConvPrefix,
-                                    /*outPad=*/{});
+  return lowerConvLikeToLibraryCall(
+      b, op, dims, intCall ? disc::kLibConvIntPrefix : disc::kLibConvPrefix,
+      /*outPad=*/{});
 }
 
 std::optional<Value> mlir::disc::lowerConvBackwardFilterToLibraryCall(

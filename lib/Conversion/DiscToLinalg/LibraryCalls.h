@@ -8,8 +8,19 @@
 // (`disc_lib_matmul`, `disc_lib_conv{1,2,3}d`,
 // `disc_lib_conv_transpose{1,2,3}d`, C interface) receives the
 // operands as strided memrefs; the generated model wrapper forwards it to
-// `disc_ral_context.library_call` (docs/runtime-abi.md). Other element
-// types (integers, f64, f16) keep the linalg lowering.
+// `disc_ral_context.library_call` (docs/runtime-abi.md).
+//
+// Integer Conv: an i32 Conv whose input is 8-bit data widened and
+// centered on its zero point and whose filter is computed from constants
+// the same way (ONNX ConvInteger and QLinearConv as imported) becomes
+// `disc_lib_conv_int{1,2,3}d` (DISC_LIB_CONV_INT: int32 operands, the
+// attributes of the f32 Conv, no post-ops), which runs oneDNN's u8 x s8 ->
+// s32 convolution with the input's zero point as a run-time zero-point
+// attribute and exact corrections for the weights. It keeps the linalg
+// lowering when the weights are not computed from constants, the input is
+// not centered 8-bit data, or it has dynamic channel dims with groups.
+// Other element types (f64, f16, other integer products such as
+// MatMulInteger's) keep the linalg lowering.
 //
 // Post-ops: `markLibraryCalls` (run on the scheduled function, before the
 // memory model is taken) marks each op that becomes a library call with

@@ -415,6 +415,126 @@ struct CallArgs {
   int64_t *tempBytes;
 };
 
+/// Integer Conv (DISC_LIB_CONV_INT): int32 operands holding 8-bit data
+/// minus its zero points. oneDNN's int8 convolution takes u8 data with a
+/// zero point and s8 weights whose zero point is 0 (oneDNN 2.6 dev guide,
+/// "Quantization" and "Primitive Attributes: Quantization": the source zero
+/// point is `primitive_attr::set_zero_points(DNNL_ARG_SRC, 0,
+/// {DNNL_RUNTIME_S32_VAL})`, given at execution as
+/// `DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC`; a padded position counts as
+/// the zero point, i.e. 0 after centering, as the ONNX reference). So
+///
+///  * the input Xc [N, C, D...] becomes u8 `Xc + z` with `z = -min(Xc)`
+///    (exact when max - min <= 255: ConvInteger's `x - x_zero_point`) and
+///    zero point z, written channels last (NHWC, the layout oneDNN's int8
+///    JIT kernels read);
+///  * the weights Wc [OC, C/G, K...] become s8 `Wc - shift[oc]`, with
+///    shift[oc] = 0 when the channel fits in [-128, 127], else
+///    `min(Wc[oc]) + 128` (exact when the channel spans at most 256 values:
+///    `w - w_zero_point` with a per-tensor or per-channel zero point; uint8
+///    weights typically need it, int8 with zero point 0 do not);
+///  * a shifted channel gets `shift[oc] * sum of Xc over its window` added
+///    after the primitive (the window sums run over the per-group channel
+///    sums S [N, G, D...], computed with the u8 copy).
+///
+/// The s8 weights are kept reordered by the entry with a copy of the int32
+/// weights they came from, compared on every call (the weights are
+/// usually computed by the model from constants into a fresh buffer).
+/// Data outside those ranges, or an ISA without VNNI (where oneDNN's u8 x
+/// s8 products may saturate in int16), run a direct int32 loop instead.
+/// Temporaries (from the allocator, the same whichever way a call runs):
+/// the u8 input, S, the primitive's scratchpad and, when the primitive
+/// writes another layout, its output.
+struct IntConvEntry {
+  bool loop = false; // no primitive: always the direct loop
+  dnnl::convolution_forward prim;
+  memory::desc srcMd, userDst, primDst, scratchMd, wPlain;
+  bool reorderDst = false;
+  dnnl::reorder dstReorder;
+  // The weights: their int32 source, the reordered s8 memory, the shifts.
+  bool haveWeights = false, weightsFit = false, anyShift = false;
+  std::vector<int32_t> wCopy, shift;
+  memory wPrim;
+  memory mems[4]; // src, dst (primitive's), scratchpad, zero point
+
+  // The bytes of the u8 input and of the channel sums.
+  int64_t srcBytes = 0, sumBytes = 0;
+
+  int64_t temporaryBytes() const {
+    int64_t n = srcBytes + sumBytes;
+    if (loop)
+      return n;
+    n += static_cast<int64_t>(scratchMd.get_size());
+    if (reorderDst)
+      n += static_cast<int64_t>(primDst.get_size());
+    return n;
+  }
+};
+
+/// Up to 3 spatial dims as 3, the missing leading ones of size 1.
+struct Spatial3 {
+  int64_t size[3] = {1, 1, 1}, stride[3] = {0, 0, 0};
+};
+
+Spatial3 spatial3(const View &v) {
+  Spatial3 s;
+  size_t k = v.sizes.size() - 2;
+  for (size_t i = 0; i < k; ++i) {
+    s.size[3 - k + i] = v.sizes[2 + i];
+    s.stride[3 - k + i] = v.strides[2 + i];
+  }
+  return s;
+}
+
+/// The window attributes of a k-D Conv as 3-D (unit leading dims).
+struct Window3 {
+  int64_t stride[3] = {1, 1, 1}, dil[3] = {1, 1, 1}, pad[3] = {0, 0, 0};
+};
+
+Window3 window3(const ConvAttrs &ca) {
+  Window3 w;
+  size_t k = ca.strides.size();
+  for (size_t i = 0; i < k; ++i) {
+    w.stride[3 - k + i] = ca.strides[i];
+    w.dil[3 - k + i] = ca.dilations[i];
+    w.pad[3 - k + i] = ca.padBegin[i];
+  }
+  return w;
+}
+
+/// Calls `f(ki, ii)` for each in-bounds kernel position of output position
+/// `o` (3-D), `ki` the kernel offset index and `ii` the input spatial
+/// index, both flattened row-major.
+template <typename F>
+void forWindow(const int64_t o[3], const Spatial3 &in, const Spatial3 &ker,
+               const Window3 &win, F f) {
+  for (int64_t a = 0; a < ker.size[0]; ++a) {
+    int64_t i0 = o[0] * win.stride[0] + a * win.dil[0] - win.pad[0];
+    if (i0 < 0 || i0 >= in.size[0])
+      continue;
+    for (int64_t b = 0; b < ker.size[1]; ++b) {
+      int64_t i1 = o[1] * win.stride[1] + b * win.dil[1] - win.pad[1];
+      if (i1 < 0 || i1 >= in.size[1])
+        continue;
+      for (int64_t c = 0; c < ker.size[2]; ++c) {
+        int64_t i2 = o[2] * win.stride[2] + c * win.dil[2] - win.pad[2];
+        if (i2 < 0 || i2 >= in.size[2])
+          continue;
+        f(a, b, c, i0, i1, i2);
+      }
+    }
+  }
+}
+
+/// True when oneDNN's int8 kernels on this CPU multiply u8 x s8 without an
+/// int16 intermediate (VNNI or AMX).
+bool exactInt8Isa() {
+  using dnnl::cpu_isa;
+  cpu_isa isa = dnnl::get_effective_cpu_isa();
+  return isa == cpu_isa::avx2_vnni || isa == cpu_isa::avx512_core_vnni ||
+         isa == cpu_isa::avx512_core_bf16 || isa == cpu_isa::avx512_core_amx;
+}
+
 } // namespace
 
 struct LibraryCalls::Impl {
@@ -425,6 +545,9 @@ struct LibraryCalls::Impl {
   dnnl::stream stream{engine};
   std::unordered_map<Key, std::unique_ptr<Entry>, KeyHash> cache;
   std::list<const Key *> lru; // most recently used first
+  /// Integer Conv entries (their own kind; cleared when `capacity` is
+  /// reached).
+  std::unordered_map<Key, std::unique_ptr<IntConvEntry>, KeyHash> intConvs;
   int64_t created = 0;
   /// The key of the current call (guarded by `mutex`; kept here rather
   /// than on the stack: it is about 700 bytes).
@@ -663,6 +786,7 @@ struct LibraryCalls::Impl {
   void deconv(const CallArgs &call);
   void convBackwardFilter(const CallArgs &call);
   void conv(const CallArgs &call);
+  void convInt(const CallArgs &call);
 };
 
 PostOps LibraryCalls::Impl::readPostOps(const int64_t *post, int32_t numPost,
@@ -968,6 +1092,316 @@ void LibraryCalls::Impl::conv(const CallArgs &call) {
   runEntry(*e, x, w, y, p, alloc, tempBytes);
 }
 
+void LibraryCalls::Impl::convInt(const CallArgs &call) {
+  const auto &[key, numOperands, operands, ranks, numAttrs, attrs, alloc,
+               tempBytes] = call;
+  const char *who = "integer Conv library call";
+  int32_t r = ranks[0];
+  int64_t k = r - 2;
+  if (numOperands != 3 || k < 1 || k > 3 || ranks[1] != r || ranks[2] != r ||
+      numAttrs != 2 + 4 * k)
+    fail(1, std::string(who) + ": 3 operands of equal rank 3..5 and " +
+                std::to_string(2 + 4 * k) + " attributes");
+  View x = readView(operands[0], r), w = readView(operands[1], r),
+       y = readView(operands[2], r);
+  ConvAttrs ca = readConvAttrs(numAttrs, attrs, k);
+  int64_t groups = ca.groups;
+  int64_t oc = w.sizes[0], cg = w.sizes[1];
+  bool ok = groups >= 1 && x.sizes[1] == groups * cg && oc % groups == 0 &&
+            y.sizes[0] == x.sizes[0] && y.sizes[1] == oc &&
+            convSpatialMatches(x.sizes, w.sizes, y.sizes, ca.strides,
+                               ca.dilations, ca.padBegin, ca.padEnd);
+  if (!ok)
+    fail(1, std::string(who) + " (group " + std::to_string(groups) +
+                "): shapes " + dimsText(x.sizes) + " * " + dimsText(w.sizes) +
+                " -> " + dimsText(y.sizes) + " do not match");
+  if (volume(y.sizes) == 0)
+    return;
+  auto *xd = reinterpret_cast<const int32_t *>(x.data);
+  auto *wd = reinterpret_cast<const int32_t *>(w.data);
+  auto *yd = reinterpret_cast<int32_t *>(y.data);
+  int64_t n = x.sizes[0], c = x.sizes[1], ocg = oc / groups;
+  Spatial3 xs = spatial3(x), ws = spatial3(w), ys = spatial3(y);
+  Window3 win = window3(ca);
+  int64_t xSpatial = xs.size[0] * xs.size[1] * xs.size[2];
+  auto yAt = [&](int64_t b, int64_t o, int64_t p0, int64_t p1,
+                 int64_t p2) -> int32_t & {
+    return yd[b * y.strides[0] + o * y.strides[1] + p0 * ys.stride[0] +
+              p1 * ys.stride[1] + p2 * ys.stride[2]];
+  };
+  auto xAt = [&](int64_t b, int64_t ch, int64_t i0, int64_t i1, int64_t i2) {
+    return xd[b * x.strides[0] + ch * x.strides[1] + i0 * xs.stride[0] +
+              i1 * xs.stride[1] + i2 * xs.stride[2]];
+  };
+  auto wAt = [&](int64_t o, int64_t ch, int64_t a, int64_t b2, int64_t c2) {
+    return wd[o * w.strides[0] + ch * w.strides[1] + a * ws.stride[0] +
+              b2 * ws.stride[1] + c2 * ws.stride[2]];
+  };
+
+  auto found = intConvs.find(key);
+  IntConvEntry *e = found == intConvs.end() ? nullptr : found->second.get();
+  if (!e) {
+    if (key.size < 0)
+      fail(1, std::string(who) + ": operands of rank above 5");
+    auto ne = std::make_unique<IntConvEntry>();
+    static const memory::format_tag nhwc[] = {memory::format_tag::acb,
+                                              memory::format_tag::acdb,
+                                              memory::format_tag::acdeb};
+    ne->srcMd = memory::desc(x.sizes, memory::data_type::u8, nhwc[k - 1]);
+    ne->userDst = memory::desc(y.sizes, memory::data_type::s32,
+                               normalizedStrides(y.sizes, y.strides));
+    memory::dims wSizes = w.sizes;
+    if (groups > 1) {
+      wSizes = {groups, ocg};
+      for (int32_t i = 1; i < r; ++i)
+        wSizes.push_back(w.sizes[i]);
+    }
+    ne->wPlain = memory::desc(wSizes, memory::data_type::s8,
+                              normalizedStrides(wSizes, [&] {
+                                memory::dims s(wSizes.size());
+                                int64_t d = 1;
+                                for (int64_t i = s.size() - 1; i >= 0; --i) {
+                                  s[i] = d;
+                                  d *= wSizes[i];
+                                }
+                                return s;
+                              }()));
+    ne->srcBytes = n * c * xSpatial;
+    ne->sumBytes = 4 * n * groups * xSpatial;
+    ne->loop = !exactInt8Isa();
+    if (!ne->loop) {
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+      auto make = [&](const memory::desc &dst) {
+        return dnnl::convolution_forward::primitive_desc(
+            dnnl::convolution_forward::desc(
+                dnnl::prop_kind::forward_inference,
+                dnnl::algorithm::convolution_direct, ne->srcMd,
+                memory::desc(wSizes, memory::data_type::s8,
+                             memory::format_tag::any),
+                dst, ca.strides, oneDnnDilations(ca.dilations), ca.padBegin,
+                ca.padEnd),
+            attr, engine);
+      };
+      // The caller's output layout when a JIT kernel writes it, else
+      // channels last and a reorder back.
+      dnnl::convolution_forward::primitive_desc pd;
+      bool done = false;
+      for (bool user : {true, false}) {
+        try {
+          memory::desc dst =
+              user ? ne->userDst
+                   : memory::desc(y.sizes, memory::data_type::s32, nhwc[k - 1]);
+          pd = make(dst);
+          std::string impl = pd.impl_info_str();
+          if (user && impl.find("jit") == std::string::npos)
+            continue;
+          done = true;
+          break;
+        } catch (const dnnl::error &) {
+        }
+      }
+      if (!done) {
+        ne->loop = true;
+      } else {
+        ne->primDst = pd.dst_desc();
+        ne->reorderDst = !(ne->primDst == ne->userDst);
+        if (ne->reorderDst)
+          ne->dstReorder = dnnl::reorder(dnnl::reorder::primitive_desc(
+              engine, ne->primDst, engine, ne->userDst));
+        ne->scratchMd = pd.scratchpad_desc();
+        ne->prim = dnnl::convolution_forward(pd);
+        ne->wPrim = memory(pd.weights_desc(), engine);
+        ne->mems[0] = memory(ne->srcMd, engine, DNNL_MEMORY_NONE);
+        ne->mems[1] = memory(ne->primDst, engine, DNNL_MEMORY_NONE);
+        if (ne->scratchMd.get_size())
+          ne->mems[2] = memory(ne->scratchMd, engine, DNNL_MEMORY_NONE);
+        ne->mems[3] = memory(
+            memory::desc({1}, memory::data_type::s32, memory::format_tag::a),
+            engine, DNNL_MEMORY_NONE);
+      }
+    }
+    if (intConvs.size() >= capacity)
+      intConvs.clear();
+    e = intConvs.emplace(key, std::move(ne)).first->second.get();
+    ++created;
+  }
+  if (tempBytes) {
+    *tempBytes = e->temporaryBytes();
+    return;
+  }
+  ScratchBuffer src(alloc, 64), sums(alloc, 64), scratch(alloc, 64),
+      dst(alloc, 64);
+  auto take = [&](ScratchBuffer &b, int64_t bytes) {
+    if (!b.allocate(bytes))
+      fail(2, "out of memory: a temporary of " + std::to_string(bytes) +
+                  " bytes failed");
+  };
+  take(src, e->srcBytes);
+  take(sums, e->sumBytes);
+  if (!e->loop) {
+    if (e->reorderDst)
+      take(dst, static_cast<int64_t>(e->primDst.get_size()));
+    take(scratch, static_cast<int64_t>(e->scratchMd.get_size()));
+  }
+
+  // The weights: made again when they differ from the last ones.
+  int64_t wVolume = volume(w.sizes);
+  bool same = e->haveWeights;
+  if (same) {
+    int64_t i = 0;
+    for (int64_t o = 0; o < oc && same; ++o)
+      for (int64_t ch = 0; ch < cg && same; ++ch)
+        for (int64_t a = 0; a < ws.size[0] && same; ++a)
+          for (int64_t b2 = 0; b2 < ws.size[1] && same; ++b2)
+            for (int64_t c2 = 0; c2 < ws.size[2]; ++c2)
+              if (wAt(o, ch, a, b2, c2) != e->wCopy[i++]) {
+                same = false;
+                break;
+              }
+  }
+  if (!same) {
+    e->wCopy.resize(wVolume);
+    e->shift.assign(oc, 0);
+    e->weightsFit = true;
+    e->anyShift = false;
+    int64_t i = 0;
+    for (int64_t o = 0; o < oc; ++o) {
+      int64_t lo = INT64_MAX, hi = INT64_MIN;
+      for (int64_t ch = 0; ch < cg; ++ch)
+        for (int64_t a = 0; a < ws.size[0]; ++a)
+          for (int64_t b2 = 0; b2 < ws.size[1]; ++b2)
+            for (int64_t c2 = 0; c2 < ws.size[2]; ++c2) {
+              int32_t v = wAt(o, ch, a, b2, c2);
+              e->wCopy[i++] = v;
+              lo = std::min<int64_t>(lo, v);
+              hi = std::max<int64_t>(hi, v);
+            }
+      if (hi - lo > 255)
+        e->weightsFit = false;
+      else if (lo < -128 || hi > 127)
+        e->shift[o] = static_cast<int32_t>(lo + 128);
+      e->anyShift |= e->shift[o] != 0;
+    }
+    if (!e->loop && e->weightsFit) {
+      std::vector<int8_t> s8(wVolume);
+      int64_t per = wVolume / oc;
+      for (int64_t j = 0; j < wVolume; ++j)
+        s8[j] = static_cast<int8_t>(e->wCopy[j] - e->shift[j / per]);
+      memory plain(e->wPlain, engine, s8.data());
+      dnnl::reorder(plain, e->wPrim).execute(stream, plain, e->wPrim);
+      stream.wait();
+    }
+    e->haveWeights = true;
+  }
+
+  // The input's range; its zero point.
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t i0 = 0; i0 < xs.size[0]; ++i0)
+        for (int64_t i1 = 0; i1 < xs.size[1]; ++i1)
+          for (int64_t i2 = 0; i2 < xs.size[2]; ++i2) {
+            int32_t v = xAt(b, ch, i0, i1, i2);
+            lo = std::min<int64_t>(lo, v);
+            hi = std::max<int64_t>(hi, v);
+          }
+  if (e->loop || !e->weightsFit || hi - lo > 255) {
+    // The direct loop: y = sum over the window of Xc * Wc.
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t o = 0; o < oc; ++o) {
+        int64_t g = o / ocg;
+        for (int64_t p0 = 0; p0 < ys.size[0]; ++p0)
+          for (int64_t p1 = 0; p1 < ys.size[1]; ++p1)
+            for (int64_t p2 = 0; p2 < ys.size[2]; ++p2) {
+              int64_t pos[3] = {p0, p1, p2};
+              uint32_t acc = 0;
+              forWindow(pos, xs, ws, win,
+                        [&](int64_t a, int64_t b2, int64_t c2, int64_t i0,
+                            int64_t i1, int64_t i2) {
+                          for (int64_t ch = 0; ch < cg; ++ch)
+                            acc +=
+                                (static_cast<uint32_t>(
+                                     xAt(b, g * cg + ch, i0, i1, i2)) *
+                                 static_cast<uint32_t>(wAt(o, ch, a, b2, c2)));
+                        });
+              yAt(b, o, p0, p1, p2) = static_cast<int32_t>(acc);
+            }
+      }
+    return;
+  }
+  int32_t zp = static_cast<int32_t>(-lo);
+  // The u8 input, channels last, and (for shifted weights) the per-group
+  // channel sums; read in the input's order.
+  auto *u8 = static_cast<uint8_t *>(src.p);
+  auto *sum = static_cast<int32_t *>(sums.p);
+  if (e->anyShift)
+    std::fill_n(sum, n * groups * xSpatial, 0);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch) {
+      uint8_t *out = u8 + b * xSpatial * c + ch;
+      int32_t *s = sum + (b * groups + ch / cg) * xSpatial;
+      int64_t sp = 0;
+      for (int64_t i0 = 0; i0 < xs.size[0]; ++i0)
+        for (int64_t i1 = 0; i1 < xs.size[1]; ++i1) {
+          const int32_t *row = xd + b * x.strides[0] + ch * x.strides[1] +
+                               i0 * xs.stride[0] + i1 * xs.stride[1];
+          for (int64_t i2 = 0; i2 < xs.size[2]; ++i2, ++sp) {
+            int32_t v = row[i2 * xs.stride[2]];
+            out[sp * c] = static_cast<uint8_t>(v + zp);
+            if (e->anyShift)
+              s[sp] += v;
+          }
+        }
+    }
+  size_t sbytes = e->scratchMd.get_size();
+  e->mems[0].set_data_handle(src.p);
+  e->mems[1].set_data_handle(e->reorderDst ? dst.p : y.data);
+  e->mems[3].set_data_handle(&zp);
+  dnnl_exec_arg_t args[5] = {
+      {DNNL_ARG_SRC, e->mems[0].get()},
+      {DNNL_ARG_WEIGHTS, e->wPrim.get()},
+      {DNNL_ARG_DST, e->mems[1].get()},
+      {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, e->mems[3].get()}};
+  int nargs = 4;
+  if (sbytes) {
+    e->mems[2].set_data_handle(scratch.p);
+    args[nargs++] = {DNNL_ARG_SCRATCHPAD, e->mems[2].get()};
+  }
+  run(e->prim, args, nargs);
+  if (e->reorderDst) {
+    memory userY(e->userDst, engine, y.data);
+    dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, e->mems[1].get()},
+                             {DNNL_ARG_TO, userY.get()}};
+    run(e->dstReorder, ra, 2);
+  }
+  stream.wait();
+  if (!e->anyShift)
+    return;
+  // The shifted channels: + shift[oc] * the window sum of Xc.
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t g = 0; g < groups; ++g) {
+      const int32_t *s = sum + (b * groups + g) * xSpatial;
+      for (int64_t p0 = 0; p0 < ys.size[0]; ++p0)
+        for (int64_t p1 = 0; p1 < ys.size[1]; ++p1)
+          for (int64_t p2 = 0; p2 < ys.size[2]; ++p2) {
+            int64_t pos[3] = {p0, p1, p2};
+            int32_t acc = 0;
+            forWindow(pos, xs, ws, win,
+                      [&](int64_t, int64_t, int64_t, int64_t i0, int64_t i1,
+                          int64_t i2) {
+                        acc += s[(i0 * xs.size[1] + i1) * xs.size[2] + i2];
+                      });
+            for (int64_t o = g * ocg; o < (g + 1) * ocg; ++o)
+              if (e->shift[o])
+                yAt(b, o, p0, p1, p2) +=
+                    static_cast<int32_t>(static_cast<uint32_t>(e->shift[o]) *
+                                         static_cast<uint32_t>(acc));
+          }
+    }
+}
+
 void LibraryCalls::Impl::deconv(const CallArgs &call) {
   const auto &[key, numOperands, operands, ranks, numAttrs, attrs, alloc,
                tempBytes] = call;
@@ -1239,7 +1673,8 @@ static int callThreads(int32_t callId, void *const *operands,
   double macs;
   if (callId == DISC_LIB_MATMUL) // output x the reduced dim of A
     macs = volume(2) * static_cast<double>(dims(0)[ranks[0] - 1]);
-  else if (callId == DISC_LIB_CONV) // output x weights per output channel
+  else if (callId == DISC_LIB_CONV ||
+           callId == DISC_LIB_CONV_INT) // output x weights per output channel
     macs = volume(2) * volume(1) / std::max<double>(1, dims(1)[0]);
   else if (callId == DISC_LIB_CONV_BACKWARD_FILTER) // filter x dY per channel
     macs = volume(2) * volume(1) / std::max<double>(1, dims(1)[1]);
@@ -1257,6 +1692,7 @@ int32_t LibraryCalls::dispatch(int32_t callId, int32_t numOperands,
   const char *name = callId == DISC_LIB_MATMUL           ? "MatMul"
                      : callId == DISC_LIB_CONV           ? "Conv"
                      : callId == DISC_LIB_CONV_TRANSPOSE ? "ConvTranspose"
+                     : callId == DISC_LIB_CONV_INT       ? "integer Conv"
                      : callId == DISC_LIB_CONV_BACKWARD_FILTER
                          ? "ConvBackwardFilter"
                          : "unknown";
@@ -1291,6 +1727,9 @@ int32_t LibraryCalls::dispatch(int32_t callId, int32_t numOperands,
       return 0;
     case DISC_LIB_CONV_BACKWARD_FILTER:
       impl_->convBackwardFilter(args);
+      return 0;
+    case DISC_LIB_CONV_INT:
+      impl_->convInt(args);
       return 0;
     default:
       fail(1, "unknown library call id " + std::to_string(callId));

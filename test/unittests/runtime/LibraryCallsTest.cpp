@@ -929,3 +929,104 @@ TEST(LibraryCalls, ConvTransposeNegativeEndPad) {
               << h << " " << x;
         }
 }
+
+namespace {
+
+/// A direct int32 Conv (2-D, groups) of `x` [N, C, H, W] and `w`
+/// [OC, C/G, KH, KW]: what DISC_LIB_CONV_INT must give bit for bit.
+std::vector<int32_t> intConvLoops(const std::vector<int32_t> &x,
+                                  const std::vector<int32_t> &w, int64_t n,
+                                  int64_t c, int64_t h, int64_t wd, int64_t oc,
+                                  int64_t kh, int64_t kw, int64_t g,
+                                  int64_t stride, int64_t dil, int64_t pad,
+                                  int64_t oh, int64_t ow) {
+  int64_t cg = c / g, ocg = oc / g;
+  std::vector<int32_t> y(n * oc * oh * ow, 0);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t o = 0; o < oc; ++o)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          int32_t acc = 0;
+          for (int64_t ch = 0; ch < cg; ++ch)
+            for (int64_t a = 0; a < kh; ++a)
+              for (int64_t e = 0; e < kw; ++e) {
+                int64_t ii = i * stride + a * dil - pad,
+                        jj = j * stride + e * dil - pad;
+                if (ii < 0 || ii >= h || jj < 0 || jj >= wd)
+                  continue;
+                acc += x[((b * c + (o / ocg) * cg + ch) * h + ii) * wd + jj] *
+                       w[((o * cg + ch) * kh + a) * kw + e];
+              }
+          y[((b * oc + o) * oh + i) * ow + j] = acc;
+        }
+  return y;
+}
+
+} // namespace
+
+// The integer Conv of centered 8-bit data (ConvInteger): a uint8 input
+// minus its zero point, uint8 weights minus per-channel zero points (the
+// shifted channels and their window-sum corrections) and int8 weights with
+// zero point 0, grouped, strided, dilated and padded, equal to int32 loops;
+// the temporaries are what temporaryBytes reports; new weights at the same
+// address are picked up; data spanning more than 256 values (the direct
+// loop) is still exact.
+TEST(LibraryCalls, IntConvMatchesLoops) {
+  const int64_t N = 2, C = 8, H = 9, W = 11, OC = 6, K = 3, G = 2;
+  const int64_t S = 2, D = 1, P = 1;
+  const int64_t OH = (H + 2 * P - D * (K - 1) - 1) / S + 1;
+  const int64_t OW = (W + 2 * P - D * (K - 1) - 1) / S + 1;
+  std::mt19937 gen(7);
+  std::uniform_int_distribution<int> u8(0, 255), s8(-127, 127);
+  std::vector<int32_t> x(N * C * H * W), w(OC * (C / G) * K * K);
+  const int32_t xzp = 131;
+  for (int32_t &v : x)
+    v = u8(gen) - xzp;
+  auto fillWeights = [&](bool unsignedW) {
+    int64_t per = w.size() / OC;
+    for (int64_t o = 0; o < OC; ++o) {
+      int32_t wzp = unsignedW ? (o * 53) % 256 : 0;
+      for (int64_t i = 0; i < per; ++i)
+        w[o * per + i] = (unsignedW ? u8(gen) : s8(gen)) - wzp;
+    }
+  };
+  std::vector<int32_t> y(N * OC * OH * OW, -1);
+  auto dx = desc(reinterpret_cast<float *>(x.data()), {N, C, H, W});
+  auto dw = desc(reinterpret_cast<float *>(w.data()), {OC, C / G, K, K});
+  auto dy = desc(reinterpret_cast<float *>(y.data()), {N, OC, OH, OW});
+  std::vector<int64_t> attrs = {G, 0, S, S, D, D, P, P, P, P};
+  LibraryCalls lib;
+  CountingAllocator alloc;
+  std::string error;
+  void *ops[3] = {dx.data(), dw.data(), dy.data()};
+  int32_t ranks[3] = {4, 4, 4};
+  int64_t bytes = -1;
+  ASSERT_EQ(lib.temporaryBytes(DISC_LIB_CONV_INT, 3, ops, ranks, 10,
+                               attrs.data(), &bytes, error),
+            0)
+      << error;
+  for (bool unsignedW : {true, false, true}) {
+    fillWeights(unsignedW);
+    alloc.peak = 0;
+    ASSERT_EQ(run(lib, alloc, DISC_LIB_CONV_INT, dx, dw, dy, 4, attrs, error),
+              0)
+        << error;
+    EXPECT_EQ(y, intConvLoops(x, w, N, C, H, W, OC, K, K, G, S, D, P, OH, OW))
+        << "unsigned weights " << unsignedW;
+    EXPECT_EQ(alloc.live, 0);
+    EXPECT_EQ(alloc.peak, bytes);
+  }
+  // An input spanning 300 values and a channel spanning 400.
+  x[5] = 200;
+  x[6] = -100;
+  w[3] = 300;
+  w[4] = -100;
+  ASSERT_EQ(run(lib, alloc, DISC_LIB_CONV_INT, dx, dw, dy, 4, attrs, error), 0)
+      << error;
+  EXPECT_EQ(y, intConvLoops(x, w, N, C, H, W, OC, K, K, G, S, D, P, OH, OW));
+  EXPECT_EQ(alloc.live, 0);
+  // A bad attribute count is reported.
+  std::vector<int64_t> bad = {G, 0, S, S};
+  EXPECT_EQ(run(lib, alloc, DISC_LIB_CONV_INT, dx, dw, dy, 4, bad, error), 1);
+  EXPECT_NE(error.find("integer Conv"), std::string::npos) << error;
+}

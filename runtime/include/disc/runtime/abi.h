@@ -148,6 +148,15 @@ typedef struct disc_ral_context {
 /// forward Conv (as DISC_LIB_CONV's), so O = floor((D + begin + end -
 /// (K-1)*d - 1) / s) + 1. No post-ops.
 #define DISC_LIB_CONV_BACKWARD_FILTER 4
+/// Integer Conv of 8-bit data centered on its zero points (ONNX
+/// ConvInteger as imported: `(x - x_zero_point) * (w - w_zero_point)`
+/// summed in int32): operands X [N, C, D...], W [OC, C/G, K...], Y [N, OC,
+/// O...], all int32, with the attributes of DISC_LIB_CONV (no post-ops).
+/// Exact for any int32 data; it runs as oneDNN's u8 x s8 -> s32
+/// convolution when X spans at most 256 values and each output channel of
+/// W at most 256 (what 8-bit data minus zero points give), else as a
+/// direct loop.
+#define DISC_LIB_CONV_INT 5
 /// Post-ops (MatMul and Conv): one more attribute after the ones above,
 /// `flags` (bit 0: bias, bit 1: residual add, bit 2: Relu, applied in
 /// that order), and one more operand after the output per bit 0/1: the
@@ -164,6 +173,7 @@ typedef struct disc_ral_context {
 #define DISC_LIB_CONV_SYMBOL "disc_lib_conv"
 #define DISC_LIB_CONV_TRANSPOSE_SYMBOL "disc_lib_conv_transpose"
 #define DISC_LIB_CONV_BACKWARD_FILTER_SYMBOL "disc_lib_conv_backward_filter"
+#define DISC_LIB_CONV_INT_SYMBOL "disc_lib_conv_int"
 
 /// The device error word of a cubin with run-time checks
 /// (`device_check`).
