@@ -213,8 +213,8 @@ static int importMlir(MLIRContext &context, llvm::SourceMgr &sourceMgr,
 
 /// `dims` (the --dim entries) and, for each optional tensor input of the
 /// entry (`disc.optional`) whose count dim they do not name, `<dim>=0:1`.
-static std::vector<std::string>
-optionalCountDims(ModuleOp module, ArrayRef<std::string> dims) {
+static std::vector<std::string> optionalCountDims(ModuleOp module,
+                                                  ArrayRef<std::string> dims) {
   std::vector<std::string> out(dims.begin(), dims.end());
   auto entry = module.lookupSymbol<func::FuncOp>(kEntry);
   if (!entry)

@@ -272,16 +272,17 @@ namespace mlir::disc::onnx_import {
 /// optional tensor graph input, a [count, dims...] tensor with count 0 or 1
 /// (importInputs): HasElement is `count == 1` (a bool scalar); GetElement
 /// takes element 0 of the count dim (a gather, whose index check stops the
-/// run when the optional is empty, as the spec requires an error there). On a plain tensor (opset 18 allows it),
-/// HasElement is true and GetElement the identity.
+/// run when the optional is empty, as the spec requires an error there). On a
+/// plain tensor (opset 18 allows it), HasElement is true and GetElement the
+/// identity.
 LogicalResult Importer::importOptionalInput(StringRef op) {
   Value x = in(0);
   bool optional = optionalInputs.contains(node->input(0));
   if (op == "OptionalHasElement") {
     if (!optional)
       return finish(constScalar(b.getI1Type(), 1));
-    return finish(compare(CompareDirection::EQ, dimScalar(x, 0),
-                          constI64Scalar(1)));
+    return finish(
+        compare(CompareDirection::EQ, dimScalar(x, 0), constI64Scalar(1)));
   }
   if (!optional)
     return finish(x);

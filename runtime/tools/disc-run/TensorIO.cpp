@@ -355,7 +355,8 @@ Status readOptionalTensorFile(const std::string &path,
   if (proto.has_sparse_tensor_value() || proto.has_sequence_value() ||
       proto.has_map_value() || proto.has_optional_value())
     return Status::invalidArgument(
-        "'" + path + "': the OptionalProto holds something other than a "
+        "'" + path +
+        "': the OptionalProto holds something other than a "
         "tensor");
   std::vector<int64_t> shape = {0};
   for (size_t i = 1; i < spec.shape.size(); ++i)
