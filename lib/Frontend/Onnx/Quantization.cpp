@@ -9,6 +9,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
@@ -47,11 +48,44 @@ FailureOr<Value> Importer::toI32Centered(Value x, Value zp, int64_t axis) {
       elt(x).getIntOrFloatBitWidth() > 32)
     return err() << "expects 8-bit integer inputs";
   Type i32 = b.getI32Type();
+  if (zp && rank(zp) > 1)
+    return err() << "zero points must be scalars or 1-D";
+  // Constant data with a constant (or no) zero point, e.g. a Conv's
+  // weights: one i32 constant, so that a run does not compute it again.
+  DenseIntElementsAttr xc, zc;
+  auto type = cast<RankedTensorType>(x.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  if (matchPattern(x, m_Constant(&xc)) &&
+      (!zp || (matchPattern(zp, m_Constant(&zc)) &&
+               (zc.getNumElements() == 1 ||
+                (axis >= 0 && axis < (int64_t)shape.size() &&
+                 zc.getNumElements() == shape[axis]))))) {
+    int64_t inner = 1;
+    for (int64_t i = axis >= 0 ? axis + 1 : 0; i < (int64_t)shape.size(); ++i)
+      inner *= shape[i];
+    auto value = [](const APInt &a, bool uns) {
+      return uns ? (int64_t)a.getZExtValue() : a.getSExtValue();
+    };
+    SmallVector<int64_t> zs;
+    if (zc)
+      for (const APInt &a : zc.getValues<APInt>())
+        zs.push_back(value(a, isUns(zp)));
+    SmallVector<int32_t> out;
+    out.reserve(type.getNumElements());
+    int64_t i = 0;
+    for (const APInt &a : xc.getValues<APInt>()) {
+      int64_t z = 0;
+      if (!zs.empty())
+        z = zs.size() == 1 ? zs[0] : zs[(i / inner) % shape[axis]];
+      out.push_back(static_cast<int32_t>(value(a, isUns(x)) - z));
+      ++i;
+    }
+    return constDense(DenseIntElementsAttr::get(type.clone(i32),
+                                                ArrayRef<int32_t>(out)));
+  }
   Value v = convert(x, i32, isUns(x), false);
   if (!zp)
     return v;
-  if (rank(zp) > 1)
-    return err() << "zero points must be scalars or 1-D";
   Value z = convert(zp, i32, isUns(zp), false);
   if (axis >= 0)
     z = perAxis(z, rank(x), axis);
