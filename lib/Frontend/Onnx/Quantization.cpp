@@ -80,8 +80,8 @@ FailureOr<Value> Importer::toI32Centered(Value x, Value zp, int64_t axis) {
       out.push_back(static_cast<int32_t>(value(a, isUns(x)) - z));
       ++i;
     }
-    return constDense(DenseIntElementsAttr::get(type.clone(i32),
-                                                ArrayRef<int32_t>(out)));
+    return constDense(
+        DenseIntElementsAttr::get(type.clone(i32), ArrayRef<int32_t>(out)));
   }
   Value v = convert(x, i32, isUns(x), false);
   if (!zp)
