@@ -40,7 +40,14 @@ AffineExpr MemoryModel::payloadBytes(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
   if (!t)
     return cst(0);
-  AffineExpr bytes = cst(elementByteWidth(t.getElementType()));
+  return payloadBytes(v, elementByteWidth(t.getElementType()));
+}
+
+AffineExpr MemoryModel::payloadBytes(Value v, int64_t elementBytes) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t)
+    return cst(0);
+  AffineExpr bytes = cst(elementBytes);
   SmallVector<AffineExpr> dims = shapes.getDims(v);
   for (int64_t i = 0; i < t.getRank(); ++i) {
     if (!t.isDynamicDim(i)) {
@@ -191,6 +198,8 @@ OpMemory MemoryModel::describe(Operation *op) {
       add(r, BufferKind::External);
     return m;
   }
+  if (op->getNumRegions() != 0)
+    describeRegions(op, m);
   if (isFusedProducer(op)) {
     for (Value r : op->getResults())
       add(r, BufferKind::Fused);
@@ -260,20 +269,65 @@ OpMemory MemoryModel::describe(Operation *op) {
     return m;
   }
   if (auto pool = dyn_cast<PoolOp>(op)) {
-    // lowerPool: a padded copy of the input (when any pad is non-zero, no
-    // ceil_mode), then the result; the window operand is never read, so its
-    // buffer is removed before code generation.
+    // lowerPool: a padded copy of the input (when any pad is non-zero, or
+    // ceil_mode adds `extra` past the end), then the result and the window
+    // operand of the window reduction (never read; static, so on the stack
+    // when small).
     auto [grow, any] = padGrowth(pool.getPadding());
-    if (any)
+    int64_t k = grow.size();
+    SmallVector<int64_t> lohi = grow;
+    bool anyExtra = false;
+    if (pool.getCeilMode()) {
+      // extra_i = max(0, (O_i - 1) * s + dil * (K - 1) + 1 - (D_i + lo +
+      // hi)) < s (O_i counts the windows rounding up): exact when D_i and
+      // O_i are constants, else s - 1, an upper bound (and a pad op whatever
+      // its run-time value).
+      auto in = cast<RankedTensorType>(pool.getInput().getType());
+      SmallVector<AffineExpr> id = shapes.getDims(pool.getInput());
+      SmallVector<AffineExpr> od = shapes.getDims(pool.getResult());
+      auto constDim = [](RankedTensorType t, ArrayRef<AffineExpr> d,
+                         int64_t i) -> std::optional<int64_t> {
+        if (!t.isDynamicDim(i))
+          return t.getDimSize(i);
+        if (i < (int64_t)d.size())
+          if (auto c = dyn_cast_or_null<AffineConstantExpr>(d[i]))
+            return c.getValue();
+        return std::nullopt;
+      };
+      for (int64_t i = 0; i < k; ++i) {
+        int64_t r = in.getRank() - k + i;
+        int64_t s = pool.getStrides()[i], dil = pool.getDilations()[i];
+        std::optional<int64_t> d = constDim(in, id, r),
+                               o = constDim(pool.getType(), od, r);
+        int64_t extra = s - 1;
+        if (d && o)
+          extra = std::max<int64_t>(0, (*o - 1) * s +
+                                           dil * (pool.getWindow()[i] - 1) + 1 -
+                                           (*d + grow[i]));
+        else
+          m.upperBound = anyExtra = true;
+        anyExtra |= extra != 0;
+        grow[i] += extra;
+      }
+    }
+    if (any || anyExtra)
       addPreScratch(grownBytes(shapes, pool.getInput(), grow, missingDims), 0);
     add(pool.getResult(), BufferKind::Alloc);
-    // An average that does not count the padding divides by per-position
-    // counts: after the padded input is freed, a tensor of ones over the
-    // spatial dims, its padded copy (ones freed after the copy) and the
-    // counts over the output's spatial dims are allocated in turn.
-    if (pool.getKind() == PoolKind::Avg && !pool.getCountIncludePad() &&
-        !pool.getCeilMode()) {
-      int64_t k = grow.size();
+    Type elt = pool.getType().getElementType();
+    int64_t window = elementByteWidth(elt);
+    for (int64_t w : pool.getWindow())
+      window *= w;
+    AffineExpr windowBytes =
+        isSmallStatic(cst(window)) ? cst(0) : cst(window + kAllocPaddingBytes);
+    if (!isSmallStatic(cst(window)))
+      addScratch(cst(window));
+    // An average that does not count the padding (or whose ceil_mode
+    // windows overhang) divides by per-position counts: after the padded
+    // input is freed, a tensor of ones over the spatial dims, its padded
+    // copies (each freed after the next) and the counts over the output's
+    // spatial dims are allocated in turn, the last with a window operand.
+    if (pool.getKind() == PoolKind::Avg &&
+        (!pool.getCountIncludePad() || anyExtra)) {
       auto spatial = [&](Value v, ArrayRef<int64_t> g) {
         auto t = cast<RankedTensorType>(v.getType());
         SmallVector<AffineExpr> d = shapes.getDims(v);
@@ -294,15 +348,20 @@ OpMemory MemoryModel::describe(Operation *op) {
       AffineExpr ones = spatial(pool.getInput(), {});
       AffineExpr counts = spatial(pool.getResult(), {});
       ShapeConstraintSolver &solver = shapes.getSolver();
-      if (any) {
-        AffineExpr padded = spatial(pool.getInput(), grow);
-        m.postPhaseBytes.push_back(solver.simplify(ones + padded));
-        m.postPhaseBytes.push_back(solver.simplify(padded + counts));
-        m.numAllocs += 3;
-      } else {
-        m.postPhaseBytes.push_back(solver.simplify(ones + counts));
-        m.numAllocs += 2;
-      }
+      SmallVector<AffineExpr> chain = {ones};
+      // Counted padding: ones padded with ones, then ceil_mode's extra
+      // with zeros; else one pad with zeros.
+      bool twoPads = pool.getCountIncludePad() && anyExtra &&
+                     llvm::any_of(lohi, [](int64_t g) { return g != 0; });
+      if (twoPads)
+        chain.push_back(spatial(pool.getInput(), lohi));
+      if (any || anyExtra)
+        chain.push_back(spatial(pool.getInput(), grow));
+      for (size_t i = 0; i + 1 < chain.size(); ++i)
+        m.postPhaseBytes.push_back(solver.simplify(chain[i] + chain[i + 1]));
+      m.postPhaseBytes.push_back(
+          solver.simplify(chain.back() + counts + windowBytes));
+      m.numAllocs += chain.size() + 1 + (windowBytes != cst(0));
     }
     return m;
   }
@@ -363,6 +422,30 @@ OpMemory MemoryModel::describe(Operation *op) {
     add(ct.getResult(), BufferKind::Alloc);
     return m;
   }
+  if (auto arg = dyn_cast<ArgReduceOp>(op)) {
+    // lowerArgReduce: the value accumulator (the result's shape, the
+    // operand's element type) beside the index result; it dies with the op.
+    addScratch(payloadBytes(
+        arg.getResult(),
+        elementByteWidth(cast<RankedTensorType>(op->getOperand(0).getType())
+                             .getElementType())));
+    add(arg.getResult(), BufferKind::Alloc);
+    return m;
+  }
+  if (isa<RandomUniformOp>(op)) {
+    // lowerRandomUniform: the MT19937 state (624 x i32) carried through
+    // the loop, a writable copy of a constant, freed after the op.
+    addScratch(cst(624 * 4));
+    add(op->getResult(0), BufferKind::Alloc);
+    return m;
+  }
+  if (auto sort = dyn_cast<ArgSortOp>(op)) {
+    // lowerArgSort: each element's rank (i64, the result's shape), then the
+    // inverted permutation into the result; the ranks die with the op.
+    addScratch(payloadBytes(sort.getResult()));
+    add(sort.getResult(), BufferKind::Alloc);
+    return m;
+  }
   if (auto slice = dyn_cast<SliceOp>(op)) {
     add(slice.getResult(),
         isViewSlice(slice) ? BufferKind::View : BufferKind::Alloc, 0);
@@ -371,6 +454,14 @@ OpMemory MemoryModel::describe(Operation *op) {
   for (Value r : op->getResults())
     add(r, isa<RankedTensorType>(r.getType()) ? BufferKind::Alloc
                                               : BufferKind::External);
+  // A loop's carried tensor: bufferization copies the init value into a
+  // buffer of its own when the init is read after the loop, and that copy
+  // may live as long as the result; counted as part of the result's buffer
+  // (an upper bound, as the regions are).
+  if (isa<scf::ForOp, scf::WhileOp>(op) && !m.regionBytes.empty())
+    for (ResultMemory &rm : m.results)
+      if (rm.kind == BufferKind::Alloc)
+        rm.bytes = shapes.getSolver().simplify(rm.bytes * 2);
   return m;
 }
 
@@ -391,6 +482,67 @@ bool MemoryModel::isIdentityExpand(Operation *op) {
       return false;
   }
   return true;
+}
+
+AffineExpr MemoryModel::regionAllocBytes(Region &r,
+                                         SmallVectorImpl<Operation *> &calls) {
+  ShapeConstraintSolver &solver = shapes.getSolver();
+  AffineExpr sum = cst(0);
+  for (Block &block : r)
+    for (Operation &nested : block.without_terminator()) {
+      const OpMemory &m = getOpMemory(&nested);
+      sum = sum + m.preScratchBytes + m.scratchBytes;
+      for (AffineExpr e : m.postPhaseBytes)
+        sum = sum + e;
+      for (const ResultMemory &rm : m.results)
+        if (rm.kind == BufferKind::Alloc)
+          sum = sum + rm.bytes;
+      for (AffineExpr e : m.regionBytes)
+        sum = sum + e;
+      if (nested.hasAttr("disc.library_call"))
+        calls.push_back(&nested);
+      for (auto [call, alt] : m.regionCalls)
+        calls.push_back(call);
+    }
+  return solver.simplify(sum);
+}
+
+void MemoryModel::describeRegions(Operation *op, OpMemory &m) {
+  bool allocates = false;
+  op->walk([&](Operation *nested) {
+    if (nested != op &&
+        (llvm::any_of(nested->getResultTypes(),
+                      [](Type t) { return isa<RankedTensorType>(t); }) ||
+         nested->hasAttr("disc.library_call")))
+      allocates = true;
+  });
+  if (!allocates)
+    return;
+  // What ownership-based deallocation realizes: a region frees what it
+  // allocates before it ends, except the values it yields, which become
+  // the op's results (counted by the op's point) or, in a loop, the next
+  // iteration's carried values (of the results' sizes: the shape analysis
+  // gives a carried value whose shape changes per iteration fresh dims).
+  // One alternative per branch of an scf.if, one for a loop's regions.
+  auto addAlternative = [&](ArrayRef<Region *> regions) {
+    SmallVector<Operation *> calls;
+    AffineExpr bytes = cst(0);
+    for (Region *r : regions)
+      bytes = bytes + regionAllocBytes(*r, calls);
+    unsigned alt = m.regionBytes.size();
+    m.regionBytes.push_back(shapes.getSolver().simplify(bytes));
+    for (Operation *call : calls)
+      m.regionCalls.push_back({call, alt});
+  };
+  if (isa<scf::IfOp>(op)) {
+    for (Region &r : op->getRegions())
+      addAlternative({&r});
+    return;
+  }
+  SmallVector<Region *> all;
+  for (Region &r : op->getRegions())
+    all.push_back(&r);
+  addAlternative(all);
 }
 
 bool MemoryModel::isIdentityLayout(Value v) {
@@ -424,6 +576,14 @@ bool MemoryModel::escapes(Value v) {
       Operation *user = use.getOwner();
       if (user == term)
         return true;
+      // A post-op fused into the library call that made `x` writes into
+      // x's buffer (markLibraryCalls): its result is that buffer.
+      if (auto idx = user->getAttrOfType<IntegerAttr>("disc.fused_into_call");
+          idx && idx.getInt() == use.getOperandNumber() &&
+          user->getNumResults() == 1) {
+        work.push_back(user->getResult(0));
+        continue;
+      }
       if (use.getOperandNumber() != 0 || user->getNumResults() != 1)
         continue;
       bool view = false;
@@ -443,6 +603,12 @@ bool MemoryModel::escapes(Value v) {
 bool MemoryModel::isStackBuffer(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
   if (!stackPlacement || !t || !t.hasStaticShape())
+    return false;
+  // disc-promote-small-buffers moves the allocations of the entry block
+  // only: not those in a region, among them the buffers an scf op yields.
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getParentOp() != func.getOperation() ||
+      isa<scf::IfOp, scf::ForOp, scf::WhileOp>(def))
     return false;
   int64_t bytes = t.getNumElements() * elementByteWidth(t.getElementType());
   return bytes <= kMaxStackBufferBytes && !escapes(v);
@@ -617,6 +783,9 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
     at = solver.simplify(at);
     points.push_back(at);
     p.liveAt.push_back(at);
+    // What the op's regions hold while they run, per alternative.
+    for (AffineExpr r : m.regionBytes)
+      points.push_back(solver.simplify(at + r));
     // Later temporaries of the op, after its pre-scratch is freed.
     for (AffineExpr phase : m.postPhaseBytes)
       points.push_back(
@@ -629,8 +798,10 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
     live = solver.simplify(live);
   }
   // The clones of the returned values that are not owned buffers: each
-  // is its payload exactly (no alignment padding), and the buffer it was
-  // copied from dies after its last copy.
+  // is its payload exactly (no alignment padding) when it copies a dense
+  // buffer, an aligned allocation (with padding) when it copies a strided
+  // view into a dense one; the buffer it was copied from dies after its
+  // last copy.
   for (auto [k, v] : llvm::enumerate(term->getOperands())) {
     if (returnsOwned(v) || !isa<RankedTensorType>(v.getType()))
       continue;
@@ -639,7 +810,8 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
         def && def->hasAttr(kInPlaceStateAttrName))
       continue;
     Value root = getBufferRoot(v);
-    live = solver.simplify(live + payloadBytes(v));
+    live = solver.simplify(
+        live + (isIdentityLayout(v) ? payloadBytes(v) : allocBytes(v)));
     p.exitPoints.push_back(live);
     ++p.numAllocs;
     if (!root)
@@ -860,31 +1032,6 @@ static std::string describeOp(Operation *op) {
 }
 
 bool MemoryModel::isPredictable(const MemoryProfile &p, std::string *reason) {
-  // Allocations inside a loop or branch (the importer's recurrent layers)
-  // repeat per iteration; the model does not count them yet, so it gives
-  // no prediction rather than a wrong one.
-  for (Operation *op : p.order) {
-    if (op->getNumRegions() == 0)
-      continue;
-    bool allocates = false;
-    op->walk([&](Operation *nested) {
-      if (nested != op && llvm::any_of(nested->getResultTypes(), [](Type t) {
-            return isa<RankedTensorType>(t);
-          }))
-        allocates = true;
-    });
-    if (!allocates)
-      continue;
-    // ONNX If/Loop (scf.if/scf.while with the node's name) and the
-    // recurrent layers' scf.for: name the node the user can find.
-    if (reason) {
-      bool onnxControlFlow = isa<scf::IfOp, scf::WhileOp>(op);
-      *reason = (onnxControlFlow ? "control flow in node " : "a loop in ") +
-                describeOp(op) +
-                ": tensors allocated inside its regions are not modeled";
-    }
-    return false;
-  }
   if (missingDims) {
     if (reason) {
       *reason = "no symbolic size for a result";
@@ -893,19 +1040,21 @@ bool MemoryModel::isPredictable(const MemoryProfile &p, std::string *reason) {
     }
     return false;
   }
-  llvm::DenseSet<unsigned> inputSymbols;
-  for (BlockArgument arg : func.getArguments())
-    for (AffineExpr d : shapes.getDims(arg))
-      if (auto s = dyn_cast_or_null<AffineSymbolExpr>(d))
-        inputSymbols.insert(s.getPosition());
+  llvm::DenseSet<unsigned> inputs = inputSymbols();
+  computeBounds();
   llvm::SetVector<unsigned> used;
   for (AffineExpr e : p.peakCandidates)
     collectSymbols(e, used);
   // The runtime sizes each library call's temporaries from its operand
   // dims, so those must be input dims too.
+  SmallVector<Operation *> calls;
   for (Operation *op : p.order) {
-    if (!op->hasAttr("disc.library_call"))
-      continue;
+    if (op->hasAttr("disc.library_call"))
+      calls.push_back(op);
+    for (auto [call, alt] : getOpMemory(op).regionCalls)
+      calls.push_back(call);
+  }
+  for (Operation *op : calls) {
     llvm::SetVector<unsigned> callSymbols;
     for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
       if (isa<RankedTensorType>(v.getType()))
@@ -913,7 +1062,7 @@ bool MemoryModel::isPredictable(const MemoryProfile &p, std::string *reason) {
           if (d)
             collectSymbols(d, callSymbols);
     for (unsigned s : callSymbols) {
-      if (inputSymbols.contains(s))
+      if (inputs.contains(s))
         continue;
       if (reason)
         *reason =
@@ -927,7 +1076,7 @@ bool MemoryModel::isPredictable(const MemoryProfile &p, std::string *reason) {
     }
   }
   for (unsigned s : used) {
-    if (inputSymbols.contains(s))
+    if (inputs.contains(s) || bounds->count(s))
       continue;
     if (reason) {
       *reason = "size '" + shapes.getSymbolName(s).str() + "' is not an " +
@@ -996,20 +1145,212 @@ llvm::json::Object MemoryModel::toJson(const MemoryProfile &p) {
     return llvm::json::Object{{"predictable", false}, {"reason", reason}};
   llvm::json::Array exprs, texts, calls;
   for (AffineExpr e : p.peakCandidates) {
-    exprs.push_back(exprToJson(e, shapes));
-    texts.push_back(render(e));
+    AffineExpr b = atBounds(e);
+    exprs.push_back(exprToJson(b, shapes));
+    texts.push_back(render(b));
   }
-  for (auto [i, op] : llvm::enumerate(p.order))
+  for (auto [i, op] : llvm::enumerate(p.order)) {
     if (op->hasAttr("disc.library_call") &&
-        !libraryCallJson(op, p.liveAt[i], calls, reason, i))
+        !libraryCallJson(op, atBounds(p.liveAt[i]), calls, reason, i))
       return llvm::json::Object{{"predictable", false}, {"reason", reason}};
+    // A call in a region: at the point of its alternative (which counts
+    // every allocation of the region, the call's result among them).
+    const OpMemory &m = getOpMemory(op);
+    for (auto [call, alt] : m.regionCalls)
+      if (!libraryCallJson(call,
+                           atBounds(shapes.getSolver().simplify(
+                               p.liveAt[i] + m.regionBytes[alt])),
+                           calls, reason, i))
+        return llvm::json::Object{{"predictable", false}, {"reason", reason}};
+  }
   llvm::json::Object o{{"predictable", true},
                        {"num_allocs", p.numAllocs},
                        {"peak_bytes", std::move(exprs)},
                        {"peak_bytes_text", std::move(texts)}};
+  std::string why;
+  if (isUpperBound(p, &why)) {
+    o["upper_bound"] = true;
+    o["bound_reason"] = why;
+  }
   if (!calls.empty())
     o["library_calls"] = std::move(calls);
   return o;
+}
+
+llvm::DenseSet<unsigned> MemoryModel::inputSymbols() {
+  llvm::DenseSet<unsigned> inputs;
+  for (BlockArgument arg : func.getArguments())
+    for (AffineExpr d : shapes.getDims(arg))
+      if (auto s = dyn_cast_or_null<AffineSymbolExpr>(d))
+        inputs.insert(s.getPosition());
+  return inputs;
+}
+
+/// Whether `e` is >= 0 for every value of its symbols (>= 0): built from
+/// non-negative constants and symbols by +, *, floordiv, ceildiv and mod
+/// by positive constants.
+static bool isStructurallyNonNegative(AffineExpr e) {
+  switch (e.getKind()) {
+  case AffineExprKind::Constant:
+    return cast<AffineConstantExpr>(e).getValue() >= 0;
+  case AffineExprKind::SymbolId:
+    return true;
+  case AffineExprKind::DimId:
+    return false;
+  default:
+    break;
+  }
+  auto b = cast<AffineBinaryOpExpr>(e);
+  if (e.getKind() != AffineExprKind::Add &&
+      e.getKind() != AffineExprKind::Mul) {
+    auto c = dyn_cast<AffineConstantExpr>(b.getRHS());
+    if (!c || c.getValue() <= 0)
+      return false;
+  }
+  return isStructurallyNonNegative(b.getLHS()) &&
+         isStructurallyNonNegative(b.getRHS());
+}
+
+/// Whether `e` never decreases when a symbol of `grows` grows (the others
+/// held): sums, products of non-negative factors, and floordiv/ceildiv by
+/// positive constants of such expressions.
+static bool isMonotoneIn(AffineExpr e, const llvm::DenseSet<unsigned> &grows) {
+  bool involves = false;
+  e.walk([&](AffineExpr x) {
+    if (auto s = dyn_cast<AffineSymbolExpr>(x))
+      involves |= grows.contains(s.getPosition());
+  });
+  if (!involves || e.getKind() == AffineExprKind::SymbolId)
+    return true;
+  if (e.getKind() == AffineExprKind::Constant ||
+      e.getKind() == AffineExprKind::DimId)
+    return false;
+  auto b = cast<AffineBinaryOpExpr>(e);
+  switch (e.getKind()) {
+  case AffineExprKind::Add:
+    return isMonotoneIn(b.getLHS(), grows) && isMonotoneIn(b.getRHS(), grows);
+  case AffineExprKind::Mul:
+    return isStructurallyNonNegative(b.getLHS()) &&
+           isStructurallyNonNegative(b.getRHS()) &&
+           isMonotoneIn(b.getLHS(), grows) && isMonotoneIn(b.getRHS(), grows);
+  case AffineExprKind::FloorDiv:
+  case AffineExprKind::CeilDiv: {
+    auto c = dyn_cast<AffineConstantExpr>(b.getRHS());
+    return c && c.getValue() > 0 && isMonotoneIn(b.getLHS(), grows);
+  }
+  default:
+    return false;
+  }
+}
+
+void MemoryModel::computeBounds() {
+  if (bounds)
+    return;
+  bounds.emplace();
+  llvm::DenseSet<unsigned> inputs = inputSymbols();
+  llvm::DenseSet<unsigned> bounded;
+  for (unsigned i = 0, e = shapes.getNumSymbols(); i < e; ++i)
+    if (!inputs.contains(i) && shapes.getUpperBound(i))
+      bounded.insert(i);
+  if (bounded.empty())
+    return;
+  // A size may be evaluated at its bound only where every dim that
+  // involves it grows with it: then so does every buffer size (a product
+  // of dims) and every live-byte sum of them.
+  SmallVector<AffineExpr> dimExprs;
+  func.walk([&](Operation *op) {
+    for (Value r : op->getResults())
+      llvm::append_range(dimExprs, shapes.getDims(r));
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument a : block.getArguments())
+          llvm::append_range(dimExprs, shapes.getDims(a));
+  });
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (AffineExpr d : dimExprs) {
+      if (!d || isMonotoneIn(d, bounded))
+        continue;
+      d.walk([&](AffineExpr x) {
+        if (auto s = dyn_cast<AffineSymbolExpr>(x))
+          changed |= bounded.erase(s.getPosition());
+      });
+    }
+  }
+  // Each bound in input dims: a bound may involve another bounded size
+  // (a compaction of a compaction), never itself.
+  llvm::DenseMap<unsigned, AffineExpr> resolved;
+  std::function<AffineExpr(unsigned, int)> resolve = [&](unsigned i,
+                                                         int depth) {
+    if (auto it = resolved.find(i); it != resolved.end())
+      return it->second;
+    AffineExpr b = shapes.getUpperBound(i);
+    if (depth > 16 || !b || !isMonotoneIn(b, bounded))
+      return AffineExpr();
+    llvm::SetVector<unsigned> syms;
+    collectSymbols(b, syms);
+    SmallVector<AffineExpr> repl;
+    for (unsigned k = 0, e = shapes.getNumSymbols(); k < e; ++k)
+      repl.push_back(getAffineSymbolExpr(k, ctx));
+    for (unsigned s : syms) {
+      if (inputs.contains(s))
+        continue;
+      AffineExpr r = bounded.contains(s) ? resolve(s, depth + 1) : AffineExpr();
+      if (!r)
+        return AffineExpr();
+      repl[s] = r;
+    }
+    AffineExpr r = shapes.normalize(b.replaceSymbols(repl));
+    resolved[i] = r;
+    return r;
+  };
+  for (unsigned i : bounded)
+    if (AffineExpr r = resolve(i, 0))
+      (*bounds)[i] = r;
+}
+
+AffineExpr MemoryModel::atBounds(AffineExpr e) {
+  computeBounds();
+  if (!e || bounds->empty())
+    return e;
+  SmallVector<AffineExpr> repl;
+  for (unsigned k = 0, n = shapes.getNumSymbols(); k < n; ++k) {
+    auto it = bounds->find(k);
+    repl.push_back(it != bounds->end() ? it->second
+                                       : getAffineSymbolExpr(k, ctx));
+  }
+  return shapes.getSolver().simplify(
+      shapes.normalize(shapes.normalize(e).replaceSymbols(repl)));
+}
+
+bool MemoryModel::isUpperBound(const MemoryProfile &p, std::string *why) {
+  computeBounds();
+  SmallVector<std::string> notes;
+  for (Operation *op : p.order)
+    if (!getOpMemory(op).regionBytes.empty()) {
+      notes.push_back("tensors allocated in the regions of " + describeOp(op) +
+                      " counted as live for the whole region");
+      break;
+    }
+  for (Operation *op : p.order)
+    if (getOpMemory(op).upperBound) {
+      notes.push_back("the padding ceil_mode adds to " + describeOp(op) +
+                      " at its largest (stride - 1)");
+      break;
+    }
+  llvm::SetVector<unsigned> used;
+  for (AffineExpr e : p.peakCandidates)
+    collectSymbols(shapes.normalize(e), used);
+  for (unsigned s : used)
+    if (auto it = bounds->find(s); it != bounds->end()) {
+      notes.push_back("size '" + shapes.getSymbolName(s).str() +
+                      "' (known only at run time) at its bound " +
+                      render(it->second));
+      break;
+    }
+  if (why)
+    *why = llvm::join(notes, "; ");
+  return !notes.empty();
 }
 
 bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
@@ -1250,8 +1591,9 @@ LogicalResult mlir::disc::printMemory(ModuleOp module, StringRef entry,
   MemoryModel &mm = *fm.model;
   MemoryProfile p = mm.profile();
   llvm::StringMap<int64_t> likely = likelyBindings(sa);
+  // Data-dependent sizes at their bounds (MemoryModel::atBounds).
   auto value = [&](AffineExpr e) {
-    std::optional<int64_t> v = mm.evaluate(e, likely);
+    std::optional<int64_t> v = mm.evaluate(mm.atBounds(e), likely);
     return v ? std::to_string(*v) : std::string("?");
   };
   os << "bindings:";
@@ -1300,13 +1642,20 @@ LogicalResult mlir::disc::printMemory(ModuleOp module, StringRef entry,
   os << "peak = max of " << p.peakCandidates.size() << " candidates:\n";
   for (auto [e, at] : llvm::zip(p.peakCandidates, p.peakCandidatePoints))
     os << "  #" << at << " " << mm.render(e) << "  [" << value(e) << "]\n";
-  std::optional<int64_t> peak = mm.evaluatePeak(p, likely);
-  std::string reason;
+  std::optional<int64_t> peak;
+  for (AffineExpr e : p.peakCandidates) {
+    std::optional<int64_t> v = mm.evaluate(mm.atBounds(e), likely);
+    peak = !v ? v : peak ? std::max(*peak, *v) : *v;
+    if (!peak)
+      break;
+  }
+  std::string reason, why;
   bool predictable = mm.isPredictable(p, &reason);
   os << "peak: " << (peak ? std::to_string(*peak) : std::string("?"))
      << " bytes at the bindings above, " << p.numAllocs << " allocations"
-     << (predictable ? std::string("")
-                     : "; not predictable from input shapes: " + reason)
+     << (!predictable ? "; not predictable from input shapes: " + reason
+         : mm.isUpperBound(p, &why) ? "; an upper bound: " + why
+                                    : std::string(""))
      << "\n";
   // The buffers live at the first peak point, largest first (what a
   // PyTorch memory snapshot shows at its peak): the bytes, the op that
@@ -1315,14 +1664,16 @@ LogicalResult mlir::disc::printMemory(ModuleOp module, StringRef entry,
     return success();
   std::optional<unsigned> peakAt;
   for (auto [e, at] : llvm::zip(p.peakCandidates, p.peakCandidatePoints))
-    if (mm.evaluate(e, likely) == peak && (!peakAt || at < *peakAt))
+    if (mm.evaluate(mm.atBounds(e), likely) == peak &&
+        (!peakAt || at < *peakAt))
       peakAt = at;
   if (!peakAt || *peakAt >= p.order.size())
     return success();
   SmallVector<std::pair<int64_t, const BufferLiveRange *>> live;
   for (const BufferLiveRange &b : p.buffers)
     if (b.def <= *peakAt && b.lastUse >= *peakAt)
-      live.push_back({mm.evaluate(b.bytes, likely).value_or(-1), &b});
+      live.push_back(
+          {mm.evaluate(mm.atBounds(b.bytes), likely).value_or(-1), &b});
   llvm::stable_sort(live, [](auto &a, auto &b) { return a.first > b.first; });
   os << "live at the peak (#" << *peakAt << "), largest first:\n";
   for (auto [bytes, b] : live) {

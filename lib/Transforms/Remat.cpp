@@ -875,7 +875,8 @@ mlir::disc::applyRematToEntry(ModuleOp module, StringRef entry,
   FunctionMemory fm(func);
   MemoryModel &mm = *fm.model;
   MemoryProfile p = mm.profile();
-  if (!mm.isPredictable(p))
+  // An upper bound is no base for evict/regenerate decisions.
+  if (!mm.isPredictable(p) || mm.isUpperBound(p))
     return llvm::json::Object{{"candidates", llvm::json::Array{}}};
   SmallVector<RematCandidate> cands = findRematCandidates(mm, p, options);
   llvm::json::Object json = rematToJson(mm, p, cands);
@@ -895,6 +896,10 @@ void mlir::disc::printRematCandidates(ModuleOp module, StringRef entry,
   MemoryProfile p = mm.profile();
   if (!mm.isPredictable(p)) {
     os << "remat candidates: none (sizes not predictable)\n";
+    return;
+  }
+  if (mm.isUpperBound(p)) {
+    os << "remat candidates: none (the peak is an upper bound)\n";
     return;
   }
   SmallVector<RematRejection> rejected;
@@ -999,7 +1004,7 @@ struct RematPass : public disc::impl::DiscRematBase<RematPass> {
       FunctionMemory fm(func, ranges);
       MemoryModel &mm = *fm.model;
       MemoryProfile p = mm.profile();
-      if (!mm.isPredictable(p))
+      if (!mm.isPredictable(p) || mm.isUpperBound(p))
         continue;
       SmallVector<RematRejection> rejected;
       SmallVector<RematCandidate> cands =

@@ -328,6 +328,11 @@ SmallVector<AffineExpr> ShapeAnalysis::getDims(Value v) {
   return r;
 }
 
+AffineExpr ShapeAnalysis::getUpperBound(unsigned i) {
+  auto it = upperBounds.find(i);
+  return it == upperBounds.end() ? AffineExpr() : normalize(it->second);
+}
+
 bool ShapeAnalysis::hasUnknown(AffineExpr e) {
   bool found = false;
   normalize(e).walk([&](AffineExpr x) {

@@ -79,6 +79,15 @@ public:
     sa.values[op->getResult(0)] = std::move(kept);
   }
   AffineExpr fresh() override { return sa.fresh(getOp(), /*unknown=*/false); }
+  void boundAbove(AffineExpr size, AffineExpr bound) override {
+    auto s = dyn_cast_or_null<AffineSymbolExpr>(size);
+    if (!s || !bound || sa.symbols[s.getPosition()].isRoot ||
+        sa.symbols[s.getPosition()].unknown ||
+        sa.upperBounds.count(s.getPosition()) ||
+        bound.isFunctionOfSymbol(s.getPosition()))
+      return;
+    sa.upperBounds[s.getPosition()] = bound;
+  }
   void equate(AffineExpr a, AffineExpr b) override { sa.equate(a, b); }
   AffineExpr normalize(AffineExpr e) override { return sa.normalize(e); }
   AffineExpr exactDiv(AffineExpr num, AffineExpr den) override {
@@ -242,8 +251,18 @@ void ShapeAnalysis::visit(Operation *op) {
               continue;
             SmallVector<AffineExpr> dt = dimsOrFresh(t), de = dimsOrFresh(e);
             SmallVector<AffineExpr> d;
-            for (auto [x, y] : llvm::zip(dt, de))
-              d.push_back(x == y ? x : fresh(op, /*unknown=*/true));
+            for (auto [x, y] : llvm::zip(dt, de)) {
+              if (x == y) {
+                d.push_back(x);
+                continue;
+              }
+              // One of the two at run time: at most their sum (dims are
+              // >= 0), the memory model's bound.
+              AffineExpr f = fresh(op, /*unknown=*/true);
+              if (x && y)
+                upperBounds[cast<AffineSymbolExpr>(f).getPosition()] = x + y;
+              d.push_back(f);
+            }
             setDims(r, d, op);
           }
           return;

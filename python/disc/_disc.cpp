@@ -221,6 +221,7 @@ py::dict statsDict(const disc::SessionStats &s) {
   d["offload_ms"] = s.remat_offload_ms;
   d["minimum_peak_bytes"] = s.remat_minimum_peak_bytes;
   d["predicted_peak_bytes"] = s.predicted_peak_bytes;
+  d["predicted_peak_is_upper_bound"] = s.predicted_peak_is_upper_bound;
   d["reserved_peak_bytes"] = s.reserved_peak_bytes;
   return d;
 }

@@ -5,7 +5,8 @@ Each model is a `torch.jit.script`ed module (so that torch.onnx.export emits
 `If`/`Loop` nodes rather than tracing one path), exported with dynamic axes,
 compiled ONCE with disc-compile and run with disc-run at two or three input
 shapes and both branch choices / several trip counts. Every output is
-compared with PyTorch's (rtol 1e-3, atol 1e-4); shapes must match exactly.
+compared with PyTorch's (rtol 1e-3, atol 1e-4); shapes must match exactly;
+the measured peak must be at most the memory model's upper bound.
 
   branchy      If on an input value picks one of two sub-networks (Linear +
                tanh, or Linear-ReLU-Linear * 2) on x [batch, 8].
@@ -28,6 +29,7 @@ Exit codes: 0 every run matched, 1 a mismatch or a failed command (named),
 """
 
 import argparse
+import json
 import os
 import shlex
 import subprocess
@@ -37,6 +39,8 @@ import warnings
 import numpy as np
 import onnx
 import torch
+
+import peak_check
 
 RTOL = 1e-3
 ATOL = 1e-4
@@ -178,6 +182,26 @@ def sh(cmd, timeout=600):
     return p.returncode, out
 
 
+def check_limits(name, cmd, report):
+    """A memory limit at the upper bound holds; one below it is refused
+    before the run (exit 3, the message naming the bound): with only a
+    bound and nothing to evict, the runtime cannot promise a lower one."""
+    with open(report) as f:
+        bound = json.load(f)["predicted_peak_bytes"]
+    failures = []
+    rc, _ = sh(cmd + ["--memory-limit", str(bound)])
+    if rc != 0:
+        failures.append(f"{name}: a memory limit at the bound ({bound}) "
+                        f"failed (exit {rc})")
+    rc, out = sh(cmd + ["--memory-limit", str(bound - 1)])
+    if rc != 3 or "upper bound" not in out:
+        failures.append(f"{name}: a memory limit below the bound gave exit "
+                        f"{rc}, expected 3 naming the upper bound")
+    if not failures:
+        log(f"  ok: {name}: limit {bound} holds, {bound - 1} refused (exit 3)")
+    return failures
+
+
 def run_model(name, args):
     torch.manual_seed(0)
     module, example, in_names, out_names, axes, runs, cargs = MODELS[name]()
@@ -216,10 +240,18 @@ def run_model(name, args):
             cmd += ["--input", f"{k}={p}"]
         shapes = ", ".join(f"{k}{list(v.shape)}" + (f"={v.tolist()}" if v.size == 1 else "")
                            for k, v in inputs.items())
-        rc, _ = sh(cmd)
+        report = os.path.join(rdir, "report.json")
+        rc, _ = sh(cmd + ["--report", report])
         if rc != 0:
             failures.append(f"{name} run {i} ({shapes}): disc-run exit {rc}")
             continue
+        # Every model has an If or a Loop: the prediction is an upper bound.
+        bad, text = peak_check.check(report, f"{name} run {i} ({shapes})", True)
+        failures += bad
+        if text:
+            log(f"  ok: {name} run {i} ({shapes}): {text}")
+        if i == 0 and not bad:
+            failures += check_limits(name, cmd, report)
         for o, w in zip(out_names, want):
             w = w.detach().numpy()
             got = np.load(os.path.join(odir, o + ".npy"))

@@ -73,6 +73,8 @@ import onnx
 import torch
 from onnx import TensorProto, helper, numpy_helper
 
+import peak_check
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
@@ -406,8 +408,9 @@ def run_disc(args, so, x, rdir):
     os.makedirs(odir)
     xin = os.path.join(rdir, "input.npy")
     np.save(xin, x)
+    report = os.path.join(rdir, "report.json")
     rc, _ = sh([os.path.join(args.bin_dir, "disc-run"), so, "--input",
-                f"input={xin}", "--output-dir", odir])
+                f"input={xin}", "--output-dir", odir, "--report", report])
     if rc != 0:
         return None, rc
     return {f[:-4]: np.load(os.path.join(odir, f))
@@ -446,6 +449,12 @@ def check(args, work, reference):
                 continue
             w = want if name == "qconvnet_taps" else {"logits": want["logits"]}
             failures += compare(tag, got, w, step * float(want[f"s{HEAD}"]))
+            # No control flow, no data-dependent size: the exact peak.
+            bad, text = peak_check.check(
+                os.path.join(rdir, name, "report.json"), tag, False)
+            failures += bad
+            if text:
+                print(f"  ok: {tag}: {text}", flush=True)
     return failures
 
 

@@ -3,7 +3,9 @@
 
 Each model is exported from PyTorch with dynamic axes, compiled ONCE with
 disc-compile and run with disc-run at two to four input shapes; every output
-is compared, shapes exactly.
+is compared, shapes exactly. The measured peak must equal the memory model's
+prediction (the float16 models) or be at most its upper bound (nms_head:
+an If, NMS's loop and data-dependent counts; docs/memory.md).
 
   nms_head      Conv backbone on images [n, 3, h, w] (n, h, w dynamic) ->
                 per-location boxes and class scores; locations whose best
@@ -73,6 +75,8 @@ import onnx
 from onnx import numpy_helper
 import torch
 import torchvision
+
+import peak_check
 
 NMS_RTOL = 1e-3
 NMS_ATOL = 1e-4
@@ -485,10 +489,17 @@ def run_model(name, args, ort, expected):
             p = os.path.join(rdir, k + ".npy")
             np.save(p, v)
             cmd += ["--input", f"{k}={p}"]
-        rc, _ = sh(cmd)
+        report = os.path.join(rdir, "report.json")
+        rc, _ = sh(cmd + ["--report", report])
         if rc != 0:
             failures.append(f"{what}: disc-run exit {rc}")
             continue
+        # NMS (an If, a loop, data-dependent counts): an upper bound; the
+        # fp16 models: exact.
+        bad, text = peak_check.check(report, what, not case["fp16"])
+        failures += bad
+        if text:
+            log(f"  ok: {what}: {text}")
         for o in out_names:
             got = np.load(os.path.join(odir, o + ".npy"))
             if case["fp16"] and got.dtype != np.float16:

@@ -244,6 +244,7 @@ class Result:
         self.detail = detail
         self.seconds = seconds
         self.unsupported = unsupported  # COMPILE_FAIL with exit 2
+        self.peaks = []  # --check-peak: (kind, measured, predicted) per data set
 
 
 def run_test(test, args):
@@ -264,8 +265,11 @@ def _run_test(test, args):
         os.remove(so)
     model = os.path.join(test.path, "model.onnx")
 
+    peaks = []
+
     def done(status, detail="", unsupported=False):
         r = Result(test, status, detail, time.monotonic() - t0, unsupported)
+        r.peaks = peaks
         if status == PASS and not args.keep:
             shutil.rmtree(work, ignore_errors=True)
         return r
@@ -306,15 +310,55 @@ def _run_test(test, args):
                 continue
             cmd += ["--compare", f"#{idx}={f}"]
         cmd += ["--rtol", repr(args.rtol), "--atol", repr(args.atol)] + args.run_arg
-        rc, text, _ = _run_cmd(cmd, args.timeout)
         ds = os.path.basename(d)
+        report = os.path.join(work, f"report_{ds}.json")
+        if args.check_peak:
+            cmd += ["--report", report]
+        rc, text, _ = _run_cmd(cmd, args.timeout)
         if rc is None:
             return done(TIMEOUT, f"{ds}: disc-run ran past {args.timeout:g} s")
         if rc == 1:
             return done(MISMATCH, f"{ds}: {_error_line(text)}")
         if rc != 0:
             return done(RUN_FAIL, f"{ds}: exit {rc}: {_error_line(text)}")
+        if args.check_peak:
+            over = _check_peak(report, peaks)
+            if over:
+                return done(MISMATCH, f"{ds}: {over}")
     return done(PASS)
+
+
+def _check_peak(report, peaks):
+    """Records the run's (kind, measured, predicted) in `peaks`, kind one of
+    exact / bound / none; returns a message when the measured peak is above
+    the memory model's prediction (exact or an upper bound), else None."""
+    with open(report) as f:
+        rep = json.load(f)
+    measured, predicted = rep.get("peak_bytes"), rep.get("predicted_peak_bytes")
+    if not isinstance(predicted, int):
+        peaks.append(("none", measured, None))
+        return None
+    bound = bool(rep.get("predicted_peak_is_upper_bound"))
+    peaks.append(("bound" if bound else "exact", measured, predicted))
+    if measured <= predicted:
+        return None
+    kind = "upper bound" if bound else "peak"
+    return f"measured peak {measured} bytes above the predicted {kind} {predicted}"
+
+
+def print_peaks(results):
+    """--check-peak: how the predictions of the passing runs compare."""
+    runs = [p for r in results if r.status == PASS for p in r.peaks]
+    exact = [p for p in runs if p[0] == "exact"]
+    bound = [p for p in runs if p[0] == "bound"]
+    equal = sum(1 for _, m, q in exact if m == q)
+    ratios = sorted(m / q for _, m, q in bound if q)
+    median = ratios[len(ratios) // 2] if ratios else float("nan")
+    print(f"\npeaks of {len(runs)} passing runs: {len(exact)} exact "
+          f"predictions ({equal} equal to the measured peak, {len(exact) - equal} "
+          f"above it), {len(bound)} upper bounds (measured/bound median "
+          f"{median:.2f}, min {ratios[0] if ratios else float('nan'):.2f}), "
+          f"{sum(1 for p in runs if p[0] == 'none')} not predictable")
 
 
 # --------------------------------------------------------------------------
@@ -479,6 +523,9 @@ def parse_args(argv):
                    help="extra argument for disc-compile (repeatable)")
     p.add_argument("--run-arg", action="append", default=[],
                    help="extra argument for disc-run (repeatable)")
+    p.add_argument("--check-peak", action="store_true",
+                   help="also fail a test whose measured peak (disc-run "
+                        "--report) is above the memory model's prediction")
     p.add_argument("--verbose", "-v", action="store_true",
                    help="print every test's result, not only failures")
     args = p.parse_args(argv)
@@ -586,6 +633,8 @@ def main(argv=None):
             n_all = sum(1 for r in results if r.test.mode == mode)
             print(f"{mode} mode: {n_pass} passed, {n_all - n_pass} failed")
         print_totals(totals, sys.stdout)
+    if args.check_peak:
+        print_peaks(results)
     print(f"\n{elapsed:.0f} s wall, {args.jobs} jobs")
     if unexpected_pass:
         print(f"\nunexpected passes ({len(unexpected_pass)}; prune them from "

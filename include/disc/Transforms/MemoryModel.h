@@ -111,6 +111,18 @@ struct OpMemory {
   SmallVector<AffineExpr> postPhaseBytes;
   /// Number of allocator calls this op makes (results + scratch).
   int64_t numAllocs = 0;
+  /// An op with regions that allocate (scf.if, scf.for, scf.while): the
+  /// bytes its regions may hold at once on top of the op's own point, one
+  /// entry per alternative (each branch of an scf.if; a loop's regions
+  /// together, for one iteration: the carried values are the results').
+  /// Every tensor allocated in a region is counted as live for the whole
+  /// region, so these are upper bounds (docs/memory.md, "Upper bounds").
+  SmallVector<AffineExpr> regionBytes;
+  /// Library calls nested in those regions, each with its alternative.
+  SmallVector<std::pair<Operation *, unsigned>> regionCalls;
+  /// The sizes above are upper bounds for this op (a ceil_mode pool's
+  /// run-time padding, counted at its largest).
+  bool upperBound = false;
 };
 
 /// Live range of one allocated buffer under an order: allocated when op
@@ -218,6 +230,15 @@ public:
   /// data-dependent size such as NonZero's count, or a dim the shape rules
   /// could not derive); `reason` then names the op and the symbol.
   bool isPredictable(const MemoryProfile &p, std::string *reason = nullptr);
+  /// Whether the prediction of a predictable profile is an upper bound
+  /// rather than the exact peak: tensors allocated in the regions of
+  /// control flow, or a data-dependent size evaluated at its bound
+  /// (ShapeAnalysis::getUpperBound). `why` says which.
+  bool isUpperBound(const MemoryProfile &p, std::string *why = nullptr);
+  /// `e` with every data-dependent size that has a usable bound replaced by
+  /// the bound (an expression of input dims): an upper bound of `e` when
+  /// `e` is a sum of buffer sizes. Other symbols stay.
+  AffineExpr atBounds(AffineExpr e);
 
   /// Renders `e` with input dim names (`N*H*W*256 + 64`).
   std::string render(AffineExpr e) { return shapes.render(e); }
@@ -267,8 +288,23 @@ public:
 private:
   bool stackPlacement = true;
   OpMemory describe(Operation *op);
+  /// Fills m.regionBytes and m.regionCalls of an op with regions.
+  void describeRegions(Operation *op, OpMemory &m);
+  /// Bytes of every allocation of the ops of `r` (nested regions included,
+  /// all their alternatives together); its library calls into `calls`.
+  AffineExpr regionAllocBytes(Region &r, SmallVectorImpl<Operation *> &calls);
   AffineExpr cst(int64_t c);
   AffineExpr allocBytes(Value v);
+  /// payloadBytes with elements of `elementBytes` bytes (a temporary of
+  /// `v`'s shape and another element type).
+  AffineExpr payloadBytes(Value v, int64_t elementBytes);
+  /// Positions of the symbols of the function's input dims.
+  llvm::DenseSet<unsigned> inputSymbols();
+  /// Computes `bounds` once: each data-dependent size whose bound resolves
+  /// to input dims and whose every dim expression grows with it.
+  void computeBounds();
+
+  std::optional<llvm::DenseMap<unsigned, AffineExpr>> bounds;
 
   func::FuncOp func;
   ShapeAnalysis &shapes;

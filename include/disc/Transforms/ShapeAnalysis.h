@@ -52,6 +52,10 @@ public:
   bool isUnknownSymbol(unsigned i) const { return symbols[i].unknown; }
   /// Representative symbol for `i` after merging (itself when not merged).
   std::optional<unsigned> getMergedInto(unsigned i) const;
+  /// An upper bound of symbol `i`, a size known only at run time, as an
+  /// expression of other symbols (normalized), when a shape rule recorded
+  /// one (SymbolicShapeContext::boundAbove); null otherwise.
+  AffineExpr getUpperBound(unsigned i);
   /// Does `e` involve a symbol created for a dim the rules could not derive?
   bool hasUnknown(AffineExpr e);
   /// Dim `i` of `a` equals dim `j` of `b` for every input the model
@@ -122,6 +126,7 @@ private:
   SmallVector<AffineExpr> subst; // symbol i -> replacement (itself if none)
   llvm::DenseMap<Value, SmallVector<AffineExpr>> shapes;
   llvm::DenseMap<Value, SmallVector<AffineExpr>> values;
+  llvm::DenseMap<unsigned, AffineExpr> upperBounds;
   SmallVector<std::pair<AffineExpr, AffineExpr>> equalities;
   llvm::StringMap<AffineExpr> rootByName;
 };

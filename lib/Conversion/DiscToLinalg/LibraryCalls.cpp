@@ -416,12 +416,21 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
   if (func.isExternal())
     return;
   Block &body = func.getBody().front();
-  for (Operation &op : body) {
-    op.removeAttr(kLibraryCallAttr);
-    op.removeAttr(kPostOpsAttr);
-    op.removeAttr(kFusedIntoCallAttr);
-    op.removeAttr(kPostOpAttrsAttr);
-  }
+  func.walk([&](Operation *op) {
+    op->removeAttr(kLibraryCallAttr);
+    op->removeAttr(kPostOpsAttr);
+    op->removeAttr(kFusedIntoCallAttr);
+    op->removeAttr(kPostOpAttrsAttr);
+  });
+  // The CPU lowering takes ops in regions (If/Loop bodies, recurrent
+  // layers) to the same calls by fitsLibraryCall, without post-ops (the
+  // integer Conv by its mark, given in the entry block only): marked too,
+  // so that the memory model counts their temporaries.
+  if (!fits)
+    func.walk([&](Operation *op) {
+      if (op->getBlock() != &body && !isIntConvCall(op) && fitsLibraryCall(op))
+        op->setAttr(kLibraryCallAttr, UnitAttr::get(op->getContext()));
+    });
   auto module = func->getParentOfType<ModuleOp>();
   llvm::StringMap<DimRange> ranges = collectDimRanges(module);
   ShapeAnalysis sa(func, ranges); // keeps a reference to `ranges`

@@ -308,6 +308,14 @@ Status parseMemorySpec(const json &j, MemorySpec *out) {
     out->reason = r->get<std::string>();
   if (auto n = j.find("num_allocs"); n != j.end() && n->is_number_integer())
     out->numAllocs = n->get<int64_t>();
+  if (auto u = j.find("upper_bound"); u != j.end()) {
+    if (!u->is_boolean())
+      return Status::loadFailed(
+          "signature: memory: 'upper_bound' must be a boolean");
+    out->upperBound = u->get<bool>();
+  }
+  if (auto r = j.find("bound_reason"); r != j.end() && r->is_string())
+    out->boundReason = r->get<std::string>();
   if (!out->predictable)
     return Status::ok();
   auto peak = j.find("peak_bytes");

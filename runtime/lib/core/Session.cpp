@@ -140,6 +140,8 @@ Status Session::Impl::planRemat(const std::vector<Tensor> &inputs) {
   if (Status s = predictions.lookup(inputs, &p); !s)
     return s;
   stats.predicted_peak_bytes = p->predicted;
+  const MemorySpec &mem = signatureOf(exe).memory;
+  stats.predicted_peak_is_upper_bound = p->predicted >= 0 && mem.upperBound;
   if (p->planner) {
     p->planner->reset();
     remat.begin(p->planner.get());
@@ -153,6 +155,14 @@ Status Session::Impl::planRemat(const std::vector<Tensor> &inputs) {
   }
   int64_t minimum = p->minimum();
   stats.remat_minimum_peak_bytes = minimum;
+  // Nothing to evict and only an upper bound: the runtime cannot tell
+  // whether a lower limit holds, so it does not accept one.
+  if (mem.upperBound && !p->planner && minimum >= 0 && limit < minimum)
+    return Status::resourceExhausted(
+        "memory limit " + std::to_string(limit) +
+        " bytes is below the upper bound of the peak for these input shapes, " +
+        std::to_string(minimum) + " bytes (" + mem.boundReason +
+        "); nothing ran");
   if (minimum >= 0 && limit < minimum)
     return Status::resourceExhausted(
         "memory limit " + std::to_string(limit) +

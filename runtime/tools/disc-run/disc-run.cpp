@@ -791,8 +791,10 @@ int runMain(int argc, char **argv) {
   std::cout << "latency_ms: " << formatValue(med) << " (median of "
             << latencies.size() << ")  peak_bytes: " << stats.peak_bytes
             << "  predicted_peak_bytes: "
-            << (predicted >= 0 ? std::to_string(predicted)
-                               : "unknown (" + unpredictable + ")")
+            << (predicted < 0 ? "unknown (" + unpredictable + ")"
+                : stats.predicted_peak_is_upper_bound
+                    ? std::to_string(predicted) + " (upper bound)"
+                    : std::to_string(predicted))
             << "  allocs: " << stats.num_allocs;
   if (stats.leaked_allocs)
     std::cout << "  leaked_allocs: " << stats.leaked_allocs;
@@ -805,32 +807,34 @@ int runMain(int argc, char **argv) {
   if (!refs.empty())
     std::cout << (allPassed ? "PASSED" : "FAILED") << "\n";
 
-  report = {{"model", opts.modelPath},
-            {"latency_ms", med},
-            {"latencies_ms", latencies},
-            {"peak_bytes", stats.peak_bytes},
-            {"predicted_peak_bytes", predictedJson},
-            {"unpredictable_reason", unpredictable},
-            {"reserved_peak_bytes", stats.reserved_peak_bytes},
-            {"num_allocs", stats.num_allocs},
-            {"memory_limit_bytes", sessionOptions.memory_limit_bytes},
-            {"remat_policy",
-             opts.rematPolicy == RematPolicy::LargestFirst ? "largest" : "dtr"},
-            {"minimum_peak_bytes", stats.remat_minimum_peak_bytes >= 0
-                                       ? json(stats.remat_minimum_peak_bytes)
-                                       : json(nullptr)},
-            {"remat_candidates",
-             static_cast<int64_t>(exe->signature().remat.candidates.size())},
-            {"evictions", stats.remat_evictions},
-            {"regenerations", stats.remat_regenerations},
-            {"bytes_recomputed", stats.remat_bytes_recomputed},
-            {"recompute_ms", stats.remat_recompute_ms},
-            {"offloads", stats.remat_offloads},
-            {"bytes_offloaded", stats.remat_bytes_offloaded},
-            {"offload_ms", stats.remat_offload_ms},
-            {"leaked_allocs", stats.leaked_allocs},
-            {"outputs", outputsJson},
-            {"passed", allPassed}};
+  report = {
+      {"model", opts.modelPath},
+      {"latency_ms", med},
+      {"latencies_ms", latencies},
+      {"peak_bytes", stats.peak_bytes},
+      {"predicted_peak_bytes", predictedJson},
+      {"predicted_peak_is_upper_bound", stats.predicted_peak_is_upper_bound},
+      {"unpredictable_reason", unpredictable},
+      {"reserved_peak_bytes", stats.reserved_peak_bytes},
+      {"num_allocs", stats.num_allocs},
+      {"memory_limit_bytes", sessionOptions.memory_limit_bytes},
+      {"remat_policy",
+       opts.rematPolicy == RematPolicy::LargestFirst ? "largest" : "dtr"},
+      {"minimum_peak_bytes", stats.remat_minimum_peak_bytes >= 0
+                                 ? json(stats.remat_minimum_peak_bytes)
+                                 : json(nullptr)},
+      {"remat_candidates",
+       static_cast<int64_t>(exe->signature().remat.candidates.size())},
+      {"evictions", stats.remat_evictions},
+      {"regenerations", stats.remat_regenerations},
+      {"bytes_recomputed", stats.remat_bytes_recomputed},
+      {"recompute_ms", stats.remat_recompute_ms},
+      {"offloads", stats.remat_offloads},
+      {"bytes_offloaded", stats.remat_bytes_offloaded},
+      {"offload_ms", stats.remat_offload_ms},
+      {"leaked_allocs", stats.leaked_allocs},
+      {"outputs", outputsJson},
+      {"passed", allPassed}};
   // Run-time check counts the compiler recorded in the signature.
   json sigJson = json::parse(exe->signatureJson(), nullptr,
                              /*allow_exceptions=*/false);

@@ -656,9 +656,15 @@ void SliceOp::inferSymbolicShapes(SymbolicShapeContext &c) {
   auto entry = [](const std::optional<SmallVector<AffineExpr>> &v, size_t k) {
     return v && k < v->size() ? (*v)[k] : AffineExpr();
   };
-  for (auto [k, axis] : llvm::enumerate(getAxes()))
+  for (auto [k, axis] : llvm::enumerate(getAxes())) {
     out[axis] =
         sliceSize(c, in[axis], entry(st, k), entry(en, k), entry(sp, k));
+    // Whatever the run-time bounds, ONNX Slice clamps them to the dim: a
+    // count known only at run time (TopK's k, a compaction's) is at most
+    // the sliced dim.
+    if (out[axis] != in[axis])
+      c.boundAbove(out[axis], in[axis]);
+  }
   c.setDims(getResult(), out);
   // Slice of a shape vector with constant bounds.
   auto v = c.values(getOperand());

@@ -111,6 +111,10 @@ struct SessionStats {
   /// predictable).
   int64_t remat_minimum_peak_bytes = -1;
   int64_t predicted_peak_bytes = -1;
+  /// True when `predicted_peak_bytes` is an upper bound of the peak (the
+  /// signature's memory.upper_bound: control flow, data-dependent sizes)
+  /// rather than the exact peak.
+  bool predicted_peak_is_upper_bound = false;
   /// Peak bytes the session held from the OS (or the device) during the
   /// last run: the blocks of live buffers (a reused block may be larger
   /// than its request) plus the freed blocks kept for reuse. At least

@@ -109,6 +109,11 @@ struct MemorySpec {
   /// data-dependent size such as NonZero's count); `reason` says which.
   bool predictable = false;
   std::string reason;
+  /// True when the prediction is an upper bound of the peak rather than
+  /// the peak itself (tensors allocated in the regions of If/Loop, or a
+  /// data-dependent size at its bound); `boundReason` says which.
+  bool upperBound = false;
+  std::string boundReason;
   /// The predicted peak is the max of these, in bytes.
   std::vector<SizeExpr> peakBytes;
   /// The same expressions as text (`N*H*W*256 + 64`).

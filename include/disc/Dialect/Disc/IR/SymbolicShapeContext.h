@@ -55,6 +55,12 @@ public:
   /// A new symbol named after the op: a size known only at run time (the
   /// count of a `disc.range`, a resize by scales), never marked unknown.
   virtual AffineExpr fresh() = 0;
+  /// Records that `size`, a symbol this rule created with fresh(), is at
+  /// most `bound` for every input (a slice's count never exceeds the sliced
+  /// dim): the memory model evaluates a data-dependent size at its bound to
+  /// give an upper bound of the peak (docs/memory.md, "Upper bounds").
+  /// Ignored when `size` is not such a symbol.
+  virtual void boundAbove(AffineExpr size, AffineExpr bound) = 0;
   /// Records `a == b` for every input the model accepts: the shapes the op
   /// requires to be equal (contracting dims, concatenated dims).
   virtual void equate(AffineExpr a, AffineExpr b) = 0;
