@@ -671,6 +671,32 @@ Value MemoryModel::getBufferRoot(Value v) {
   return Value();
 }
 
+/// Whether `e` is >= 0 for every value of its symbols (>= 0): built from
+/// non-negative constants and symbols by +, *, floordiv and ceildiv by
+/// positive constants, and mod (>= 0 whatever its left side).
+static bool isStructurallyNonNegative(AffineExpr e) {
+  switch (e.getKind()) {
+  case AffineExprKind::Constant:
+    return cast<AffineConstantExpr>(e).getValue() >= 0;
+  case AffineExprKind::SymbolId:
+  case AffineExprKind::Mod:
+    return true;
+  case AffineExprKind::DimId:
+    return false;
+  default:
+    break;
+  }
+  auto b = cast<AffineBinaryOpExpr>(e);
+  if (e.getKind() != AffineExprKind::Add &&
+      e.getKind() != AffineExprKind::Mul) {
+    auto c = dyn_cast<AffineConstantExpr>(b.getRHS());
+    if (!c || c.getValue() <= 0)
+      return false;
+  }
+  return isStructurallyNonNegative(b.getLHS()) &&
+         isStructurallyNonNegative(b.getRHS());
+}
+
 MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
   MemoryProfile p;
   p.order.assign(order.begin(), order.end());
@@ -830,26 +856,6 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
   // Peak candidates: distinct live bytes, minus the ones another candidate
   // provably covers (the difference is a polynomial with non-negative
   // coefficients over non-negative symbols).
-  std::function<bool(AffineExpr)> nonNegative = [&](AffineExpr e) -> bool {
-    switch (e.getKind()) {
-    case AffineExprKind::Constant:
-      return cast<AffineConstantExpr>(e).getValue() >= 0;
-    case AffineExprKind::SymbolId:
-      return true;
-    case AffineExprKind::DimId:
-      return false;
-    case AffineExprKind::Mod:
-      return true;
-    case AffineExprKind::Add:
-    case AffineExprKind::Mul:
-    case AffineExprKind::FloorDiv:
-    case AffineExprKind::CeilDiv: {
-      auto b = cast<AffineBinaryOpExpr>(e);
-      return nonNegative(b.getLHS()) && nonNegative(b.getRHS());
-    }
-    }
-    return false;
-  };
   SmallVector<std::pair<unsigned, AffineExpr>> points;
   for (auto [i, ps] : llvm::enumerate(p.livePoints))
     for (AffineExpr e : ps)
@@ -900,7 +906,7 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
     if (points[big].second == points[small].second)
       return true; // the difference simplifies to 0
     return mayCover(big, small) &&
-           nonNegative(
+           isStructurallyNonNegative(
                solver.simplify(points[big].second - points[small].second));
   };
   SmallVector<unsigned> kept; // indices into `points`
@@ -1184,31 +1190,6 @@ llvm::DenseSet<unsigned> MemoryModel::inputSymbols() {
       if (auto s = dyn_cast_or_null<AffineSymbolExpr>(d))
         inputs.insert(s.getPosition());
   return inputs;
-}
-
-/// Whether `e` is >= 0 for every value of its symbols (>= 0): built from
-/// non-negative constants and symbols by +, *, floordiv, ceildiv and mod
-/// by positive constants.
-static bool isStructurallyNonNegative(AffineExpr e) {
-  switch (e.getKind()) {
-  case AffineExprKind::Constant:
-    return cast<AffineConstantExpr>(e).getValue() >= 0;
-  case AffineExprKind::SymbolId:
-    return true;
-  case AffineExprKind::DimId:
-    return false;
-  default:
-    break;
-  }
-  auto b = cast<AffineBinaryOpExpr>(e);
-  if (e.getKind() != AffineExprKind::Add &&
-      e.getKind() != AffineExprKind::Mul) {
-    auto c = dyn_cast<AffineConstantExpr>(b.getRHS());
-    if (!c || c.getValue() <= 0)
-      return false;
-  }
-  return isStructurallyNonNegative(b.getLHS()) &&
-         isStructurallyNonNegative(b.getRHS());
 }
 
 /// Whether `e` never decreases when a symbol of `grows` grows (the others

@@ -330,9 +330,11 @@ func.func @f(%n: tensor<i64>) -> tensor<?xf32> {
   EXPECT_TRUE(j.getString("reason").has_value());
 }
 
-TEST_F(MemoryModelTest, LoopsAreNotPredictable) {
+TEST_F(MemoryModelTest, LoopsGiveAnUpperBound) {
   // A recurrent layer as the importer builds it: the loop body allocates
-  // a state per iteration, which the model does not count yet.
+  // a state per iteration. The loop's point counts the result twice (the
+  // carried value and the init copy bufferization may make) and one
+  // iteration's allocations on top: an upper bound (docs/memory.md).
   load(R"mlir(
 func.func @f(%x: tensor<?x4xf32> {disc.dims = ["b", 4]}, %n: index) -> tensor<?x4xf32> {
   %c0 = arith.constant 0 : index
@@ -345,9 +347,36 @@ func.func @f(%x: tensor<?x4xf32> {disc.dims = ["b", 4]}, %n: index) -> tensor<?x
 }
 )mlir");
   MemoryProfile p = mm->profile();
+  std::string reason, why;
+  ASSERT_TRUE(mm->isPredictable(p, &reason)) << reason;
+  EXPECT_TRUE(mm->isUpperBound(p, &why));
+  EXPECT_NE(why.find("scf.for"), std::string::npos) << why;
+  // 2 * (b*16 + 64) + (b*16 + 64) at b = 3.
+  EXPECT_EQ(peak(p, {{"b", 3}}), 3 * (3 * 16 + 64));
+}
+
+TEST_F(MemoryModelTest, BranchesTakeTheLargerOne) {
+  // Each branch of an scf.if is a point of its own: the peak is the larger
+  // branch's (two buffers in `then`, one in `else`), not their sum.
+  load(R"mlir(
+func.func @f(%x: tensor<?x4xf32> {disc.dims = ["b", 4]}, %c: i1) -> tensor<?x4xf32> {
+  %r = scf.if %c -> (tensor<?x4xf32>) {
+    %t = disc.tanh %x : tensor<?x4xf32>
+    %u = disc.tanh %t : tensor<?x4xf32>
+    scf.yield %u : tensor<?x4xf32>
+  } else {
+    %t = disc.tanh %x : tensor<?x4xf32>
+    scf.yield %t : tensor<?x4xf32>
+  }
+  return %r : tensor<?x4xf32>
+}
+)mlir");
+  MemoryProfile p = mm->profile();
   std::string reason;
-  EXPECT_FALSE(mm->isPredictable(p, &reason));
-  EXPECT_NE(reason.find("scf.for"), std::string::npos) << reason;
+  ASSERT_TRUE(mm->isPredictable(p, &reason)) << reason;
+  EXPECT_TRUE(mm->isUpperBound(p));
+  // The result plus the then-branch's two buffers.
+  EXPECT_EQ(peak(p, {{"b", 3}}), 3 * (3 * 16 + 64));
 }
 
 } // namespace
