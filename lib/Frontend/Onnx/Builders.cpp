@@ -114,6 +114,32 @@ Value Importer::setKnown(Value v, const Dims &k) {
   return v;
 }
 
+std::optional<SmallVector<APInt>> Importer::constElements(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  auto c = v.getDefiningOp<ConstantOp>();
+  if (!c || !type || !type.hasStaticShape() ||
+      type.getNumElements() > kMaxKnown ||
+      !isa<IntegerType>(type.getElementType()))
+    return std::nullopt;
+  auto attr = dyn_cast<DenseIntElementsAttr>(c.getValue());
+  if (!attr)
+    return std::nullopt;
+  return llvm::to_vector(attr.getValues<APInt>());
+}
+
+Value Importer::foldTo(Value v, ArrayRef<APInt> vals) {
+  RankedTensorType type = tt(v);
+  if (!type.hasStaticShape() || type.getNumElements() != (int64_t)vals.size())
+    return v;
+  Value c = constDense(DenseElementsAttr::get(type, vals));
+  if (unsignedVals.contains(v))
+    unsignedVals.insert(c);
+  if (Operation *op = v.getDefiningOp())
+    if (op->use_empty() && op->getNumResults() == 1)
+      eraseOp(op);
+  return c;
+}
+
 Value Importer::constScalar(Type e, double v) {
   auto type = RankedTensorType::get({}, e);
   Attribute a;
@@ -294,6 +320,14 @@ Value Importer::convert(Value v, Type to, bool unsSrc, bool unsDst) {
     if (std::optional<Dims> k = known(v))
       if (isa<IntegerType>(elt(v)))
         r = setKnown(r, *k);
+  // To bool: non-zero is true (`Cast(Shape(state)[0])` before an If).
+  if (to.isInteger(1) && isa<IntegerType>(elt(v)))
+    if (std::optional<Dims> k = known(v); k && allInts(*k)) {
+      Dims b;
+      for (const Dim &d : *k)
+        b.push_back(Dim(d.size != 0 ? 1 : 0));
+      r = setKnown(r, b);
+    }
   return r;
 }
 

@@ -136,7 +136,14 @@ LogicalResult Importer::importMod(StringRef) {
 LogicalResult Importer::importUnary(StringRef op) {
   Value x = in(0);
   if (op == "Not") {
-    out(0, unary<NotOp>(x));
+    Value r = unary<NotOp>(x);
+    if (std::optional<Dims> k = known(x); k && allInts(*k)) {
+      Dims n;
+      for (const Dim &d : *k)
+        n.push_back(Dim(d.size != 0 ? 0 : 1));
+      r = setKnown(r, n);
+    }
+    out(0, r);
     return success();
   }
   if (op == "IsNaN" || op == "IsInf") {
@@ -309,6 +316,28 @@ LogicalResult Importer::importCompare(StringRef op) {
     r = *wr;
   }
   Value res = compare(dir, l, r);
+  // Comparisons of known shape values (`Shape(x)[-1] == 1` before an If)
+  // are known too.
+  std::optional<Dims> kl = known(l), kr = known(r);
+  if (res && kl && kr && allInts(*kl) && allInts(*kr) && rank(res) <= 1 &&
+      tt(res).hasStaticShape()) {
+    int64_t n = tt(res).getNumElements();
+    if ((kl->size() == 1 || (int64_t)kl->size() == n) &&
+        (kr->size() == 1 || (int64_t)kr->size() == n)) {
+      Dims k;
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t a = (*kl)[kl->size() == 1 ? 0 : i].size;
+        int64_t c = (*kr)[kr->size() == 1 ? 0 : i].size;
+        bool v = dir == CompareDirection::LT   ? a < c
+                 : dir == CompareDirection::LE ? a <= c
+                 : dir == CompareDirection::GT ? a > c
+                 : dir == CompareDirection::GE ? a >= c
+                                               : a == c;
+        k.push_back(Dim(v ? 1 : 0));
+      }
+      res = setKnown(res, k);
+    }
+  }
   return finish(res);
 }
 

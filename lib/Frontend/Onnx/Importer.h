@@ -303,6 +303,15 @@ private:
   /// Records known values of `v`; when all are integers, replaces `v` by a
   /// constant (the op that produced `v` is erased if now unused).
   Value setKnown(Value v, const Dims &k);
+  /// Row-major elements of `v` when it is an integer constant of static
+  /// shape with at most kMaxKnown elements, of any rank (known values are
+  /// 1-D only: PyTorch's F.pad export reshapes its pads to [n, 2], reverses
+  /// and transposes them before they reach Pad).
+  std::optional<SmallVector<APInt>> constElements(Value v);
+  /// `v`, just built, replaced by a constant of its type holding `vals`
+  /// (row-major); its op is erased if unused. `v` when its type is not
+  /// static or `vals` does not fill it.
+  Value foldTo(Value v, ArrayRef<APInt> vals);
   /// Erases an unused op and forgets everything recorded about its results
   /// (the maps are keyed by pointer; a later op may reuse the address).
   void eraseOp(Operation *op) {

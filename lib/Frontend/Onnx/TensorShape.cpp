@@ -160,6 +160,11 @@ LogicalResult Importer::importReshape(StringRef) {
     unsignedVals.insert(r);
   if (std::optional<Dims> kx = known(x))
     r = setKnown(r, *kx);
+  // Known values are 1-D only: a constant of another rank is reshaped now
+  // (the same elements, another shape).
+  if (!r.getDefiningOp<ConstantOp>())
+    if (std::optional<SmallVector<APInt>> cx = constElements(x))
+      r = foldTo(r, *cx);
   return finish(r);
 }
 
@@ -326,7 +331,28 @@ LogicalResult Importer::importTranspose(StringRef) {
   if ((int64_t)perm.size() != r ||
       sorted != llvm::to_vector(llvm::seq<int64_t>(0, r)))
     return err() << "perm is not a permutation of [0, " << r << ")";
-  out(0, transpose(x, perm));
+  Value t = transpose(x, perm);
+  // A small integer constant: transposed now (result index i reads the
+  // operand at i permuted back).
+  if (std::optional<SmallVector<APInt>> cx = constElements(x); cx && r > 1) {
+    ArrayRef<int64_t> shape = tt(x).getShape();
+    SmallVector<int64_t> outShape, idx(r, 0), stride(r, 1);
+    for (int64_t i = r - 2; i >= 0; --i)
+      stride[i] = stride[i + 1] * shape[i + 1];
+    for (int64_t p : perm)
+      outShape.push_back(shape[p]);
+    SmallVector<APInt> vals;
+    for (int64_t n = 0; n < (int64_t)cx->size(); ++n) {
+      int64_t at = 0;
+      for (int64_t i = 0; i < r; ++i)
+        at += idx[i] * stride[perm[i]];
+      vals.push_back((*cx)[at]);
+      for (int64_t i = r - 1; i >= 0 && ++idx[i] == outShape[i]; --i)
+        idx[i] = 0;
+    }
+    t = foldTo(t, vals);
+  }
+  out(0, t);
   return success();
 }
 
@@ -634,6 +660,33 @@ LogicalResult Importer::importSlice(StringRef) {
     for (int64_t i = 0; i < len; ++i)
       k.push_back((*kx)[s0 + i * sp]);
     res = setKnown(res, k);
+  } else if (std::optional<SmallVector<APInt>> cx = constElements(x);
+             cx && r > 1 && ks && ke && kp && allInts(*ks) && allInts(*ke) &&
+             allInts(*kp) && tt(res).hasStaticShape()) {
+    // A small integer constant of rank > 1: sliced now. Per dim, the first
+    // index and the step (the whole dim, step 1, where no axis cuts it).
+    ArrayRef<int64_t> shape = tt(x).getShape();
+    ArrayRef<int64_t> outShape = tt(res).getShape();
+    SmallVector<int64_t> first(r, 0), step(r, 1), stride(r, 1), idx(r, 0);
+    for (int64_t i = r - 2; i >= 0; --i)
+      stride[i] = stride[i + 1] * shape[i + 1];
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t a = (*na)[j], s0 = (*ks)[j].size, e0 = (*ke)[j].size;
+      step[a] = (*kp)[j].size;
+      (void)sliceBounds(shape[a], s0, e0, step[a]);
+      first[a] = s0;
+    }
+    SmallVector<APInt> vals;
+    int64_t count = tt(res).getNumElements();
+    for (int64_t m = 0; m < count; ++m) {
+      int64_t at = 0;
+      for (int64_t i = 0; i < r; ++i)
+        at += (first[i] + idx[i] * step[i]) * stride[i];
+      vals.push_back((*cx)[at]);
+      for (int64_t i = r - 1; i >= 0 && ++idx[i] == outShape[i]; --i)
+        idx[i] = 0;
+    }
+    res = foldTo(res, vals);
   }
   out(0, res);
   return success();

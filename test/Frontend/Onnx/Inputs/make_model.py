@@ -393,6 +393,49 @@ def loop_trip():
                  [vi("acc", F, 2), vi("g", F, 2)])
 
 
+def if_rank_fold():
+    # PyTorch's F.pad(x, (0, 64)) export (pads built from constants through
+    # ConstantOfShape, Concat, a [n, 2] Reshape, a reversing Slice, a
+    # Transpose, a Reshape back and a Cast), then an If whose branches
+    # differ in rank on Not(Size(Shape(z)) == 2) (true: z has rank 3).
+    B = TensorProto.BOOL
+    then_g = helper.make_graph(
+        [helper.make_node("Squeeze", ["z", "two_axis"], ["ty"], name="t_sq")],
+        "then", [], [vi("ty", F, 2)])
+    else_g = helper.make_graph(
+        [helper.make_node("Identity", ["z"], ["ey"], name="e_id")],
+        "else", [], [vi("ey", F, 3)])
+    return model([
+        helper.make_node("ConstantOfShape", ["two"], ["zeros"], name="cos",
+                         value=numpy_helper.from_array(
+                             np.array([0], dtype=np.int64))),
+        helper.make_node("Concat", ["pad_end", "zeros"], ["cat"], name="cat",
+                         axis=0),
+        helper.make_node("Reshape", ["cat", "shape_n2"], ["p2"], name="r2"),
+        helper.make_node("Slice", ["p2", "minus1", "neg_big", "zero1",
+                                   "minus1"], ["rev"], name="rev"),
+        helper.make_node("Transpose", ["rev"], ["tr"], name="tr", perm=[1, 0]),
+        helper.make_node("Reshape", ["tr", "minus1"], ["flat"], name="r1"),
+        helper.make_node("Cast", ["flat"], ["pads"], name="cast",
+                         to=TensorProto.INT64),
+        helper.make_node("Pad", ["x", "pads"], ["y"], name="pad",
+                         mode="reflect"),
+        helper.make_node("Unsqueeze", ["y", "two_axis"], ["z"], name="unsq"),
+        helper.make_node("Shape", ["z"], ["s"], name="shape"),
+        helper.make_node("Size", ["s"], ["rank"], name="size"),
+        helper.make_node("Equal", ["rank", "two_s"], ["eq"], name="eq"),
+        helper.make_node("Not", ["eq"], ["ne"], name="not"),
+        helper.make_node("Cast", ["ne"], ["c"], name="to_bool", to=B),
+        helper.make_node("If", ["c"], ["out"], name="pick",
+                         then_branch=then_g, else_branch=else_g),
+    ], [vi("x", F, [1, "T"])], [vi("out", F, 2)],
+        [const_i64("two", [2]), const_i64("pad_end", [0, 64]),
+         const_i64("shape_n2", [-1, 2]), const_i64("minus1", [-1]),
+         const_i64("neg_big", [-9223372036854775807]),
+         const_i64("zero1", [0]), const_i64("two_axis", [2]),
+         const_i64("two_s", 2)])
+
+
 MODELS = {k: v for k, v in globals().items()
           if callable(v) and k not in ("vi", "model", "const_i64")}
 
