@@ -4,7 +4,9 @@
 # with disc-run at every stored or e2e shape, compares with the ONNX or
 # PyTorch reference outputs, prints one line per case, the memory-limit
 # table (limit, measured and predicted peak device bytes, evictions,
-# slowdown) and "N passed, M failed". The work is in test/cuda/gpu_check.py.
+# slowdown), the roofline table (each e2e model's latency against the sum
+# of its kernels' roofline times at the H200's peaks, DIR/roofline.json)
+# and "N passed, M failed". The work is in test/cuda/gpu_check.py.
 #
 #   scripts/gpu-check.sh                 build, prepare and run here (a GPU
 #                                        machine with the build toolchain)
@@ -19,7 +21,9 @@
 #
 # Environment: BUILD_DIR (default: build), NINJA_JOBS, GPU_ARCH (default:
 # from nvidia-smi's compute capability, else sm_90), SKIP_BUILD=1 to use
-# the existing build.
+# the existing build, COUNT_LAUNCHES=1 to count launches and syncs per run
+# on the substitute driver while preparing (test/cuda/count_launches.py;
+# compiles the e2e models once more).
 #
 # Exit codes: 0 all passed, 1 some failed, 2 no CUDA device (nvidia-smi
 # finds none), a failed build or preparation, or bad usage.
@@ -65,8 +69,14 @@ if [ "$mode" != run ]; then
     fi
   fi
   echo "gpu-check: compiling for --gpu-arch=$GPU_ARCH into $dir"
+  counts=()
+  fake="$BUILD_DIR/test/unittests/fixtures/fake_libcuda.so"
+  if [ "${COUNT_LAUNCHES:-0}" = 1 ] && [ -f "$fake" ]; then
+    counts=(--fake-driver "$fake")
+  fi
   "$PY" test/cuda/gpu_check.py prepare --bin-dir "$BUILD_DIR/bin" \
-    --e2e-dir "$BUILD_DIR/test/e2e/models" --out "$dir" --arch "$GPU_ARCH" || exit 2
+    --e2e-dir "$BUILD_DIR/test/e2e/models" --out "$dir" --arch "$GPU_ARCH" \
+    ${counts[@]+"${counts[@]}"} || exit 2
 fi
 
 if [ "$mode" != prepare ]; then

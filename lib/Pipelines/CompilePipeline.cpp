@@ -118,6 +118,7 @@ void mlir::disc::buildDiscCompilePipeline(
   cuda.memorySchedule = false;
   cuda.gpuArch = options.gpuArch;
   cuda.libraryCalls = libraryCalls;
+  cuda.reportKernelCosts = options.reportLibraryCalls;
   if (target == CompileTarget::CudaEmulate)
     cuda.stop = CudaPipelineOptions::Stop::Emulate;
   if (emit == EmitStage::Gpu)

@@ -58,6 +58,11 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createCSEPass());
     pm.addNestedPass<func::FuncOp>(createDiscGpuFuseParallelLoops());
   }
+  if (options.stitchRows) {
+    DiscGpuStitchRowsOptions stitch;
+    stitch.maxBlockSize = options.blockSize;
+    pm.addNestedPass<func::FuncOp>(createDiscGpuStitchRows(stitch));
+  }
   DiscGpuTileParallelLoopsOptions tiling;
   tiling.blockSize = options.blockSize;
   pm.addNestedPass<func::FuncOp>(createDiscGpuTileParallelLoops(tiling));
@@ -67,12 +72,17 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
   // Emulated kernels read the constants in place.
   if (!emulate)
     pm.addPass(createDiscGpuUploadConstants());
-  pm.addNestedPass<func::FuncOp>(createDiscGpuUploadLibraryCallOperands());
+  pm.addPass(createDiscGpuUploadLibraryCallOperands());
   pm.addNestedPass<func::FuncOp>(createDiscGpuMirrorHostBuffers());
   DiscGpuSmallDeviceBuffersOptions small;
   small.emulate = emulate;
   pm.addPass(createDiscGpuSmallDeviceBuffers(small));
   pm.addPass(createCanonicalizerPass());
+  // Bytes and FLOPs of every kernel and library call for the signature
+  // (docs/cuda.md, "Roofline").
+  DiscGpuKernelCostOptions cost;
+  cost.report = options.reportKernelCosts;
+  pm.addPass(createDiscGpuKernelCost(cost));
   DiscGpuCheckHostAccessOptions check;
   check.emulate = emulate;
   pm.addPass(createDiscGpuCheckHostAccess(check));

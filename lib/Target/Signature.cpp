@@ -282,32 +282,6 @@ FailureOr<llvm::json::Object> mlir::disc::buildSignature(func::FuncOp func,
   return sig;
 }
 
-/// CUDA: the device copies of the constants that kernels read live through
-/// the whole run (disc-gpu-upload-constants, docs/cuda.md). Their bytes,
-/// known only after the lowering, are added to every peak expression of
-/// the memory model, and their buffers to its allocation count.
-static void addDeviceConstantBytes(ModuleOp module, StringRef entry,
-                                   llvm::json::Object &memory) {
-  Operation *f = SymbolTable::lookupSymbolIn(module, entry);
-  auto bytes = f ? f->getAttrOfType<IntegerAttr>("disc.device_constant_bytes")
-                 : IntegerAttr();
-  auto allocs = f ? f->getAttrOfType<IntegerAttr>("disc.device_constant_allocs")
-                  : IntegerAttr();
-  if (!bytes || !allocs)
-    return;
-  int64_t n = bytes.getInt();
-  memory.try_emplace("device_constant_bytes", n);
-  if (auto numAllocs = memory.getInteger("num_allocs"))
-    memory["num_allocs"] = *numAllocs + allocs.getInt();
-  if (llvm::json::Array *peaks = memory.getArray("peak_bytes"))
-    for (llvm::json::Value &e : *peaks)
-      e = llvm::json::Array{"+", std::move(e), n};
-  if (llvm::json::Array *texts = memory.getArray("peak_bytes_text"))
-    for (llvm::json::Value &t : *texts)
-      if (auto str = t.getAsString())
-        t = (*str + " + " + llvm::Twine(n)).str();
-}
-
 FailureOr<std::string> mlir::disc::serializeSignature(ModuleOp module,
                                                       StringRef entryName,
                                                       int64_t checksKept,
@@ -319,14 +293,16 @@ FailureOr<std::string> mlir::disc::serializeSignature(ModuleOp module,
   llvm::json::Value sig = attributeToJson(sigAttr);
   llvm::json::Object &root = *sig.getAsObject();
   if (auto memory = module->getAttrOfType<DictionaryAttr>(kMemoryAttrName)) {
-    llvm::json::Value memoryJson = attributeToJson(memory);
-    addDeviceConstantBytes(module, entryName, *memoryJson.getAsObject());
-    root.try_emplace("memory", std::move(memoryJson));
+    root.try_emplace("memory", attributeToJson(memory));
   }
   if (auto remat = module->getAttrOfType<DictionaryAttr>(kRematAttrName))
     root.try_emplace("remat", attributeToJson(remat));
   if (auto points = module->getAttrOfType<ArrayAttr>(kTracePointsAttr))
     root.try_emplace("trace_points", attributeToJson(points));
+  // CUDA: bytes and FLOPs of each kernel and library call
+  // (disc-gpu-kernel-cost, docs/cuda.md "Roofline").
+  if (auto kernels = module->getAttrOfType<ArrayAttr>("disc.kernels"))
+    root.try_emplace("kernels", attributeToJson(kernels));
   root["runtime_checks"] =
       llvm::json::Object{{"kept", checksKept}, {"dropped", checksDropped}};
   std::string text;

@@ -223,6 +223,8 @@ py::dict statsDict(const disc::SessionStats &s) {
   d["predicted_peak_bytes"] = s.predicted_peak_bytes;
   d["predicted_peak_is_upper_bound"] = s.predicted_peak_is_upper_bound;
   d["reserved_peak_bytes"] = s.reserved_peak_bytes;
+  d["cuda_graph_captures"] = s.cuda_graph_captures;
+  d["cuda_graph_replays"] = s.cuda_graph_replays;
   return d;
 }
 
@@ -514,9 +516,13 @@ PYBIND11_MODULE(_disc, m) {
   py::class_<PySession>(m, "Session", "Runs of one Executable.")
       .def(py::init([](ExecutablePtr exe, py::object memoryLimit,
                        py::object threads, const std::string &policy,
-                       const std::string &eviction, bool recordTrace) {
+                       const std::string &eviction, bool recordTrace,
+                       int32_t cudaGraphs) {
              disc::SessionOptions o;
              o.record_trace = recordTrace;
+             if (cudaGraphs < 0)
+               raiseBadInput("cuda_graphs must be >= 0");
+             o.cuda_graph_cache_size = cudaGraphs;
              if (!memoryLimit.is_none())
                o.memory_limit_bytes = memoryLimit.cast<int64_t>();
              if (o.memory_limit_bytes < 0)
@@ -545,6 +551,8 @@ PYBIND11_MODULE(_disc, m) {
            py::arg("threads") = py::none(),
            py::arg("remat_policy") = "largest-first",
            py::arg("device_eviction") = "auto", py::arg("record_trace") = false,
+           py::arg("cuda_graphs") =
+               disc::SessionOptions().cuda_graph_cache_size,
            py::keep_alive<1, 2>())
       .def("run", &run, py::arg("inputs"), py::arg("trace") = py::none(),
            py::arg("memory_plot") = py::none())

@@ -28,6 +28,20 @@ The cases:
 A model that does not compile for CUDA is one failed case ("compile"), so
 the counts stay honest.
 
+After the cases, the roofline table (docs/cuda.md, "Roofline"): each e2e
+model at each shape, its measured latency against the sum of its kernels'
+and library calls' roofline times at the H200's peaks (--peak-bandwidth,
+--peak-flops), evaluated from the signature's bytes and FLOPs expressions
+(test/cuda/roofline.py, copied into the folder: only python3 is needed),
+the bandwidth the run achieved (the kernels' bytes over the latency) as a
+percentage of the peak, and the launches per run (the signature's kernels
+that run; with `prepare --fake-driver`, also the launches and syncs the
+substitute driver counted, test/cuda/count_launches.py). It is printed as
+markdown and written to DIR/roofline.json. Per-kernel times are not
+measured on the GPU (launches are asynchronous and the runtime records no
+device timestamps), so there is no per-kernel achieved bandwidth, and no
+run with only the library calls timed.
+
     test/cuda/gpu_check.py prepare --bin-dir build/bin \\
         --e2e-dir build/test/e2e/models --out build/gpu-check --arch sm_90
     test/cuda/gpu_check.py run build/gpu-check
@@ -134,6 +148,11 @@ def prepare(args):
     os.makedirs(os.path.join(out, "models"))
     os.makedirs(os.path.join(out, "data"))
     copy_runtime(args.bin_dir, out)
+    # The roofline evaluation of the run step (python3 only).
+    shutil.copy2(os.path.join(HERE, "roofline.py"),
+                 os.path.join(out, "roofline.py"))
+    sys.path.insert(0, HERE)
+    import roofline  # noqa: E402
     cases = []
 
     def add_compile_failure(name, msg):
@@ -194,6 +213,10 @@ def prepare(args):
         if not ok:
             add_compile_failure(m, msg)
             continue
+        # The signature (kernels' bytes and FLOPs) for the roofline table.
+        sig_path = os.path.join(out, "models", m + ".signature.json")
+        with open(sig_path, "w") as f:
+            json.dump(roofline.load_signature(model=so), f)
         by_name = {c["name"]: c for c in man["cases"]}
         largest = None
         for shape in shapes:
@@ -208,6 +231,8 @@ def prepare(args):
                     run_args += [flag, f"{name}={os.path.relpath(dst, out)}"]
             cases.append({"name": f"{m}/{shape}", "kind": "e2e",
                           "model": os.path.relpath(so, out),
+                          "signature": os.path.relpath(sig_path, out),
+                          "input_shapes": c["input_shapes"],
                           "args": run_args + ["--rtol", "1e-3",
                                               "--atol", "1e-4"]})
             size = 1
@@ -249,6 +274,20 @@ def prepare(args):
                               "/nonexistent/libcublas.so.13"},
                       "exit": 2, "message": "cuBLAS is not available"})
 
+    # Launches and syncs per run on the substitute driver (kernels skipped).
+    if args.fake_driver and args.models:
+        counts = os.path.join(out, "counts.json")
+        cmd = [sys.executable, os.path.join(HERE, "count_launches.py"),
+               "--bin-dir", args.bin_dir,
+               "--work-dir", os.path.join(out + ".counts"),
+               "--models-dir", args.e2e_dir, "--fake-driver",
+               args.fake_driver, "--json", counts] + args.models
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        ok = p.returncode == 0
+        log("prepare: launch counts " + ("written" if ok else "FAILED: " +
+                                         p.stderr.strip()[-300:]))
+        shutil.rmtree(out + ".counts", ignore_errors=True)
+
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump({"arch": args.arch, "cases": cases}, f, indent=1)
     log(f"prepare: {len(cases)} cases in {out}")
@@ -286,6 +325,7 @@ def run(args):
     passed = failed = 0
     unlimited_ms = {}
     table = []
+    measured = []
     for i, c in enumerate(spec["cases"]):
         name = c["name"]
         if c["kind"] == "compile":
@@ -342,6 +382,8 @@ def run(args):
             continue
         if c["kind"] == "e2e" and lat:
             unlimited_ms.setdefault(c["model"], lat)
+        if c["kind"] == "e2e":
+            measured.append((c, lat if rc == 0 else None))
         errs = [o.get("max_abs_err") for o in rep.get("outputs", [])
                 if isinstance(o.get("max_abs_err"), (int, float))]
         detail = (f"{lat:.3f} ms" if lat else f"{secs:.1f} s") + (
@@ -363,8 +405,87 @@ def run(args):
             log("| " + " | ".join(
                 "" if v is None else (f"{v:.2f}x" if isinstance(v, float)
                                       else str(v)) for v in r) + " |")
+    roofline_table(root, measured, args)
     log(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
+
+
+def roofline_table(root, measured, args):
+    """Prints the roofline table of the e2e cases (measured latency against
+    the roofline sum) and writes it to ROOT/roofline.json."""
+    if not measured or not os.path.exists(os.path.join(root, "roofline.py")):
+        return
+    sys.path.insert(0, root)
+    import roofline  # noqa: E402  (the prepared copy)
+    counts = {}
+    try:
+        with open(os.path.join(root, "counts.json")) as f:
+            data = json.load(f)
+        for r in data if isinstance(data, list) else data.get("rows", []):
+            counts[(r.get("model"), r.get("shape"))] = r
+    except (OSError, ValueError, AttributeError):
+        pass
+    rows = []
+    for c, lat in measured:
+        model, shape = c["name"].split("/", 1)
+        try:
+            with open(os.path.join(root, c["signature"])) as f:
+                sig = json.load(f)
+            res = roofline.roofline(
+                sig, roofline.bind_dims(sig, c["input_shapes"]),
+                args.peak_bandwidth, args.peak_flops, args.peak_pcie)
+        except (OSError, KeyError, ValueError) as e:
+            log(f"roofline: {c['name']}: {e}")
+            continue
+        t = res["total"]
+        launches = sum(1 for k in res["kernels"]
+                       if not k["library"] and not k["copy"] and
+                       k["runs"] != "recompute")
+        cnt = counts.get((model, shape), {})
+        row = {"model": model, "shape": shape, "latency_ms": lat,
+               "roofline_us": t["us"], "roofline_kernels_us":
+               t["generated_us"], "roofline_library_us": t["library_us"],
+               "roofline_copies_us": t["copies_us"],
+               "copy_bytes": t["copy_bytes"],
+               "bytes": t["bytes"], "flops": t["flops"],
+               "unknown": t["unknown"],
+               "latency_over_roofline": (lat * 1e3 / t["us"])
+               if lat and t["us"] else None,
+               "achieved_bandwidth_pct": (t["bytes"] / (lat * 1e-3) /
+                                          args.peak_bandwidth * 100)
+               if lat else None,
+               "launches_per_run": launches,
+               "library_calls_per_run": t["library_calls"],
+               "driver_launches": cnt.get("launches"),
+               "driver_syncs": cnt.get("syncs")}
+        rows.append(row)
+    if not rows:
+        return
+    log("")
+    log("| model | shape | latency (ms) | roofline (µs) | kernels / library "
+        "/ copies (µs) | latency / roofline | bandwidth (% of peak) | "
+        "launches | library calls | launches / syncs (substitute driver) | "
+        "unknown |")
+    log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+    def fmt(v, f):
+        return "" if v is None else f % v
+    for r in rows:
+        drv = ("" if r["driver_launches"] is None else
+               f"{r['driver_launches']} / {r['driver_syncs']}")
+        log(f"| {r['model']} | {r['shape']} | {fmt(r['latency_ms'], '%.3f')} "
+            f"| {r['roofline_us']:.2f} | {r['roofline_kernels_us']:.2f} / "
+            f"{r['roofline_library_us']:.2f} / "
+            f"{r['roofline_copies_us']:.2f} | "
+            f"{fmt(r['latency_over_roofline'], '%.1fx')} | "
+            f"{fmt(r['achieved_bandwidth_pct'], '%.2f')} | "
+            f"{r['launches_per_run']} | {r['library_calls_per_run']} | {drv} "
+            f"| {r['unknown']} |")
+    with open(os.path.join(root, "roofline.json"), "w") as f:
+        json.dump({"peak_bandwidth": args.peak_bandwidth,
+                   "peak_flops": args.peak_flops,
+                   "peak_pcie": args.peak_pcie, "rows": rows}, f, indent=1)
+    log(f"roofline: {os.path.join(root, 'roofline.json')}")
 
 
 def main(argv=None):
@@ -380,10 +501,20 @@ def main(argv=None):
     pp.add_argument("--node-tests", nargs="*", default=NODE_TESTS)
     pp.add_argument("--compile-arg", action="append", default=[],
                     help="extra disc-compile argument for the e2e models")
+    pp.add_argument("--fake-driver",
+                    help="the substitute libcuda: count launches and syncs "
+                         "per run of the e2e models (count_launches.py)")
     pr = sub.add_parser("run")
     pr.add_argument("dir")
     pr.add_argument("--repeat", type=int, default=3)
     pr.add_argument("--timeout", type=int, default=300)
+    pr.add_argument("--peak-bandwidth", type=float, default=4.8e12,
+                    help="bytes/s of the roofline (default: H200, 4.8e12)")
+    pr.add_argument("--peak-flops", type=float, default=67e12,
+                    help="FP32 FLOP/s of the roofline (default: H200, 67e12)")
+    pr.add_argument("--peak-pcie", type=float, default=64e9,
+                    help="host<->device bytes/s of the copies (default: "
+                         "PCIe 5.0 x16, 64e9)")
     args = p.parse_args(argv)
     return prepare(args) if args.cmd == "prepare" else run(args)
 

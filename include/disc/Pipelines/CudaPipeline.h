@@ -35,6 +35,13 @@ struct CudaPipelineOptions {
   /// same output shape whose second reads the first's result at the same
   /// index (docs/cuda.md, "Fusion on the GPU").
   bool fuseParallelLoops = true;
+  /// Row reductions with the nests over the same rows as one kernel with a
+  /// block per row (disc-gpu-stitch-rows, docs/cuda.md, "Row kernels").
+  bool stitchRows = true;
+  /// Print every kernel's and library call's bytes and FLOPs expressions
+  /// to stderr (disc-gpu-kernel-cost, `--report-codegen`); the signature
+  /// gets them either way.
+  bool reportKernelCosts = false;
   /// Where to stop: after the GPU mapping (gpu.launch ops in the host
   /// function, the IR `--emit=gpu` prints), or the whole way to the LLVM
   /// dialect with the cubins embedded. `Emulate` continues from the mapped

@@ -72,9 +72,7 @@ FailureOr<llvm::json::Object> buildSignature(func::FuncOp entry,
 
 /// The signature JSON text of a module lowered for emission: the
 /// `disc.signature` attribute with `disc.memory` and `disc.remat` as its
-/// "memory" and "remat" members, the device constants' bytes and buffers of
-/// the entry (`disc.device_constant_bytes`/`_allocs`, CUDA) added to every
-/// peak and to the allocation count, and "runtime_checks" with `checksKept`
+/// "memory" and "remat" members, and "runtime_checks" with `checksKept`
 /// and `checksDropped`. Fails when the module has no `disc.signature`.
 FailureOr<std::string> serializeSignature(ModuleOp module,
                                           llvm::StringRef entryName,

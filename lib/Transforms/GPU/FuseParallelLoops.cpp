@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "disc/Transforms/GPU/Passes.h"
 
+#include "Utils.h"
+
 #include "mlir/Analysis/AliasAnalysis.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
@@ -21,6 +23,7 @@ namespace mlir::disc {
 } // namespace mlir::disc
 
 using namespace mlir;
+using namespace mlir::disc;
 
 /// Whether dim `k` of `op` runs exactly one iteration (constant bounds and
 /// step).
@@ -71,6 +74,84 @@ static void dropUnitDims(IRRewriter &rewriter, scf::ParallelOp op) {
   rewriter.eraseOp(op);
 }
 
+/// Whether `a` and `b` have the same bounds and steps (the same values, or
+/// equal constants).
+static bool sameIterationSpace(scf::ParallelOp a, scf::ParallelOp b) {
+  if (a.getNumLoops() != b.getNumLoops())
+    return false;
+  auto same = [](ValueRange x, ValueRange y) {
+    for (auto [u, v] : llvm::zip(x, y)) {
+      if (u == v)
+        continue;
+      std::optional<int64_t> cu = getConstantIntValue(u);
+      std::optional<int64_t> cv = getConstantIntValue(v);
+      if (!cu || !cv || *cu != *cv)
+        return false;
+    }
+    return true;
+  };
+  return same(a.getLowerBound(), b.getLowerBound()) &&
+         same(a.getUpperBound(), b.getUpperBound()) &&
+         same(a.getStep(), b.getStep());
+}
+
+/// Brings nests over the same iteration space together so that the fusion
+/// below sees them adjacent: between two such nests, allocations, their
+/// size checks and pure ops move above the first nest of the chain, and
+/// deallocations and rematerialization evictions below the second, as long
+/// as no allocation comes after a deallocation or eviction (docs/cuda.md,
+/// "Fusion on the GPU"): every buffer is allocated before any buffer it was
+/// allocated after is freed, as before, so the bytes live at each
+/// allocation, and the peak, stay.
+static void gatherNests(Block &block) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : block)
+    ops.push_back(&op);
+  scf::ParallelOp start, last;
+  bool freed = false;
+  SmallVector<Operation *> gap, sunk;
+  for (Operation *op : ops) {
+    auto par = dyn_cast<scf::ParallelOp>(op);
+    if (!par) {
+      if (last && (cuda::isHoistableBetweenKernels(op) ||
+                   cuda::isSinkableBetweenKernels(op)))
+        gap.push_back(op);
+      else
+        start = last = {};
+      continue;
+    }
+    bool ok =
+        last && par.getNumResults() == 0 && sameIterationSpace(start, par);
+    bool gapFreed = freed;
+    for (Operation *g : gap) {
+      gapFreed |= cuda::isSinkableBetweenKernels(g);
+      ok &= !(gapFreed && isa<memref::AllocOp>(g));
+    }
+    if (!ok) {
+      start = last = par.getNumResults() == 0 ? par : scf::ParallelOp();
+      freed = false;
+      gap.clear();
+      sunk.clear();
+      continue;
+    }
+    for (Operation *g : gap) {
+      if (cuda::isSinkableBetweenKernels(g))
+        sunk.push_back(g);
+      else
+        g->moveBefore(start);
+    }
+    // Every op sunk so far follows the chain's last nest, in its order.
+    Operation *after = par;
+    for (Operation *g : sunk) {
+      g->moveAfter(after);
+      after = g;
+    }
+    freed = gapFreed;
+    gap.clear();
+    last = par;
+  }
+}
+
 namespace {
 struct FuseParallelLoopsPass
     : public disc::impl::DiscGpuFuseParallelLoopsBase<FuseParallelLoopsPass> {
@@ -85,7 +166,13 @@ struct FuseParallelLoopsPass
       dropUnitDims(rewriter, op);
 
     AliasAnalysis &aliases = getAnalysis<AliasAnalysis>();
+    // Views of two different buffers do not alias when one of them is an
+    // allocation (fresh memory); otherwise MLIR's alias analysis decides.
     auto mayAlias = [&](Value a, Value b) {
+      Value ra = cuda::viewRoot(a), rb = cuda::viewRoot(b);
+      if (ra != rb && (ra.getDefiningOp<memref::AllocOp>() ||
+                       rb.getDefiningOp<memref::AllocOp>()))
+        return false;
       return !aliases.alias(a, b).isNo();
     };
     // Nests directly in the function or in a host region (scf.if of a
@@ -93,8 +180,11 @@ struct FuseParallelLoopsPass
     getOperation().walk([&](Operation *op) {
       if (isa<scf::ParallelOp>(op) || op->getParentOfType<scf::ParallelOp>())
         return;
-      for (Region &region : op->getRegions())
+      for (Region &region : op->getRegions()) {
+        for (Block &block : region)
+          gatherNests(block);
         scf::naivelyFuseParallelOps(region, mayAlias);
+      }
     });
   }
 };

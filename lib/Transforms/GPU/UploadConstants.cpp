@@ -23,33 +23,10 @@ namespace mlir::disc {
 
 using namespace mlir;
 
-/// The upload functions made so far, one per memref type.
-using UploadFns = llvm::DenseMap<Type, func::FuncOp>;
-
-/// `disc_device_constant_<rank>_<k>(memref<T>, i64 bytes) -> memref<T>`.
-static func::FuncOp getOrCreateUploadFn(ModuleOp module, MemRefType type,
-                                        UploadFns &uploadFns) {
-  auto it = uploadFns.find(type);
-  if (it != uploadFns.end())
-    return it->second;
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  std::string name = disc::kDeviceConstantPrefix.str() +
-                     std::to_string(type.getRank()) + "_" +
-                     std::to_string(uploadFns.size());
-  auto fn =
-      func::FuncOp::create(b, module.getLoc(), name,
-                           b.getFunctionType({type, b.getI64Type()}, {type}));
-  fn.setPrivate();
-  fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  uploadFns[type] = fn;
-  return fn;
-}
-
 /// Makes the kernel `launch` read the runtime's device copy of each
 /// constant it captures, requested once before the launch (the upload
 /// functions are declared in `module`).
-static LogicalResult readDeviceCopies(ModuleOp module, gpu::LaunchOp launch,
-                                      UploadFns &uploadFns) {
+static LogicalResult readDeviceCopies(ModuleOp module, gpu::LaunchOp launch) {
   llvm::SetVector<Value> captured;
   getUsedValuesDefinedAbove(launch.getBody(), captured);
   OpBuilder b(launch);
@@ -72,9 +49,9 @@ static LogicalResult readDeviceCopies(ModuleOp module, gpu::LaunchOp launch,
           b, loc,
           b.getI64IntegerAttr(type.getNumElements() *
                               std::max<int64_t>(1, (eltBits + 7) / 8)));
-      dev = func::CallOp::create(b, loc,
-                                 getOrCreateUploadFn(module, type, uploadFns),
-                                 ValueRange{root, bytes})
+      dev = func::CallOp::create(
+                b, loc, disc::cuda::getOrCreateConstantUploadFn(module, type),
+                ValueRange{root, bytes})
                 .getResult(0);
       uploaded[root] = dev;
     }
@@ -91,9 +68,8 @@ namespace {
 struct UploadConstantsPass
     : public disc::impl::DiscGpuUploadConstantsBase<UploadConstantsPass> {
   void runOnOperation() override {
-    UploadFns uploadFns;
     for (gpu::LaunchOp launch : disc::cuda::collectLaunches(getOperation()))
-      if (failed(readDeviceCopies(getOperation(), launch, uploadFns)))
+      if (failed(readDeviceCopies(getOperation(), launch)))
         return signalPassFailure();
   }
 };

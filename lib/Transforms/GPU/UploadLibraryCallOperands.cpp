@@ -2,12 +2,11 @@
 //
 // A library call of the CUDA target (`disc_lib_*`: cuBLAS/cuDNN,
 // CudaLibraryCalls.h) runs on device memory, so each constant of model.so a
-// call reads (Conv weights, a bias) gets one device copy per run, as
-// disc-gpu-upload-constants does for kernels: allocated through the runtime
-// at the start of the function, filled with gpu.memcpy on the session
-// stream, freed before it returns. Their bytes and buffers are added to
-// `disc.device_constant_bytes` / `disc.device_constant_allocs` on the
-// function (the predicted peak).
+// call reads (Conv weights, a bias) is read from the session's device copy,
+// as disc-gpu-upload-constants does for kernels: requested once per run at
+// the start of the function, uploaded by the runtime on the session's first
+// request and kept (outside the tracked peak, like model.so's constants on
+// the CPU, docs/memory.md).
 //
 //===----------------------------------------------------------------------===//
 #include "disc/Transforms/GPU/Passes.h"
@@ -24,40 +23,28 @@ namespace mlir::disc {
 
 using namespace mlir;
 
-/// A device buffer filled with the constant `global` at `top`.
-static Value createDeviceCopy(OpBuilder &top, memref::GetGlobalOp global) {
-  Location loc = global.getLoc();
-  auto type = cast<MemRefType>(global.getType());
-  Value host = memref::GetGlobalOp::create(top, loc, type, global.getName());
-  Value dev = memref::AllocOp::create(top, loc, type);
-  disc::cuda::copyOnStream(top, loc, dev, host, /*wait=*/false);
-  return dev;
-}
-
-/// Adds `v` to the integer attribute `name` of `func` (0 when absent).
-static void addToAttr(func::FuncOp func, StringRef name, int64_t v) {
-  if (auto old = func->getAttrOfType<IntegerAttr>(name))
-    v += old.getInt();
-  func->setAttr(name,
-                IntegerAttr::get(IntegerType::get(func.getContext(), 64), v));
-}
-
 namespace {
 struct UploadLibraryCallOperandsPass
     : public disc::impl::DiscGpuUploadLibraryCallOperandsBase<
           UploadLibraryCallOperandsPass> {
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs)
+      if (failed(runOn(module, func)))
+        return signalPassFailure();
+  }
+
+  LogicalResult runOn(ModuleOp module, func::FuncOp func) {
     SmallVector<func::CallOp> calls;
     func.walk([&](func::CallOp call) {
       if (call.getCallee().starts_with(disc::kLibraryCallPrefix))
         calls.push_back(call);
     });
     if (calls.empty())
-      return;
+      return success();
     OpBuilder top = OpBuilder::atBlockBegin(&func.getBody().front());
     llvm::MapVector<StringRef, Value> uploaded; // global name -> device copy
-    int64_t bytes = 0;
     for (func::CallOp call : calls) {
       OpBuilder b(call);
       for (OpOperand &operand : call->getOpOperands()) {
@@ -65,31 +52,31 @@ struct UploadLibraryCallOperandsPass
         auto global = disc::cuda::viewedConstant(v);
         if (!global)
           continue;
-        Value root = global.getResult();
         Value &dev = uploaded[global.getName()];
         if (!dev) {
-          dev = createDeviceCopy(top, global);
-          auto type = cast<MemRefType>(root.getType());
-          bytes += type.getNumElements() *
-                   llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+          auto type = cast<MemRefType>(global.getType());
+          if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+            return call.emitError("a library call reads a constant of type ")
+                   << type << " that has no device copy";
+          Location loc = global.getLoc();
+          Value host =
+              memref::GetGlobalOp::create(top, loc, type, global.getName());
+          Value bytes = arith::ConstantOp::create(
+              top, loc,
+              top.getI64IntegerAttr(
+                  disc::cuda::elementBytes(type.getElementType()) *
+                  type.getNumElements()));
+          dev = func::CallOp::create(
+                    top, loc,
+                    disc::cuda::getOrCreateConstantUploadFn(module, type),
+                    ValueRange{host, bytes})
+                    .getResult(0);
         }
         // Re-take the view chain on the device copy.
-        operand.set(disc::cuda::retakeViews(b, v, root, dev));
+        operand.set(disc::cuda::retakeViews(b, v, global.getResult(), dev));
       }
     }
-    func.walk([&](func::ReturnOp ret) {
-      OpBuilder b(ret);
-      for (auto &[name, dev] : uploaded)
-        memref::DeallocOp::create(b, ret.getLoc(), dev);
-    });
-    if (uploaded.empty())
-      return;
-    // Live through the whole run, like the kernels' constants
-    // (disc-gpu-upload-constants): added to the bytes and buffers the
-    // predicted peak counts.
-    addToAttr(func, "disc.device_constant_bytes", bytes);
-    addToAttr(func, "disc.device_constant_allocs",
-              static_cast<int64_t>(uploaded.size()));
+    return success();
   }
 };
 } // namespace

@@ -1,11 +1,13 @@
 //===- Utils.cpp - Helpers shared by the CUDA passes ----------------------===//
 #include "Utils.h"
 
+#include "disc/Target/RuntimeSymbols.h"
 #include "disc/Transforms/MemoryModel.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
@@ -144,4 +146,55 @@ disc::cuda::BufferUses mlir::disc::cuda::collectUses(Value root) {
     }
   }
   return uses;
+}
+
+bool mlir::disc::cuda::isHoistableBetweenKernels(Operation *op) {
+  if (isa<memref::AllocOp>(op))
+    return true;
+  if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+    if (ifOp.getNumResults() != 0)
+      return false;
+    WalkResult r = ifOp->walk([&](Operation *inner) {
+      if (inner == ifOp.getOperation() || isa<scf::YieldOp>(inner))
+        return WalkResult::advance();
+      if (auto call = dyn_cast<func::CallOp>(inner))
+        return call.getCallee() == "disc_check_failed"
+                   ? WalkResult::advance()
+                   : WalkResult::interrupt();
+      return isMemoryEffectFree(inner) && inner->getNumRegions() == 0
+                 ? WalkResult::advance()
+                 : WalkResult::interrupt();
+    });
+    return !r.wasInterrupted();
+  }
+  return op->getNumRegions() == 0 && isMemoryEffectFree(op);
+}
+
+bool mlir::disc::cuda::isSinkableBetweenKernels(Operation *op) {
+  if (isa<memref::DeallocOp>(op))
+    return true;
+  auto call = dyn_cast<func::CallOp>(op);
+  return call && call.getNumResults() == 0 &&
+         call.getCallee().starts_with(disc::kRematEvictPrefix);
+}
+
+func::FuncOp mlir::disc::cuda::getOrCreateConstantUploadFn(ModuleOp module,
+                                                           MemRefType type) {
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  FunctionType fnType = b.getFunctionType({type, b.getI64Type()}, {type});
+  int64_t count = 0;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (!fn.getSymName().starts_with(kDeviceConstantPrefix))
+      continue;
+    if (fn.getFunctionType() == fnType)
+      return fn;
+    ++count;
+  }
+  std::string name = kDeviceConstantPrefix.str() +
+                     std::to_string(type.getRank()) + "_" +
+                     std::to_string(count);
+  auto fn = func::FuncOp::create(b, module.getLoc(), name, fnType);
+  fn.setPrivate();
+  fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  return fn;
 }

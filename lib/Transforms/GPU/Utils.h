@@ -11,10 +11,12 @@
 #define DISC_LIB_TRANSFORMS_GPU_UTILS_H
 
 #include "disc/Target/RuntimeSymbols.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
@@ -65,6 +67,24 @@ bool inDeviceCode(Operation *op);
 /// Bytes of one element of `t`; -1 for a type that is neither an integer,
 /// a float nor index.
 int64_t elementBytes(Type t);
+
+/// `func.func private @disc_device_constant_<rank>_<k>(memref<T>, i64 bytes)
+/// -> memref<T>` for `type` in `module` (a C-interface function of the model
+/// wrapper over `disc_ral_context.device_constant`: the session's device
+/// copy of a constant, uploaded on the first request): the existing one of
+/// that type, or a new one with the next free `k`.
+func::FuncOp getOrCreateConstantUploadFn(ModuleOp module, MemRefType type);
+
+/// Ops that may move above a kernel that precedes them (to bring two loop
+/// nests together): pure ops without regions, allocations, and allocation
+/// size checks (an scf.if holding pure ops and calls of
+/// `disc_check_failed`).
+bool isHoistableBetweenKernels(Operation *op);
+
+/// Ops that may move below a kernel that follows them: a deallocation or a
+/// rematerialization eviction (no results). Moving one frees a buffer later;
+/// the peak stays when no allocation moves above it.
+bool isSinkableBetweenKernels(Operation *op);
 
 /// A static buffer of at most kMaxStackBufferBytes with the identity layout.
 bool isSmallStatic(MemRefType type);

@@ -234,6 +234,10 @@ disc_status_code disc_session_create(const disc_executable_t *exe,
                   "(offload)");
     opts.device_eviction =
         static_cast<disc::DeviceEviction>(options->device_eviction);
+    if (options->cuda_graph_cache_size != 0)
+      opts.cuda_graph_cache_size = options->cuda_graph_cache_size < 0
+                                       ? 0
+                                       : options->cuda_graph_cache_size;
   }
   try {
     auto *session =
@@ -309,6 +313,8 @@ disc_status_code disc_session_get_stats(const disc_session_t *session,
   out->remat_offloads = s.remat_offloads;
   out->remat_bytes_offloaded = s.remat_bytes_offloaded;
   out->remat_offload_ms = s.remat_offload_ms;
+  out->cuda_graph_captures = s.cuda_graph_captures;
+  out->cuda_graph_replays = s.cuda_graph_replays;
   return DISC_STATUS_OK;
 }
 

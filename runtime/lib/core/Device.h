@@ -30,6 +30,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #pragma GCC visibility push(hidden)
 namespace disc::runtime {
@@ -76,6 +77,12 @@ public:
                             void **data) = 0;
   /// Frees what `stageInput` made.
   virtual void releaseInputs() = 0;
+  /// CUDA graph replay: with `buffers` set, the next `stageInput` calls
+  /// copy input k (of this run, in order) into `buffers[k]` (device memory
+  /// of at least its bytes, owned by the caller) instead of a fresh copy,
+  /// so that a graph finds its inputs at the addresses it captured;
+  /// `releaseInputs` leaves them. Null: fresh copies again.
+  virtual void pinInputs(const std::vector<void *> * /*buffers*/) {}
   /// The host tensor of output `spec` (named in errors by `who`) from the
   /// model's descriptor `view`: the buffer itself when the allocator hands
   /// a live host block over, else a dense copy. Errors: ResourceExhausted

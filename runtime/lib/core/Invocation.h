@@ -91,6 +91,17 @@ public:
   Status readOutputs(Device &device, TrackedAllocator &allocator,
                      std::vector<Tensor> *results,
                      const std::vector<const void *> &inPlace = {}) const;
+  /// The output descriptors as the model filled them (graph replay keeps
+  /// those of the captured run), and their replacement by kept ones (the
+  /// same signature, so the same sizes).
+  const std::vector<std::vector<int64_t>> &outputDescriptors() const {
+    return outDescs_;
+  }
+  void setOutputDescriptors(const std::vector<std::vector<int64_t>> &descs) {
+    outDescs_ = descs;
+    for (size_t i = 0; i < outDescs_.size() && i < outPtrs_.size(); ++i)
+      outPtrs_[i] = outDescs_[i].data();
+  }
   /// Whether an output descriptor's allocated pointer is `block`.
   bool references(const void *block) const;
 

@@ -18,6 +18,8 @@
 #include "disc/runtime/abi.h"
 
 #include "../cpu/LibraryCalls.h"
+#include "../cuda/Device.h"
+#include "../cuda/GraphCache.h"
 #include "Device.h"
 #include "Invocation.h"
 #include "Prediction.h"
@@ -57,6 +59,9 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   runtime::RematRuntime remat;
   runtime::PredictionCache predictions;
   runtime::RalContext ral;
+  /// CUDA graphs of the session, one per input shapes (after `device`:
+  /// destroyed before it).
+  runtime::cuda::GraphCache graphs;
   /// The recording of the current run (record_trace) and the last trace.
   std::unique_ptr<runtime::TraceRecorder> recorder;
   RunTrace trace;
@@ -98,6 +103,25 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   Status failedCall(int32_t rc);
   Status runImpl(const std::vector<Tensor> &inputs,
                  std::vector<Tensor> *outputs);
+  /// A run of the model on `inputs` (validated, planned, device open): the
+  /// outputs in signature order into `results`; frees every buffer of the
+  /// run and fills the allocation statistics.
+  /// `*hostBytes`: the bytes the model copied from the host to the device
+  /// (Device::hostCopyBytes), 0 on the host.
+  Status runPlain(const std::vector<Tensor> &inputs,
+                  const std::vector<const void *> &inPlace,
+                  std::vector<Tensor> *results, int64_t *hostBytes);
+  /// The same run as a CUDA graph (docs/cuda.md, "Graph replay"): captured
+  /// into `entry` first for `mode` Capture. Returns false, with nothing
+  /// left allocated by the run, when it must be redone plainly (the capture
+  /// was invalidated or the model failed during it, a run-time check
+  /// failed, whose message the plain run reports); true with `*status` the
+  /// run's status otherwise.
+  bool runGraph(runtime::cuda::GraphCache::Mode mode,
+                runtime::cuda::GraphEntry *entry,
+                const std::vector<Tensor> &inputs,
+                const std::vector<const void *> &inPlace,
+                std::vector<Tensor> *results, Status *status);
 };
 
 namespace {
@@ -125,7 +149,9 @@ Session::Impl::Impl(std::shared_ptr<const Executable> executable,
           signatureOf(exe), options,
           [this]() -> runtime::cpu::LibraryCalls & { return cpuLibrary(); }),
       ral(allocator, *device, remat, errors, options.num_threads,
-          signatureOf(exe).target == "cuda") {}
+          signatureOf(exe).target == "cuda"),
+      graphs(signatureOf(exe).target == "cuda" ? options.cuda_graph_cache_size
+                                               : 0) {}
 
 runtime::cpu::LibraryCalls &Session::Impl::cpuLibrary() {
   if (!library)
@@ -351,6 +377,141 @@ Status Session::Impl::allInputs(const std::vector<Tensor> &inputs,
   return Status::ok();
 }
 
+Status Session::Impl::runPlain(const std::vector<Tensor> &inputs,
+                               const std::vector<const void *> &inPlace,
+                               std::vector<Tensor> *results,
+                               int64_t *hostBytes) {
+  const Signature &sig = exe->signature();
+  runtime::Invocation call(sig);
+  if (Status s = call.bindInputs(inputs, *device); !s)
+    return s;
+
+  allocator.beginRun();
+  errors.reset();
+  if (options.record_trace)
+    beginTrace(inputs);
+  runtime::cuda::Device *kd = device->kernelDevice();
+  int64_t hostBefore = kd ? kd->hostCopyBytes() : 0;
+  auto fn = reinterpret_cast<disc_model_run_fn>(exe->runFunction());
+  int32_t rc = ral.callModel(fn, call.inputs(), call.outputs());
+  *hostBytes = kd ? kd->hostCopyBytes() - hostBefore : 0;
+  if (rc != 0) {
+    // Every buffer the model still holds goes back, and the session stays
+    // usable.
+    if (options.record_trace)
+      endTrace();
+    Status status = failedCall(rc);
+    releaseAll();
+    finishStats(0);
+    return status;
+  }
+
+  Status status = call.readOutputs(*device, allocator, results, inPlace);
+  if (options.record_trace)
+    endTrace();
+  // Whatever is still live was leaked by the model, or backs an output we
+  // copied (e.g. a strided view of a temporary): free it now, counting only
+  // the former as leaks.
+  int64_t leaked =
+      allocator.countLive([&](void *p) { return !call.references(p); });
+  releaseAll();
+  finishStats(leaked);
+  return status;
+}
+
+bool Session::Impl::runGraph(runtime::cuda::GraphCache::Mode mode,
+                             runtime::cuda::GraphEntry *entry,
+                             const std::vector<Tensor> &inputs,
+                             const std::vector<const void *> &inPlace,
+                             std::vector<Tensor> *results, Status *status) {
+  using GraphMode = runtime::cuda::GraphCache::Mode;
+  runtime::cuda::Device &kd = *device->kernelDevice();
+  const Signature &sig = exe->signature();
+  // The inputs go to the graph's buffers, outside the graph.
+  runtime::Invocation call(sig);
+  device->pinInputs(&entry->inputs);
+  Status bound = call.bindInputs(inputs, *device);
+  device->pinInputs(nullptr);
+  if (!bound) {
+    if (mode == GraphMode::Capture)
+      graphs.discard(entry);
+    return false;
+  }
+  std::string why;
+  if (mode == GraphMode::Capture) {
+    allocator.beginRun();
+    errors.reset();
+    if (kd.beginCapture(entry->staging, entry->stagingBytes, &why) != 0) {
+      graphs.discard(entry);
+      return false;
+    }
+    auto fn = reinterpret_cast<disc_model_run_fn>(exe->runFunction());
+    int32_t rc = ral.callModel(fn, call.inputs(), call.outputs());
+    runtime::cuda::CUgraphExec exec = nullptr;
+    int32_t ended = kd.endCapture(&exec, &why);
+    if (rc != 0 || ended != 0) {
+      // Nothing the capture recorded ran: its buffers were never
+      // allocated.
+      kd.destroyGraph(exec);
+      allocator.abandonAll();
+      if (ended == 1)
+        graphs.notCapturable(entry->key);
+      graphs.discard(entry);
+      return false;
+    }
+    entry->exec = exec;
+    entry->outputs = call.outputDescriptors();
+    entry->checkAtEnd = kd.checkDeferred();
+    runtime::AllocCounters c = allocator.counters();
+    entry->peakBytes = c.peakBytes;
+    entry->reservedPeakBytes = c.reservedPeakBytes;
+    entry->numAllocs = c.numAllocs;
+    entry->liveAtEnd.clear();
+    entry->leakedAllocs = allocator.countLive([&](void *p) {
+      entry->liveAtEnd.push_back(p);
+      return !call.references(p);
+    });
+    // The graph's allocations are freed after each launch (below).
+    allocator.abandonAll();
+    graphs.insert(entry);
+  } else {
+    call.setOutputDescriptors(entry->outputs);
+  }
+  auto freeGraphBuffers = [&] {
+    for (void *p : entry->liveAtEnd)
+      device->release(p);
+  };
+  if (kd.launchGraph(entry->exec, &why) != 0) {
+    *status = Status::internal(why);
+    return true;
+  }
+  if (entry->checkAtEnd) {
+    int64_t words[5] = {0, 0, 0, 0, 0};
+    int32_t read = kd.readCheckWord(DISC_CHECK_END_OF_RUN, words, &why);
+    if (read == 4) {
+      freeGraphBuffers();
+      *status = Status::internal(why);
+      return true;
+    }
+    if (read == 1) {
+      // A run-time check failed: the plain run reports it with the
+      // model's message.
+      freeGraphBuffers();
+      return false;
+    }
+  }
+  *status = call.readOutputs(*device, allocator, results, inPlace);
+  freeGraphBuffers();
+  stats.peak_bytes = entry->peakBytes;
+  stats.reserved_peak_bytes = entry->reservedPeakBytes;
+  stats.current_bytes = 0;
+  stats.num_allocs = entry->numAllocs;
+  stats.leaked_allocs = entry->leakedAllocs;
+  (mode == GraphMode::Capture ? stats.cuda_graph_captures
+                              : stats.cuda_graph_replays) = 1;
+  return true;
+}
+
 Status Session::Impl::runImpl(const std::vector<Tensor> &runInputs,
                               std::vector<Tensor> *outputs) {
   const Signature &sig = exe->signature();
@@ -373,26 +534,6 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &runInputs,
     return s;
   allocator.releaseLive();
   device->releaseInputs();
-  runtime::Invocation call(sig);
-  if (Status s = call.bindInputs(inputs, *device); !s)
-    return s;
-
-  allocator.beginRun();
-  errors.reset();
-  if (options.record_trace)
-    beginTrace(inputs);
-  auto fn = reinterpret_cast<disc_model_run_fn>(exe->runFunction());
-  int32_t rc = ral.callModel(fn, call.inputs(), call.outputs());
-  if (rc != 0) {
-    // Every buffer the model still holds goes back, and the session stays
-    // usable.
-    if (options.record_trace)
-      endTrace();
-    Status status = failedCall(rc);
-    releaseAll();
-    finishStats(0);
-    return status;
-  }
 
   // A state update the model wrote into the state's own buffer (the CPU
   // session passes its state tensors as they are) stays there.
@@ -402,17 +543,34 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &runInputs,
       inPlace[i] =
           state[static_cast<size_t>(sig.findInput(sig.outputs[i].updates))]
               .data();
+  // CUDA graphs: not under a memory limit (evictions depend on the run),
+  // nor while recording a trace (the model's host code does not run in a
+  // replay).
+  using GraphMode = runtime::cuda::GraphCache::Mode;
+  runtime::cuda::ShapeKey key;
+  GraphMode mode = GraphMode::Plain;
+  runtime::cuda::GraphEntry *entry = nullptr;
+  bool graphable = options.cuda_graph_cache_size > 0 &&
+                   options.memory_limit_bytes <= 0 && !options.record_trace &&
+                   device->kernelDevice();
+  if (graphable) {
+    std::vector<int64_t> bytes;
+    for (const Tensor &t : inputs) {
+      key.push_back(t.shape());
+      bytes.push_back(t.byteSize());
+    }
+    mode = graphs.plan(*device->kernelDevice(), key, bytes, &entry);
+  }
   std::vector<Tensor> results;
-  Status status = call.readOutputs(*device, allocator, &results, inPlace);
-  if (options.record_trace)
-    endTrace();
-  // Whatever is still live was leaked by the model, or backs an output we
-  // copied (e.g. a strided view of a temporary): free it now, counting only
-  // the former as leaks.
-  int64_t leaked =
-      allocator.countLive([&](void *p) { return !call.references(p); });
-  releaseAll();
-  finishStats(leaked);
+  Status status;
+  if (mode == GraphMode::Plain ||
+      !runGraph(mode, entry, inputs, inPlace, &results, &status)) {
+    results.clear();
+    int64_t hostBytes = 0;
+    status = runPlain(inputs, inPlace, &results, &hostBytes);
+    if (graphable && status)
+      graphs.ranPlainly(key, hostBytes);
+  }
   if (!status)
     return status;
   // Training state: check every update, then commit them all (a state

@@ -228,6 +228,16 @@ void TrackedAllocator::releaseAll() {
   currentBytes_ = 0;
 }
 
+void TrackedAllocator::abandonAll() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto &entry : live_)
+    blockBytes_.erase(entry.first);
+  live_.clear();
+  kept_.clear();
+  heldBytes_ = 0;
+  currentBytes_ = 0;
+}
+
 void TrackedAllocator::setRecorder(TraceRecorder *recorder) {
   std::lock_guard<std::mutex> lock(mutex_);
   recorder_ = recorder;

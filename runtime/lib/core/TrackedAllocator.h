@@ -126,6 +126,11 @@ public:
   /// Frees every live buffer and forgets the kept blocks; the live bytes go
   /// to 0.
   void releaseAll();
+  /// Forgets every live buffer and kept block without freeing it (the
+  /// buffers a discarded CUDA graph capture recorded, which were never
+  /// allocated, or graph allocations the caller frees); the live bytes go
+  /// to 0.
+  void abandonAll();
   /// Frees the cached blocks.
   void releaseBlockCache();
   /// Reports every change of the live bytes to `recorder` (null: none,

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace disc::runtime::cuda {
@@ -114,6 +115,7 @@ void *Device::allocate(int64_t bytes, bool *outOfMemory, std::string *error) {
         " for " + std::to_string(bytes) + " bytes";
     return nullptr;
   }
+  ranges_[static_cast<uintptr_t>(ptr)] = static_cast<int64_t>(n);
   return reinterpret_cast<void *>(static_cast<uintptr_t>(ptr));
 }
 
@@ -123,6 +125,7 @@ void Device::release(void *ptr) {
   std::lock_guard<std::mutex> lock(mutex_);
   api_.ctxSetCurrent(context_);
   auto dptr = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(ptr));
+  ranges_.erase(static_cast<uintptr_t>(dptr));
   // Kernels reading the buffer may still be queued on the stream: a
   // stream-ordered free waits for them on the device, a plain one on the
   // host.
@@ -140,6 +143,23 @@ int32_t Device::copy(void *dst, const void *src, int64_t bytes,
     return 0;
   std::lock_guard<std::mutex> lock(mutex_);
   api_.ctxSetCurrent(context_);
+  bool fromHost = isDeviceLocked(dst) && !isDeviceLocked(src);
+  if (fromHost)
+    hostCopyBytes_ += (bytes + 15) & ~int64_t(15);
+  if (capturing_ && fromHost) {
+    // Host to device during a capture: from a snapshot the graph keeps.
+    int64_t at = (stagingUsed_ + 15) & ~int64_t(15);
+    if (!staging_ || at + bytes > stagingBytes_) {
+      stagingNeeded_ = std::max(stagingNeeded_, 2 * (at + bytes));
+      *error = "graph capture: " + std::to_string(bytes) +
+               " bytes copied from the host exceed the staging buffer of " +
+               std::to_string(stagingBytes_) + " bytes";
+      return 4;
+    }
+    std::memcpy(staging_ + at, src, static_cast<size_t>(bytes));
+    stagingUsed_ = at + bytes;
+    src = staging_ + at;
+  }
   CUresult rc = api_.memcpyAsync(
       static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(dst)),
       static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(src)),
@@ -322,6 +342,12 @@ int32_t Device::readCheckWord(const void *image, int64_t words[5],
                               std::string *error) {
   constexpr size_t kBytes = 5 * sizeof(int64_t);
   std::lock_guard<std::mutex> lock(mutex_);
+  // The read at the end of a captured run waits for the stream, which a
+  // capture does not permit: the caller reads after launching the graph.
+  if (capturing_ && image == DISC_CHECK_END_OF_RUN) {
+    checkDeferred_ = true;
+    return 0;
+  }
   if (image == DISC_CHECK_ALL_MODULES || image == DISC_CHECK_END_OF_RUN)
     return readAllCheckWords(image == DISC_CHECK_END_OF_RUN, words, error);
   CUdeviceptr word = checkWordOf(image);
@@ -379,10 +405,13 @@ int32_t Device::constant(const void *host, int64_t bytes, void **device,
     return 4;
   }
   if (auto it = constants_.find(host); it != constants_.end()) {
+    ++generation_;
+    ranges_.erase(static_cast<uintptr_t>(it->second.first));
     api_.memFree(it->second.first);
     constants_.erase(it);
   }
   constants_.emplace(host, std::make_pair(ptr, bytes));
+  ranges_[static_cast<uintptr_t>(ptr)] = bytes > 0 ? bytes : 1;
   *device = reinterpret_cast<void *>(static_cast<uintptr_t>(ptr));
   return 0;
 }
@@ -403,13 +432,129 @@ int32_t Device::scratch(int64_t site, int64_t bytes, void **device,
       return rc == kCudaErrorOutOfMemory ? 2 : 4;
     }
     if (it != scratch_.end()) {
+      ++generation_;
+      ranges_.erase(static_cast<uintptr_t>(it->second.first));
       api_.memFree(it->second.first);
       scratch_.erase(it);
     }
     it = scratch_.emplace(site, std::make_pair(ptr, bytes)).first;
+    ranges_[static_cast<uintptr_t>(ptr)] = bytes > 0 ? bytes : 1;
   }
   *device = reinterpret_cast<void *>(static_cast<uintptr_t>(it->second.first));
   return 0;
+}
+
+bool Device::supportsGraphs() const {
+  return api_.streamBeginCapture && api_.memAllocAsync;
+}
+
+bool Device::isDeviceLocked(const void *p) const {
+  auto addr = reinterpret_cast<uintptr_t>(p);
+  auto it = ranges_.upper_bound(addr);
+  if (it == ranges_.begin())
+    return false;
+  --it;
+  return addr - it->first < static_cast<uintptr_t>(it->second);
+}
+
+int64_t Device::hostCopyBytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return hostCopyBytes_;
+}
+
+int64_t Device::stagingHint() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stagingNeeded_;
+}
+
+int32_t Device::beginCapture(void *staging, int64_t stagingBytes,
+                             std::string *error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!api_.streamBeginCapture || capturing_) {
+    *error = "stream capture is not available";
+    return 4;
+  }
+  api_.ctxSetCurrent(context_);
+  if (CUresult rc =
+          api_.streamBeginCapture(stream_, kCuStreamCaptureModeThreadLocal);
+      rc != kCudaSuccess) {
+    *error = errorText(api_, "cuStreamBeginCapture", rc);
+    return 4;
+  }
+  capturing_ = true;
+  checkDeferred_ = false;
+  staging_ = static_cast<char *>(staging);
+  stagingBytes_ = staging ? stagingBytes : 0;
+  stagingUsed_ = 0;
+  return 0;
+}
+
+int32_t Device::endCapture(CUgraphExec *exec, std::string *error) {
+  *exec = nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!capturing_) {
+    *error = "no stream capture in progress";
+    return 4;
+  }
+  capturing_ = false;
+  staging_ = nullptr;
+  stagingBytes_ = stagingUsed_ = 0;
+  api_.ctxSetCurrent(context_);
+  CUgraph graph = nullptr;
+  CUresult rc = api_.streamEndCapture(stream_, &graph);
+  if (rc == kCudaErrorStreamCaptureInvalidated ||
+      rc == kCudaErrorStreamCaptureUnsupported) {
+    if (graph)
+      api_.graphDestroy(graph);
+    return 1;
+  }
+  if (rc != kCudaSuccess || !graph) {
+    *error = errorText(api_, "cuStreamEndCapture", rc);
+    return 4;
+  }
+  rc = api_.graphInstantiate(exec, graph,
+                             kCuGraphInstantiateFlagAutoFreeOnLaunch);
+  // The executable graph is independent of the graph it was made from.
+  api_.graphDestroy(graph);
+  if (rc != kCudaSuccess) {
+    *exec = nullptr;
+    *error = errorText(api_, "cuGraphInstantiateWithFlags", rc);
+    return 4;
+  }
+  return 0;
+}
+
+bool Device::capturing() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return capturing_;
+}
+
+bool Device::checkDeferred() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return checkDeferred_;
+}
+
+int32_t Device::launchGraph(CUgraphExec exec, std::string *error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  api_.ctxSetCurrent(context_);
+  if (CUresult rc = api_.graphLaunch(exec, stream_); rc != kCudaSuccess) {
+    *error = errorText(api_, "cuGraphLaunch", rc);
+    return 4;
+  }
+  return 0;
+}
+
+void Device::destroyGraph(CUgraphExec exec) {
+  if (!exec)
+    return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  api_.ctxSetCurrent(context_);
+  api_.graphExecDestroy(exec);
+}
+
+int64_t Device::addressGeneration() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return generation_;
 }
 
 int64_t Device::constantBytes() const {

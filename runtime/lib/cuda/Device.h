@@ -101,6 +101,52 @@ public:
                   std::string *error);
   /// Bytes of device memory held by constant copies.
   int64_t constantBytes() const;
+  /// CUDA graphs (docs/cuda.md, "Graph replay"). Whether the driver has
+  /// the graph functions and stream-ordered allocation (whose calls during
+  /// a capture become the graph's memory nodes).
+  bool supportsGraphs() const;
+  /// Starts capturing the stream (CU_STREAM_CAPTURE_MODE_THREAD_LOCAL):
+  /// launches, copies, allocations and frees on it are recorded, not run,
+  /// until `endCapture`. A copy from host memory to the device during the
+  /// capture (a value the host code computed, in a stack buffer that is
+  /// gone when the graph is launched again) copies the bytes into
+  /// `staging` (page-locked host memory of `stagingBytes` bytes, owned by
+  /// the caller as long as the graph) and captures the copy from there:
+  /// the graph replays the value of the captured run, which for a run at
+  /// the same input shapes is the same (it depends on the shapes and the
+  /// constants; a value read back from the device invalidates the capture
+  /// anyway). When `staging` is too small that copy fails (the run fails
+  /// and is redone plainly; `stagingHint` grows). Returns 0, or 4 with
+  /// `*error`.
+  int32_t beginCapture(void *staging, int64_t stagingBytes, std::string *error);
+  /// The staging bytes a capture should have at least: the most an earlier
+  /// capture ran out at, at least 4 KiB.
+  int64_t stagingHint() const;
+  /// Bytes copied from the host to the device so far, each copy rounded up
+  /// to 16 bytes as in a staging buffer: the difference over a run is the
+  /// staging its capture needs.
+  int64_t hostCopyBytes() const;
+  /// Ends the capture and instantiates the graph (with
+  /// CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH). Returns 0 with
+  /// `*exec` set; 1 when the capture was invalidated (the run made a call
+  /// a capture does not permit, e.g. a synchronization to read device
+  /// data), with `*exec` null; 4 with `*error` when the driver fails.
+  int32_t endCapture(CUgraphExec *exec, std::string *error);
+  /// Whether a capture is in progress.
+  bool capturing() const;
+  /// Whether the end-of-run read of the run-time check words
+  /// (DISC_CHECK_END_OF_RUN) was asked for during the capture that ended
+  /// last: it was not captured (it waits for the stream) and the caller
+  /// reads the words after each launch of the graph.
+  bool checkDeferred() const;
+  /// Launches `exec` on the stream. Returns 0, or 4 with `*error`.
+  int32_t launchGraph(CUgraphExec exec, std::string *error);
+  /// Destroys `exec` (a launch in flight completes first, as CUDA does).
+  void destroyGraph(CUgraphExec exec);
+  /// Bumped whenever a constant copy or a small-buffer slot moves to a new
+  /// address: graphs captured before baked the old one in.
+  int64_t addressGeneration() const;
+
   /// Name of the device, e.g. "NVIDIA H100 80GB HBM3".
   const std::string &name() const { return name_; }
   /// Modules loaded so far (for tests).
@@ -114,6 +160,9 @@ private:
   /// readCheckWord over every loaded module. Caller holds `mutex_`.
   int32_t readAllCheckWords(bool endOfRun, int64_t words[5],
                             std::string *error);
+  /// Whether `p` lies in device memory this device allocated (buffers,
+  /// constant copies, slots). Caller holds `mutex_`.
+  bool isDeviceLocked(const void *p) const;
   /// Loads (or finds) the function; null with `*error` on failure.
   CUfunction function(const void *image, const char *kernel,
                       std::string *error);
@@ -134,6 +183,21 @@ private:
   std::map<const void *, std::pair<CUdeviceptr, int64_t>> constants_;
   /// Small-buffer slots: site -> (device address, bytes).
   std::map<int64_t, std::pair<CUdeviceptr, int64_t>> scratch_;
+  /// See addressGeneration().
+  int64_t generation_ = 0;
+  /// A capture is in progress; the last capture deferred the end-of-run
+  /// check read.
+  bool capturing_ = false;
+  bool checkDeferred_ = false;
+  /// Device memory this device allocated: start -> bytes.
+  std::map<uintptr_t, int64_t> ranges_;
+  /// The capture's staging buffer, its bytes and the bytes used; the most
+  /// a capture needed.
+  char *staging_ = nullptr;
+  int64_t stagingBytes_ = 0, stagingUsed_ = 0;
+  int64_t stagingNeeded_ = int64_t(4) << 10;
+  /// See hostCopyBytes().
+  int64_t hostCopyBytes_ = 0;
 };
 
 } // namespace disc::runtime::cuda

@@ -76,6 +76,25 @@ const char *bindSymbols(void *handle, DriverApi &api) {
       dlsym(handle, "cuMemFreeAsync"));
   if (!api.memAllocAsync || !api.memFreeAsync)
     api.memAllocAsync = nullptr, api.memFreeAsync = nullptr;
+  // Optional: CUDA graphs (all or none).
+  const Entry graphEntries[] = {
+      {"cuStreamBeginCapture_v2",
+       reinterpret_cast<void **>(&api.streamBeginCapture)},
+      {"cuStreamEndCapture", reinterpret_cast<void **>(&api.streamEndCapture)},
+      {"cuStreamIsCapturing",
+       reinterpret_cast<void **>(&api.streamIsCapturing)},
+      {"cuGraphInstantiateWithFlags",
+       reinterpret_cast<void **>(&api.graphInstantiate)},
+      {"cuGraphLaunch", reinterpret_cast<void **>(&api.graphLaunch)},
+      {"cuGraphExecDestroy", reinterpret_cast<void **>(&api.graphExecDestroy)},
+      {"cuGraphDestroy", reinterpret_cast<void **>(&api.graphDestroy)},
+  };
+  bool allGraph = true;
+  for (const Entry &e : graphEntries)
+    allGraph &= (*e.slot = dlsym(handle, e.name)) != nullptr;
+  if (!allGraph)
+    for (const Entry &e : graphEntries)
+      *e.slot = nullptr;
   return nullptr;
 }
 

@@ -26,12 +26,28 @@ constexpr CUresult kCudaSuccess = 0;
 constexpr CUresult kCudaErrorOutOfMemory = 2;
 constexpr CUresult kCudaErrorNotInitialized = 3;
 constexpr CUresult kCudaErrorNoDevice = 100;
+/// A call that stream capture does not permit (a synchronization, a
+/// synchronous allocation); it also invalidates the capture.
+constexpr CUresult kCudaErrorStreamCaptureUnsupported = 900;
+/// The capture was invalidated by an earlier unsupported call.
+constexpr CUresult kCudaErrorStreamCaptureInvalidated = 901;
 using CUdevice = int;
 using CUdeviceptr = uint64_t; // 64-bit builds only, as cuda.h.
 using CUcontext = void *;
 using CUstream = void *;
 using CUmodule = void *;
 using CUfunction = void *;
+using CUgraph = void *;
+using CUgraphExec = void *;
+/// cuda.h's CUstreamCaptureMode: CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, under
+/// which a call the capture does not permit fails when the capturing thread
+/// makes it (and only then: other threads' sessions are not affected).
+constexpr int kCuStreamCaptureModeThreadLocal = 1;
+/// cuda.h's CUstreamCaptureStatus: CU_STREAM_CAPTURE_STATUS_ACTIVE.
+constexpr int kCuStreamCaptureStatusActive = 1;
+/// CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH: a launch first frees
+/// the graph's allocations that are still live from the previous launch.
+constexpr unsigned long long kCuGraphInstantiateFlagAutoFreeOnLaunch = 1;
 
 /// Driver entry points, by their versioned symbol names in libcuda.so.1
 /// (cuda.h maps e.g. cuMemAlloc to cuMemAlloc_v2). Every member is set in
@@ -80,6 +96,21 @@ struct DriverApi {
   CUresult (*memAllocAsync)(CUdeviceptr *ptr, size_t bytes,
                             CUstream stream) = nullptr;
   CUresult (*memFreeAsync)(CUdeviceptr ptr, CUstream stream) = nullptr;
+  /// CUDA graphs (stream capture, CUDA 11.4 graph memory nodes): all set or
+  /// all null (a driver without them: no graph replay, docs/cuda.md).
+  /// cuStreamBeginCapture_v2(stream, CUstreamCaptureMode).
+  CUresult (*streamBeginCapture)(CUstream stream, int mode) = nullptr;
+  /// cuStreamEndCapture: the captured graph, or
+  /// CUDA_ERROR_STREAM_CAPTURE_INVALIDATED (no graph).
+  CUresult (*streamEndCapture)(CUstream stream, CUgraph *graph) = nullptr;
+  /// cuStreamIsCapturing: `*status` a CUstreamCaptureStatus.
+  CUresult (*streamIsCapturing)(CUstream stream, int *status) = nullptr;
+  /// cuGraphInstantiateWithFlags.
+  CUresult (*graphInstantiate)(CUgraphExec *exec, CUgraph graph,
+                               unsigned long long flags) = nullptr;
+  CUresult (*graphLaunch)(CUgraphExec exec, CUstream stream) = nullptr;
+  CUresult (*graphExecDestroy)(CUgraphExec exec) = nullptr;
+  CUresult (*graphDestroy)(CUgraph graph) = nullptr;
 };
 
 /// Name of the library `loadDriver` opens: $DISC_CUDA_DRIVER when set (a

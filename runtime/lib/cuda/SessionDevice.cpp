@@ -49,6 +49,16 @@ public:
                     void **data) override {
     bool oom = false;
     std::string why;
+    if (pinned_) {
+      // A graph's input buffer: the same address at every run of the key.
+      if (nextPinned_ >= pinned_->size())
+        return Status::internal("input '" + name + "': no graph input buffer");
+      void *p = (*pinned_)[nextPinned_++];
+      if (device_->copy(p, t.data(), t.byteSize(), &why) != 0)
+        return Status::internal("input '" + name + "': " + why);
+      *data = p;
+      return Status::ok();
+    }
     void *p = device_->allocate(t.byteSize(), &oom, &why);
     if (!p)
       return oom ? Status::resourceExhausted("input '" + name +
@@ -65,6 +75,11 @@ public:
       for (void *p : inputs_)
         device_->release(p);
     inputs_.clear();
+    nextPinned_ = 0;
+  }
+  void pinInputs(const std::vector<void *> *buffers) override {
+    pinned_ = buffers;
+    nextPinned_ = 0;
   }
 
   Status fetchOutput(const TensorSpec &spec, const std::string &who,
@@ -148,6 +163,9 @@ private:
   /// The copies of the current run's inputs (not tracked: like host inputs
   /// they belong to the caller's side of the ledger).
   std::vector<void *> inputs_;
+  /// pinInputs: the buffers the next inputs go to, and the next one's index.
+  const std::vector<void *> *pinned_ = nullptr;
+  size_t nextPinned_ = 0;
   /// cuBLAS/cuDNN calls (declared after `device_`, so destroyed before it).
   std::unique_ptr<cuda::LibraryCalls> library_;
 };

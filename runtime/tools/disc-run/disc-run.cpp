@@ -5,7 +5,7 @@
 //   [--output-dir DIR] [--memory-limit BYTES|N%] [--seed S]
 //   [--remat-policy largest|dtr] [--evict-by auto|recompute|offload]
 //   [--threads N] [--steps N] [--load-params DIR] [--save-params DIR]
-//   [--trace FILE.json] [--memory-plot FILE.svg]
+//   [--trace FILE.json] [--memory-plot FILE.svg] [--cuda-graphs N]
 //
 // Exit codes: 0 ok, 1 comparison failed, 2 bad usage / input / load failure,
 // 3 memory limit exceeded, 4 internal or model error. See
@@ -53,6 +53,7 @@ const char *kUsage =
     "                [--evict-by auto|recompute|offload]\n"
     "                [--steps N] [--load-params DIR] [--save-params DIR]\n"
     "                [--trace FILE.json] [--memory-plot FILE.svg]\n"
+    "                [--cuda-graphs N]\n"
     "  --memory-limit N%: N percent of the predicted peak for these inputs\n"
     "        (nothing evicted); a limit below the lowest peak reachable with\n"
     "        every rematerialization candidate evicted exits 3 before running\n"
@@ -79,6 +80,11 @@ const char *kUsage =
     "  --memory-plot FILE.svg: live bytes of the last run over the program\n"
     "        points, with the prediction, the limit, the evictions and the\n"
     "        buffers live at the peak\n"
+    "  --cuda-graphs N: CUDA models: keep up to N CUDA graphs, one per\n"
+    "        distinct input shapes (default 8; 0: plain launches only). The\n"
+    "        second run at the same shapes is captured, later ones replay\n"
+    "        the graph with one launch; not under --memory-limit, --trace\n"
+    "        or --memory-plot\n"
     "exit codes: 0 ok, 1 comparison failed, 2 bad usage/input/load failure,\n"
     "            3 memory limit exceeded, 4 internal or model error\n";
 
@@ -106,6 +112,8 @@ struct Options {
   /// --trace / --memory-plot: files of the last run's timeline.
   std::string tracePath;
   std::string plotPath;
+  /// --cuda-graphs: SessionOptions::cuda_graph_cache_size; < 0 when unset.
+  int64_t cudaGraphs = -1;
 };
 
 /// An error with the exit code it maps to.
@@ -293,6 +301,10 @@ Failure parseArgs(int argc, char **argv, Options *opts) {
       if (value.empty())
         return usageError("--save-params needs a folder");
       opts->saveParams = value;
+    } else if (key == "--cuda-graphs") {
+      if (!parseInt(value, &opts->cudaGraphs) || opts->cudaGraphs < 0 ||
+          opts->cudaGraphs > 4096)
+        return usageError("bad --cuda-graphs '" + value + "' (need 0..4096)");
     } else if (key == "--trace") {
       if ((opts->tracePath = value).empty())
         return usageError("--trace needs a file");
@@ -647,6 +659,9 @@ int runMain(int argc, char **argv) {
   sessionOptions.num_threads = static_cast<int32_t>(opts.threads);
   sessionOptions.record_trace =
       !opts.tracePath.empty() || !opts.plotPath.empty();
+  if (opts.cudaGraphs >= 0)
+    sessionOptions.cuda_graph_cache_size =
+        static_cast<int32_t>(opts.cudaGraphs);
   Session session(exe, sessionOptions);
   // The timeline of the last run, also of one that failed.
   auto writeTrace = [&]() -> Failure {
@@ -681,6 +696,8 @@ int runMain(int argc, char **argv) {
   std::vector<Tensor> outputs;
   std::vector<double> latencies;
   json stepsJson = json::array();
+  // CUDA graph replay: runs captured into a graph, runs that replayed one.
+  int64_t graphCaptures = 0, graphReplays = 0;
   int64_t runs = std::max(opts.repeat, opts.steps);
   for (int64_t r = 0; r < runs; ++r) {
     outputs.clear();
@@ -694,6 +711,8 @@ int runMain(int argc, char **argv) {
                        s.message()});
     const SessionStats &st = session.stats();
     latencies.push_back(st.last_latency_ms);
+    graphCaptures += st.cuda_graph_captures;
+    graphReplays += st.cuda_graph_replays;
     if (opts.steps > 1) {
       json loss = lossOf(outputs);
       std::cout << "step " << r + 1 << ": loss="
@@ -798,6 +817,9 @@ int runMain(int argc, char **argv) {
             << "  allocs: " << stats.num_allocs;
   if (stats.leaked_allocs)
     std::cout << "  leaked_allocs: " << stats.leaked_allocs;
+  if (graphCaptures + graphReplays > 0)
+    std::cout << "  cuda_graphs: " << graphCaptures << " captured, "
+              << graphReplays << " replayed";
   if (sessionOptions.memory_limit_bytes > 0)
     std::cout << "  limit: " << sessionOptions.memory_limit_bytes
               << "  evictions: " << stats.remat_evictions
@@ -833,6 +855,9 @@ int runMain(int argc, char **argv) {
       {"bytes_offloaded", stats.remat_bytes_offloaded},
       {"offload_ms", stats.remat_offload_ms},
       {"leaked_allocs", stats.leaked_allocs},
+      {"cuda_graph_cache_size", sessionOptions.cuda_graph_cache_size},
+      {"cuda_graph_captures", graphCaptures},
+      {"cuda_graph_replays", graphReplays},
       {"outputs", outputsJson},
       {"passed", allPassed}};
   // Run-time check counts the compiler recorded in the signature.

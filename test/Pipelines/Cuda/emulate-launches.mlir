@@ -34,15 +34,4 @@ func.func @scale(%a: memref<?xf32>, %nb: index) {
   return
 }
 
-// -----
-
-// Threads of a block run one after the other: a barrier cannot be emulated.
-func.func @barrier(%a: memref<?xf32>) {
-  %c1 = arith.constant 1 : index
-  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1) threads(%tx, %ty, %tz) in (%u = %c1, %v = %c1, %w = %c1) {
-    // expected-error @+1 {{cannot emulate 'gpu.barrier': the threads of a block run one after the other on the CPU}}
-    gpu.barrier
-    gpu.terminator
-  }
-  return
-}
+// Kernels with barriers, shuffles or shared memory: emulate-sync.mlir.

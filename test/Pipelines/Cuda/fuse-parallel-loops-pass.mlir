@@ -69,7 +69,8 @@ func.func @full_sum(%in: memref<?xf32>) -> memref<1x1xf32> {
 // -----
 
 // Not fused: the second nest reads the first's result at another index
-// (a shift), and an allocation between two nests ends the chain.
+// (a shift), and an allocation after a deallocation between two nests ends
+// the chain (moving it above the first nest would hold both buffers).
 // CHECK-LABEL: func.func @not_fused
 // CHECK-COUNT-3: scf.parallel
 func.func @not_fused(%a: memref<?xf32>, %b: memref<?xf32>) {
@@ -89,13 +90,58 @@ func.func @not_fused(%a: memref<?xf32>, %b: memref<?xf32>) {
     memref.store %x, %b[%i] : memref<?xf32>
     scf.reduce
   }
+  memref.dealloc %t : memref<?xf32>
   %u = memref.alloc(%n) : memref<?xf32>
   scf.parallel (%i) = (%c0) to (%m) step (%c1) {
     %x = memref.load %b[%i] : memref<?xf32>
     memref.store %x, %u[%i] : memref<?xf32>
     scf.reduce
   }
-  memref.dealloc %t : memref<?xf32>
   memref.dealloc %u : memref<?xf32>
   return
+}
+
+// -----
+
+// An allocation (and its size check) between two nests over the same space
+// moves above the first; a deallocation between them moves below the
+// second (no allocation follows it): one nest.
+// CHECK-LABEL: func.func @gathered
+// CHECK: memref.alloc
+// CHECK: memref.alloc
+// CHECK: scf.if
+// CHECK: call @disc_check_failed
+// CHECK: memref.alloc
+// CHECK: scf.parallel
+// CHECK-NOT: scf.parallel
+// CHECK: scf.reduce
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.dealloc
+func.func private @disc_check_failed(i64, i64, i64, i64, i64)
+func.func @gathered(%a: memref<?xf32>, %big: i1) -> (memref<?xf32>, memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0 : i64
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %s = memref.alloc(%n) : memref<?xf32>
+  %t = memref.alloc(%n) : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %x = memref.load %a[%i] : memref<?xf32>
+    memref.store %x, %s[%i] : memref<?xf32>
+    %y = arith.addf %x, %x : f32
+    memref.store %y, %t[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.if %big {
+    func.call @disc_check_failed(%z, %z, %z, %z, %z) : (i64, i64, i64, i64, i64) -> ()
+  }
+  %u = memref.alloc(%n) : memref<?xf32>
+  memref.dealloc %s : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %x = memref.load %t[%i] : memref<?xf32>
+    %y = arith.mulf %x, %x : f32
+    memref.store %y, %u[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return %t, %u : memref<?xf32>, memref<?xf32>
 }

@@ -1,7 +1,7 @@
 // MatMul/Gemm/Conv through cuBLAS/cuDNN on --target=cuda: the f32 ops that
-// fit become host-side library calls on device buffers (constants get
-// device copies first), the rest keep the generated loops and the report
-// says why; --library-calls=none keeps everything as loops.
+// fit become host-side library calls on device buffers (constants are the
+// session's device copies), the rest keep the generated loops and the
+// report says why; --library-calls=none keeps everything as loops.
 // RUN: disc-compile %s --target=cuda --emit=gpu --report-codegen -o - 2>%t.report | FileCheck %s
 // RUN: FileCheck %s --check-prefix=REPORT < %t.report
 // RUN: disc-compile %s --target=cuda --library-calls=none --emit=gpu -o - | FileCheck %s --check-prefix=NONE
@@ -15,15 +15,14 @@
 // CHECK-DAG: func.func private @disc_lib_matmul(memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, i64, i64)
 // CHECK-DAG: func.func private @disc_lib_conv2d_post1(
 // CHECK-LABEL: func.func @disc_entry
-// The weights and the bias get one device copy per run, at the start (their
-// bytes and buffers recorded for the predicted peak) and freed at the end.
-// CHECK-SAME: disc.device_constant_allocs = 2 : i64, disc.device_constant_bytes = 896 : i64
+// The weights and the bias are the session's device copies, requested at
+// the start of the run (uploaded once per session; nothing allocated,
+// copied or freed per run).
+// CHECK-NOT: disc.device_constant_bytes
 // CHECK: %[[W:.+]] = memref.get_global @__constant_8x3x3x3xf32 : memref<8x3x3x3xf32>
-// CHECK-NEXT: %[[WD:.+]] = memref.alloc() : memref<8x3x3x3xf32>
-// CHECK: gpu.memcpy async [%{{.+}}] %[[WD]], %[[W]]
+// CHECK: call @disc_device_constant_4_{{[0-9]+}}(%[[W]], %c864_i64)
 // CHECK: %[[BIAS:.+]] = memref.get_global @__constant_8xf32 : memref<8xf32>
-// CHECK-NEXT: %[[BD:.+]] = memref.alloc() : memref<8xf32>
-// CHECK: gpu.memcpy async [%{{.+}}] %[[BD]], %[[BIAS]]
+// CHECK: call @disc_device_constant_1_{{[0-9]+}}(%[[BIAS]], %c32_i64)
 // Conv + bias + Relu: one call, flags 5 (bias, Relu); attrs {groups 1,
 // weights constant 1, strides, dilations, pads}.
 // CHECK: call @disc_lib_conv2d_post1(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %c1_i64, %c1_i64, %c1_i64, %c1_i64, %c1_i64, %c1_i64, %c1_i64, %c1_i64, %c1_i64, %c1_i64, %c5_i64)
@@ -32,8 +31,7 @@
 // CHECK: call @disc_lib_matmul(%{{.+}}, %{{.+}}, %{{.+}}, %c0_i64, %c0_i64)
 // The f64 MatMul: a kernel.
 // CHECK: gpu.launch
-// CHECK: memref.dealloc %[[WD]] :
-// CHECK-NEXT: memref.dealloc %[[BD]] :
+// CHECK-NOT: gpu.memcpy
 // CHECK: return
 
 // NONE-NOT: disc_lib

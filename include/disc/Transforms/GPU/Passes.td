@@ -88,6 +88,46 @@ def DiscGpuFuseParallelLoops
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
+def DiscGpuStitchRows
+    : Pass<"disc-gpu-stitch-rows", "::mlir::func::FuncOp"> {
+  let summary = "Row reductions and the nests over the same rows as one "
+                "kernel with a block per row";
+  let description = [{
+    Runs after `disc-gpu-fuse-parallel-loops`, before
+    `disc-gpu-tile-parallel-loops`. A run of outermost `scf.parallel` nests
+    over the same rows (the same leading bounds) that holds at least one
+    reduction over the innermost dims (a nest over the rows whose body
+    folds a perfectly nested `scf.for` chain into one output element with a
+    commutative, associative combiner of f32 or i32: add, mul, max, min,
+    and, or, xor) becomes one `gpu.launch` with one block per row (a
+    grid-stride loop over the rows; grid = min(rows, 65535)) and the nests
+    as phases separated by `gpu.barrier`: elementwise nests over the rows
+    and the row stride over the row with the block's threads; a reduction
+    folds strided partial values from the combiner's identity, combines
+    them through a `gpu.shuffle xor` butterfly in each warp and one
+    shared-memory slot per warp, and thread 0 runs the nest's own code with
+    its loops replaced by one combination with the total; a nest over the
+    rows alone runs on thread 0. The block size is the row length rounded
+    up to a multiple of 32, clamped to [32, `max-block-size`], computed at
+    run time. Between two nests only allocations, their size checks and
+    pure ops may lie (they move above the kernel); a deallocation, a call
+    or any other op ends the run, so buffers live as before and the memory
+    model's peak stays. A nest with a run-time check or a call, a buffer
+    written by the run that is not an allocation, or an access of such a
+    buffer at another row leaves the run as it is (docs/cuda.md, "Row
+    kernels"). A `max-block-size` that is not a multiple of 32 in
+    [32, 1024] is reported and the pass fails.
+  }];
+  let options = [
+    Option<"maxBlockSize", "max-block-size", "int64_t", /*default=*/"256",
+           "Most threads per block of a row kernel">
+  ];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"
+  ];
+}
+
 def DiscGpuTileParallelLoops
     : Pass<"disc-gpu-tile-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "Collapse outermost scf.parallel nests to 1-D and tile them "
@@ -170,23 +210,24 @@ def DiscGpuUploadConstants : Pass<"disc-gpu-upload-constants", "ModuleOp"> {
 }
 
 def DiscGpuUploadLibraryCallOperands
-    : Pass<"disc-gpu-upload-library-call-operands", "::mlir::func::FuncOp"> {
-  let summary = "Copy the host constants a cuBLAS/cuDNN library call reads "
-                "to device buffers";
+    : Pass<"disc-gpu-upload-library-call-operands", "::mlir::ModuleOp"> {
+  let summary = "Give cuBLAS/cuDNN library calls the session's device copies "
+                "of the host constants they read";
   let description = [{
     Runs after the GPU mapping. A library call of the CUDA target
     (`disc_lib_*`: cuBLAS/cuDNN, disc/Conversion/CudaLibraryCalls.h) runs
     on device memory, so each constant of model.so a call reads (Conv
-    weights, a bias) gets one device copy per run, as
-    `disc-gpu-upload-constants` does for kernels: allocated through the
-    runtime at the start of the function, filled with `gpu.memcpy` on the
-    session stream, freed before it returns; the view chain is re-taken on
-    the copy. Their bytes and buffers are added to
-    `disc.device_constant_bytes` / `disc.device_constant_allocs` on the
-    function (the predicted peak). Reports no errors.
+    weights, a bias) is read from the session's device copy, as
+    `disc-gpu-upload-constants` does for kernels: `func.call
+    @disc_device_constant_<rank>_<k>(%global, %bytes)` once per constant at
+    the start of the function (the runtime uploads it on the session's
+    first request and keeps it, outside the tracked peak like model.so's
+    constants on the CPU); the view chain is re-taken on the copy. A
+    constant of a dynamic shape or a non-identity layout is reported and
+    the pass fails.
   }];
   let dependentDialects = [
-    "::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"
+    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect"
   ];
 }
 
@@ -239,6 +280,35 @@ def DiscGpuSmallDeviceBuffers
   ];
 }
 
+def DiscGpuKernelCost : Pass<"disc-gpu-kernel-cost", "ModuleOp"> {
+  let summary = "Bytes and FLOPs of every kernel and cuBLAS/cuDNN call as "
+                "expressions of the input dims";
+  let description = [{
+    After the GPU mapping, for every `gpu.launch` of the entry (named as
+    `gpu-kernel-outlining` will name it), every `disc_lib_*` call and every
+    `gpu.memcpy` (its bytes and direction): the
+    compulsory global-memory bytes (each distinct device buffer the kernel
+    reads counted once at its full size, plus each it writes; shared and
+    private memory not counted) and the floating-point operations executed
+    by all threads (loops multiplied by their trip counts, block- and
+    grid-stride loops by their totals, bound guards and thread-0 branches
+    by the threads that take them; `math.*` functions count 1 each, an FMA
+    2); GEMM 2*B*M*N*K, convolutions 2 * output elements * filter elements
+    per output channel, post-ops one per output element each. Both are
+    expressions of the model's input dims (the signature's names, `max` and
+    `min` where a launch size needs them), or unknown with the reason.
+    Stored as the module's `disc.kernels` (the signature's `kernels` list,
+    docs/cuda.md "Roofline"); with `report`, printed to stderr
+    (`disc-compile --target=cuda --report-codegen`). Changes no other IR.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print one line per kernel and library call to stderr">,
+    Option<"entry", "entry", "std::string", /*default=*/"\"disc_entry\"",
+           "Entry function">
+  ];
+}
+
 def DiscGpuCheckHostAccess : Pass<"disc-gpu-check-host-access", "ModuleOp"> {
   let summary = "Reject host code that touches device memory after GPU "
                 "mapping";
@@ -271,24 +341,38 @@ def DiscGpuEmulateLaunches : Pass<"disc-gpu-emulate-launches", "ModuleOp"> {
     IR after the GPU mapping (`--emit=gpu`), every `gpu.launch` becomes host
     loops over the block ids (z, y, x) and, inside, the thread ids (z, y,
     x): the kernel body runs once per (block, thread), with the ids and
-    extents the launch would give it. Threads of a block run one after the
-    other, so a kernel that synchronizes its threads (`gpu.barrier`,
-    shuffles, subgroup ops) or uses shared memory cannot be emulated and is
-    refused. Device copies (`gpu.memcpy`) become `memref.copy`; the
-    `gpu.wait`s vanish. The device error word of the run-time checks
-    (`disc-gpu-device-checks`) is read after each launch (the runtime of a
-    real launch reads it later, at its next wait, with the same message for
-    a model whose checks can fail in one launch): a recorded failure is
-    cleared and reported through `disc_check_failed`. The result continues with the CPU
-    pipeline's tail.
+    extents the launch would give it. Device copies (`gpu.memcpy`) become
+    `memref.copy`; the `gpu.wait`s vanish. The device error word of the
+    run-time checks (`disc-gpu-device-checks`) is read after each launch
+    (the runtime of a real launch reads it later, at its next wait, with the
+    same message for a model whose checks can fail in one launch): a
+    recorded failure is cleared and reported through `disc_check_failed`.
+    The result continues with the CPU pipeline's tail.
 
-    Errors (the pass then fails): a kernel body of more than one block; an
-    asynchronous launch, a cluster, or shared or private memory; a barrier,
-    shuffle or subgroup op; any other `gpu` op in the body.
+    A kernel with `gpu.barrier`, `gpu.shuffle`, lane or subgroup ids,
+    workgroup or private attributions or `gpu.dynamic_shared_memory` runs as
+    work-item loops (the loop fission of POCL and CuPBoP): per block, its
+    body is cut at every barrier and shuffle into segments, each a loop nest
+    over all threads of the block (z, y, x). An `scf.for`/`scf.if` around a
+    barrier or shuffle must be block-uniform (bounds or condition
+    independent of the thread id) and stays a host loop/branch with the
+    segments of its body inside. Values that live across a cut are kept in
+    per-thread host arrays (ids, constants and side-effect-free arithmetic
+    on them are recomputed instead); a shuffle exchanges values through a
+    host array with the semantics of its NVVM lowering (`valid` included);
+    shared and private memory are stack buffers of the host function.
+    Kernels without any of these keep the single loop nest.
+
+    Errors (the pass then fails): an asynchronous launch or a cluster; a
+    kernel body of more than one block; a barrier or shuffle under
+    thread-dependent control flow (named) or inside another region op; a
+    non-scalar value live across a barrier; `gpu.subgroup_reduce`,
+    `gpu.all_reduce` and any other `gpu` op in the body.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect"
+    "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect"
   ];
 }
 

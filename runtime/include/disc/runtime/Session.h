@@ -75,6 +75,13 @@ struct SessionOptions {
   /// it costs one test per allocation and a NULL entry the model's trace
   /// points skip.
   bool record_trace = false;
+  /// CUDA sessions: the most CUDA graphs kept, one per distinct input
+  /// shapes (docs/cuda.md, "Graph replay"), least recently used dropped
+  /// first. A run at shapes the session ran before is captured into a graph
+  /// once and later ones replay it with one graph launch. Runs under a
+  /// memory limit, with record_trace, or of a model that reads device data
+  /// on the host during the run are not captured. 0 = no graphs.
+  int32_t cuda_graph_cache_size = 8;
 };
 
 /// Statistics of the last `Session::run` (reset at the start of each run).
@@ -121,6 +128,13 @@ struct SessionStats {
   /// `peak_bytes`; below twice the highest peak of the session's runs
   /// (docs/runtime-api.md, "Freed host blocks").
   int64_t reserved_peak_bytes = 0;
+  /// CUDA graph replay (SessionOptions::cuda_graph_cache_size): 1 when the
+  /// last run was captured into a new graph (and ran as its first launch),
+  /// else 0; 1 when it replayed a graph captured by an earlier run, else
+  /// 0. A replayed run reports the allocation statistics of the run that
+  /// was captured (the same buffers at the same points).
+  int64_t cuda_graph_captures = 0;
+  int64_t cuda_graph_replays = 0;
 };
 
 /// Runs one Executable. Sessions are independent: each has its own

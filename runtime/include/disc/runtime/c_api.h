@@ -70,6 +70,10 @@ typedef struct disc_session_options {
    * 0 the cheaper of the two (default), 1 recompute, 2 offload to host
    * memory (disc::DeviceEviction). */
   int32_t device_eviction;
+  /* CUDA sessions: the most CUDA graphs kept, one per distinct input
+   * shapes (disc::SessionOptions::cuda_graph_cache_size): 0 the default
+   * (8), a negative value no graphs. */
+  int32_t cuda_graph_cache_size;
 } disc_session_options_t;
 
 typedef struct disc_session_stats {
@@ -89,6 +93,8 @@ typedef struct disc_session_stats {
   int64_t remat_offloads;        /* evicted candidates offloaded (CUDA) */
   int64_t remat_bytes_offloaded; /* their bytes */
   double remat_offload_ms;       /* milliseconds copying them out and back */
+  int64_t cuda_graph_captures;   /* 1: the last run captured a CUDA graph */
+  int64_t cuda_graph_replays;    /* 1: the last run replayed a CUDA graph */
 } disc_session_stats_t;
 
 /* Message of the last failing call on this thread ("" if none). Valid until
