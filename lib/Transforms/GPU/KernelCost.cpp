@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "disc/Transforms/GPU/KernelCost.h"
+#include "disc/Target/Signature.h"
 #include "disc/Transforms/GPU/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -1341,35 +1342,9 @@ struct KernelCostPass
                    << " library calls, " << copies << " copies, " << unknown
                    << " with an unknown cost\n";
     module->setAttr(kKernelsAttrName,
-                    jsonToAttribute(&getContext(), std::move(list)));
+                    disc::jsonToAttribute(&getContext(), std::move(list)));
   }
-
-  static Attribute jsonToAttribute(MLIRContext *ctx,
-                                   const llvm::json::Value &value);
 };
-
-Attribute KernelCostPass::jsonToAttribute(MLIRContext *ctx,
-                                          const llvm::json::Value &value) {
-  Builder b(ctx);
-  if (value.getAsNull())
-    return b.getUnitAttr();
-  if (std::optional<bool> v = value.getAsBoolean())
-    return b.getBoolAttr(*v);
-  if (std::optional<int64_t> v = value.getAsInteger())
-    return b.getI64IntegerAttr(*v);
-  if (std::optional<StringRef> v = value.getAsString())
-    return b.getStringAttr(*v);
-  if (const llvm::json::Array *arr = value.getAsArray()) {
-    SmallVector<Attribute> elements;
-    for (const llvm::json::Value &e : *arr)
-      elements.push_back(jsonToAttribute(ctx, e));
-    return b.getArrayAttr(elements);
-  }
-  SmallVector<NamedAttribute> members;
-  for (const auto &[key, member] : *value.getAsObject())
-    members.push_back(b.getNamedAttr(key, jsonToAttribute(ctx, member)));
-  return b.getDictionaryAttr(members);
-}
 
 } // namespace
 
