@@ -1112,6 +1112,21 @@ bool MemoryModel::isPredictable(const MemoryProfile &p, std::string *reason) {
 // JSON and printing
 //===----------------------------------------------------------------------===//
 
+const char *mlir::disc::affineOpName(AffineExprKind kind) {
+  switch (kind) {
+  case AffineExprKind::Mul:
+    return "*";
+  case AffineExprKind::FloorDiv:
+    return "floordiv";
+  case AffineExprKind::CeilDiv:
+    return "ceildiv";
+  case AffineExprKind::Mod:
+    return "mod";
+  default:
+    return "+";
+  }
+}
+
 llvm::json::Value mlir::disc::exprToJson(AffineExpr e, ShapeAnalysis &sa) {
   switch (e.getKind()) {
   case AffineExprKind::Constant:
@@ -1124,23 +1139,7 @@ llvm::json::Value mlir::disc::exprToJson(AffineExpr e, ShapeAnalysis &sa) {
     break;
   }
   auto b = cast<AffineBinaryOpExpr>(e);
-  const char *op = "+";
-  switch (e.getKind()) {
-  case AffineExprKind::Mul:
-    op = "*";
-    break;
-  case AffineExprKind::FloorDiv:
-    op = "floordiv";
-    break;
-  case AffineExprKind::CeilDiv:
-    op = "ceildiv";
-    break;
-  case AffineExprKind::Mod:
-    op = "mod";
-    break;
-  default:
-    break;
-  }
+  const char *op = affineOpName(e.getKind());
   return llvm::json::Array{op, exprToJson(b.getLHS(), sa),
                            exprToJson(b.getRHS(), sa)};
 }

@@ -352,6 +352,10 @@ FailureOr<llvm::json::Object> buildMemoryJson(ModuleOp module, StringRef entry,
 /// one of "+", "*", "floordiv", "ceildiv", "mod".
 llvm::json::Value exprToJson(AffineExpr e, ShapeAnalysis &sa);
 
+/// The JSON name of a binary affine expression's kind in exprToJson's form
+/// ("+", "*", "floordiv", "ceildiv", "mod").
+const char *affineOpName(AffineExprKind kind);
+
 } // namespace mlir::disc
 
 #endif // DISC_TRANSFORMS_MEMORYMODEL_H

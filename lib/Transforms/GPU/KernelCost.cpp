@@ -12,6 +12,7 @@
 #include "disc/Transforms/GPU/KernelCost.h"
 #include "disc/Target/Signature.h"
 #include "disc/Transforms/GPU/Passes.h"
+#include "disc/Transforms/MemoryModel.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -601,23 +602,7 @@ llvm::json::Value SymbolicValues::toJson(AffineExpr e) {
     return names[s.getPosition()];
   }
   auto bin = cast<AffineBinaryOpExpr>(e);
-  const char *op = "+";
-  switch (e.getKind()) {
-  case AffineExprKind::Mul:
-    op = "*";
-    break;
-  case AffineExprKind::FloorDiv:
-    op = "floordiv";
-    break;
-  case AffineExprKind::CeilDiv:
-    op = "ceildiv";
-    break;
-  case AffineExprKind::Mod:
-    op = "mod";
-    break;
-  default:
-    break;
-  }
+  const char *op = disc::affineOpName(e.getKind());
   return llvm::json::Array{op, toJson(bin.getLHS()), toJson(bin.getRHS())};
 }
 
