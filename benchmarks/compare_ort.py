@@ -4,7 +4,11 @@
 Cases: the e2e models (ResNet-18, the Transformer encoder, the GPT decoder,
 U-Net, MobileNetV2) at their e2e shapes, the Transformer also at 1x384
 tokens, and one nn.Linear(768, 3072) on a [1, 197, 768] tensor (a MatMul by
-a large constant weight, a ViT-B/16 MLP layer); `--cases` picks some. Each
+a large constant weight, a ViT-B/16 MLP layer). `--set extended` takes
+instead the extended set of benchmarks/extended_models.py (torchvision
+models no test contains: MobileNetV3, an LRASPP segmenter, EfficientNet-B0,
+SqueezeNet, Inception-v3, ViT-B/16, an NHWC tf2onnx-style network),
+`--set e2e extended` both; `--cases` picks some. Each
 model is compiled twice,
 with `--library-calls=onednn` (oneDNN MatMul/Gemm/Conv) and
 `--library-calls=none` (generated loops only). DISC runs through `disc-run
@@ -17,7 +21,9 @@ Every DISC run reads the input the export wrote (examples/models
 (rtol 1e-3, atol 1e-4); the table's last column says whether it matched,
 and the exit status is 1 when a case did not.
 Cases are interleaved (DISC, ORT, PyTorch, DISC, ...) for --rounds rounds; each
-number is the median over all timed runs (warm-up runs left out), and each
+number is the median over all timed runs (warm-up runs left out; the
+`first` columns give the median over rounds of each process's first run,
+i.e. a shape new to the session), and each
 table ends with the geometric mean of the DISC/ORT ratios. Threads:
 `disc-run --threads` (oneDNN's OpenMP threads; DISC's generated loops run
 on one thread), intraOpNumThreads for ORT, torch.set_num_threads for
@@ -91,9 +97,18 @@ MODELS = {
                      ["1x3x96x96", "2x3x128x160", "1x3x224x224"], "output"),
     "linear": ("x", None, ["1x197x768"], "y"),
 }
-# name, model, shape
-CASES = [(f"{m} {s}", m, s) for m, (_, _, shapes, _) in MODELS.items()
-         for s in shapes]
+E2E = list(MODELS)
+# The extended set (benchmarks/extended_models.py): models no test
+# contains, exported here.
+sys.path.insert(0, HERE)
+import extended_models  # noqa: E402
+
+EXTENDED = list(extended_models.MODELS)
+for _m, (_shapes, _) in extended_models.MODELS.items():
+    MODELS[_m] = ("input", None, _shapes, "output")
+# set: [(name, model, shape)]
+CASES = {kind: [(f"{m} {s}", m, s) for m in models for s in MODELS[m][2]]
+         for kind, models in (("e2e", E2E), ("extended", EXTENDED))}
 
 
 def ort_spec(model, shape):
@@ -121,6 +136,10 @@ def prepare(args, models):
             continue
         if name == "linear":
             export_linear(w, shapes)
+            continue
+        if name in extended_models.MODELS:
+            sh([PYTHON, os.path.join(HERE, "extended_models.py"),
+                "--out-dir", w, "--model", name, "--shapes"] + shapes)
             continue
         # The model, and PyTorch's input and output at each shape.
         sh([PYTHON, os.path.join(MODELS_DIR, f"export_{name}.py"),
@@ -173,7 +192,8 @@ def disc_times(args, model, mode, shape, threads, mismatches):
         sys.stderr.write(f"disc-run failed on {model} {shape}:\n{p.stdout}")
         raise SystemExit(1)
     with open(report) as f:
-        return json.load(f)["latencies_ms"][1:]  # first run: warm-up
+        lat = json.load(f)["latencies_ms"]
+    return lat[1:], lat[0]  # the first run: a warm-up, reported apart
 
 
 def ort_times(args, model, spec, threads):
@@ -181,14 +201,16 @@ def ort_times(args, model, spec, threads):
     out = sh(["node", os.path.join(HERE, "ort_run.js"),
               os.path.join(args.work_dir, model + ".onnx"), spec,
               str(args.repeat), str(threads)], env=env)
-    return json.loads(out.strip().splitlines()[-1])["latencies_ms"]
+    rec = json.loads(out.strip().splitlines()[-1])
+    return rec["latencies_ms"], rec.get("first_ms")
 
 
 def torch_times(args, model, shape, threads):
     out = sh([PYTHON, os.path.join(HERE, "torch_run.py"), model,
               case_file(args, model, shape, "inputs"), str(args.repeat),
               str(threads)])
-    return json.loads(out.strip().splitlines()[-1])["latencies_ms"]
+    rec = json.loads(out.strip().splitlines()[-1])
+    return rec["latencies_ms"], rec.get("first_ms")
 
 
 def main():
@@ -203,6 +225,10 @@ def main():
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--modes", nargs="+", default=["onednn", "none"],
                    choices=["onednn", "none"])
+    p.add_argument("--set", nargs="+", default=["e2e"], dest="sets",
+                   choices=["e2e", "extended"],
+                   help="case sets: the e2e models, the extended set "
+                        "(benchmarks/extended_models.py), or both")
     p.add_argument("--cases", nargs="+", help="only cases whose name starts so")
     p.add_argument("--base-bin-dir",
                    help="a second build (e.g. the main branch) run in the "
@@ -212,22 +238,30 @@ def main():
                         "compared with its stored references)")
     args = p.parse_args()
     peers = ["ort"] + ([] if args.no_torch else ["torch"])
-    cases = [c for c in CASES
+    cases = [c for kind in args.sets for c in CASES[kind]
              if not args.cases or any(c[0].startswith(x) for x in args.cases)]
     prepare(args, sorted({c[1] for c in cases}))
     times = {}
+    firsts = {}  # the first run of each process: a new shape to a session
+
+    def record(key, result):
+        lat, first = result
+        times.setdefault(key, []).extend(lat)
+        if first is not None:
+            firsts.setdefault(key, []).append(first)
+
     mismatches = set()
     for _ in range(args.rounds):
         for name, model, shape in cases:
             for t in args.threads:
                 for mode in labels(args):
-                    times.setdefault((name, mode, t), []).extend(
-                        disc_times(args, model, mode, shape, t, mismatches))
-                times.setdefault((name, "ort", t), []).extend(
-                    ort_times(args, model, ort_spec(model, shape), t))
+                    record((name, mode, t),
+                           disc_times(args, model, mode, shape, t, mismatches))
+                record((name, "ort", t),
+                       ort_times(args, model, ort_spec(model, shape), t))
                 if "torch" in peers:
-                    times.setdefault((name, "torch", t), []).extend(
-                        torch_times(args, model, shape, t))
+                    record((name, "torch", t),
+                           torch_times(args, model, shape, t))
     base = args.threads[0]
     for t in args.threads:
         title = {"ort": "ORT", "torch": "PyTorch"}
@@ -236,8 +270,11 @@ def main():
                [f"{m}/{title[q]}" for q in peers for m in labels(args)]
         if t != base:
             cols += [f"{m} speed-up vs {base} thread(s)" for m in labels(args)]
+        cols += [f"first {c}" for c in labels(args) + ["ort"]]
         cols += ["matches PyTorch"]
-        print(f"threads {t}, median of {args.repeat * args.rounds} runs")
+        print(f"threads {t}, median of {args.repeat * args.rounds} runs "
+              f"(steady); first: median over {args.rounds} processes of "
+              f"their first run (ms)")
         print("| case | " + " | ".join(cols) + " |")
         print("|---|" + "---|" * len(cols))
         ratios = {(m, q): [] for m in labels(args) for q in peers}
@@ -252,6 +289,9 @@ def main():
             if t != base:
                 row += [f"{statistics.median(times[(name, m, base)]) / med[m]:.2f}"
                         for m in labels(args)]
+            row += [f"{statistics.median(firsts[(name, k, t)]):.1f}"
+                    if firsts.get((name, k, t)) else "-"
+                    for k in labels(args) + ["ort"]]
             bad = [m for m in labels(args) if (name, m) in mismatches]
             row.append("no: " + ", ".join(bad) if bad else "yes")
             print(f"| {name} | " + " | ".join(row) + " |")

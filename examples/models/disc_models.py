@@ -218,6 +218,59 @@ def build_unet():
     return model
 
 
+def nhwc_resnet(torch, stages=((16, 16, 1), (16, 32, 2), (32, 32, 1)),
+                classes=10):
+    """A ResNet-like network on an NHWC input as tf2onnx exports TensorFlow
+    models: every Conv wrapped in Transposes (NHWC -> NCHW -> Conv ->
+    NHWC), BatchNorm as a per-channel Mul and Add in NHWC, residual adds
+    and the final mean over H, W in NHWC. `stages`: (in, out, stride) of
+    each residual block after a stride-2 stem Conv of 3 -> stages[0][0]."""
+    from torch import nn
+
+    def conv_nhwc(conv, x):
+        return conv(x.permute(0, 3, 1, 2)).permute(0, 2, 3, 1)
+
+    class Block(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.c1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.c2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.s1 = nn.Parameter(torch.rand(cout) + 0.5)
+            self.b1 = nn.Parameter(torch.randn(cout) * 0.1)
+            self.s2 = nn.Parameter(torch.rand(cout) + 0.5)
+            self.b2 = nn.Parameter(torch.randn(cout) * 0.1)
+            self.skip = (nn.Conv2d(cin, cout, 1, stride, bias=True)
+                         if stride != 1 or cin != cout else None)
+
+        def forward(self, x):
+            y = torch.relu(conv_nhwc(self.c1, x) * self.s1 + self.b1)
+            y = conv_nhwc(self.c2, y) * self.s2 + self.b2
+            skip = x if self.skip is None else conv_nhwc(self.skip, x)
+            return torch.relu(y + skip)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Conv2d(3, stages[0][0], 3, 2, 1, bias=True)
+            self.blocks = nn.ModuleList(Block(*c) for c in stages)
+            self.fc = nn.Linear(stages[-1][1], classes)
+
+        def forward(self, x):
+            x = torch.relu(conv_nhwc(self.stem, x))
+            for b in self.blocks:
+                x = b(x)
+            return self.fc(x.mean(dim=(1, 2)))
+
+    return Net().eval()
+
+
+def build_nhwc_resnet():
+    import torch
+
+    torch.manual_seed(SEED)
+    return nhwc_resnet(torch)
+
+
 def build_inception():
     import torch
     from torch import nn
@@ -455,6 +508,12 @@ def _mobilenet_inputs(shape, rng):
     return {"input": rng.standard_normal(shape).astype(np.float32)}
 
 
+def _nhwc_inputs(shape, rng):
+    if len(shape) != 4 or shape[3] != 3:
+        raise ValueError(f"nhwc_resnet wants N x H x W x 3, got {shape}")
+    return {"input": rng.standard_normal(shape).astype(np.float32)}
+
+
 def _unet_inputs(shape, rng):
     if len(shape) != 4 or shape[1] != 3 or shape[2] % 8 or shape[3] % 8:
         raise ValueError(f"unet wants N x 3 x H x W, H and W multiples of 8, got {shape}")
@@ -537,6 +596,15 @@ MODELS = {
         make_inputs=_unet_inputs,
         export_shape=(1, 3, 64, 64),
         default_shapes=["1x3x64x64", "2x3x48x80", "1x3x96x128"],
+    ),
+    "nhwc_resnet": dict(
+        build=build_nhwc_resnet,
+        inputs=["input"],
+        outputs=["output"],
+        dynamic_axes={"input": {0: "N", 1: "H", 2: "W"}, "output": {0: "N"}},
+        make_inputs=_nhwc_inputs,
+        export_shape=(1, 32, 32, 3),
+        default_shapes=["1x32x32x3", "2x24x40x3", "1x57x31x3"],
     ),
     # Forward, hand-written backward and SGD update of a small GPT-style
     # decoder in one graph (gpt_train_step.py); the parameters are inputs.

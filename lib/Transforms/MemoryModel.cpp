@@ -251,6 +251,15 @@ OpMemory MemoryModel::describe(Operation *op) {
       add(reshape.getResult(), BufferKind::Alloc);
     return m;
   }
+  if (isa<TransposeOp>(op) && op->hasAttr(kNhwcViewAttr)) {
+    // A transpose next to a Conv call reading or writing NHWC
+    // (markLibraryCalls): a tensor.reshape view of its dense operand.
+    auto t = cast<RankedTensorType>(op->getResult(0).getType());
+    if (!t.hasStaticShape())
+      addScratch(cst(8 * t.getRank()));
+    add(op->getResult(0), BufferKind::View, 0);
+    return m;
+  }
   if (auto expand = dyn_cast<ExpandOp>(op)) {
     // An expand that broadcasts nothing lowers to an identity
     // linalg.generic, which canonicalization folds away: a view.
@@ -589,6 +598,8 @@ bool MemoryModel::escapes(Value v) {
       bool view = false;
       if (auto reshape = dyn_cast<DynamicReshapeOp>(user))
         view = isIdentityLayout(x);
+      else if (isa<TransposeOp>(user) && user->hasAttr(kNhwcViewAttr))
+        view = true;
       else if (auto slice = dyn_cast<SliceOp>(user))
         view = isViewSlice(slice);
       else

@@ -42,6 +42,13 @@ inline constexpr int64_t kMatmulAccumulateFlag = 128;
 inline constexpr llvm::StringLiteral kFusedIntoCallAttr =
     "disc.fused_into_call";
 
+/// Unit attribute of a `disc.transpose` between channels-last and
+/// channels-first order next to a Conv or ConvTranspose call that reads or
+/// writes NHWC (flags bits 7 / 6): its result has the bytes of its operand
+/// (a dense buffer holding NHWC data viewed with the NCHW shape, or the
+/// reverse), so it lowers to a reshape view, not a copy.
+inline constexpr llvm::StringLiteral kNhwcViewAttr = "disc.nhwc_view";
+
 /// True when `op` runs as (part of) a library call: the call itself, a call
 /// with post-ops, or a post-op fused into one. Such ops lower as one unit
 /// with the call and cannot be cloned on their own.

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "Utils.h"
 
+#include "disc/Conversion/LibraryCallAttrs.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
@@ -33,6 +34,21 @@ FailureOr<Value> lowerShapeOf(OpBuilder &b, ShapeOfOp op) {
   return castTo(b, loc, r, op.getType());
 }
 
+/// `src` as a `tensor.reshape` of `sizes` (an index shape tensor): a view
+/// of a dense buffer once bufferized.
+Value reshapeTo(OpBuilder &b, Location loc, RankedTensorType resultType,
+                Value src, ArrayRef<OpFoldResult> sizes) {
+  SmallVector<Value> elems;
+  for (OpFoldResult d : sizes)
+    elems.push_back(toValue(b, loc, d));
+  Value shape = tensor::FromElementsOp::create(
+      b, loc,
+      RankedTensorType::get({static_cast<int64_t>(elems.size())},
+                            b.getIndexType()),
+      elems);
+  return tensor::ReshapeOp::create(b, loc, resultType, src, shape).getResult();
+}
+
 /// ONNX Reshape through `tensor.reshape` with the reified dims (0 copied,
 /// -1 inferred) as an index shape tensor.
 FailureOr<Value> lowerDynamicReshape(OpBuilder &b, DynamicReshapeOp op,
@@ -50,13 +66,8 @@ FailureOr<Value> lowerDynamicReshape(OpBuilder &b, DynamicReshapeOp op,
     FailureOr<ReifiedResult> reified = reifyResult(b, op);
     if (failed(reified))
       return failure();
-    SmallVector<Value> elems;
-    for (OpFoldResult d : sizesForType(b, loc, resultType, reified->dims))
-      elems.push_back(toValue(b, loc, d));
-    Value shape = tensor::FromElementsOp::create(
-        b, loc, RankedTensorType::get({rank}, b.getIndexType()), elems);
-    return tensor::ReshapeOp::create(b, loc, resultType, src, shape)
-        .getResult();
+    return reshapeTo(b, loc, resultType, src,
+                     sizesForType(b, loc, resultType, reified->dims));
   }
   Value numMinusOne = m.c(0);
   for (int64_t i = 0; i < rank; ++i) {
@@ -91,22 +102,20 @@ FailureOr<Value> lowerDynamicReshape(OpBuilder &b, DynamicReshapeOp op,
   checks.check(b, loc, m.cmp(arith::CmpIPredicate::eq, numelIn, numelOut),
                "Reshape", "cannot reshape {0} elements into {1} elements",
                {numelIn, numelOut});
-  SmallVector<Value> elems;
-  for (OpFoldResult d : sizes)
-    elems.push_back(toValue(b, loc, d));
-  Value shape = tensor::FromElementsOp::create(
-      b, loc,
-      RankedTensorType::get({static_cast<int64_t>(elems.size())},
-                            b.getIndexType()),
-      elems);
-  return tensor::ReshapeOp::create(b, loc, resultType, src, shape).getResult();
+  return reshapeTo(b, loc, resultType, src, sizes);
 }
 
+/// A transpose between NHWC and NCHW next to a Conv call that reads or
+/// writes NHWC (kNhwcViewAttr, markLibraryCalls) keeps its operand's bytes:
+/// a reshape of the dense buffer (a view), not a copy.
 FailureOr<Value> lowerTranspose(OpBuilder &b, TransposeOp op) {
   FailureOr<ReifiedResult> reified = reifyResult(b, op);
   if (failed(reified))
     return failure();
   Location loc = op.getLoc();
+  if (op->hasAttr(kNhwcViewAttr))
+    return reshapeTo(b, loc, op.getType(), op.getOperand(),
+                     sizesForType(b, loc, op.getType(), reified->dims));
   return linalg::TransposeOp::create(b, loc, op.getOperand(),
                                      reified->empty(b, loc),
                                      op.getPermutation())

@@ -409,6 +409,84 @@ nhwcBits(Block &body, ArrayRef<std::pair<Operation *, Value>> finalOf,
   return bits;
 }
 
+/// True when `perm` moves the channels dim of a rank-`r` tensor from last
+/// to second (`toNchw`, NHWC -> NCHW: [0, r-1, 1, ..., r-2]) or from
+/// second to last (NCHW -> NHWC: [0, 2, ..., r-1, 1]).
+static bool isChannelsPermutation(ArrayRef<int64_t> perm, bool toNchw) {
+  int64_t r = perm.size();
+  if (r < 3 || r > 5 || perm[0] != 0)
+    return false;
+  for (int64_t i = 1; i < r; ++i) {
+    int64_t want = toNchw ? (i == 1 ? r - 1 : i - 1) : (i == r - 1 ? 1 : i + 1);
+    if (perm[i] != want)
+      return false;
+  }
+  return true;
+}
+
+/// True when `v` is known to be a dense buffer in row-major order once
+/// bufferized: not a strided slice or a broadcast, through the NHWC views.
+static bool isDenseRowMajor(Block &body, Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (def->getBlock() != &body || isa<SliceOp, ExpandOp>(def))
+      return false;
+    if (!def->hasAttr(kNhwcViewAttr))
+      return true;
+    v = def->getOperand(0);
+  }
+  return true;
+}
+
+/// The Transposes that only reorder a Conv or ConvTranspose call's
+/// operand or result between NHWC and NCHW, as tf2onnx exports TensorFlow
+/// graphs (`Transpose(0,3,1,2) -> Conv -> Transpose(0,2,3,1)`), become
+/// views (kNhwcViewAttr) and the call reads or writes NHWC instead: a
+/// call's final value whose every reader is such a Transpose to NHWC is
+/// written NHWC (bit 64); a Transpose to NCHW of a dense buffer whose
+/// every reader is a call reading it as its input is read NHWC (bit 128).
+/// Returns the bits per call; the buffers are the same size, the copies
+/// (and the reorders the call made around the kernel) are gone.
+static llvm::DenseMap<Operation *, int64_t>
+nhwcTransposeViews(Block &body,
+                   ArrayRef<std::pair<Operation *, Value>> finalOf) {
+  llvm::DenseMap<Operation *, int64_t> bits;
+  UnitAttr unit = UnitAttr::get(body.getParentOp()->getContext());
+  auto isConvCall = [](Operation *op) {
+    return isa<ConvOp, ConvTransposeOp>(op) && op->hasAttr(kLibraryCallAttr);
+  };
+  auto isTransposeTo = [&](Operation *op, bool toNchw) {
+    auto t = dyn_cast<TransposeOp>(op);
+    return t && t->getBlock() == &body &&
+           isChannelsPermutation(t.getPermutation(), toNchw);
+  };
+  for (auto [call, v] : finalOf) {
+    if (!isConvCall(call) || v.use_empty() ||
+        !llvm::all_of(v.getUsers(), [&](Operation *user) {
+          return isTransposeTo(user, /*toNchw=*/false);
+        }))
+      continue;
+    bits[call] |= 64;
+    for (Operation *user : v.getUsers())
+      user->setAttr(kNhwcViewAttr, unit);
+  }
+  for (Operation &op : body) {
+    if (!isTransposeTo(&op, /*toNchw=*/true) || op.use_empty() ||
+        !isDenseRowMajor(body, op.getOperand(0)))
+      continue;
+    Value t = op.getResult(0);
+    if (!llvm::all_of(t.getUses(), [&](OpOperand &use) {
+          Operation *user = use.getOwner();
+          return isConvCall(user) && use.getOperandNumber() == 0 &&
+                 user->getOperand(1) != t;
+        }))
+      continue;
+    op.setAttr(kNhwcViewAttr, unit);
+    for (Operation *user : t.getUsers())
+      bits[user] |= 128;
+  }
+  return bits;
+}
+
 void mlir::disc::markLibraryCalls(func::FuncOp func,
                                   llvm::function_ref<bool(Operation *)> fits,
                                   bool clipAndEltwise, bool nhwc,
@@ -421,6 +499,7 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
     op->removeAttr(kPostOpsAttr);
     op->removeAttr(kFusedIntoCallAttr);
     op->removeAttr(kPostOpAttrsAttr);
+    op->removeAttr(kNhwcViewAttr);
   });
   // The CPU lowering takes ops in regions (If/Loop bodies, recurrent
   // layers) to the same calls by fitsLibraryCall, without post-ops (the
@@ -623,7 +702,11 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
   if (!nhwc)
     return;
   // The NHWC bits join the flags word; a call without post-ops gets one.
-  for (auto [call, bit] : nhwcBits(body, finalOf, residualOwner)) {
+  llvm::DenseMap<Operation *, int64_t> bits =
+      nhwcBits(body, finalOf, residualOwner);
+  for (auto [call, bit] : nhwcTransposeViews(body, finalOf))
+    bits[call] |= bit;
+  for (auto [call, bit] : bits) {
     SmallVector<int64_t> attrs = {0};
     if (auto a = call->getAttrOfType<DenseI64ArrayAttr>(kPostOpAttrsAttr))
       attrs.assign(a.asArrayRef().begin(), a.asArrayRef().end());
