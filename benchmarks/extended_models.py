@@ -81,6 +81,8 @@ def build(name):
                                 init_weights=True)
     elif name == "vit_b_16":
         model = tv.vit_b_16(weights=None)
+        # torchvision zero-initializes the classifier head (outputs all 0).
+        torch.nn.init.normal_(model.heads.head.weight, std=0.02)
     elif name == "nhwc_convnet":
         # The e2e test's nhwc_resnet at ResNet-18-like widths.
         model = disc_models.nhwc_resnet(
@@ -89,12 +91,12 @@ def build(name):
                            (256, 256, 1)), classes=100)
     else:
         raise SystemExit(f"unknown model '{name}' (one of {', '.join(MODELS)})")
-    if name == "nhwc_convnet":
-        model.eval()
+    if name in ("nhwc_convnet", "vit_b_16"):
+        model.eval()  # no BatchNorm
     else:
         # Statistics from one batch at the model's usual size (Inception's
         # deep layers are 1x1 at 96x96 and its outputs then grow to 1e6).
-        size = {"inception_v3": 299, "vit_b_16": 224}.get(name, 96)
+        size = 299 if name == "inception_v3" else 96
         disc_models._calibrate_batchnorm(model, torch, (2, 3, size, size),
                                          disc_models.SEED + 1)
     return model

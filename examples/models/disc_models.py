@@ -158,6 +158,20 @@ def build_mobilenet_v2():
     return model
 
 
+def build_mobilenet_v3_small():
+    """torchvision's MobileNetV3-Small: HardSwish after Convs (fused into
+    the Conv calls as post-ops), squeeze-excite (GlobalAveragePool, 1x1
+    Convs, HardSigmoid, Mul), depthwise Convs."""
+    import torch
+    import torchvision
+
+    torch.manual_seed(SEED)
+    model = torchvision.models.mobilenet_v3_small(weights=None)
+    _calibrate_batchnorm(model, torch, (8, 3, 64, 64), SEED + 1)
+    model.eval()
+    return model
+
+
 def build_shufflenet_v2():
     """torchvision's ShuffleNet V2 (x0.5): channel split (Slice by a size
     computed from Shape), channel shuffle (Reshape with -1 after pooling),
@@ -577,6 +591,15 @@ MODELS = {
         make_inputs=_mobilenet_inputs,
         export_shape=(1, 3, 224, 224),
         default_shapes=["1x3x96x96", "2x3x128x160", "1x3x224x224"],
+    ),
+    "mobilenet_v3_small": dict(
+        build=build_mobilenet_v3_small,
+        inputs=["input"],
+        outputs=["output"],
+        dynamic_axes={"input": {0: "N", 2: "H", 3: "W"}, "output": {0: "N"}},
+        make_inputs=_mobilenet_inputs,
+        export_shape=(1, 3, 224, 224),
+        default_shapes=["1x3x96x96", "2x3x128x112", "1x3x224x224"],
     ),
     "shufflenet_v2": dict(
         build=build_shufflenet_v2,

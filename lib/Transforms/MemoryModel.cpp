@@ -1392,11 +1392,8 @@ bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
   Value residual;
   if (flags & 2) {
     Value cur = op->getResult(0);
-    while (cur.hasOneUse()) {
-      Operation *user = *cur.getUsers().begin();
-      auto idx = user->getAttrOfType<IntegerAttr>("disc.fused_into_call");
-      if (!idx)
-        break;
+    while (Operation *user = nextPostOp(cur)) {
+      auto idx = user->getAttrOfType<IntegerAttr>(kFusedIntoCallAttr);
       if (isa<AddOp, SubOp>(user) &&
           !matchPattern(user->getOperand(1 - idx.getInt()), m_Constant()))
         residual = user->getOperand(1 - idx.getInt());

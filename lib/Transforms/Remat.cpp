@@ -203,9 +203,8 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
       // the chain ends; the chain is recomputed as one call.
       Value value = rm.value;
       unsigned def = i;
-      while (value.hasOneUse()) {
-        Operation *user = *value.getUsers().begin();
-        if (!user->hasAttr(kFusedIntoCallAttr) || !index.count(user))
+      while (Operation *user = nextPostOp(value)) {
+        if (!index.count(user))
           break;
         value = user->getResult(0);
         def = index[user];

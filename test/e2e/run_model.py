@@ -51,6 +51,7 @@ EXPORT_SCRIPTS = {
     "gpt_train_step": "export_gpt_train_step.py",
     "shufflenet_v2": "export_shufflenet_v2.py",
     "nhwc_resnet": "export_nhwc_resnet.py",
+    "mobilenet_v3_small": "export_mobilenet_v3_small.py",
     "mlp_train_step": "export_mlp_train_step.py",
     "llama_decoder": "export_llama_decoder.py",
     "resmlp_train_step": "export_resmlp_train_step.py",

@@ -9,6 +9,7 @@
 #ifndef DISC_CONVERSION_LIBRARYCALLATTRS_H
 #define DISC_CONVERSION_LIBRARYCALLATTRS_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -16,16 +17,18 @@ namespace mlir::disc {
 
 /// Unit attribute of an op lowered to a runtime library call.
 inline constexpr llvm::StringLiteral kLibraryCallAttr = "disc.library_call";
-/// On such a call: the post-ops fused into it, one entry per fused op in
-/// chain order: "bias", "add", then one activation ("relu"; "max" and/or
-/// "min" by a scalar, a Clip; "sigmoid"; "tanh"); or, on a MatMul,
+/// On such a call: the post-ops fused into it, one entry per step of the
+/// chain (nextPostOp) in order: "bias", "add", then one activation
+/// ("relu"; "max" and/or "min" by a scalar, a Clip; "sigmoid"; "tanh";
+/// "silu"; "hardswish"; "gelu" then "gelu_half"); or, on a MatMul,
 /// "scale" (a multiplication by a constant) then "add" or "sub" (the
 /// residual minus the scaled product).
 inline constexpr llvm::StringLiteral kPostOpsAttr = "disc.post_ops";
 /// On a call with post-ops or NHWC operands: the trailing attributes the
 /// runtime call takes (docs/runtime-abi.md, *Post-ops*): `flags` (bit 0
 /// bias, 1 residual add, 2 Relu, 3 clip, 4 logistic, 5 tanh, at most one
-/// of bits 2-5; Conv on oneDNN: 6 output, 7 input, 8 residual is NHWC;
+/// of bits 2-5 and 9-11; Conv on oneDNN: 6 output, 7 input, 8 residual is
+/// NHWC;
 /// MatMul on oneDNN: kMatmulScaleFlag, kMatmulAccumulateFlag), then for a
 /// clip its lower and upper bound as f32 bit patterns, then a MatMul's
 /// scale as an f32 bit pattern.
@@ -48,6 +51,32 @@ inline constexpr llvm::StringLiteral kFusedIntoCallAttr =
 /// (a dense buffer holding NHWC data viewed with the NCHW shape, or the
 /// reverse), so it lowers to a reshape view, not a copy.
 inline constexpr llvm::StringLiteral kNhwcViewAttr = "disc.nhwc_view";
+
+/// Activation flags past the Conv layout bits (docs/runtime-abi.md,
+/// *Post-ops*), one activation per call like bits 2-5: SiLU
+/// (`x * sigmoid(x)`), HardSwish (`x * clip(x / 6 + 0.5, 0, 1)`) and
+/// GELU (`x * (1 + erf(x / sqrt(2))) / 2`), each fused from the group of
+/// ops the importer or exporter makes of it.
+inline constexpr int64_t kSwishFlag = 512;
+inline constexpr int64_t kHardSwishFlag = 1024;
+inline constexpr int64_t kGeluErfFlag = 2048;
+
+/// The op after `v` in the post-op chain of a library call: of the fused
+/// ops (kFusedIntoCallAttr) that read `v` as their chain operand, the last
+/// in the block. A post-op is one op, or a group that reads the chain
+/// value twice (SiLU's Sigmoid and Mul) and ends with the last of them.
+/// Null at the end of the chain.
+inline Operation *nextPostOp(Value v) {
+  Operation *next = nullptr;
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    auto idx = user->getAttrOfType<IntegerAttr>(kFusedIntoCallAttr);
+    if (idx && idx.getInt() == use.getOperandNumber() &&
+        (!next || next->isBeforeInBlock(user)))
+      next = user;
+  }
+  return next;
+}
 
 /// True when `op` runs as (part of) a library call: the call itself, a call
 /// with post-ops, or a post-op fused into one. Such ops lower as one unit

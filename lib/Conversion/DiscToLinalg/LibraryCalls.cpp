@@ -409,6 +409,96 @@ nhwcBits(Block &body, ArrayRef<std::pair<Operation *, Value>> finalOf,
   return bits;
 }
 
+/// True when `v` is a splat f32 constant within 1e-6 (relative) of `want`.
+static bool isSplatNear(Value v, float want) {
+  std::optional<float> c = splatF32(v);
+  return c && std::fabs(*c - want) <= 1e-6f * std::max(1.0f, std::fabs(want));
+}
+
+/// True when `op` is an `OpT` of `a` and `b` in either order (a Value) or
+/// of `a` and a splat constant near `b` (a float; for a DivOp only as the
+/// divisor).
+template <typename OpT>
+static bool isBinaryOf(Operation *op, Value a, Value b) {
+  return op && isa<OpT>(op) &&
+         ((op->getOperand(0) == a && op->getOperand(1) == b) ||
+          (op->getOperand(1) == a && op->getOperand(0) == b));
+}
+template <typename OpT>
+static bool isBinaryOf(Operation *op, Value a, float b) {
+  if (!op || !isa<OpT>(op))
+    return false;
+  if (op->getOperand(0) == a && isSplatNear(op->getOperand(1), b))
+    return true;
+  return !isa<DivOp>(op) && op->getOperand(1) == a &&
+         isSplatNear(op->getOperand(0), b);
+}
+
+/// An activation the importer or the exporter writes as several ops
+/// reading the chain value twice, fused as one post-op (its flag).
+struct ActivationGroup {
+  int64_t flag = 0;
+  /// Its ops in block order; the chain value's readers are ops[0] and one
+  /// other, each op's result is read only by the next, the last one's is
+  /// the activation's value.
+  SmallVector<Operation *> ops;
+  /// The post-op list entries: one per step of the chain (nextPostOp),
+  /// from the chain value to the op that reads it last, then one per op
+  /// after that.
+  SmallVector<StringRef> kinds;
+};
+
+/// The group activation applied to `cur` by the ops after `last` in block
+/// order (`next`: the next non-constant op): SiLU (`Sigmoid`, `Mul` by the
+/// value), HardSwish (`Mul` by 1/6, `Add` 0.5, `Min` 1 and `Max` 0 in
+/// either order, `Mul` by the value: ONNX HardSwish and HardSigmoid(1/6,
+/// 0.5) * x as imported) and GELU as torch.onnx exports nn.GELU (`Div` by
+/// sqrt(2) or `Mul` by its inverse, `Erf`, `Add` 1, `Mul` by the value,
+/// `Mul` 0.5).
+static std::optional<ActivationGroup>
+matchActivationGroup(Value cur, Operation *last,
+                     llvm::function_ref<Operation *(Operation *)> next) {
+  if (!llvm::hasNItems(cur.getUses(), 2))
+    return std::nullopt;
+  SmallVector<Operation *> ops;
+  for (Operation *op = next(last); op && ops.size() < 5; op = next(op))
+    ops.push_back(op);
+  auto res = [&](size_t i) { return ops[i]->getResult(0); };
+  auto has = [&](size_t n) { return ops.size() >= n; };
+  ActivationGroup g;
+  if (has(2) && isa<LogisticOp>(ops[0]) && ops[0]->getOperand(0) == cur &&
+      isBinaryOf<MulOp>(ops[1], cur, res(0))) {
+    g = {kSwishFlag, {ops[0], ops[1]}, {"silu"}};
+  } else if (has(5) && isBinaryOf<MulOp>(ops[0], cur, 1.0f / 6.0f) &&
+             isBinaryOf<AddOp>(ops[1], res(0), 0.5f) &&
+             ((isBinaryOf<MinOp>(ops[2], res(1), 1.0f) &&
+               isBinaryOf<MaxOp>(ops[3], res(2), 0.0f)) ||
+              (isBinaryOf<MaxOp>(ops[2], res(1), 0.0f) &&
+               isBinaryOf<MinOp>(ops[3], res(2), 1.0f))) &&
+             isBinaryOf<MulOp>(ops[4], cur, res(3))) {
+    g = {kHardSwishFlag, ops, {"hardswish"}};
+  } else if (has(5) &&
+             (isBinaryOf<DivOp>(ops[0], cur, std::sqrt(2.0f)) ||
+              isBinaryOf<MulOp>(ops[0], cur, 1.0f / std::sqrt(2.0f))) &&
+             isa<ErfOp>(ops[1]) && ops[1]->getOperand(0) == res(0) &&
+             isBinaryOf<AddOp>(ops[2], res(1), 1.0f) &&
+             isBinaryOf<MulOp>(ops[3], cur, res(2)) &&
+             isBinaryOf<MulOp>(ops[4], res(3), 0.5f)) {
+    g = {kGeluErfFlag, ops, {"gelu", "gelu_half"}};
+  } else {
+    return std::nullopt;
+  }
+  // Same shape throughout (no broadcast), and nothing else reads the
+  // group's values but the group.
+  for (auto [i, op] : llvm::enumerate(g.ops)) {
+    if (op->getNumResults() != 1 || op->getResult(0).getType() != cur.getType())
+      return std::nullopt;
+    if (i + 1 < g.ops.size() && !op->getResult(0).hasOneUse())
+      return std::nullopt;
+  }
+  return g;
+}
+
 /// True when `perm` moves the channels dim of a rank-`r` tensor from last
 /// to second (`toNchw`, NHWC -> NCHW: [0, r-1, 1, ..., r-2]) or from
 /// second to last (NCHW -> NHWC: [0, 2, ..., r-1, 1]).
@@ -573,9 +663,8 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
       return !def || (def->getBlock() == &body && def->isBeforeInBlock(&op) &&
                       !isa<SliceOp, DynamicReshapeOp, ExpandOp>(def));
     };
-    // Marks `user` (its chain operand `idx`) as the post-op `kind`.
-    auto fuse = [&](Operation *user, StringRef kind, unsigned idx) {
-      post.push_back(b.getStringAttr(kind));
+    // Marks `user` (its chain operand `idx`) as fused into the call.
+    auto markFused = [&](Operation *user, unsigned idx) {
       user->setAttr(kFusedIntoCallAttr, b.getI64IntegerAttr(idx));
       // A post-op is computed by the call, not by a fused loop nest: it
       // and the producer of its other operand (read from memory by the
@@ -586,6 +675,11 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
           def->removeAttr(kFusedAttrName);
       cur = user->getResult(0);
       last = user;
+    };
+    // Marks `user` as the post-op `kind`.
+    auto fuse = [&](Operation *user, StringRef kind, unsigned idx) {
+      post.push_back(b.getStringAttr(kind));
+      markFused(user, idx);
     };
     // A MatMul whose product is scaled by a constant and added to or
     // subtracted from a residual, `r - c * (A x B)` (an SGD step on the
@@ -617,7 +711,26 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
         }
       }
     }
-    while (act != Final && cur.hasOneUse()) {
+    while (act != Final && !cur.use_empty()) {
+      if (!cur.hasOneUse()) {
+        // SiLU, HardSwish, GELU: the last post-op.
+        std::optional<ActivationGroup> g;
+        if (act == None && clipAndEltwise)
+          g = matchActivationGroup(cur, last, nextNonConstant);
+        if (!g)
+          break;
+        Value value = cur;
+        for (Operation *user : g->ops) {
+          Value chain =
+              llvm::is_contained(user->getOperands(), value) ? value : cur;
+          markFused(user, user->getOperand(0) == chain ? 0 : 1);
+        }
+        for (StringRef kind : g->kinds)
+          post.push_back(b.getStringAttr(kind));
+        eltFlag = g->flag;
+        act = Final;
+        break;
+      }
       Operation *user = *cur.getUsers().begin();
       if (user != nextNonConstant(last) || user->getNumResults() != 1 ||
           !sameShape(user->getResult(0), cur))
@@ -747,7 +860,8 @@ static PostOps collectPostOps(OpBuilder &b, Operation *op) {
     return p;
   Value cur = op->getResult(0);
   for (Attribute a : list) {
-    Operation *user = *cur.getUsers().begin();
+    Operation *user = nextPostOp(cur);
+    assert(user && "a post-op list longer than the chain");
     auto idx = user->getAttrOfType<IntegerAttr>(kFusedIntoCallAttr).getInt();
     Value other =
         user->getNumOperands() == 2 ? user->getOperand(1 - idx) : Value();

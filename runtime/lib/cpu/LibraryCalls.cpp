@@ -134,6 +134,13 @@ constexpr int64_t kNhwcOutput = 64, kNhwcInput = 128, kNhwcResidual = 256;
 /// clip bounds), and the output holds the addend when the call starts
 /// (`C = alpha * A x B + C`, oneDNN's `sum` post-op; no residual operand).
 constexpr int64_t kMatmulScale = 64, kMatmulAccumulate = 128;
+/// Activations past those bits, for both: SiLU (`x * sigmoid(x)`),
+/// HardSwish (`x * clip(x / 6 + 0.5, 0, 1)`), GELU (`x * (1 + erf(x /
+/// sqrt(2))) / 2`).
+constexpr int64_t kSwish = 512, kHardSwish = 1024, kGeluErf = 2048;
+/// Every activation bit (at most one is set).
+constexpr int64_t kActivations =
+    4 | 8 | 16 | 32 | kSwish | kHardSwish | kGeluErf;
 
 /// The channels-last permutation of the dense buffer of `v` (shape
 /// [N, C, D...], dense row-major strides checked): the strides of the same
@@ -183,8 +190,9 @@ memory::desc convUserDesc(const View &v, bool nhwc) {
 
 /// Post-ops of a call (docs/runtime-abi.md): flags bit 0 bias, bit 1
 /// residual add, then one activation: bit 2 Relu, bit 3 clip to [lo, hi],
-/// bit 4 logistic, bit 5 tanh; applied in that order. Bits 6-8 (Conv
-/// only): the output, input, residual is NHWC.
+/// bit 4 logistic, bit 5 tanh, bit 9 SiLU, bit 10 HardSwish, bit 11 GELU
+/// (erf); applied in that order. Bits 6-8 (Conv only): the output, input,
+/// residual is NHWC.
 struct PostOps {
   int64_t flags = 0;
   View bias, res;             // bias: [channels]; res: the output's shape
@@ -194,7 +202,7 @@ struct PostOps {
   bool bias_() const { return flags & 1; }
   bool res_() const { return flags & 2; }
   /// Any activation.
-  bool act() const { return flags & 60; }
+  bool act() const { return flags & kActivations; }
   /// The activation on one value.
   float activate(float v) const {
     if (flags & 4)
@@ -205,6 +213,12 @@ struct PostOps {
       return 1.0f / (1.0f + std::exp(-v));
     if (flags & 32)
       return std::tanh(v);
+    if (flags & kSwish)
+      return v / (1.0f + std::exp(-v));
+    if (flags & kHardSwish)
+      return v * std::min(std::max(v / 6.0f + 0.5f, 0.0f), 1.0f);
+    if (flags & kGeluErf)
+      return 0.5f * v * (1.0f + std::erf(v * 0.70710678f));
     return v;
   }
 };
@@ -396,6 +410,12 @@ dnnl::primitive_attr makeAttr(const PostOps &p, const memory::desc &resMd,
       po.append_eltwise(1.0f, dnnl::algorithm::eltwise_logistic, 0.0f, 0.0f);
     else if (p.flags & 32)
       po.append_eltwise(1.0f, dnnl::algorithm::eltwise_tanh, 0.0f, 0.0f);
+    else if (p.flags & kSwish)
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f);
+    else if (p.flags & kHardSwish)
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_hardswish, 0.0f, 0.0f);
+    else if (p.flags & kGeluErf)
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
     attr.set_post_ops(po);
   }
   return attr;
@@ -798,13 +818,14 @@ PostOps LibraryCalls::Impl::readPostOps(const int64_t *post, int32_t numPost,
   int64_t flags = post[0];
   p.flags = flags;
   std::string who = std::string(name) + " library call: ";
-  int64_t act = flags & 60;
+  int64_t act = flags & kActivations;
   bool conv = std::strcmp(name, "Conv") == 0;
   // MatMul: a scale is not combined with a bias, an accumulation not with
   // a residual operand.
   bool scale = !conv && (flags & kMatmulScale);
   p.accumulate = !conv && (flags & kMatmulAccumulate);
-  if (flags < 0 || flags > (conv ? 511 : 255) || (act & (act - 1)) != 0 ||
+  if (flags < 0 || (flags & ~(kActivations | (conv ? 511 : 255))) != 0 ||
+      (act & (act - 1)) != 0 ||
       (conv && (flags & kNhwcResidual) && !(flags & 2)) ||
       (scale && (flags & 1)) || (p.accumulate && (flags & 2)))
     fail(1, who + "bad post-op flags " + std::to_string(flags));

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -461,8 +462,9 @@ TEST(LibraryCalls, DepthwiseConvBiasClipMatchesLoops) {
   EXPECT_NE(error.find("take 2 more attributes"), std::string::npos) << error;
 }
 
-// MatMul + bias + Sigmoid (flags 17) and + Tanh (flags 33).
-TEST(LibraryCalls, MatMulBiasSigmoidTanhMatchLoops) {
+// MatMul + bias + Sigmoid (flags 17), + Tanh (33), + SiLU (1 | 512),
+// + HardSwish (1 | 1024), + GELU (1 | 2048); two activations are refused.
+TEST(LibraryCalls, MatMulBiasActivationsMatchLoops) {
   const int64_t M = 6, K = 11, N = 5;
   std::vector<float> a = randomVector(M * K, 41), b = randomVector(K * N, 42),
                      bias = randomVector(N, 43), c(M * N);
@@ -473,7 +475,9 @@ TEST(LibraryCalls, MatMulBiasSigmoidTanhMatchLoops) {
   LibraryCalls lib;
   CountingAllocator alloc;
   std::string error;
-  for (int64_t flags : {17, 33}) {
+  for (float &v : a)
+    v *= 4.0f; // so that HardSwish's both bounds are reached
+  for (int64_t flags : {17, 33, 513, 1025, 2049}) {
     std::vector<int64_t> attrs = {0, 0, flags};
     void *ops[4] = {da.data(), db.data(), dc.data(), dbias.data()};
     int32_t ranks[4] = {3, 3, 3, 1};
@@ -486,10 +490,27 @@ TEST(LibraryCalls, MatMulBiasSigmoidTanhMatchLoops) {
         double ref = bias[j];
         for (int64_t k = 0; k < K; ++k)
           ref += a[i * K + k] * b[k * N + j];
-        ref = flags == 17 ? 1.0 / (1.0 + std::exp(-ref)) : std::tanh(ref);
-        EXPECT_NEAR(c[i * N + j], ref, 1e-5) << "flags " << flags;
+        if (flags == 17)
+          ref = 1.0 / (1.0 + std::exp(-ref));
+        else if (flags == 33)
+          ref = std::tanh(ref);
+        else if (flags == 513)
+          ref = ref / (1.0 + std::exp(-ref));
+        else if (flags == 1025)
+          ref = ref * std::min(std::max(ref / 6.0 + 0.5, 0.0), 1.0);
+        else
+          ref = 0.5 * ref * (1.0 + std::erf(ref / std::sqrt(2.0)));
+        EXPECT_NEAR(c[i * N + j], ref, 1e-4 * std::max(1.0, std::fabs(ref)))
+            << "flags " << flags;
       }
   }
+  std::vector<int64_t> attrs = {0, 0, 1 | 512 | 1024};
+  void *ops[4] = {da.data(), db.data(), dc.data(), dbias.data()};
+  int32_t ranks[4] = {3, 3, 3, 1};
+  EXPECT_EQ(lib.call(DISC_LIB_MATMUL, 4, ops, ranks, 3, attrs.data(),
+                     alloc.hooks(), error),
+            1);
+  EXPECT_NE(error.find("bad post-op flags 1537"), std::string::npos) << error;
 }
 
 // Operands that do not fit the call are status 1 with shapes in the text;
