@@ -41,6 +41,10 @@ inline constexpr int64_t kMatmulScaleFlag = 64;
 /// call writes the state's buffer, which holds the addend when it starts
 /// (`C = alpha * A x B + C`), and takes no residual operand.
 inline constexpr int64_t kMatmulAccumulateFlag = 128;
+/// MatMul flags bit 12 (oneDNN): the weights (B) are a constant of the
+/// model; the runtime packs them into the kernel's layout once and keeps
+/// them.
+inline constexpr int64_t kMatmulConstWeightsFlag = 4096;
 /// On a fused post-op: the index of its operand that carries the chain.
 inline constexpr llvm::StringLiteral kFusedIntoCallAttr =
     "disc.fused_into_call";

@@ -819,6 +819,12 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
       nhwcBits(body, finalOf, residualOwner);
   for (auto [call, bit] : nhwcTransposeViews(body, finalOf))
     bits[call] |= bit;
+  // MatMuls by constant weights: packed once by the runtime.
+  for (auto [call, v] : finalOf)
+    if (auto dot = dyn_cast<DotGeneralOp>(call);
+        dot && dot.getLhsBatchingDimensions().empty() &&
+        matchPattern(dot.getRhs(), m_Constant()))
+      bits[call] |= kMatmulConstWeightsFlag;
   for (auto [call, bit] : bits) {
     SmallVector<int64_t> attrs = {0};
     if (auto a = call->getAttrOfType<DenseI64ArrayAttr>(kPostOpAttrsAttr))

@@ -49,11 +49,12 @@ func.func @hardswish(%x: tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32> {
   return %4 : tensor<?x8x?x?xf32>
 }
 
-// MatMul + bias + GELU, as torch.onnx exports nn.GELU.
+// MatMul + bias + GELU, as torch.onnx exports nn.GELU (flags 1 | 2048, and
+// 4096: constant weights).
 // MARK-LABEL: func.func @gelu
-// MARK: disc.dot_general {{.*}}disc.post_op_attrs = array<i64: 2049>, disc.post_ops = ["bias", "gelu", "gelu_half"]
+// MARK: disc.dot_general {{.*}}disc.post_op_attrs = array<i64: 6145>, disc.post_ops = ["bias", "gelu", "gelu_half"]
 // CHECK-LABEL: func.func @gelu
-// CHECK: %[[F:.+]] = arith.constant 2049 : i64
+// CHECK: %[[F:.+]] = arith.constant 6145 : i64
 // CHECK: call @disc_lib_matmul_post1({{.*}}, %[[F]])
 // CHECK-NOT: linalg.generic
 // CHECK: return

@@ -46,9 +46,9 @@ func.func @conv_broadcast_residual(%x: tensor<?x8x?x?xf32>, %r: tensor<?x?x?x?xf
   return %s : tensor<?x8x?x?xf32>
 }
 
-// nn.Linear + ReLU: MatMul with its bias and Relu (flags 5).
+// nn.Linear + ReLU: MatMul with its bias and Relu (flags 5, and 4096: constant weights).
 // CHECK-LABEL: func.func @linear_relu
-// CHECK: %[[F:.+]] = arith.constant 5 : i64
+// CHECK: %[[F:.+]] = arith.constant 4101 : i64
 // CHECK: call @disc_lib_matmul_post1({{.*}}, %[[F]])
 // CHECK-NOT: linalg.generic
 // CHECK: return
@@ -114,14 +114,15 @@ func.func @conv_bad_clip(%x: tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32> {
   return %y : tensor<?x8x?x?xf32>
 }
 
-// nn.Linear + Sigmoid (flags 17); a Relu after the Sigmoid stays a loop.
+// nn.Linear + Sigmoid (flags 17, and 4096: constant weights); a Relu after
+// the Sigmoid stays a loop.
 // MARK-LABEL: func.func @linear_sigmoid
-// MARK: disc.dot_general {{.*}}disc.post_op_attrs = array<i64: 17>, disc.post_ops = ["bias", "sigmoid"]
+// MARK: disc.dot_general {{.*}}disc.post_op_attrs = array<i64: 4113>, disc.post_ops = ["bias", "sigmoid"]
 // MARK: disc.logistic {{.*}}disc.fused_into_call = 0 : i64
 // MARK-NOT: disc.fused_into_call
 // MARK: return
 // CHECK-LABEL: func.func @linear_sigmoid
-// CHECK: %[[F:.+]] = arith.constant 17 : i64
+// CHECK: %[[F:.+]] = arith.constant 4113 : i64
 // CHECK: call @disc_lib_matmul_post1({{.*}}, %[[F]])
 // CHECK: linalg.generic
 // CHECK: return

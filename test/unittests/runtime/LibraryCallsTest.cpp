@@ -385,6 +385,51 @@ TEST(LibraryCalls, MatMulBiasReluMatchesLoops) {
       << error;
 }
 
+// MatMul by constant weights (flags 4096, with a bias: 4097): the weights
+// are packed once per address and kept; a second weights buffer at another
+// address gets its own packing, and transposed weights (transB) and a
+// residual post-op take the same path. Against loops, on sizes the packed
+// layout does not divide (N = 70, K = 37).
+TEST(LibraryCalls, MatMulConstantWeightsArePackedOnce) {
+  const int64_t M = 13, K = 37, N = 70;
+  std::vector<float> a = randomVector(M * K, 51), b1 = randomVector(K * N, 52),
+                     b2 = randomVector(K * N, 53), bias = randomVector(N, 54),
+                     res = randomVector(M * N, 55), c(M * N);
+  auto da = desc(a.data(), {1, M, K});
+  auto dc = desc(c.data(), {1, M, N});
+  auto dbias = desc(bias.data(), {N});
+  auto dres = desc(res.data(), {1, M, N});
+  LibraryCalls lib;
+  CountingAllocator alloc;
+  std::string error;
+  auto check = [&](std::vector<float> &b, bool transB, bool withRes) {
+    auto db = transB ? desc(b.data(), {1, N, K}) : desc(b.data(), {1, K, N});
+    std::vector<int64_t> attrs = {0, transB, 4096 | 1 | (withRes ? 2 : 0)};
+    void *ops[5] = {da.data(), db.data(), dc.data(), dbias.data(), dres.data()};
+    int32_t ranks[5] = {3, 3, 3, 1, 3};
+    std::fill(c.begin(), c.end(), NAN);
+    ASSERT_EQ(lib.call(DISC_LIB_MATMUL, withRes ? 5 : 4, ops, ranks, 3,
+                       attrs.data(), alloc.hooks(), error),
+              0)
+        << error;
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double ref = bias[j] + (withRes ? res[i * N + j] : 0.0);
+        for (int64_t k = 0; k < K; ++k)
+          ref += a[i * K + k] * (transB ? b[j * K + k] : b[k * N + j]);
+        ASSERT_NEAR(c[i * N + j], ref, 1e-4) << i << ", " << j;
+      }
+  };
+  for (int round = 0; round < 2; ++round) {
+    check(b1, false, false);
+    check(b2, false, false);
+    check(b1, true, false);
+    check(b2, false, true);
+  }
+  // The packed weights are the cache's, not run temporaries.
+  EXPECT_EQ(alloc.live, 0);
+}
+
 // The clip bounds of the post-op attributes: f32 bit patterns.
 static int64_t f32Bits(float f) {
   uint32_t u;
