@@ -15,6 +15,10 @@ seed 0 (no weights are downloaded).
     /usr/bin/python3 benchmarks/compile_time.py --bin-dir build/bin \\
         --work-dir /tmp/disc-compile-bench [--repeat 3]
 
+`--extended` adds the models of the extended benchmark set
+(benchmarks/extended_models.py: torchvision classifiers and a segmenter, a
+ViT, an NHWC network), exported on first use into --work-dir.
+
 The memory analysis on large graphs (docs/memory.md, *Analysis cost*):
 `--swin` adds torchvision's Swin-T (random weights, eval mode, dynamic
 batch; about 6,600 ONNX nodes), `--train-layers L` a `gpt_train_step`
@@ -214,9 +218,23 @@ def main():
                         "(51: 10,027 ONNX nodes that are not Constant)")
     p.add_argument("--only-large", action="store_true",
                    help="leave out ResNet-18 and the OCR-like model")
+    p.add_argument("--extended", action="store_true",
+                   help="also compile the extended benchmark set "
+                        "(benchmarks/extended_models.py)")
     args = p.parse_args()
     os.makedirs(args.work_dir, exist_ok=True)
     models = {}
+    if args.extended:
+        sys.path.insert(0, HERE)
+        import extended_models
+        for name in extended_models.MODELS:
+            path = os.path.join(args.work_dir, name + ".onnx")
+            if not os.path.exists(path):
+                subprocess.run([sys.executable,
+                                os.path.join(HERE, "extended_models.py"),
+                                "--out-dir", args.work_dir, "--model", name],
+                               check=True, stdout=subprocess.DEVNULL)
+            models[name] = path
     if not args.only_large:
         models["resnet18"] = export_resnet18(args.work_dir)
         ocr = os.path.join(args.work_dir, "ocr_like.onnx")

@@ -114,26 +114,30 @@ static void writeCString(llvm::raw_ostream &os, StringRef s) {
 /// code calls for a library call (`x`, `w`, `y` of rank `rank`, then the
 /// bias of rank 1 and the residual of rank `rank` when present, then
 /// `numAttrs` int64 attributes): it forwards to disc_library_call
-/// (ModelWrapper.c) with call id `id`, an abi.h macro.
+/// (ModelWrapper.c) with call id `id`, an abi.h macro. Without `weights`
+/// the operands are `x` and `y` alone (pooling).
 static void writeLibraryCall(llvm::raw_ostream &os, StringRef name,
                              StringRef id, int rank, int numAttrs, bool bias,
-                             bool residual) {
+                             bool residual, bool weights = true) {
   auto attrNames = [&](StringRef prefix) {
     for (int i = 0; i < numAttrs; ++i)
       os << (i || !prefix.empty() ? ", " : "") << prefix << "a" << i;
   };
-  os << "DISC_HIDDEN void _mlir_ciface_" << name << "(void *x, void *w, void *y"
-     << (bias ? ", void *b" : "") << (residual ? ", void *r" : "");
+  os << "DISC_HIDDEN void _mlir_ciface_" << name << "(void *x, "
+     << (weights ? "void *w, " : "") << "void *y" << (bias ? ", void *b" : "")
+     << (residual ? ", void *r" : "");
   attrNames("int64_t ");
-  os << ") {\n  void *ops[] = {x, w, y" << (bias ? ", b" : "")
-     << (residual ? ", r" : "") << "};\n  int32_t ranks[] = {" << rank << ", "
-     << rank << ", " << rank << (bias ? ", 1" : "");
+  os << ") {\n  void *ops[] = {x, " << (weights ? "w, " : "") << "y"
+     << (bias ? ", b" : "") << (residual ? ", r" : "")
+     << "};\n  int32_t ranks[] = {" << rank << ", " << rank
+     << (weights ? ", " + std::to_string(rank) : "") << (bias ? ", 1" : "");
   if (residual)
     os << ", " << rank;
   os << "};\n  int64_t attrs[] = {";
   attrNames("");
-  os << "};\n  disc_library_call(" << id << ", " << 3 + bias + residual
-     << ", ops, ranks, " << numAttrs << ", attrs);\n}\n";
+  os << "};\n  disc_library_call(" << id << ", "
+     << 2 + weights + bias + residual << ", ops, ranks, " << numAttrs
+     << ", attrs);\n}\n";
 }
 
 /// Every library-call entry the lowering may call (LibraryCalls.h; the same
@@ -141,8 +145,8 @@ static void writeLibraryCall(llvm::raw_ostream &os, StringRef name,
 /// without and with post-ops (`_post<flags & 3>`: the flags word, then the
 /// bias and residual operands of flags bits 0 and 1; suffix `c`: the clip
 /// bounds follow the flags; MatMul only, suffix `s`: the product's scale
-/// follows them), and ConvTranspose without and with its flags word alone
-/// (`_post0`, NHWC bits).
+/// follows them), ConvTranspose without and with its flags word alone
+/// (`_post0`, NHWC bits), and pooling (`disc_lib_pool<k>d`).
 static void writeLibraryCalls(llvm::raw_ostream &os) {
   struct Family {
     std::string name;
@@ -164,6 +168,12 @@ static void writeLibraryCalls(llvm::raw_ostream &os) {
     families.push_back({(disc::kLibConvIntPrefix + Twine(k) + "d").str(),
                         "DISC_LIB_CONV_INT", k + 2, 2 + 4 * k, false});
   }
+  // Pooling: x and y, then {kind, window[k], strides[k], pads_begin[k],
+  // flags}.
+  for (int k = 1; k <= 3; ++k)
+    writeLibraryCall(os, (disc::kLibPoolPrefix + Twine(k) + "d").str(),
+                     "DISC_LIB_POOL", k + 2, 2 + 3 * k, false, false,
+                     /*weights=*/false);
   for (const Family &f : families) {
     writeLibraryCall(os, f.name, f.id, f.rank, f.numAttrs, false, false);
     for (int m = 0; m < (f.postOps ? (f.scale ? 16 : 8) : 1); ++m)
@@ -313,6 +323,62 @@ static void flattenConstantGlobals(ModuleOp module) {
         RankedTensorType::get({n}, type.getElementType()),
         value.getRawHandle()));
   });
+}
+
+/// Constants of at least this many bytes go to model.so as raw bytes.
+constexpr int64_t kRawConstantBytes = 64 * 1024;
+
+/// Moves the bytes of every large constant global (an ONNX initializer of
+/// at least kRawConstantBytes, not named in `keep`) out of the module:
+/// each is written to `dir`/cN.bin, the global becomes an external
+/// declaration, and `asmText` gets its definition, a hidden symbol of
+/// read-only data that `.incbin`s the file, for the link step to assemble.
+/// LLVM's code generator otherwise emits the bytes itself (ViT-B/16's 346
+/// MB of weights: most of a 40 s compile), and the parallel split copies
+/// them into every part's bitcode. Users only take the globals' addresses.
+static LogicalResult externalizeLargeConstants(ModuleOp module, StringRef dir,
+                                               const llvm::StringSet<> &keep,
+                                               std::string &asmText) {
+  llvm::raw_string_ostream os(asmText);
+  int64_t n = 0;
+  WalkResult r = module.walk([&](LLVM::GlobalOp global) {
+    auto value =
+        dyn_cast_or_null<DenseResourceElementsAttr>(global.getValueOrNull());
+    StringRef name = global.getSymName();
+    LLVM::Linkage linkage = global.getLinkage();
+    if (!value || !global.getConstant() || keep.contains(name) ||
+        (linkage != LLVM::Linkage::Private &&
+         linkage != LLVM::Linkage::Internal &&
+         linkage != LLVM::Linkage::External) ||
+        !llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; }))
+      return WalkResult::advance();
+    AsmResourceBlob *blob = value.getRawHandle().getBlob();
+    if (!blob || (int64_t)blob->getData().size() < kRawConstantBytes)
+      return WalkResult::advance();
+    ArrayRef<char> data = blob->getData();
+    std::string path = (dir + "/c" + Twine(n++) + ".bin").str();
+    std::error_code ec;
+    llvm::raw_fd_ostream out(path, ec);
+    if (ec) {
+      global.emitError("cannot write ") << path << ": " << ec.message();
+      return WalkResult::interrupt();
+    }
+    out.write(data.data(), data.size());
+    out.close();
+    uint64_t align = std::max<uint64_t>(global.getAlignment().value_or(64), 64);
+    os << "  .section .rodata." << name << ",\"a\",@progbits\n"
+       << "  .globl " << name << "\n  .hidden " << name << "\n  .type " << name
+       << ",@object\n  .p2align " << llvm::Log2_64(align) << "\n"
+       << name << ":\n  .incbin \"" << path << "\"\n  .size " << name << ", "
+       << data.size() << "\n";
+    global.removeValueAttr();
+    global.setLinkage(LLVM::Linkage::External);
+    return WalkResult::advance();
+  });
+  if (n)
+    os << "  .section .note.GNU-stack,\"\",@progbits\n";
+  return failure(r.wasInterrupted());
 }
 
 /// The data symbols that a training step's signature names as the initial
@@ -496,6 +562,27 @@ LogicalResult mlir::disc::emitModelArtifact(
   if (codegenReport)
     llvmContext.setDiagnosticHandler(
         std::make_unique<VectorizeRemarks>(vectorized[0]));
+  // The compiled code goes to a temporary directory, from which model.so
+  // (--emit=lib) or one relocatable object with the wrapper (--emit=obj)
+  // is linked; removed on every return.
+  SmallString<128> tmpDir;
+  struct RemoveDir {
+    SmallString<128> &path;
+    ~RemoveDir() {
+      if (!path.empty())
+        llvm::sys::fs::remove_directories(path);
+    }
+  } removeTmpDir{tmpDir};
+  std::string rawConstantsAsm;
+  if (kind != EmitKind::LLVM) {
+    if (std::error_code ec =
+            llvm::sys::fs::createUniqueDirectory("disc-compile", tmpDir))
+      return module.emitError("cannot create a temporary directory: ")
+             << ec.message();
+    if (failed(externalizeLargeConstants(
+            module, tmpDir, stateInitSymbols(*signatureJson), rawConstantsAsm)))
+      return failure();
+  }
   TimingScope translateTimer = phase("translate to LLVM IR");
   flattenConstantGlobals(module);
   // Kernel pointers to distinct buffers (disc-outline-kernels).
@@ -572,14 +659,6 @@ LogicalResult mlir::disc::emitModelArtifact(
     return success();
   }
 
-  // The compiled code goes to a temporary directory, from which model.so
-  // (--emit=lib) or one relocatable object with the wrapper (--emit=obj)
-  // is linked.
-  SmallString<128> tmpDir;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueDirectory("disc-compile", tmpDir))
-    return module.emitError("cannot create a temporary directory: ")
-           << ec.message();
   std::string objPath = (tmpDir + "/model.o").str();
   // The module is split into `parts` partitions (whole functions and
   // globals; SplitModule externalizes locals as hidden symbols), each
@@ -807,6 +886,13 @@ LogicalResult mlir::disc::emitModelArtifact(
     argv = {*cc, "-r", "-nostdlib", "-o", outStr, wrapperInput};
   for (const std::string &obj : objPaths)
     argv.push_back(obj);
+  // The large constants' bytes (externalizeLargeConstants).
+  std::string rawConstantsPath = (tmpDir + "/constants.s").str();
+  if (!rawConstantsAsm.empty()) {
+    if (failed(writeFile(rawConstantsPath, rawConstantsAsm)))
+      return failure();
+    argv.push_back(rawConstantsPath);
+  }
   if (kind == EmitKind::Library)
     argv.push_back("-lm");
   if (status == 0)

@@ -277,6 +277,12 @@ OpMemory MemoryModel::describe(Operation *op) {
     add(conv.getResult(), BufferKind::Alloc);
     return m;
   }
+  if (isa<PoolOp>(op) && op->hasAttr("disc.library_call")) {
+    // oneDNN's pooling (lowerPoolToLibraryCall): the result; the runtime
+    // adds the call's temporaries (toJson, "library_calls").
+    add(op->getResult(0), BufferKind::Alloc);
+    return m;
+  }
   if (auto pool = dyn_cast<PoolOp>(op)) {
     // lowerPool: a padded copy of the input (when any pad is non-zero, or
     // ceil_mode adds `extra` past the end), then the result and the window
@@ -1452,6 +1458,23 @@ bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
          {bf.getStrides(), bf.getDilations(), bf.getPadding()})
       for (int64_t x : v)
         attrs.push_back(x);
+  } else if (auto pool = dyn_cast<PoolOp>(op)) {
+    // DISC_LIB_POOL: X, Y; {kind, window, strides, begin pads, flags}.
+    call = 6;
+    dense = {pool.getInput()};
+    operand(dimsOf(pool.getInput()));
+    outDims = dimsOf(pool.getResult());
+    operand(outDims);
+    int64_t k = pool.getWindow().size();
+    attrs.push_back(pool.getKind() == PoolKind::Max ? 0
+                    : pool.getCountIncludePad()     ? 1
+                                                    : 2);
+    for (ArrayRef<int64_t> v :
+         {pool.getWindow(), pool.getStrides(), pool.getPadding().take_front(k)})
+      for (int64_t x : v)
+        attrs.push_back(x);
+    if (postAttrs.empty())
+      attrs.push_back(0); // the flags word, always passed
   } else if (auto dot = dyn_cast<DotGeneralOp>(op)) {
     call = 1;
     dense = {dot.getLhs(), dot.getRhs()};

@@ -51,6 +51,8 @@ inline constexpr llvm::StringLiteral kLibConvBackwardFilterPrefix =
 /// `disc_lib_conv_int<k>d`: the int32 Conv of centered 8-bit data.
 inline constexpr llvm::StringLiteral kLibConvIntPrefix =
     DISC_LIB_CONV_INT_SYMBOL;
+/// `disc_lib_pool<k>d`: MaxPool / AveragePool (DISC_LIB_POOL).
+inline constexpr llvm::StringLiteral kLibPoolPrefix = DISC_LIB_POOL_SYMBOL;
 /// The device error word `memref.global @disc_check_error` of kernels with
 /// checks; read by `disc_ral_context.device_check` (abi.h).
 inline constexpr llvm::StringLiteral kCheckErrorGlobal =

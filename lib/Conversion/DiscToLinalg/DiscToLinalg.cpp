@@ -34,6 +34,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::disc {
@@ -215,6 +216,16 @@ struct DiscLowerToLinalgPass
     BroadcastFacts facts =
         collectBroadcastFacts(getOperation(), provenReshapes, exactCastChecks);
     RuntimeChecks checks(getOperation());
+    // Ops whose results nothing uses (the memory model counts them as
+    // dead, MemoryModel::isDead) are erased first: lowered, a library call
+    // would run and allocate for nothing (a call is not erased as dead).
+    getOperation()->walk([&](func::FuncOp f) {
+      for (Block &block : f.getBody())
+        for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+          if (isa_and_nonnull<DiscDialect>(op.getDialect()) && op.use_empty() &&
+              isMemoryEffectFree(&op))
+            op.erase();
+    });
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
       if (isa_and_nonnull<DiscDialect>(op->getDialect()))

@@ -317,7 +317,28 @@ static bool convTransposeFits(ConvTransposeOp op) {
   return true;
 }
 
+/// MaxPool / AveragePool forms oneDNN's pooling takes (DISC_LIB_POOL):
+/// f32, 1-3 spatial dims, no dilation, pads below the window (oneDNN's
+/// limit), and no average counting the padding in ceil_mode (oneDNN would
+/// count the windows' overhang past the end pad too).
+static bool poolFits(PoolOp op) {
+  int64_t k = op.getWindow().size();
+  if (!isF32(op.getResult()) || !isF32(op.getInput()) || k < 1 || k > 3 ||
+      op.getType().getRank() != k + 2 ||
+      (op.getKind() == PoolKind::Avg && op.getCountIncludePad() &&
+       op.getCeilMode()))
+    return false;
+  ArrayRef<int64_t> pad = op.getPadding();
+  for (int64_t i = 0; i < k; ++i)
+    if (op.getDilations()[i] != 1 || pad[i] >= op.getWindow()[i] ||
+        pad[k + i] >= op.getWindow()[i])
+      return false;
+  return true;
+}
+
 bool mlir::disc::fitsLibraryCall(Operation *op) {
+  if (auto p = dyn_cast<PoolOp>(op))
+    return poolFits(p);
   if (auto t = dyn_cast<ConvTransposeOp>(op))
     return convTransposeFits(t);
   if (auto f = dyn_cast<ConvBackwardFilterOp>(op)) {
@@ -359,10 +380,10 @@ static bool isChannelBias(Value bias, int64_t rank, int64_t channelDim,
   return t.getNumElements() == channels;
 }
 
-/// The NHWC bits of the Conv and ConvTranspose calls of `body`
+/// The NHWC bits of the Conv, ConvTranspose and pooling calls of `body`
 /// (docs/runtime-abi.md, *Post-ops*): a call's final value (`finalOf`:
-/// after its fused post-ops) whose every reader is a Conv or ConvTranspose
-/// call of `body` reading it as its input (operand 0, not as its weights)
+/// after its fused post-ops) whose every reader is such a call of `body`
+/// reading it as its input (operand 0, not as its weights)
 /// or as the residual of a Conv's post-op chain (`residualOwner`: a fused
 /// residual add -> its call) is written NHWC (bit 64), and each such
 /// reader reads it NHWC (bit 128 input, 256 residual). A value returned, viewed
@@ -373,10 +394,11 @@ nhwcBits(Block &body, ArrayRef<std::pair<Operation *, Value>> finalOf,
          const llvm::DenseMap<Operation *, Operation *> &residualOwner) {
   llvm::DenseMap<Operation *, int64_t> bits;
   auto isConvCall = [](Operation *op) {
-    return isa<ConvOp, ConvTransposeOp>(op) && op->hasAttr(kLibraryCallAttr);
+    return isa<ConvOp, ConvTransposeOp, PoolOp>(op) &&
+           op->hasAttr(kLibraryCallAttr);
   };
   for (auto [call, v] : finalOf) {
-    if (!isa<ConvOp, ConvTransposeOp>(call) || v.use_empty())
+    if (!isa<ConvOp, ConvTransposeOp, PoolOp>(call) || v.use_empty())
       continue;
     bool ok = true;
     for (OpOperand &use : v.getUses()) {
@@ -384,7 +406,8 @@ nhwcBits(Block &body, ArrayRef<std::pair<Operation *, Value>> finalOf,
       if (user->getBlock() != &body) {
         ok = false;
       } else if (isConvCall(user)) {
-        ok = use.getOperandNumber() == 0 && user->getOperand(1) != v;
+        ok = use.getOperandNumber() == 0 &&
+             (isa<PoolOp>(user) || user->getOperand(1) != v);
       } else if (auto it = residualOwner.find(user);
                  it != residualOwner.end() && isa<ConvOp>(it->second)) {
         auto idx = user->getAttrOfType<IntegerAttr>(kFusedIntoCallAttr);
@@ -634,7 +657,7 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
     op.setAttr(kLibraryCallAttr, b.getUnitAttr());
     if (isa<ConvBackwardFilterOp>(op) || isIntConvCall(&op))
       continue; // no post-ops, never NHWC
-    if (isa<ConvTransposeOp>(op)) {
+    if (isa<ConvTransposeOp, PoolOp>(op)) {
       finalOf.push_back({&op, op.getResult(0)});
       continue; // no post-ops
     }
@@ -1081,6 +1104,33 @@ std::optional<Value> mlir::disc::lowerConvBackwardFilterToLibraryCall(
   callRuntime(
       b, op, (disc::kLibConvBackwardFilterPrefix + Twine(k) + "d").str(), args);
   return wTensor;
+}
+
+Value mlir::disc::lowerPoolToLibraryCall(OpBuilder &b, PoolOp op,
+                                         ArrayRef<OpFoldResult> dims) {
+  assert(op->hasAttr(kLibraryCallAttr) && poolFits(op) &&
+         "a pooling call is marked (markLibraryCalls)");
+  RankedTensorType rt = op.getType();
+  int64_t k = rt.getRank() - 2;
+  Location loc = op.getLoc();
+  Value x = asStridedBuffer(b, loc, op.getInput());
+  auto [yAlloc, yTensor] = allocOutput(b, loc, rt.getElementType(), dims);
+  SmallVector<Value> args = {x, castStrided(b, loc, yAlloc)};
+  int64_t kind = op.getKind() == PoolKind::Max ? 0
+                 : op.getCountIncludePad()     ? 1
+                                               : 2;
+  args.push_back(i64(b, loc, kind));
+  for (ArrayRef<int64_t> v :
+       {op.getWindow(), op.getStrides(), op.getPadding().take_front(k)})
+    for (int64_t s : v)
+      args.push_back(i64(b, loc, s));
+  // The NHWC bits (markLibraryCalls), else 0.
+  int64_t flags = 0;
+  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>(kPostOpAttrsAttr))
+    flags = a.asArrayRef()[0];
+  args.push_back(i64(b, loc, flags));
+  callRuntime(b, op, (disc::kLibPoolPrefix + Twine(k) + "d").str(), args);
+  return yTensor;
 }
 
 std::optional<Value>

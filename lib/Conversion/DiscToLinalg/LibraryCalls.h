@@ -56,9 +56,8 @@ namespace mlir::disc {
 
 // kLibraryCallAttr, kPostOpsAttr, kFusedIntoCallAttr: LibraryCallAttrs.h.
 
-/// True when `op` (dot_general, conv or conv_transpose) is lowered to a library
-/// call with
-/// `--library-calls=onednn`.
+/// True when `op` (dot_general, conv, conv_transpose, conv_backward_filter
+/// or pool) is lowered to a library call with `--library-calls=onednn`.
 bool fitsLibraryCall(Operation *op);
 
 /// Marks the library calls of `func` and their post-ops (see above),
@@ -113,6 +112,13 @@ lowerConvBackwardFilterToLibraryCall(OpBuilder &b, ConvBackwardFilterOp op,
 std::optional<Value>
 lowerConvTransposeToLibraryCall(OpBuilder &b, ConvTransposeOp op,
                                 ArrayRef<OpFoldResult> dims);
+
+/// The library call (oneDNN pooling, DISC_LIB_POOL) of the MaxPool or
+/// AveragePool `op`, which markLibraryCalls marked (f32, no dilation, pads
+/// below the window; see fitsLibraryCall): the input and output buffers,
+/// then {kind, window, strides, begin pads, NHWC flags}.
+Value lowerPoolToLibraryCall(OpBuilder &b, PoolOp op,
+                             ArrayRef<OpFoldResult> dims);
 
 } // namespace mlir::disc
 

@@ -4,6 +4,7 @@
 // averages that do not count the padding divide by per-position counts.
 //
 //===----------------------------------------------------------------------===//
+#include "LibraryCalls.h"
 #include "Utils.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -180,10 +181,18 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op) {
 
 } // namespace
 
-FailureOr<Value> mlir::disc::lowering::lowerPoolingFamily(OpBuilder &b,
-                                                          Operation *op,
-                                                          LoweringState &) {
-  if (auto pool = dyn_cast<PoolOp>(op))
+FailureOr<Value>
+mlir::disc::lowering::lowerPoolingFamily(OpBuilder &b, Operation *op,
+                                         LoweringState &state) {
+  if (auto pool = dyn_cast<PoolOp>(op)) {
+    // oneDNN's pooling where markLibraryCalls marked it.
+    if (state.libraryCalls && pool->hasAttr(kLibraryCallAttr)) {
+      FailureOr<ReifiedResult> reified = reifyResult(b, op);
+      if (failed(reified))
+        return failure();
+      return lowerPoolToLibraryCall(b, pool, reified->dims);
+    }
     return lowerPool(b, pool);
+  }
   return noLowering(op);
 }

@@ -368,17 +368,23 @@ LogicalResult Importer::importPool(StringRef op) {
     outDims.push_back(windowOut(dx[i + 2], win.kernel[i], win.strides[i],
                                 win.dilations[i], win.pads[i], win.pads[i + k],
                                 ceilMode));
-  Value y = mk<PoolOp>(
-      outDims, elt(x), op == "MaxPool" ? PoolKind::Max : PoolKind::Avg, x,
-      win.kernel, win.strides, win.dilations, win.pads, ceilMode, countPad);
-  if (wantIndices) {
-    FailureOr<Value> idx = maxPoolIndices(x, win.kernel, win.strides,
-                                          win.dilations, win.pads, outDims, y);
-    if (::mlir::failed(idx))
-      return failure();
-    out(1, *idx);
+  // Indices (MaxPool's second output): of the pooling of the unpadded
+  // input, the output itself without run-time SAME pads.
+  if (wantIndices || !win.runtimeSame) {
+    Value y = mk<PoolOp>(
+        outDims, elt(x), op == "MaxPool" ? PoolKind::Max : PoolKind::Avg, x,
+        win.kernel, win.strides, win.dilations, win.pads, ceilMode, countPad);
+    if (wantIndices) {
+      FailureOr<Value> idx = maxPoolIndices(
+          x, win.kernel, win.strides, win.dilations, win.pads, outDims, y);
+      if (::mlir::failed(idx))
+        return failure();
+      out(1, *idx);
+    }
+    setY(y);
+    if (!win.runtimeSame)
+      return success();
   }
-  setY(y);
   bool isMax = op == "MaxPool";
   auto pool = [&](Value v) {
     Dims dv = dims(v);
@@ -391,10 +397,6 @@ LogicalResult Importer::importPool(StringRef op) {
                       win.kernel, win.strides, win.dilations, win.pads,
                       ceilMode, countPad);
   };
-  if (!win.runtimeSame) {
-    setY(pool(x));
-    return success();
-  }
   // Run-time SAME pads: pad explicitly (MaxPool with -inf). AveragePool
   // without count_include_pad divides the window sums of the zero-padded
   // input by those of a zero-padded ones tensor (the valid-element counts).

@@ -361,6 +361,9 @@ struct Entry {
   int dstArg = DNNL_ARG_DST;
   // A MatMul's (its flag bits 6 and 7 are not the Conv layout bits).
   bool matmul = false;
+  // A pooling call's (DISC_LIB_POOL): its operands are the input and the
+  // output alone (no weights), mems 0 and 2.
+  bool pool = false;
   // The memory objects of a run, made on the first one (`bound`) and
   // pointed at each call's buffers (set_data_handle; `handle` is what each
   // points at now): the caller's operands, their reordered temporaries,
@@ -630,6 +633,8 @@ struct LibraryCalls::Impl {
   /// Makes the memory objects of `e`, pointing at nothing yet.
   void bind(Entry &e) {
     for (int i = 0; i < 3; ++i) {
+      if (e.pool && i == 1)
+        continue; // no weights
       e.mems[i] = memory(e.user[i], engine, DNNL_MEMORY_NONE);
       if (e.reorder[i] && !(i == 1 && e.constWeights))
         e.mems[3 + i] = memory(e.prim_[i], engine, DNNL_MEMORY_NONE);
@@ -664,6 +669,10 @@ struct LibraryCalls::Impl {
     ScratchBuffer *temps[3] = {&t0, &t1, &t2};
     dnnl_memory_t user[3], prim[3];
     for (int i = 0; i < 3; ++i) {
+      if (e.pool && i == 1) {
+        user[i] = prim[i] = nullptr; // no weights
+        continue;
+      }
       point(e, i, data[i]);
       user[i] = prim[i] = e.mems[i].get();
     }
@@ -702,6 +711,10 @@ struct LibraryCalls::Impl {
     dnnl_exec_arg_t args[6] = {
         {DNNL_ARG_SRC, prim[0]}, {e.weightsArg, prim[1]}, {e.dstArg, prim[2]}};
     int n = 3;
+    if (e.pool) {
+      args[1] = args[2];
+      n = 2;
+    }
     if (sbytes) {
       point(e, Entry::kScratch, scratch.p);
       args[n++] = {DNNL_ARG_SCRATCHPAD, e.mems[Entry::kScratch].get()};
@@ -768,6 +781,12 @@ struct LibraryCalls::Impl {
       return;
     }
     float *data[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
+    if (e.pool) {
+      data[0] = dataOf(operands[0]);
+      data[2] = dataOf(operands[1]);
+      execute(e, data, alloc);
+      return;
+    }
     for (int32_t i = 0; i < numOperands && i < 3; ++i)
       data[i] = dataOf(operands[i]);
     int32_t next = 3;
@@ -810,6 +829,7 @@ struct LibraryCalls::Impl {
   void deconv(const CallArgs &call);
   void convBackwardFilter(const CallArgs &call);
   void conv(const CallArgs &call);
+  void pool(const CallArgs &call);
   void convInt(const CallArgs &call);
 };
 
@@ -1157,6 +1177,105 @@ void LibraryCalls::Impl::conv(const CallArgs &call) {
     e = insert(key, std::move(ne));
   }
   runEntry(*e, x, w, y, p, alloc, tempBytes);
+}
+
+/// DISC_LIB_POOL (abi.h): oneDNN's pooling_forward (inference) on the
+/// caller's layouts (NCHW strides, or channels-last for the NHWC bits). The
+/// end pads follow from the sizes: the smallest non-negative pad with
+/// floor((D + begin + end - K) / s) + 1 = O, which covers ceil_mode's last
+/// windows; max pooling never takes a padding element and the average
+/// that does not count padding divides by the window's elements inside the
+/// input, as ONNX; the average that counts it is called only without
+/// ceil_mode (the compiler's rule), where that end pad is ONNX's.
+void LibraryCalls::Impl::pool(const CallArgs &call) {
+  const auto &[key, numOperands, operands, ranks, numAttrs, attrs, alloc,
+               tempBytes] = call;
+  const char *who = "pooling library call";
+  int32_t r = ranks[0];
+  int64_t k = r - 2;
+  if (numOperands != 2 || k < 1 || k > 3 || ranks[1] != r ||
+      numAttrs != 2 + 3 * k)
+    fail(1, std::string(who) + ": 2 operands of equal rank 3..5 and " +
+                std::to_string(2 + 3 * k) + " attributes");
+  View x = readView(operands[0], r), y = readView(operands[1], r);
+  int64_t kind = attrs[0], flags = attrs[1 + 3 * k];
+  memory::dims window(attrs + 1, attrs + 1 + k),
+      strides(attrs + 1 + k, attrs + 1 + 2 * k),
+      padL(attrs + 1 + 2 * k, attrs + 1 + 3 * k), padR(k);
+  if (kind < 0 || kind > 2 || (flags & ~(kNhwcInput | kNhwcOutput)) != 0)
+    fail(1, std::string(who) + ": bad kind " + std::to_string(kind) +
+                " or flags " + std::to_string(flags));
+  bool ok = y.sizes[0] == x.sizes[0] && y.sizes[1] == x.sizes[1];
+  for (int64_t i = 0; ok && i < k; ++i) {
+    int64_t d = x.sizes[2 + i], o = y.sizes[2 + i];
+    ok = window[i] >= 1 && strides[i] >= 1 && padL[i] >= 0 &&
+         padL[i] < window[i] && o >= 1 && d + padL[i] >= window[i];
+    if (!ok)
+      break;
+    padR[i] =
+        std::max<int64_t>(0, (o - 1) * strides[i] + window[i] - d - padL[i]);
+    ok = (d + padL[i] + padR[i] - window[i]) / strides[i] + 1 == o &&
+         padR[i] < window[i];
+  }
+  if (!ok)
+    fail(1, std::string(who) + ": shapes " + dimsText(x.sizes) + " -> " +
+                dimsText(y.sizes) + " do not match its window, strides and " +
+                "pads");
+  if (flags & kNhwcInput)
+    reinterpretNhwc(x, who + std::string(": "), "input");
+  if (flags & kNhwcOutput)
+    reinterpretNhwc(y, who + std::string(": "), "output");
+  if (volume(y.sizes) == 0)
+    return;
+  auto ne = std::make_unique<Entry>();
+  ne->pool = true;
+  ne->user[0] = convUserDesc(x, flags & kNhwcInput);
+  ne->user[2] = convUserDesc(y, flags & kNhwcOutput);
+  dnnl::algorithm alg = kind == 0 ? dnnl::algorithm::pooling_max
+                        : kind == 1
+                            ? dnnl::algorithm::pooling_avg_include_padding
+                            : dnnl::algorithm::pooling_avg_exclude_padding;
+  auto make = [&](const memory::desc &src, const memory::desc &dst) {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, alg, src,
+                                  dst, strides, window, padL, padR);
+    return dnnl::pooling_forward::primitive_desc(d, attr, engine);
+  };
+  // The caller's layouts where a kernel other than the reference one takes
+  // them; else (an NCHW input and an NHWC output, or the reverse: only the
+  // reference kernel mixes them) the output in the input's layout, then
+  // reordered (the output is the smaller one).
+  dnnl::pooling_forward::primitive_desc pd = make(ne->user[0], ne->user[2]);
+  if (std::string(pd.impl_info_str()).find("ref") != std::string::npos) {
+    static const memory::format_tag plain[] = {memory::format_tag::abc,
+                                               memory::format_tag::abcd,
+                                               memory::format_tag::abcde},
+                                    last[] = {memory::format_tag::acb,
+                                              memory::format_tag::acdb,
+                                              memory::format_tag::acdeb};
+    try {
+      pd = make(ne->user[0], memory::desc(y.sizes, memory::data_type::f32,
+                                          (flags & kNhwcInput) ? last[k - 1]
+                                                               : plain[k - 1]));
+    } catch (const dnnl::error &) {
+    }
+  }
+  ne->prim_[0] = pd.src_desc();
+  ne->prim_[2] = pd.dst_desc();
+  setReorder(*ne, 0, true);
+  setReorder(*ne, 2, false);
+  ne->scratchMd = pd.scratchpad_desc();
+  ne->prim = dnnl::pooling_forward(pd);
+  ne->channelDim = 1;
+  ne->rank = r;
+  Entry *e = insert(key, std::move(ne));
+  if (tempBytes) {
+    *tempBytes = e->temporaryBytes();
+    return;
+  }
+  float *data[5] = {x.data, nullptr, y.data, nullptr, nullptr};
+  execute(*e, data, alloc);
 }
 
 void LibraryCalls::Impl::convInt(const CallArgs &call) {
@@ -1725,7 +1844,8 @@ static int callThreads(int32_t callId, void *const *operands,
   constexpr double kSerialMacs = 1 << 18;
   if (threads == 1)
     return threads;
-  for (int i = 0; i < 3; ++i)
+  int numOperands = callId == DISC_LIB_POOL ? 2 : 3;
+  for (int i = 0; i < numOperands; ++i)
     if (!operands[i] || ranks[i] < 1 || ranks[i] > 8)
       return threads;
   auto dims = [&](int i) {
@@ -1738,7 +1858,9 @@ static int callThreads(int32_t callId, void *const *operands,
     return v;
   };
   double macs;
-  if (callId == DISC_LIB_MATMUL) // output x the reduced dim of A
+  if (callId == DISC_LIB_POOL) // about one comparison or add per input
+    macs = volume(0);
+  else if (callId == DISC_LIB_MATMUL) // output x the reduced dim of A
     macs = volume(2) * static_cast<double>(dims(0)[ranks[0] - 1]);
   else if (callId == DISC_LIB_CONV ||
            callId == DISC_LIB_CONV_INT) // output x weights per output channel
@@ -1762,11 +1884,14 @@ int32_t LibraryCalls::dispatch(int32_t callId, int32_t numOperands,
                      : callId == DISC_LIB_CONV_INT       ? "integer Conv"
                      : callId == DISC_LIB_CONV_BACKWARD_FILTER
                          ? "ConvBackwardFilter"
-                         : "unknown";
+                     : callId == DISC_LIB_POOL ? "pooling"
+                                               : "unknown";
   auto run = [&]() -> int32_t {
-    if (numOperands < 3 || numOperands > 5 || !operands || !ranks ||
+    int32_t least = callId == DISC_LIB_POOL ? 2 : 3;
+    if (numOperands < least || numOperands > 5 || !operands || !ranks ||
         (numAttrs > 0 && !attrs))
-      fail(1, std::string(name) + " library call: expects 3 to 5 operands");
+      fail(1, std::string(name) + " library call: expects " +
+                  std::to_string(least) + " to 5 operands");
     // The primitive is made and run on these threads (oneDNN sizes its
     // kernels and scratchpad by the threads it is made with).
     ThreadScope threads(callThreads(callId, operands, ranks, impl_->threads));
@@ -1797,6 +1922,9 @@ int32_t LibraryCalls::dispatch(int32_t callId, int32_t numOperands,
       return 0;
     case DISC_LIB_CONV_INT:
       impl_->convInt(args);
+      return 0;
+    case DISC_LIB_POOL:
+      impl_->pool(args);
       return 0;
     default:
       fail(1, "unknown library call id " + std::to_string(callId));

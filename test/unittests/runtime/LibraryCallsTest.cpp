@@ -430,6 +430,90 @@ TEST(LibraryCalls, MatMulConstantWeightsArePackedOnce) {
   EXPECT_EQ(alloc.live, 0);
 }
 
+// Pooling (DISC_LIB_POOL) against loops: max, average not counting the
+// padding (both in ceil_mode, whose last windows overhang the input) and
+// average counting it, with pads, on NCHW, on NHWC input and output (flags
+// 192), and mixed (flags 128: NHWC input, NCHW output); wrong sizes are
+// status 1.
+TEST(LibraryCalls, PoolingMatchesLoops) {
+  const int64_t N = 2, C = 5, H = 9, W = 8;
+  std::vector<float> x = randomVector(N * C * H * W, 61);
+  LibraryCalls lib;
+  CountingAllocator alloc;
+  std::string error;
+  struct Case {
+    int64_t kind, k, s, pad;
+    bool ceil;
+    int64_t flags;
+  };
+  for (Case c : {Case{0, 3, 2, 1, true, 0}, Case{2, 3, 2, 0, true, 0},
+                 Case{1, 3, 1, 1, false, 0}, Case{0, 2, 2, 0, true, 192},
+                 Case{2, 3, 2, 1, true, 128}, Case{1, 3, 2, 1, false, 64}}) {
+    auto out = [&](int64_t d) {
+      int64_t span = d + 2 * c.pad - c.k;
+      return (c.ceil ? (span + c.s - 1) / c.s : span / c.s) + 1;
+    };
+    int64_t OH = out(H), OW = out(W);
+    std::vector<float> y(N * C * OH * OW, NAN);
+    // An NHWC operand: the same buffer size, channels last.
+    std::vector<float> xin = x;
+    if (c.flags & 128)
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t ch = 0; ch < C; ++ch)
+          for (int64_t i = 0; i < H * W; ++i)
+            xin[(n * H * W + i) * C + ch] = x[(n * C + ch) * H * W + i];
+    auto dx = desc(xin.data(), {N, C, H, W});
+    auto dy = desc(y.data(), {N, C, OH, OW});
+    std::vector<int64_t> attrs = {c.kind, c.k,   c.k,   c.s,
+                                  c.s,    c.pad, c.pad, c.flags};
+    void *ops[2] = {dx.data(), dy.data()};
+    int32_t ranks[2] = {4, 4};
+    ASSERT_EQ(lib.call(DISC_LIB_POOL, 2, ops, ranks, 8, attrs.data(),
+                       alloc.hooks(), error),
+              0)
+        << error;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t ch = 0; ch < C; ++ch)
+        for (int64_t i = 0; i < OH; ++i)
+          for (int64_t j = 0; j < OW; ++j) {
+            double acc = c.kind == 0 ? -INFINITY : 0.0;
+            int64_t count = 0, padded = 0;
+            for (int64_t u = 0; u < c.k; ++u)
+              for (int64_t v = 0; v < c.k; ++v) {
+                int64_t hi = i * c.s - c.pad + u, wi = j * c.s - c.pad + v;
+                // Inside the padded input (counted by kind 1).
+                if (hi < H + c.pad && wi < W + c.pad)
+                  ++padded;
+                if (hi < 0 || hi >= H || wi < 0 || wi >= W)
+                  continue;
+                float e = x[((n * C + ch) * H + hi) * W + wi];
+                acc = c.kind == 0 ? std::max<double>(acc, e) : acc + e;
+                ++count;
+              }
+            double ref = c.kind == 0   ? acc
+                         : c.kind == 1 ? acc / padded
+                                       : acc / count;
+            int64_t at = (c.flags & 64) ? ((n * OH + i) * OW + j) * C + ch
+                                        : ((n * C + ch) * OH + i) * OW + j;
+            ASSERT_NEAR(y[at], ref, 1e-5)
+                << "kind " << c.kind << " flags " << c.flags << " at " << n
+                << "," << ch << "," << i << "," << j;
+          }
+  }
+  EXPECT_EQ(alloc.live, 0);
+  // An output size the window, strides and pads do not give: status 1.
+  std::vector<float> y(N * C * 3 * 3);
+  auto dx = desc(x.data(), {N, C, H, W});
+  auto dy = desc(y.data(), {N, C, 3, 3});
+  std::vector<int64_t> attrs = {0, 3, 3, 1, 1, 0, 0, 0};
+  void *ops[2] = {dx.data(), dy.data()};
+  int32_t ranks[2] = {4, 4};
+  EXPECT_EQ(lib.call(DISC_LIB_POOL, 2, ops, ranks, 8, attrs.data(),
+                     alloc.hooks(), error),
+            1);
+  EXPECT_NE(error.find("do not match"), std::string::npos) << error;
+}
+
 // The clip bounds of the post-op attributes: f32 bit patterns.
 static int64_t f32Bits(float f) {
   uint32_t u;

@@ -157,6 +157,13 @@ typedef struct disc_ral_context {
 /// W at most 256 (what 8-bit data minus zero points give), else as a
 /// direct loop.
 #define DISC_LIB_CONV_INT 5
+/// ONNX MaxPool / AveragePool (f32, no dilation): operands X [N, C, D...],
+/// Y [N, C, O...] with k = 1..3 spatial dims; attrs {kind, window[k],
+/// strides[k], pads_begin[k], flags}: kind 0 max, 1 average counting the
+/// padding, 2 average not counting it; the end pads follow from the sizes
+/// (O = floor((D + begin + end - K) / s) + 1, any ceil_mode windows
+/// included), and `flags` holds the NHWC bits of a Conv (64: Y, 128: X).
+#define DISC_LIB_POOL 6
 /// Post-ops (MatMul and Conv): one more attribute after the ones above,
 /// `flags` (bit 0: bias, bit 1: residual add, bit 2: Relu, applied in
 /// that order), and one more operand after the output per bit 0/1: the
@@ -174,6 +181,7 @@ typedef struct disc_ral_context {
 #define DISC_LIB_CONV_TRANSPOSE_SYMBOL "disc_lib_conv_transpose"
 #define DISC_LIB_CONV_BACKWARD_FILTER_SYMBOL "disc_lib_conv_backward_filter"
 #define DISC_LIB_CONV_INT_SYMBOL "disc_lib_conv_int"
+#define DISC_LIB_POOL_SYMBOL "disc_lib_pool"
 
 /// The device error word of a cubin with run-time checks
 /// (`device_check`).
