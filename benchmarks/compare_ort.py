@@ -18,7 +18,7 @@ PyTorch (Debian's python3-torch, eager, `torch.no_grad()`) through
 benchmarks/torch_run.py on the same model rebuilt from its seed.
 Every DISC run reads the input the export wrote (examples/models
 `--shapes`) and compares its output with PyTorch's reference output for it
-(rtol 1e-3, atol 1e-4 or 1e-5 of the output's largest magnitude when that
+(rtol 1e-3, atol 1e-4 or 5e-5 of the output's largest magnitude when that
 is larger); the table's last column says whether it matched,
 and the exit status is 1 when a case did not.
 Cases are interleaved (DISC, ORT, PyTorch, DISC, ...) for --rounds rounds; each
@@ -171,13 +171,14 @@ def bin_dir(args, label):
 
 
 def case_atol(args, model, shape):
-    """1e-4, or 1e-5 of the largest magnitude of PyTorch's output when that
-    is larger: random-weight models whose outputs reach +-100 (EfficientNet,
-    the LRASPP segmenter) differ from PyTorch by a few 1e-4 from the
-    summation order alone."""
+    """1e-4, or 5e-5 of the largest magnitude of PyTorch's output when that
+    is larger: the float32 rounding of deep random-weight models reaches a
+    few 1e-4 there (Inception-v3 at 299x299, outputs up to 12.3: PyTorch's
+    own float32 output is 2.8e-4 from its float64 one; EfficientNet and the
+    LRASPP segmenter, outputs up to 120)."""
     import numpy as np
     ref = np.load(case_file(args, model, shape, "refs"))
-    return max(1e-4, 1e-5 * float(np.abs(ref).max()))
+    return max(1e-4, 5e-5 * float(np.abs(ref).max()))
 
 
 def disc_times(args, model, mode, shape, threads, mismatches):
