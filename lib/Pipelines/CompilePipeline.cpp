@@ -33,6 +33,9 @@ void mlir::disc::buildDiscCompilePipeline(
     return;
   // f16/bf16 reductions, products and pooling accumulate in f32.
   pm.addPass(createDiscWidenNarrowFloats());
+  // Channel shuffles as one concatenation (a graph rewrite the symbolic
+  // shapes below then annotate).
+  pm.addPass(createDiscFoldTransposedConcat());
   // Symbolic shapes, once; a specialized dim (NAME=VALUE) becomes static.
   pm.addPass(createDiscShapeSimplify());
   if (emit == EmitStage::Shapes)

@@ -32,6 +32,7 @@ void mlir::disc::buildDiscBufferizedLinalgPipeline(
   // go afterwards.
   if (options.shapePasses) {
     pm.addPass(createDiscShapePropagate());
+    pm.addPass(createDiscFoldTransposedConcat());
     pm.addPass(createDiscShapeSimplify());
   }
   // Fusion decisions before the op order and the memory model see the

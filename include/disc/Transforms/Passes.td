@@ -133,6 +133,34 @@ def DiscWidenNarrowFloats : Pass<"disc-widen-narrow-floats", "ModuleOp"> {
   ];
 }
 
+def DiscFoldTransposedConcat
+    : Pass<"disc-fold-transposed-concat", "ModuleOp"> {
+  let summary = "Channel shuffles as one concatenation";
+  let description = [{
+    A channel shuffle (ShuffleNet; torch.onnx exports
+    `x.view(N, G, C/G, H, W).transpose(1, 2)`) concatenates G tensors along
+    dim k, splits dim k into [G, S] and moves the G dim inward. When every
+    input holds exactly one of the G groups (its dim k is S) and the
+    transpose keeps the order of the other dims, the result is the
+    concatenation of the inputs, each reshaped with a dim of size 1 where
+    the transpose puts the group dim, along that dim:
+
+    ```
+    transpose(reshape(concat(a0..aG-1, k), [.., G, S, ..]), p)
+        == concat(reshape(a0, [.., 1 at q, ..]), .., q),  p[q] == k
+    ```
+
+    The reshapes are views, so the shuffled tensor is written once, by one
+    copy per input, and the concatenated tensor in between (a buffer and a
+    transposing copy) is gone. Dims are compared with the symbolic shape
+    analysis; the concatenation and the reshape must have no other reader.
+    Runs before disc-shape-simplify, which gives the new ops their shapes.
+  }];
+  let statistics = [
+    Statistic<"numFolded", "num-folded", "Transposed concatenations folded">,
+  ];
+}
+
 def DiscFormConvBackwardFilter
     : Pass<"disc-form-conv-backward-filter", "func::FuncOp"> {
   let summary = "Filter gradients of convolutions as one backward-weights op";

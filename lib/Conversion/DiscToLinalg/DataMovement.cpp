@@ -139,6 +139,7 @@ FailureOr<Value> lowerConcatenate(OpBuilder &b, ConcatenateOp op,
     if (tensorType(in).getDimSize(axis) == 0)
       continue;
     SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, in);
+    bool resized = false;
     for (int64_t i = 0; i < rank; ++i) {
       if (i == axis)
         continue;
@@ -148,10 +149,19 @@ FailureOr<Value> lowerConcatenate(OpBuilder &b, ConcatenateOp op,
                    "operand dim " + std::to_string(i) +
                        " is {0}, the other operands have {1}",
                    {got, want});
+      // Checked equal: the result's dim, so that the copies of all
+      // operands have the same loop bounds (one GPU kernel gathers them):
+      // the operand is read through a full slice with the result's dims.
+      if (tensorType(in).isDynamicDim(i) && isa<Value>(reified->dims[i])) {
+        sizes[i] = reified->dims[i];
+        resized = true;
+      }
     }
     SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-    offsets[axis] = offset;
     SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+    if (resized)
+      in = tensor::ExtractSliceOp::create(b, loc, in, offsets, sizes, strides);
+    offsets[axis] = offset;
     dest = tensor::InsertSliceOp::create(b, loc, in, dest, offsets, sizes,
                                          strides);
     offset = getAsOpFoldResult(

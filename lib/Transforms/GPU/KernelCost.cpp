@@ -137,6 +137,10 @@ private:
   DenseMap<unsigned, std::tuple<std::string, AffineExpr, AffineExpr>> opaques;
   DenseSet<unsigned> local;
   DenseMap<Value, AffineExpr> cache;
+  /// Values that failed, with the reason: shape arithmetic reaches the same
+  /// values through both sides of nested selects, exponentially often
+  /// without it. Cleared when a kernel's ids are bound.
+  DenseMap<Value, std::string> failures;
   llvm::StringMap<int64_t> minimum;
 };
 
@@ -388,6 +392,7 @@ AffineExpr SymbolicValues::opaque(StringRef op, AffineExpr a, AffineExpr b) {
 }
 
 void SymbolicValues::bindKernel(gpu::LaunchOp launch) {
+  failures.clear();
   gpu::KernelDim3 ids[2] = {launch.getBlockIds(), launch.getThreadIds()};
   const char *prefix[2] = {"%block.", "%tid."};
   for (int k = 0; k < 2; ++k) {
@@ -413,6 +418,8 @@ void SymbolicValues::bindKernel(gpu::LaunchOp launch) {
 FailureOr<AffineExpr> SymbolicValues::value(Value v) {
   if (auto it = cache.find(v); it != cache.end())
     return it->second;
+  if (auto it = failures.find(v); it != failures.end())
+    return fail(it->second);
   if (auto c = getConstantIntValue(v))
     return cst(*c);
   Operation *op = v.getDefiningOp();
@@ -506,6 +513,8 @@ FailureOr<AffineExpr> SymbolicValues::value(Value v) {
           });
   if (succeeded(result))
     cache[v] = *result;
+  else
+    failures[v] = reason.empty() ? "a value that cannot be derived" : reason;
   return result;
 }
 
