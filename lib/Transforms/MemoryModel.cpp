@@ -239,6 +239,12 @@ OpMemory MemoryModel::describe(Operation *op) {
     return m;
   }
   if (auto reshape = dyn_cast<DynamicReshapeOp>(op)) {
+    // A proven reshape that only splits dims is a tensor.expand_shape: a
+    // view of any operand, sizes as index values.
+    if (isSplitReshapeView(shapes, reshape)) {
+      add(reshape.getResult(), BufferKind::View, 0);
+      return m;
+    }
     // tensor.reshape of a dense buffer is a view; its index shape operand
     // is a small buffer unless every dim is static (then a constant).
     // Bufferization copies a strided source (a slice view) first.
@@ -284,15 +290,15 @@ OpMemory MemoryModel::describe(Operation *op) {
     return m;
   }
   if (auto pool = dyn_cast<PoolOp>(op)) {
-    // lowerPool: a padded copy of the input (when any pad is non-zero, or
-    // ceil_mode adds `extra` past the end), then the result and the window
-    // operand of the window reduction (never read; static, so on the stack
-    // when small).
+    // lowerPool: for an average, a padded copy of the input (when any pad
+    // is non-zero, or ceil_mode adds `extra` past the end; max pooling reads
+    // the input in place), then the result and the window operand of the
+    // window reduction (never read; static, so on the stack when small).
     auto [grow, any] = padGrowth(pool.getPadding());
     int64_t k = grow.size();
     SmallVector<int64_t> lohi = grow;
     bool anyExtra = false;
-    if (pool.getCeilMode()) {
+    if (pool.getCeilMode() && pool.getKind() == PoolKind::Avg) {
       // extra_i = max(0, (O_i - 1) * s + dil * (K - 1) + 1 - (D_i + lo +
       // hi)) < s (O_i counts the windows rounding up): exact when D_i and
       // O_i are constants, else s - 1, an upper bound (and a pad op whatever
@@ -325,7 +331,7 @@ OpMemory MemoryModel::describe(Operation *op) {
         grow[i] += extra;
       }
     }
-    if (any || anyExtra)
+    if ((any || anyExtra) && pool.getKind() == PoolKind::Avg)
       addPreScratch(grownBytes(shapes, pool.getInput(), grow, missingDims), 0);
     add(pool.getResult(), BufferKind::Alloc);
     Type elt = pool.getType().getElementType();
@@ -568,7 +574,8 @@ bool MemoryModel::isIdentityLayout(Value v) {
       return true;
     if (auto slice = dyn_cast<SliceOp>(def))
       return !isViewSlice(slice);
-    if (isIdentityExpand(def)) {
+    // A split of dims keeps its operand's layout.
+    if (isIdentityExpand(def) || isSplitReshapeView(shapes, def)) {
       v = def->getOperand(0);
       continue;
     }
@@ -603,7 +610,7 @@ bool MemoryModel::escapes(Value v) {
         continue;
       bool view = false;
       if (auto reshape = dyn_cast<DynamicReshapeOp>(user))
-        view = isIdentityLayout(x);
+        view = isIdentityLayout(x) || isSplitReshapeView(shapes, reshape);
       else if (isa<TransposeOp>(user) && user->hasAttr(kNhwcViewAttr))
         view = true;
       else if (auto slice = dyn_cast<SliceOp>(user))

@@ -267,6 +267,87 @@ bool ShapeAnalysis::isProvenEqual(Value a, unsigned i, Value b, unsigned j) {
   return i < da.size() && j < db.size() && da[i] && da[i] == db[j];
 }
 
+std::optional<SmallVector<SmallVector<int64_t, 2>>>
+ShapeAnalysis::getExpansion(Operation *reshape) {
+  if (!isReshapeProven(reshape) || reshape->getNumOperands() < 1 ||
+      reshape->getNumResults() != 1)
+    return std::nullopt;
+  Value in = reshape->getOperand(0), out = reshape->getResult(0);
+  auto it = dyn_cast<RankedTensorType>(in.getType());
+  auto ot = dyn_cast<RankedTensorType>(out.getType());
+  if (!it || !ot || it.getRank() == 0 || ot.getRank() < it.getRank())
+    return std::nullopt;
+  SmallVector<AffineExpr> id = getDims(in), od = getDims(out);
+  int64_t inRank = it.getRank(), outRank = ot.getRank();
+  if ((int64_t)id.size() != inRank || (int64_t)od.size() != outRank ||
+      llvm::any_of(id, [](AffineExpr e) { return !e; }) ||
+      llvm::any_of(od, [](AffineExpr e) { return !e; }))
+    return std::nullopt;
+  auto isOne = [](AffineExpr e) {
+    auto c = dyn_cast<AffineConstantExpr>(e);
+    return c && c.getValue() == 1;
+  };
+  SmallVector<SmallVector<int64_t, 2>> groups;
+  int64_t i = 0;
+  for (int64_t j = 0; j < inRank; ++j) {
+    // The shortest run of result dims whose product is operand dim j; a
+    // unit operand dim takes one unit result dim.
+    SmallVector<int64_t, 2> group;
+    AffineExpr product = cst(1);
+    bool matched = false;
+    while (i < outRank) {
+      group.push_back(i);
+      product = normalize(product * od[i]);
+      ++i;
+      if (product == id[j]) {
+        matched = true;
+        break;
+      }
+    }
+    if (!matched)
+      return std::nullopt;
+    groups.push_back(group);
+  }
+  // Trailing unit dims join the last group.
+  for (; i < outRank; ++i) {
+    if (!isOne(od[i]))
+      return std::nullopt;
+    groups.back().push_back(i);
+  }
+  // The types agree with the grouping (tensor.expand_shape's verifier).
+  for (auto [j, group] : llvm::enumerate(groups)) {
+    bool anyDynamic = false;
+    int64_t staticProduct = 1;
+    for (int64_t r : group) {
+      anyDynamic |= ot.isDynamicDim(r);
+      if (!ot.isDynamicDim(r))
+        staticProduct *= ot.getDimSize(r);
+    }
+    if (it.isDynamicDim(j) != anyDynamic ||
+        (!anyDynamic && staticProduct != it.getDimSize(j)))
+      return std::nullopt;
+  }
+  return groups;
+}
+
+bool mlir::disc::isSplitReshapeView(ShapeAnalysis &sa, Operation *reshape) {
+  if (!isa<DynamicReshapeOp>(reshape))
+    return false;
+  std::optional<SmallVector<SmallVector<int64_t, 2>>> groups =
+      sa.getExpansion(reshape);
+  if (!groups)
+    return false;
+  // expand-strided-metadata mishandles groups of several dynamic sizes.
+  auto t = cast<RankedTensorType>(reshape->getResult(0).getType());
+  for (const SmallVector<int64_t, 2> &g : *groups)
+    if (llvm::count_if(g, [&](int64_t r) { return t.isDynamicDim(r); }) > 1)
+      return false;
+  return llvm::none_of(reshape->getUsers(), [](Operation *user) {
+    return user->hasAttr("disc.library_call") ||
+           user->hasTrait<OpTrait::IsTerminator>();
+  });
+}
+
 void ShapeAnalysis::equate(AffineExpr a, AffineExpr b) {
   if (!a || !b)
     return;

@@ -76,6 +76,15 @@ public:
   bool isReshapeProven(Operation *op) const {
     return provenReshapes.contains(op);
   }
+  /// For a proven `disc.dynamic_reshape` that only splits dims (and adds
+  /// dims of size 1): for each operand dim, the consecutive result dims it
+  /// becomes, whose product is that dim (`[B, T, 64] -> [B, T, 4, 16]`:
+  /// [[0], [1], [2, 3]]), with the types agreeing (a static operand dim
+  /// splits into static dims only, a dynamic one has a dynamic dim in its
+  /// group). Such a reshape is a view of any strided operand
+  /// (`tensor.expand_shape`); none otherwise.
+  std::optional<SmallVector<SmallVector<int64_t, 2>>>
+  getExpansion(Operation *reshape);
   /// Casts (`disc.convert`) of integers to f32 or f64 whose values the
   /// analysis carries as integers without proving them exactly
   /// representable (an input dim without a maximum): per cast, the element
@@ -130,6 +139,13 @@ private:
   SmallVector<std::pair<AffineExpr, AffineExpr>> equalities;
   llvm::StringMap<AffineExpr> rootByName;
 };
+
+/// True when `reshape` (a `disc.dynamic_reshape`) lowers to a view of its
+/// operand whatever the operand's layout: it only splits dims
+/// (ShapeAnalysis::getExpansion, at most one dynamic dim per group) and
+/// no reader needs a dense buffer (a library call, the function's return).
+/// The lowering and the memory model both ask this.
+bool isSplitReshapeView(ShapeAnalysis &sa, Operation *reshape);
 
 /// Bytes one element of `t` takes in a buffer (at least 1; index: 8); 0 for
 /// a type that is neither an integer, a float nor index.

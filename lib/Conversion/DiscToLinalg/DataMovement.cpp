@@ -50,9 +50,12 @@ Value reshapeTo(OpBuilder &b, Location loc, RankedTensorType resultType,
 }
 
 /// ONNX Reshape through `tensor.reshape` with the reified dims (0 copied,
-/// -1 inferred) as an index shape tensor.
-FailureOr<Value> lowerDynamicReshape(OpBuilder &b, DynamicReshapeOp op,
-                                     RuntimeChecks &checks, bool proven) {
+/// -1 inferred) as an index shape tensor; a proven reshape that only splits
+/// dims (`expansion`, ShapeAnalysis::getExpansion) through
+/// `tensor.expand_shape`, a view of any strided operand.
+FailureOr<Value>
+lowerDynamicReshape(OpBuilder &b, DynamicReshapeOp op, RuntimeChecks &checks,
+                    bool proven, ArrayRef<SmallVector<int64_t, 2>> expansion) {
   Location loc = op.getLoc();
   RankedTensorType resultType = op.getType();
   Value src = op.getOperand();
@@ -66,6 +69,16 @@ FailureOr<Value> lowerDynamicReshape(OpBuilder &b, DynamicReshapeOp op,
     FailureOr<ReifiedResult> reified = reifyResult(b, op);
     if (failed(reified))
       return failure();
+    // Only splitting dims: a view of any strided operand (a reshape of a
+    // slice would otherwise be copied first).
+    if (!expansion.empty()) {
+      SmallVector<ReassociationIndices> groups(expansion.begin(),
+                                               expansion.end());
+      return tensor::ExpandShapeOp::create(
+                 b, loc, resultType, src, groups,
+                 sizesForType(b, loc, resultType, reified->dims))
+          .getResult();
+    }
     return reshapeTo(b, loc, resultType, src,
                      sizesForType(b, loc, resultType, reified->dims));
   }
@@ -430,8 +443,12 @@ mlir::disc::lowering::lowerDataMovementFamily(OpBuilder &b, Operation *op,
   return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
       .Case([&](ShapeOfOp o) { return lowerShapeOf(b, o); })
       .Case([&](DynamicReshapeOp o) {
+        auto proven = state.provenReshapes.find(o);
         return lowerDynamicReshape(b, o, checks,
-                                   state.provenReshapes.contains(o));
+                                   proven != state.provenReshapes.end(),
+                                   proven != state.provenReshapes.end()
+                                       ? ArrayRef(proven->second)
+                                       : ArrayRef<SmallVector<int64_t, 2>>());
       })
       .Case([&](TransposeOp o) { return lowerTranspose(b, o); })
       .Case([&](ConcatenateOp o) { return lowerConcatenate(b, o, checks); })

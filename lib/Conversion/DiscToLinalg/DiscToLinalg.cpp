@@ -116,14 +116,16 @@ BroadcastFacts collectBroadcastFacts(ModuleOp module,
       exactCastChecks[op] = elements;
     func.walk([&](Operation *op) {
       if (isa<DynamicReshapeOp>(op) && sa.isReshapeProven(op))
-        provenReshapes.insert(op);
+        provenReshapes[op] = isSplitReshapeView(sa, op)
+                                 ? *sa.getExpansion(op)
+                                 : SmallVector<SmallVector<int64_t, 2>>();
       if (auto e = dyn_cast<ExpandOp>(op)) {
         bool allNonNegative = true;
         for (int64_t i = 0, n = e.getShape().getType().getDimSize(0); i < n;
              ++i)
           allNonNegative &= sa.isValueNonNegative(e.getShape(), i);
         if (allNonNegative)
-          provenReshapes.insert(op);
+          provenReshapes[op];
       }
       if (!isBroadcasting(op) || op->getNumResults() != 1)
         return;

@@ -1,7 +1,9 @@
 //===- Pooling.cpp - max and average pooling ------------------------------===//
 //
-// disc.pool: a sliding-window `linalg.generic` over the (padded) input;
-// averages that do not count the padding divide by per-position counts.
+// disc.pool: a sliding-window `linalg.generic`; max pooling reads the input
+// in place (positions in the padding read as -inf), average pooling reads a
+// padded copy, and averages that do not count the padding divide by
+// per-position counts.
 //
 //===----------------------------------------------------------------------===//
 #include "LibraryCalls.h"
@@ -65,7 +67,74 @@ Value windowReduce(OpBuilder &b, Location loc, Value input, int64_t lead,
       .getResult(0);
 }
 
-/// ONNX MaxPool / AveragePool. The input is padded by `lo` and by
+/// Max pooling that reads `input` [N, C, D...] in place, without a padded
+/// copy: a `linalg.generic` over [N, C, O..., K...] whose body reads
+/// input[n, c, o * s + k * dil - lo] with `tensor.extract` at the position
+/// clamped into the input and takes -inf (the lowest integer) where the
+/// position is outside it, which is what the padding (and ceil_mode's
+/// overhang) would hold. One loop nest, so one GPU kernel.
+Value windowMaxInPlace(OpBuilder &b, Location loc, Value input,
+                       ArrayRef<int64_t> lo, ArrayRef<int64_t> window,
+                       ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+                       Value init) {
+  MLIRContext *ctx = b.getContext();
+  int64_t k = window.size(), lead = 2, loops = lead + 2 * k;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> wExprs, outExprs;
+  for (int64_t i = 0; i < lead; ++i)
+    outExprs.push_back(d(i));
+  for (int64_t i = 0; i < k; ++i) {
+    wExprs.push_back(d(lead + k + i));
+    outExprs.push_back(d(lead + i));
+  }
+  Type elt = tensorType(init).getElementType();
+  SmallVector<Value> sizes;
+  for (int64_t i = 0; i < k; ++i)
+    sizes.push_back(dimValue(b, loc, input, lead + i));
+  Value windowTensor = tensor::EmptyOp::create(b, loc, window, elt);
+  SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, wExprs, ctx),
+                                 AffineMap::get(loops, 0, outExprs, ctx)};
+  SmallVector<IterType> iters(lead + k, IterType::parallel);
+  iters.append(k, IterType::reduction);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{windowTensor},
+             ValueRange{init}, maps, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               IMath m{nb, nl};
+               SmallVector<Value> idx;
+               for (int64_t i = 0; i < lead; ++i)
+                 idx.push_back(linalg::IndexOp::create(nb, nl, i));
+               Value inside;
+               for (int64_t i = 0; i < k; ++i) {
+                 Value o = linalg::IndexOp::create(nb, nl, lead + i);
+                 Value w = linalg::IndexOp::create(nb, nl, lead + k + i);
+                 Value pos = m.sub(m.add(m.mul(o, m.c(strides[i])),
+                                         m.mul(w, m.c(dilations[i]))),
+                                   m.c(lo[i]));
+                 Value ok = arith::AndIOp::create(
+                     nb, nl, m.cmp(arith::CmpIPredicate::sge, pos, m.c(0)),
+                     m.cmp(arith::CmpIPredicate::slt, pos, sizes[i]));
+                 inside =
+                     inside ? arith::AndIOp::create(nb, nl, inside, ok) : ok;
+                 idx.push_back(
+                     m.max(m.min(pos, m.sub(sizes[i], m.c(1))), m.c(0)));
+               }
+               Value x = tensor::ExtractOp::create(nb, nl, input, idx);
+               x = arith::SelectOp::create(
+                   nb, nl, inside, x,
+                   extremeScalar(nb, nl, elt, /*negative=*/true));
+               Value acc = args[1];
+               Value r =
+                   isa<FloatType>(elt)
+                       ? arith::MaximumFOp::create(nb, nl, acc, x).getResult()
+                       : arith::MaxSIOp::create(nb, nl, acc, x).getResult();
+               linalg::YieldOp::create(nb, nl, r);
+             })
+      .getResult(0);
+}
+
+/// ONNX MaxPool / AveragePool. Max pooling reads the input in place
+/// (windowMaxInPlace). For an average, the input is padded by `lo` and by
 /// `hi + extra`, where `extra` covers the windows that ceil_mode adds past
 /// the padded input. Max pads with -inf (padding never wins). Average
 /// divides the window sum by the window size, or, when padding is not
@@ -85,6 +154,11 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op) {
   ArrayRef<int64_t> window = op.getWindow(), strides = op.getStrides(),
                     dil = op.getDilations(), pad = op.getPadding();
   Value input = op.getInput();
+  if (isMax)
+    return windowMaxInPlace(
+        b, loc, input, pad.take_front(k), window, strides, dil,
+        fill(b, loc, extremeScalar(b, loc, elt, /*negative=*/true),
+             reified->empty(b, loc)));
   SmallVector<OpFoldResult> inSizes = tensor::getMixedSizes(b, loc, input);
   IMath m{b, loc};
 

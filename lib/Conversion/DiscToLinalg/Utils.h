@@ -170,8 +170,10 @@ Value padSpatial(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> lo,
 using BroadcastFacts =
     llvm::DenseMap<Operation *, SmallVector<SmallVector<bool>>>;
 /// Reshapes whose element counts the shape analysis proves to agree, and
-/// Expands whose shape entries it proves non-negative.
-using ProvenReshapes = llvm::DenseSet<Operation *>;
+/// Expands whose shape entries it proves non-negative; for a reshape that
+/// only splits dims, its groups (ShapeAnalysis::getExpansion), else empty.
+using ProvenReshapes =
+    llvm::DenseMap<Operation *, SmallVector<SmallVector<int64_t, 2>>>;
 /// Casts of integers to floats whose element values the shape analysis
 /// assumes exactly representable without proving it: the element indices
 /// to check at run time (ShapeAnalysis::getExactCastChecks).

@@ -71,15 +71,20 @@ func.func @conv1d_grouped(%x: tensor<?x4x?xf32>, %w: tensor<6x2x3xf32>) -> tenso
   return %0 : tensor<?x6x?xf32>
 }
 
-// Max pooling pads with -inf and reduces with maximumf over a window tensor.
+// Max pooling reads the input in place: a window reduction whose body reads
+// the input at the position clamped into it and takes -inf outside it (the
+// padding), no padded copy.
 // CHECK-LABEL: func.func @maxpool
+// CHECK-NOT: tensor.pad
 // CHECK: %[[NINF:.+]] = arith.constant 0xFF800000 : f32
-// CHECK: %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, 1, 1]
-// CHECK: tensor.yield %[[NINF]] : f32
 // CHECK: %[[I:.+]] = linalg.fill ins(%[[NINF]] : f32)
 // CHECK: %[[WT:.+]] = tensor.empty() : tensor<3x3xf32>
-// CHECK: linalg.generic {indexing_maps = [#[[WIN]], #[[K2]], #[[O4]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[P]], %[[WT]] : tensor<?x64x?x?xf32>, tensor<3x3xf32>) outs(%[[I]]
-// CHECK: arith.maximumf
+// CHECK: linalg.generic {indexing_maps = [#[[K2]], #[[O4]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[WT]] : tensor<3x3xf32>) outs(%[[I]]
+// CHECK: %[[H:.+]] = arith.maxsi %{{.+}}, %{{.+}} : index
+// CHECK: %[[W:.+]] = arith.maxsi %{{.+}}, %{{.+}} : index
+// CHECK: %[[X:.+]] = tensor.extract %{{.+}}[%{{.+}}, %{{.+}}, %[[H]], %[[W]]] : tensor<?x64x?x?xf32>
+// CHECK: %[[V:.+]] = arith.select %{{.+}}, %[[X]], %[[NINF]] : f32
+// CHECK: arith.maximumf %{{.+}}, %[[V]]
 func.func @maxpool(%x: tensor<?x64x?x?xf32>) -> tensor<?x64x?x?xf32> {
   %1 = disc.pool max, %x {window = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>} : (tensor<?x64x?x?xf32>) -> tensor<?x64x?x?xf32>
   return %1 : tensor<?x64x?x?xf32>
@@ -110,11 +115,14 @@ func.func @avgpool_exclude_pad(%x: tensor<?x64x?x?xf32>) -> tensor<?x64x?x?xf32>
   return %1 : tensor<?x64x?x?xf32>
 }
 
-// ceil_mode: the high padding grows by the overhang of the last window.
+// ceil_mode: the windows past the end read -inf like the padding; no pad.
 // CHECK-LABEL: func.func @maxpool_ceil
 // CHECK: arith.ceildivsi
-// CHECK: arith.maxsi
-// CHECK: tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, %{{.+}}, %{{.+}}]
+// CHECK-NOT: tensor.pad
+// CHECK: linalg.generic
+// CHECK: tensor.extract
+// CHECK: arith.select
+// CHECK: arith.maximumf
 func.func @maxpool_ceil(%x: tensor<?x64x?x?xf32>) -> tensor<?x64x?x?xf32> {
   %1 = disc.pool max, %x {window = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, ceil_mode = true} : (tensor<?x64x?x?xf32>) -> tensor<?x64x?x?xf32>
   return %1 : tensor<?x64x?x?xf32>
