@@ -59,8 +59,14 @@ void mlir::disc::buildDiscCompilePipeline(
   // oneDNN's backward-weights primitive for the filter gradients.
   if (libraryCalls == "onednn")
     pm.addNestedPass<func::FuncOp>(createDiscFormConvBackwardFilter());
-  if (options.recomputeElementwise)
-    pm.addPass(createDiscRecomputeElementwise());
+  if (options.recomputeElementwise) {
+    // On the GPU, normalizations recompute their centered values at each
+    // reader, so that one row kernel takes each (docs/cuda.md).
+    DiscRecomputeElementwiseOptions recompute;
+    if (target != CompileTarget::Cpu)
+      recompute.nearWindow = 8;
+    pm.addPass(createDiscRecomputeElementwise(recompute));
+  }
   if (options.fusion)
     pm.addPass(createDiscFusionPass());
   if (options.schedule) {

@@ -56,7 +56,9 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
     // chain), so the allocation order, and with it the memory model's
     // peak, stays.
     pm.addNestedPass<func::FuncOp>(createCSEPass());
-    pm.addNestedPass<func::FuncOp>(createDiscGpuFuseParallelLoops());
+    DiscGpuFuseParallelLoopsOptions fuse;
+    fuse.stitchRows = options.stitchRows;
+    pm.addNestedPass<func::FuncOp>(createDiscGpuFuseParallelLoops(fuse));
   }
   if (options.stitchRows) {
     DiscGpuStitchRowsOptions stitch;

@@ -60,8 +60,103 @@ struct RecomputeElementwisePass
 
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (!func.isExternal() && func.getBody().hasOneBlock())
+      if (!func.isExternal() && func.getBody().hasOneBlock()) {
         runOnBlock(func.getBody().front());
+        if (nearWindow > 0)
+          runNearOnBlock(func.getBody().front());
+      }
+  }
+
+  /// True when `leaf` has fewer elements than `full` by its type alone: a
+  /// lower rank, a static 1 where `full`'s dim is not, or a static size
+  /// below 256 elements.
+  static bool isBroadcastLeaf(Value leaf, Value full) {
+    auto lt = dyn_cast<RankedTensorType>(leaf.getType());
+    auto ft = cast<RankedTensorType>(full.getType());
+    if (!lt)
+      return false;
+    if (isSmall(leaf) || lt.getRank() < ft.getRank())
+      return true;
+    int64_t lead = lt.getRank() - ft.getRank();
+    for (int64_t i = 0; i < ft.getRank(); ++i)
+      if (lt.getDimSize(i + lead) == 1 && ft.getDimSize(i) != 1)
+        return true;
+    return false;
+  }
+
+  /// The near recompute (`near-window`, Passes.td): each elementwise value
+  /// read only by elementwise ops and reductions within the window, whose
+  /// chain (the value's op and its single-use elementwise producers, which
+  /// disc-fusion fuses into it) reads one full-size tensor at most, gets a
+  /// copy of the chain before each of its operand reads.
+  void runNearOnBlock(Block &block) {
+    llvm::DenseMap<Operation *, unsigned> pos;
+    unsigned n = 0;
+    for (Operation &op : block)
+      pos[&op] = n++;
+    SmallVector<Operation *> work;
+    for (Operation &op : block)
+      if (isCheap(&op) && !isSmall(op.getResult(0)) &&
+          !op.getResult(0).hasOneUse() && !op.getResult(0).use_empty())
+        work.push_back(&op);
+    for (Operation *op : work) {
+      Value v = op->getResult(0);
+      unsigned at = pos.lookup(op);
+      bool ok = true;
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = use.getOwner();
+        ok &= user->getBlock() == &block && pos.lookup(user) > at &&
+              pos.lookup(user) - at <= nearWindow &&
+              (isCheap(user) ||
+               (isa<ReduceOp>(user) && use.getOperandNumber() == 0));
+      }
+      if (!ok)
+        continue;
+      // The chain: `op` and, backward, producers that only it reads.
+      llvm::SetVector<Operation *> chain;
+      SmallVector<Operation *> stack{op};
+      SmallVector<Value> leaves;
+      while (!stack.empty()) {
+        Operation *c = stack.pop_back_val();
+        if (!chain.insert(c))
+          continue;
+        for (Value w : c->getOperands()) {
+          Operation *def = w.getDefiningOp();
+          if (def && def->getBlock() == &block && isCheap(def) &&
+              w.hasOneUse() && chain.size() < 8)
+            stack.push_back(def);
+          else
+            leaves.push_back(w);
+        }
+      }
+      unsigned full = 0;
+      for (Value leaf : leaves) {
+        Operation *def = leaf.getDefiningOp();
+        if (def && def->hasTrait<OpTrait::ConstantLike>())
+          continue;
+        full += !isBroadcastLeaf(leaf, v);
+      }
+      if (full > 1)
+        continue;
+      SmallVector<Operation *> ops(chain.begin(), chain.end());
+      llvm::sort(ops, [&](Operation *a, Operation *b) {
+        return pos.lookup(a) < pos.lookup(b);
+      });
+      for (OpOperand &use : llvm::make_early_inc_range(v.getUses())) {
+        Operation *user = use.getOwner();
+        OpBuilder b(user);
+        IRMapping map;
+        for (Operation *c : ops) {
+          Operation *copy = b.clone(*c, map);
+          copy->setAttr(kRecomputeCopyAttrName, b.getUnitAttr());
+        }
+        use.set(map.lookup(v));
+      }
+      for (Operation *c : llvm::reverse(ops))
+        if (c->use_empty())
+          c->erase();
+      ++numRecomputed;
+    }
   }
 
   void runOnBlock(Block &block) {

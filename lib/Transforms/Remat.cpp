@@ -192,6 +192,19 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
   // be dead before the gap (a view made after it reads the regenerated
   // buffer).
   llvm::StringMap<int64_t> likely = rankingBindings(sa);
+  // Ops that run at their position, before position i: a fused producer
+  // runs inside its root's loop nest and a constant is no code, so neither
+  // makes a gap (an eviction across them frees nothing for any
+  // allocation).
+  SmallVector<unsigned> runsBefore(p.order.size() + 1, 0);
+  for (auto [i, op] : llvm::enumerate(p.order))
+    runsBefore[i + 1] =
+        runsBefore[i] +
+        (!isFusedProducer(op) && !op->hasTrait<OpTrait::ConstantLike>());
+  // Ops that run strictly between positions e and r.
+  auto gapOps = [&](unsigned e, unsigned r) {
+    return runsBefore[r] - runsBefore[e + 1];
+  };
   SmallVector<LongGap> gaps;
   for (auto [i, op] : llvm::enumerate(p.order)) {
     const OpMemory &m = mm.getOpMemory(op);
@@ -255,7 +268,7 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
       unsigned bestE = 0, bestR = 0;
       for (size_t k = 0; k + 1 < uses.size(); ++k) {
         unsigned e = uses[k], r = uses[k + 1];
-        if (r - e <= bestR - bestE)
+        if (bestR > bestE && gapOps(e, r) <= gapOps(bestE, bestR))
           continue;
         if (llvm::any_of(views, [&](std::pair<unsigned, unsigned> v) {
               return v.first <= e && v.second >= r;
@@ -264,7 +277,7 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
         bestE = e;
         bestR = r;
       }
-      if (bestR <= bestE || bestR - bestE - 1 < options.minGapOps)
+      if (bestR <= bestE || gapOps(bestE, bestR) < options.minGapOps)
         continue;
       LongGap g;
       g.value = value;

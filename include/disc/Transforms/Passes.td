@@ -96,6 +96,18 @@ def DiscRecomputeElementwise
     it into an elementwise or reduction user), or one copy before the first
     when there are more than 4. Values returned by the function, used in
     nested regions, or static and smaller than 256 elements are left alone.
+
+    With `near-window` N > 0, an elementwise value whose every reader is an
+    elementwise op or a reduction at most N ops after it, and whose own
+    fused chain reads at most one tensor with as many elements as the value
+    (the others broadcast along some dim, or constants), is recomputed at
+    each read (one copy per operand read): softmax's `exp(x - max)` read by
+    the sum and the division, LayerNorm's `x - mean` read twice by the
+    variance and once by the normalization. The value's buffer is gone and
+    the one full-size tensor it reads lives those few ops longer (the
+    broadcast ones too), so the live bytes within the window fall by the
+    value's size less the broadcast leaves'. On the GPU the normalization
+    becomes one row kernel (docs/cuda.md, "Row kernels").
     The source of the idea: Chen et al., "Training Deep Nets with Sublinear
     Memory Cost" (2016), recomputing cheap ops instead of storing them.
     Reports no errors.
@@ -107,6 +119,14 @@ def DiscRecomputeElementwise
            "Most ops recomputed for one value (more lowers the peak "
            "further but can raise the minimum peak that rematerialization "
            "reaches, docs/memory.md)">,
+    Option<"nearWindow", "near-window", "unsigned", /*default=*/"0",
+           "Also recompute, at each reader, an elementwise value whose "
+           "readers are all elementwise ops or reductions within this many "
+           "ops of it and that reads one tensor of its size plus "
+           "broadcast ones (softmax's exp(x - max), LayerNorm's x - mean): "
+           "no buffer for it, and each reader fuses its copy (0: off; the "
+           "CUDA targets use 8, so that a row kernel takes the whole "
+           "normalization)">,
   ];
   let statistics = [
     Statistic<"numRecomputed", "num-recomputed",

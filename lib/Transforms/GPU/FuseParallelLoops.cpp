@@ -12,6 +12,7 @@
 #include "Utils.h"
 
 #include "mlir/Analysis/AliasAnalysis.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -152,9 +153,73 @@ static void gatherNests(Block &block) {
   }
 }
 
+/// Whether `op` holds a sequential loop (a reduction's) that may run 32 or
+/// more iterations: disc-gpu-stitch-rows gives such a reduction a block
+/// per row, one phase per reduction nest.
+static bool hasLongReduction(scf::ParallelOp op) {
+  WalkResult r = op->walk([](scf::ForOp f) {
+    std::optional<int64_t> ub = getConstantIntValue(f.getUpperBound());
+    return !ub || *ub >= 32 ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return r.wasInterrupted();
+}
+
+/// Whether nest `op` only stores (a reduction's init fill): no load, no
+/// loop.
+static bool isFill(scf::ParallelOp op) {
+  WalkResult r = op->walk([](Operation *inner) {
+    return isa<memref::LoadOp, scf::ForOp>(inner) ? WalkResult::interrupt()
+                                                  : WalkResult::advance();
+  });
+  return !r.wasInterrupted();
+}
+
+/// Keeps two reduction nests over the same rows apart (a Softmax's max and
+/// sum, a LayerNorm's mean and variance when the centered value is
+/// recomputed): fused, they would be one thread per row running both
+/// loops; apart, disc-gpu-stitch-rows makes each a phase of one block per
+/// row. In a run of adjacent nests over one space, a second long reduction
+/// starts a new run at its init fill (the nest right before it that only
+/// stores). Returns the separators (side-effecting ops that end
+/// naivelyFuseParallelOps' chains), erased after the fusion.
+static SmallVector<Operation *> separateReductions(Block &block) {
+  SmallVector<Operation *> separators;
+  SmallVector<scf::ParallelOp> run;
+  bool reduces = false;
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    auto par = dyn_cast<scf::ParallelOp>(op);
+    if (!par) {
+      if (!isMemoryEffectFree(&op) || op.getNumRegions() != 0) {
+        run.clear();
+        reduces = false;
+      }
+      continue;
+    }
+    if (!run.empty() && !sameIterationSpace(run.front(), par)) {
+      run.clear();
+      reduces = false;
+    }
+    bool longReduction = hasLongReduction(par);
+    if (longReduction && reduces) {
+      scf::ParallelOp first =
+          run.size() > 1 && isFill(run.back()) ? run.back() : par;
+      OpBuilder b(first);
+      separators.push_back(memref::AllocaOp::create(
+          b, par.getLoc(), MemRefType::get({0}, b.getI8Type())));
+      run.clear();
+      if (first != par)
+        run.push_back(first);
+    }
+    reduces |= longReduction;
+    run.push_back(par);
+  }
+  return separators;
+}
+
 namespace {
 struct FuseParallelLoopsPass
     : public disc::impl::DiscGpuFuseParallelLoopsBase<FuseParallelLoopsPass> {
+  using DiscGpuFuseParallelLoopsBase::DiscGpuFuseParallelLoopsBase;
   void runOnOperation() override {
     SmallVector<scf::ParallelOp> outermost;
     getOperation().walk([&](scf::ParallelOp op) {
@@ -181,9 +246,15 @@ struct FuseParallelLoopsPass
       if (isa<scf::ParallelOp>(op) || op->getParentOfType<scf::ParallelOp>())
         return;
       for (Region &region : op->getRegions()) {
-        for (Block &block : region)
+        SmallVector<Operation *> separators;
+        for (Block &block : region) {
           gatherNests(block);
+          if (stitchRows)
+            llvm::append_range(separators, separateReductions(block));
+        }
         scf::naivelyFuseParallelOps(region, mayAlias);
+        for (Operation *sep : separators)
+          sep->erase();
       }
     });
   }

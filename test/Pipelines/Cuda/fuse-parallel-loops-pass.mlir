@@ -1,4 +1,5 @@
 // RUN: disc-opt --disc-gpu-fuse-parallel-loops --split-input-file %s | FileCheck %s
+// RUN: disc-opt --disc-gpu-fuse-parallel-loops=stitch-rows=false --split-input-file %s | FileCheck %s --check-prefix=NOSTITCH
 
 // A keep-dims row sum: the fill loops over the output's unit dim, the
 // reduction (output map with a constant 0 there) does not. The unit dim
@@ -144,4 +145,64 @@ func.func @gathered(%a: memref<?xf32>, %big: i1) -> (memref<?xf32>, memref<?xf32
     scf.reduce
   }
   return %t, %u : memref<?xf32>, memref<?xf32>
+}
+
+// -----
+
+// Two reductions over the same rows of run-time length (a Softmax's max,
+// then its sum of exp(x - max)): each keeps its fill, but the two stay two
+// nests, so that disc-gpu-stitch-rows makes each a phase of one block per
+// row. With stitch-rows=false (no row kernels), they fuse: one thread per
+// row runs both loops.
+// CHECK-LABEL: func.func @two_row_reductions
+// CHECK: scf.parallel
+// CHECK: arith.maximumf
+// CHECK: scf.reduce
+// CHECK: scf.parallel
+// CHECK: math.exp
+// CHECK: scf.reduce
+// NOSTITCH-LABEL: func.func @two_row_reductions
+// NOSTITCH: scf.parallel
+// NOSTITCH: arith.maximumf
+// NOSTITCH-NOT: scf.parallel
+// NOSTITCH: math.exp
+func.func @two_row_reductions(%in: memref<?x?xf32>) -> (memref<?xf32>, memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %in, %c0 : memref<?x?xf32>
+  %d = memref.dim %in, %c1 : memref<?x?xf32>
+  %m = memref.alloc(%n) : memref<?xf32>
+  %s = memref.alloc(%n) : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %ninf, %m[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %k = %c0 to %d step %c1 {
+      %x = memref.load %in[%i, %k] : memref<?x?xf32>
+      %acc = memref.load %m[%i] : memref<?xf32>
+      %r = arith.maximumf %acc, %x : f32
+      memref.store %r, %m[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %zero, %s[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %k = %c0 to %d step %c1 {
+      %x = memref.load %in[%i, %k] : memref<?x?xf32>
+      %mx = memref.load %m[%i] : memref<?xf32>
+      %acc = memref.load %s[%i] : memref<?xf32>
+      %e = arith.subf %x, %mx : f32
+      %ex = math.exp %e : f32
+      %r = arith.addf %acc, %ex : f32
+      memref.store %r, %s[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  return %m, %s : memref<?xf32>, memref<?xf32>
 }

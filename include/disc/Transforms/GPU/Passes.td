@@ -83,9 +83,19 @@ def DiscGpuFuseParallelLoops
     over the same rows. Only adjacent nests fuse: an allocation, a
     deallocation or a call between two ends the chain, so the allocation
     order, and with it the memory model's peak, stays (docs/cuda.md,
-    "Fusion on the GPU"). Reports no errors.
+    "Fusion on the GPU"). With `stitch-rows` (disc-gpu-stitch-rows runs
+    next), two adjacent nests that both hold a reduction loop of 32 or
+    more (or a run-time number of) iterations stay apart: each becomes a
+    phase of one row kernel instead of one thread per row running both.
+    Reports no errors.
   }];
-  let dependentDialects = ["::mlir::scf::SCFDialect"];
+  let options = [
+    Option<"stitchRows", "stitch-rows", "bool", /*default=*/"true",
+           "Keep adjacent long reduction nests apart for "
+           "disc-gpu-stitch-rows">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def DiscGpuStitchRows
