@@ -186,6 +186,31 @@ func.func @f(%x: tensor<?x8xf32> {disc.dims = ["n", 8]}) -> tensor<?xf32> {
   EXPECT_EQ(eval(p.liveAtExit, dims), 48);
 }
 
+TEST_F(MemoryModelTest, SplitReshapeOfASliceIsAView) {
+  // A reshape that only splits a dim ([n, 4] -> [n, 2, 2]) is a
+  // tensor.expand_shape of the strided slice: a view, no allocation; the
+  // result keeps the slice's strided layout. The same reshape returned
+  // (the return needs a dense buffer) copies.
+  load(R"mlir(
+func.func @f(%x: tensor<?x8xf32> {disc.dims = ["n", 8]}) -> (tensor<?x2x2xf32>, tensor<?x2x2xf32>) {
+  %e = disc.exp %x : tensor<?x8xf32>
+  %st = disc.constant dense<0> : tensor<1xi64>
+  %en = disc.constant dense<4> : tensor<1xi64>
+  %one = disc.constant dense<1> : tensor<1xi64>
+  %sl = disc.slice %e, %st, %en, %one {axes = array<i64: 1>} : (tensor<?x8xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4xf32>
+  %s = disc.constant dense<[0, 2, 2]> : tensor<3xi64>
+  %r = disc.dynamic_reshape %sl, %s : (tensor<?x4xf32>, tensor<3xi64>) -> tensor<?x2x2xf32>
+  %n = disc.neg %r : tensor<?x2x2xf32>
+  %r2 = disc.dynamic_reshape %sl, %s : (tensor<?x4xf32>, tensor<3xi64>) -> tensor<?x2x2xf32>
+  return %n, %r2 : tensor<?x2x2xf32>, tensor<?x2x2xf32>
+}
+)mlir");
+  EXPECT_EQ(mm->getOpMemory(op(6)).results[0].kind, BufferKind::View);
+  EXPECT_FALSE(mm->isIdentityLayout(op(6)->getResult(0)));
+  EXPECT_EQ(mm->getOpMemory(op(7)).results[0].kind, BufferKind::Alloc);
+  EXPECT_EQ(mm->getOpMemory(op(8)).results[0].kind, BufferKind::Alloc);
+}
+
 TEST_F(MemoryModelTest, ReturnedViewsInputsAndConstantsAreCloned) {
   // The function owns its results: a returned view, input or constant is
   // copied into an allocation of exactly its payload at the return; the
