@@ -4,9 +4,12 @@
 # with disc-run at every stored or e2e shape, compares with the ONNX or
 # PyTorch reference outputs, prints one line per case, the memory-limit
 # table (limit, measured and predicted peak device bytes, evictions,
-# slowdown), the roofline table (each e2e model's latency against the sum
-# of its kernels' roofline times at the H200's peaks, DIR/roofline.json)
-# and "N passed, M failed". The work is in test/cuda/gpu_check.py.
+# slowdown), the roofline table (each e2e model's latency and device time
+# against the sum of its kernels' roofline times at the H200's peaks,
+# DIR/roofline.json), the bandwidth table (fused LayerNorm, Softmax and
+# elementwise kernels over 128 MiB, timed with CUDA events,
+# DIR/bandwidth.json) and "N passed, M failed". The work is in
+# test/cuda/gpu_check.py.
 #
 #   scripts/gpu-check.sh                 build, prepare and run here (a GPU
 #                                        machine with the build toolchain)

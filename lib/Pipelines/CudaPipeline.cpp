@@ -67,6 +67,10 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
   }
   DiscGpuTileParallelLoopsOptions tiling;
   tiling.blockSize = options.blockSize;
+  // Four elements per thread in straight-line elementwise nests (loads in
+  // flight; docs/cuda.md, "Elementwise kernels"), within 1024 threads.
+  tiling.elementsPerThread =
+      std::max<int64_t>(1, std::min<int64_t>(4, 1024 / options.blockSize));
   pm.addNestedPass<func::FuncOp>(createDiscGpuTileParallelLoops(tiling));
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
@@ -105,6 +109,7 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createDiscGpuNameKernels());
   GpuNVVMAttachTargetOptions target;
   target.chip = options.gpuArch;
   target.optLevel = 3;

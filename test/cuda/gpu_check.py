@@ -34,13 +34,19 @@ and library calls' roofline times at the H200's peaks (--peak-bandwidth,
 --peak-flops), evaluated from the signature's bytes and FLOPs expressions
 (test/cuda/roofline.py, copied into the folder: only python3 is needed),
 the bandwidth the run achieved (the kernels' bytes over the latency) as a
-percentage of the peak, and the launches per run (the signature's kernels
-that run; with `prepare --fake-driver`, also the launches and syncs the
-substitute driver counted, test/cuda/count_launches.py). It is printed as
-markdown and written to DIR/roofline.json. Per-kernel times are not
-measured on the GPU (launches are asynchronous and the runtime records no
-device timestamps), so there is no per-kernel achieved bandwidth, and no
-run with only the library calls timed.
+percentage of the peak, the device time of the kernels and of the
+library calls in a traced run (CUDA events around every launch and call,
+docs/cuda.md "Kernel times") against the roofline, and the launches per
+run (the signature's kernels that run; with `prepare --fake-driver`,
+also the launches and syncs the substitute driver counted,
+test/cuda/count_launches.py). It is printed as markdown and written to
+DIR/roofline.json. The e2e models also run at larger shapes (roofline
+cases, random inputs, not compared).
+
+The bandwidth cases: LayerNorm, Softmax, SiLU and bias + GELU over x
+[32768, 1024] f32 (one fused kernel each), run traced; per kernel its
+bytes over its device time as a percentage of the peak bandwidth
+(DIR/bandwidth.json).
 
     test/cuda/gpu_check.py prepare --bin-dir build/bin \\
         --e2e-dir build/test/e2e/models --out build/gpu-check --arch sm_90
@@ -96,6 +102,17 @@ E2E_MODELS = ["resnet18", "transformer", "gpt_decoder", "mobilenet_v2",
               "unet", "shufflenet_v2", "gpt_train_step"]
 LIMITS = [100, 80, 60]
 
+# Bandwidth cases (issue: fused LayerNorm/Softmax/elementwise kernels at
+# >= 64 MB): one-op models over x [rows, 1024] f32 with rows dynamic, run
+# at 32768 rows (128 MiB in, 128 MiB out); each should be one kernel.
+BANDWIDTH_ROWS, BANDWIDTH_COLS = 32768, 1024
+BANDWIDTH_MODELS = ["layernorm", "softmax", "silu", "bias_gelu"]
+
+# Roofline cases: e2e models at shapes larger than the e2e ones (random
+# inputs, not compared), where the kernels, not the launches, take the time.
+ROOFLINE_SHAPES = {"resnet18": [32, 3, 224, 224], "transformer": [64, 77],
+                   "gpt_decoder": [64, 77], "mobilenet_v2": [32, 3, 224, 224]}
+
 SYSTEM_LIBS = ("libc.so", "libm.so", "libdl.so", "librt.so", "libpthread.so",
                "ld-linux", "libstdc++.so", "libgcc_s.so", "linux-vdso",
                "libcuda.so")
@@ -139,6 +156,60 @@ def compile_model(bin_dir, onnx, so, arch, extra, timeout=900):
         msg = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[0]
         return False, secs, msg
     return True, secs, ""
+
+
+def bandwidth_model(kind, path):
+    """Writes the ONNX model of bandwidth case `kind`: x [rows, 1024] f32
+    (rows dynamic) to y of the same shape."""
+    import numpy as np  # noqa: E402  (prepare only)
+    from onnx import TensorProto, helper, numpy_helper, save  # noqa: E402
+    cols = BANDWIDTH_COLS
+    rng = np.random.default_rng(0)
+    inits, nodes = [], []
+
+    def const(name, value):
+        inits.append(numpy_helper.from_array(
+            np.asarray(value, dtype=np.float32), name))
+        return name
+    if kind == "layernorm":
+        nodes.append(helper.make_node(
+            "LayerNormalization",
+            ["x", const("g", rng.standard_normal(cols)),
+             const("b", rng.standard_normal(cols))], ["y"], axis=-1,
+            epsilon=1e-5, name="LayerNorm"))
+    elif kind == "softmax":
+        nodes.append(helper.make_node("Softmax", ["x"], ["y"], axis=-1,
+                                      name="Softmax"))
+    elif kind == "silu":
+        nodes += [helper.make_node("Sigmoid", ["x"], ["s"], name="Sigmoid"),
+                  helper.make_node("Mul", ["x", "s"], ["y"], name="Mul")]
+    elif kind == "bias_gelu":
+        # Bias add then GELU as torch.onnx exports it: 0.5 x (1 + erf(x/√2)).
+        nodes += [
+            helper.make_node("Add", ["x", const("bias", rng.standard_normal(
+                cols))], ["h"], name="BiasAdd"),
+            helper.make_node("Div", ["h", const("sqrt2", 2 ** 0.5)], ["d"],
+                             name="Div"),
+            helper.make_node("Erf", ["d"], ["e"], name="Erf"),
+            helper.make_node("Add", ["e", const("one", 1.0)], ["e1"],
+                             name="Add"),
+            helper.make_node("Mul", ["h", "e1"], ["m"], name="Mul"),
+            helper.make_node("Mul", ["m", const("half", 0.5)], ["y"],
+                             name="Mul_1")]
+    else:
+        raise ValueError(kind)
+    graph = helper.make_graph(
+        nodes, "bandwidth_" + kind,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                       ["rows", cols])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                       ["rows", cols])], inits)
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+         path)
+
+
+def input_name(sig):
+    return sig["inputs"][0]["name"]
 
 
 def prepare(args):
@@ -251,6 +322,46 @@ def prepare(args):
                                   "--memory-limit", f"{pct}%",
                                   "--evict-by", how]})
 
+    # Bandwidth cases: one fused kernel over 128 MiB, timed on the device.
+    for kind in args.bandwidth:
+        onnx_path = os.path.join(out, "models", f"bw_{kind}.onnx")
+        so = os.path.join(out, "models", f"bw_{kind}.so")
+        bandwidth_model(kind, onnx_path)
+        ok, secs, msg = compile_model(args.bin_dir, onnx_path, so, args.arch,
+                                      [])
+        os.remove(onnx_path)
+        log(f"prepare: bandwidth {kind}: "
+            f"{'compiled' if ok else 'FAILED'} in {secs:.1f} s"
+            + ("" if ok else f": {msg}"))
+        name = f"bandwidth/{kind}/{BANDWIDTH_ROWS}x{BANDWIDTH_COLS}"
+        if not ok:
+            add_compile_failure(name, msg)
+            continue
+        sig_path = os.path.join(out, "models", f"bw_{kind}.signature.json")
+        with open(sig_path, "w") as f:
+            json.dump(roofline.load_signature(model=so), f)
+        cases.append({"name": name, "kind": "bandwidth",
+                      "model": os.path.relpath(so, out),
+                      "signature": os.path.relpath(sig_path, out),
+                      "input_shapes": {"x": [BANDWIDTH_ROWS, BANDWIDTH_COLS]},
+                      "args": ["--input",
+                               f"x={BANDWIDTH_ROWS}x{BANDWIDTH_COLS}:random"]})
+
+    # Roofline cases: e2e models at larger shapes (random inputs).
+    for m, shape in ROOFLINE_SHAPES.items():
+        so = os.path.join(out, "models", m + ".so")
+        sig_path = os.path.join(out, "models", m + ".signature.json")
+        if m not in args.models or not os.path.exists(sig_path):
+            continue
+        with open(sig_path) as f:
+            name_in = input_name(json.load(f))
+        dims = "x".join(str(d) for d in shape)
+        cases.append({"name": f"{m}/{dims}", "kind": "roofline",
+                      "model": os.path.relpath(so, out),
+                      "signature": os.path.relpath(sig_path, out),
+                      "input_shapes": {name_in: shape},
+                      "args": ["--input", f"{name_in}={dims}:random"]})
+
     # A run-time check inside a kernel: an out-of-range token id fails the
     # run with the CPU path's message naming the Gather node.
     tr = [c for c in cases if c["name"].startswith("transformer/")]
@@ -326,11 +437,62 @@ def run(args):
     unlimited_ms = {}
     table = []
     measured = []
+    bandwidth_rows = []
+    sys.path.insert(0, root)
+    import roofline  # noqa: E402  (the prepared copy)
+
+    def traced_run(c, i):
+        """(device slices, error) of a plain run of case `c` (its inputs
+        only) with --trace: every launch and library call timed with CUDA
+        events (docs/cuda.md, "Kernel times")."""
+        inputs, a = [], c["args"]
+        for j in range(len(a) - 1):
+            if a[j] == "--input":
+                inputs += a[j:j + 2]
+        path = os.path.join(logs, f"case{i}.trace.json")
+        cmd = [disc_run, c["model"]] + inputs + [
+            "--cuda-graphs", "0", "--repeat", "2", "--trace", path]
+        try:
+            p = subprocess.run(cmd, cwd=root, env=env, capture_output=True,
+                               text=True, timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            return None, "traced run timed out"
+        if p.returncode != 0:
+            err = (p.stdout + p.stderr).strip().splitlines()
+            return None, f"traced run: exit {p.returncode}: " + (
+                err[-1] if err else "")
+        try:
+            return roofline.device_slices(path), ""
+        except (OSError, ValueError, KeyError) as e:
+            return None, f"trace: {e}"
+
     for i, c in enumerate(spec["cases"]):
         name = c["name"]
         if c["kind"] == "compile":
             log(f"FAIL {name} (compile: {c['error']})")
             failed += 1
+            continue
+        if c["kind"] == "bandwidth":
+            slices, why = traced_run(c, i)
+            if slices is None:
+                failed += 1
+                log(f"FAIL {name} ({why})")
+                continue
+            with open(os.path.join(root, c["signature"])) as f:
+                sig = json.load(f)
+            res = roofline.roofline(
+                sig, roofline.bind_dims(sig, c["input_shapes"]),
+                args.peak_bandwidth, args.peak_flops, args.peak_pcie)
+            roofline.match_device_times(res, slices)
+            timed = [r for r in res["kernels"] if r.get("device_us")]
+            for r in timed:
+                pct = (r["bytes"] / (r["device_us"] * 1e-6) /
+                       args.peak_bandwidth * 100) if r["bytes"] else None
+                bandwidth_rows.append((name, r["name"], r["node"],
+                                       r["bytes"], r["device_us"], pct))
+            passed += 1
+            log(f"PASS {name} ({len(slices)} launches, "
+                f"{sum(x['us'] for x in slices):.1f} µs on the device)")
             continue
         report = os.path.join(logs, f"case{i}.json")
         cmd = [disc_run, c["model"]] + c["args"] + [
@@ -382,8 +544,17 @@ def run(args):
             continue
         if c["kind"] == "e2e" and lat:
             unlimited_ms.setdefault(c["model"], lat)
-        if c["kind"] == "e2e":
-            measured.append((c, lat if rc == 0 else None))
+        if c["kind"] in ("e2e", "roofline"):
+            slices = traced_run(c, i)[0] if rc == 0 else None
+            measured.append((c, lat if rc == 0 else None, slices))
+        if c["kind"] == "roofline":
+            if rc == 0:
+                passed += 1
+                log(f"PASS {name} ({lat:.3f} ms, not compared)")
+            else:
+                failed += 1
+                log(f"FAIL {name} (exit {rc}): {err[-300:]}")
+            continue
         errs = [o.get("max_abs_err") for o in rep.get("outputs", [])
                 if isinstance(o.get("max_abs_err"), (int, float))]
         detail = (f"{lat:.3f} ms" if lat else f"{secs:.1f} s") + (
@@ -406,6 +577,19 @@ def run(args):
                 "" if v is None else (f"{v:.2f}x" if isinstance(v, float)
                                       else str(v)) for v in r) + " |")
     roofline_table(root, measured, args)
+    if bandwidth_rows:
+        log("")
+        log("| case | kernel | ONNX node | bytes | device µs | % of peak "
+            "bandwidth |")
+        log("|---|---|---|---:|---:|---:|")
+        for case, k, node, nbytes, us, pct in bandwidth_rows:
+            log(f"| {case} | {k} | {node} | {nbytes} | {us:.2f} | "
+                + ("" if pct is None else f"{pct:.1f}") + " |")
+        with open(os.path.join(root, "bandwidth.json"), "w") as f:
+            json.dump([{"case": r[0], "kernel": r[1], "node": r[2],
+                        "bytes": r[3], "device_us": r[4],
+                        "bandwidth_pct": r[5]} for r in bandwidth_rows], f,
+                      indent=1)
     log(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 
@@ -426,7 +610,7 @@ def roofline_table(root, measured, args):
     except (OSError, ValueError, AttributeError):
         pass
     rows = []
-    for c, lat in measured:
+    for c, lat, slices in measured:
         model, shape = c["name"].split("/", 1)
         try:
             with open(os.path.join(root, c["signature"])) as f:
@@ -442,7 +626,21 @@ def roofline_table(root, measured, args):
                        if not k["library"] and not k["copy"] and
                        k["runs"] != "recompute")
         cnt = counts.get((model, shape), {})
+        dev = roofline.match_device_times(res, slices) if slices else None
+        dev_us = dev["kernels_us"] + dev["library_us"] if dev else None
+        # The generated kernels' bytes over their device time.
+        kernel_bytes = sum(k["bytes"] or 0 for k in res["kernels"]
+                           if k.get("device_us") and not k["library"])
         row = {"model": model, "shape": shape, "latency_ms": lat,
+               "device_us": dev_us,
+               "device_kernels_us": dev["kernels_us"] if dev else None,
+               "device_library_us": dev["library_us"] if dev else None,
+               "device_over_roofline": (dev_us / t["us"])
+               if dev_us and t["us"] else None,
+               "kernel_bandwidth_pct": (kernel_bytes /
+                                        (dev["kernels_us"] * 1e-6) /
+                                        args.peak_bandwidth * 100)
+               if dev and dev["kernels_us"] else None,
                "roofline_us": t["us"], "roofline_kernels_us":
                t["generated_us"], "roofline_library_us": t["library_us"],
                "roofline_copies_us": t["copies_us"],
@@ -464,9 +662,12 @@ def roofline_table(root, measured, args):
     log("")
     log("| model | shape | latency (ms) | roofline (µs) | kernels / library "
         "/ copies (µs) | latency / roofline | bandwidth (% of peak) | "
+        "device time: kernels / library (µs) | device / roofline | "
+        "kernels' bandwidth (% of peak) | "
         "launches | library calls | launches / syncs (substitute driver) | "
         "unknown |")
-    log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "---:|")
 
     def fmt(v, f):
         return "" if v is None else f % v
@@ -479,6 +680,10 @@ def roofline_table(root, measured, args):
             f"{r['roofline_copies_us']:.2f} | "
             f"{fmt(r['latency_over_roofline'], '%.1fx')} | "
             f"{fmt(r['achieved_bandwidth_pct'], '%.2f')} | "
+            f"{fmt(r['device_kernels_us'], '%.1f')} / "
+            f"{fmt(r['device_library_us'], '%.1f')} | "
+            f"{fmt(r['device_over_roofline'], '%.1fx')} | "
+            f"{fmt(r['kernel_bandwidth_pct'], '%.1f')} | "
             f"{r['launches_per_run']} | {r['library_calls_per_run']} | {drv} "
             f"| {r['unknown']} |")
     with open(os.path.join(root, "roofline.json"), "w") as f:
@@ -499,6 +704,8 @@ def main(argv=None):
     pp.add_argument("--arch", default="sm_90")
     pp.add_argument("--models", nargs="*", default=E2E_MODELS)
     pp.add_argument("--node-tests", nargs="*", default=NODE_TESTS)
+    pp.add_argument("--bandwidth", nargs="*", default=BANDWIDTH_MODELS,
+                    help="bandwidth cases (%s)" % ", ".join(BANDWIDTH_MODELS))
     pp.add_argument("--compile-arg", action="append", default=[],
                     help="extra disc-compile argument for the e2e models")
     pp.add_argument("--fake-driver",
@@ -506,7 +713,10 @@ def main(argv=None):
                          "per run of the e2e models (count_launches.py)")
     pr = sub.add_parser("run")
     pr.add_argument("dir")
-    pr.add_argument("--repeat", type=int, default=3)
+    pr.add_argument("--repeat", type=int, default=12,
+                    help="runs per case; the latency is their median (the "
+                         "first run is plain, the second captures a CUDA "
+                         "graph, later ones replay it)")
     pr.add_argument("--timeout", type=int, default=300)
     pr.add_argument("--peak-bandwidth", type=float, default=4.8e12,
                     help="bytes/s of the roofline (default: H200, 4.8e12)")

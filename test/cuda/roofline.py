@@ -154,6 +154,51 @@ def roofline(sig, dims, bandwidth=H200_BANDWIDTH, flops_rate=H200_FLOPS,
             "peak_pcie": pcie}
 
 
+def device_slices(trace_path):
+    """The device slices of a disc-run --trace file (a CUDA model's
+    launches and library calls timed with CUDA events, docs/cuda.md
+    "Kernel times"), in order: dicts with name (the ONNX node), callee (the
+    kernel symbol or "cuBLAS matmul", ...), kind and us."""
+    with open(trace_path) as f:
+        events = json.load(f)["traceEvents"]
+    return [{"name": e["name"], "callee": e["args"].get("callee", ""),
+             "kind": e["args"].get("kind", ""), "us": float(e["dur"])}
+            for e in events
+            if e.get("ph") == "X" and "callee" in e.get("args", {})]
+
+
+def match_device_times(result, slices):
+    """Adds `device_us` (the summed device time of its launches) to each
+    kernel row of `result` (from `roofline`) that ran: kernels by symbol,
+    library calls one to one in program order when the run made as many as
+    the rows that always run. Returns the sums {kernels_us, library_us,
+    unmatched}."""
+    rows = result["kernels"]
+    by_name = {r["name"]: r for r in rows
+               if not r["library"] and not r["copy"]}
+    library = [r for r in rows if r["library"] and r["runs"] == "always"]
+    lib_slices = [s for s in slices if s["kind"] == "library"]
+    sums = {"kernels_us": 0.0, "library_us": 0.0, "unmatched": 0}
+    for r in rows:
+        r["device_us"] = None
+    for s in slices:
+        if s["kind"] == "library":
+            sums["library_us"] += s["us"]
+            continue
+        sums["kernels_us"] += s["us"]
+        r = by_name.get(s["callee"])
+        if r is None:
+            sums["unmatched"] += 1
+            continue
+        r["device_us"] = (r["device_us"] or 0.0) + s["us"]
+    if len(lib_slices) == len(library):
+        for r, s in zip(library, lib_slices):
+            r["device_us"] = s["us"]
+    else:
+        sums["unmatched"] += len(lib_slices)
+    return sums
+
+
 def parse_shape(text):
     """'tokens=2x77' -> ('tokens', [2, 77]); 'x=' is a scalar."""
     name, _, dims = text.partition("=")

@@ -938,6 +938,8 @@ private:
   }
 
   FailureOr<AffineExpr> countIf(scf::IfOp branch, const Space &s) {
+    if (auto f = branch->getAttrOfType<IntegerAttr>(kElementsPerThreadAttr))
+      return countCoarsened(branch, s, f.getInt());
     Region &thenR = branch.getThenRegion(), &elseR = branch.getElseRegion();
     bool thenFails = isCheckFailurePath(thenR);
     bool elseFails = isCheckFailurePath(elseR);
@@ -1011,6 +1013,35 @@ private:
       total = total + *f;
     }
     return total;
+  }
+
+  /// A nest that disc-gpu-tile-parallel-loops gave `factor` elements per
+  /// thread: `if (block.x * T * F + T * F <= N) {F unguarded copies} else
+  /// {F guarded copies}` with gridDim.x = ceil(N / (T * F)), T =
+  /// blockDim.x. Every element of [0, N) runs the body once: N times the
+  /// FLOPs of one guarded copy.
+  FailureOr<AffineExpr> countCoarsened(scf::IfOp branch, const Space &s,
+                                       int64_t factor) {
+    auto cmp = branch.getCondition().getDefiningOp<arith::CmpIOp>();
+    if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::ule ||
+        !s.gridFree[0] || !s.blockFree[0] || factor < 1)
+      return fail("an unrecognized coarsened nest");
+    FailureOr<AffineExpr> n = uniform(cmp.getRhs());
+    if (failed(n))
+      return failure();
+    if (!sv.equal(s.grid[0], n->ceilDiv(s.block[0] * factor)))
+      return fail("a coarsened nest whose grid does not cover its bound");
+    scf::IfOp guarded;
+    for (Operation &op : branch.getElseRegion().front())
+      if ((guarded = dyn_cast<scf::IfOp>(op)))
+        break;
+    if (!guarded)
+      return fail("an unrecognized coarsened nest");
+    Space one = s;
+    one.grid[0] = *n;
+    one.block[0] = sv.cst(1);
+    one.gridFree[0] = one.blockFree[0] = false;
+    return count(guarded.getThenRegion(), one);
   }
 
   SymbolicValues &sv;

@@ -848,6 +848,26 @@ Status Signature::parse(std::string_view text, Signature *out) {
       sig.tracePoints.push_back(std::move(t));
     }
   }
+  if (auto kernels = root.find("kernels");
+      kernels != root.end() && kernels->is_array()) {
+    for (const json &k : *kernels) {
+      if (!k.is_object())
+        return Status::loadFailed(
+            "signature: 'kernels' entries must be objects");
+      KernelSpec spec;
+      auto str = [&](const char *key, std::string *v) {
+        auto it = k.find(key);
+        if (it != k.end() && it->is_string())
+          *v = it->get<std::string>();
+      };
+      str("name", &spec.name);
+      str("node", &spec.node);
+      str("runs", &spec.runs);
+      if (auto lib = k.find("library"); lib != k.end() && lib->is_boolean())
+        spec.library = lib->get<bool>();
+      sig.kernels.push_back(std::move(spec));
+    }
+  }
   if (auto loss = root.find("loss"); loss != root.end() && !loss->is_null()) {
     if (!loss->is_string() || loss->empty())
       return Status::loadFailed("signature: 'loss' must be an output name");

@@ -70,6 +70,9 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   void beginTrace(const std::vector<Tensor> &inputs);
   /// Stops recording; the trace goes to `trace`.
   void endTrace();
+  /// Appends the device times of the run's launches and library calls
+  /// (Device::finishTiming) to `trace`, named by the signature's kernels.
+  void addDeviceTimes(runtime::cuda::Device &kd);
 
   /// Training state: per signature input, the tensor the session holds
   /// for a state input (empty for the others, and for a state whose
@@ -243,6 +246,45 @@ void Session::Impl::endTrace() {
   trace = recorder->finish(allocator.counters().peakBytes);
 }
 
+void Session::Impl::addDeviceTimes(runtime::cuda::Device &kd) {
+  std::string error;
+  std::vector<runtime::cuda::Device::TimedCall> calls = kd.finishTiming(&error);
+  // Kernels by symbol; library calls in program order, matched one to one
+  // when the run made as many as the signature lists (no recompute).
+  const Signature &sig = exe->signature();
+  std::map<std::string, const KernelSpec *> kernels;
+  std::vector<const KernelSpec *> libraryCalls;
+  for (const KernelSpec &k : sig.kernels) {
+    if (!k.library)
+      kernels.emplace(k.name, &k);
+    else if (k.runs == "always")
+      libraryCalls.push_back(&k);
+  }
+  size_t numLibrary = 0;
+  for (const auto &c : calls)
+    numLibrary += c.library;
+  bool matchLibrary = numLibrary == libraryCalls.size();
+  size_t nextLibrary = 0;
+  for (const auto &c : calls) {
+    const KernelSpec *k = nullptr;
+    if (c.library) {
+      if (matchLibrary)
+        k = libraryCalls[nextLibrary];
+      ++nextLibrary;
+    } else if (auto it = kernels.find(c.name); it != kernels.end()) {
+      k = it->second;
+    }
+    RunTrace::Slice slice;
+    slice.name = k && !k->node.empty() ? k->node : c.name;
+    slice.kind = c.library ? "library" : "kernel";
+    slice.startUs = c.startUs;
+    slice.durationUs = c.durationUs;
+    slice.callee = c.name;
+    slice.device = true;
+    trace.slices.push_back(std::move(slice));
+  }
+}
+
 void Session::Impl::releaseAll() {
   allocator.releaseAll();
   remat.releaseAll();
@@ -391,6 +433,8 @@ Status Session::Impl::runPlain(const std::vector<Tensor> &inputs,
   if (options.record_trace)
     beginTrace(inputs);
   runtime::cuda::Device *kd = device->kernelDevice();
+  if (options.record_trace && kd)
+    kd->startTiming();
   int64_t hostBefore = kd ? kd->hostCopyBytes() : 0;
   auto fn = reinterpret_cast<disc_model_run_fn>(exe->runFunction());
   int32_t rc = ral.callModel(fn, call.inputs(), call.outputs());
@@ -400,6 +444,10 @@ Status Session::Impl::runPlain(const std::vector<Tensor> &inputs,
     // usable.
     if (options.record_trace)
       endTrace();
+    if (options.record_trace && kd) {
+      std::string ignored;
+      kd->finishTiming(&ignored);
+    }
     Status status = failedCall(rc);
     releaseAll();
     finishStats(0);
@@ -409,6 +457,8 @@ Status Session::Impl::runPlain(const std::vector<Tensor> &inputs,
   Status status = call.readOutputs(*device, allocator, results, inPlace);
   if (options.record_trace)
     endTrace();
+  if (options.record_trace && kd)
+    addDeviceTimes(*kd);
   // Whatever is still live was leaked by the model, or backs an output we
   // copied (e.g. a strided view of a temporary): free it now, counting only
   // the former as leaks.

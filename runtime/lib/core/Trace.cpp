@@ -30,16 +30,30 @@ std::string chromeTraceJson(const RunTrace &trace) {
                     {"pid", pid},
                     {"tid", callTid},
                     {"args", {{"name", "kernels and library calls"}}}});
-  for (const RunTrace::Slice &s : trace.slices)
-    events.push_back(
-        {{"name", s.name},
-         {"cat", s.kind},
-         {"ph", "X"},
-         {"ts", s.startUs},
-         {"dur", s.durationUs},
-         {"pid", pid},
-         {"tid", callTid},
-         {"args", {{"op_type", s.opType}, {"kind", s.kind}, {"op", s.op}}}});
+  const int deviceTid = 2;
+  bool anyDevice = false;
+  for (const RunTrace::Slice &s : trace.slices) {
+    json args = {{"op_type", s.opType}, {"kind", s.kind}, {"op", s.op}};
+    if (s.device) {
+      args["callee"] = s.callee;
+      anyDevice = true;
+    }
+    events.push_back({{"name", s.name},
+                      {"cat", s.kind},
+                      {"ph", "X"},
+                      {"ts", s.startUs},
+                      {"dur", s.durationUs},
+                      {"pid", pid},
+                      {"tid", s.device ? deviceTid : callTid},
+                      {"args", args}});
+  }
+  if (anyDevice)
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"ts", 0},
+                      {"pid", pid},
+                      {"tid", deviceTid},
+                      {"args", {{"name", "device (CUDA events)"}}}});
   for (const RunTrace::Sample &s : trace.samples)
     events.push_back({{"name", "live bytes"},
                       {"ph", "C"},

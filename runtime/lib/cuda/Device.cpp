@@ -90,6 +90,8 @@ Device::~Device() {
     api_.memFree(entry.second.first);
   for (auto &entry : scratch_)
     api_.memFree(entry.second.first);
+  for (CUevent e : events_)
+    api_.eventDestroy(e);
   if (stream_)
     api_.streamDestroy(stream_);
   api_.primaryCtxRelease(device_);
@@ -258,17 +260,109 @@ int32_t Device::launch(const void *image, const char *kernel,
   CUfunction fn = function(image, kernel, error);
   if (!fn)
     return 4;
+  int64_t before = timing_ ? recordEventLocked() : -1;
   CUresult rc = api_.launchKernel(
       fn, static_cast<unsigned>(grid[0]), static_cast<unsigned>(grid[1]),
       static_cast<unsigned>(grid[2]), static_cast<unsigned>(block[0]),
       static_cast<unsigned>(block[1]), static_cast<unsigned>(block[2]),
       static_cast<unsigned>(sharedBytes), stream_, params, nullptr);
+  if (before >= 0 && rc == kCudaSuccess) {
+    int64_t after = recordEventLocked();
+    if (after >= 0)
+      brackets_.push_back({kernel, /*library=*/false, before, after});
+  }
   if (rc != kCudaSuccess) {
     *error = "kernel '" + std::string(kernel) +
              "': " + errorText(api_, "cuLaunchKernel", rc);
     return 4;
   }
   return 0;
+}
+
+int64_t Device::recordEventLocked() {
+  if (eventsUsed_ == events_.size()) {
+    CUevent e = nullptr;
+    if (api_.eventCreate(&e, 0) != kCudaSuccess) {
+      timing_ = false;
+      return -1;
+    }
+    events_.push_back(e);
+  }
+  if (api_.eventRecord(events_[eventsUsed_], stream_) != kCudaSuccess) {
+    timing_ = false;
+    return -1;
+  }
+  return static_cast<int64_t>(eventsUsed_++);
+}
+
+bool Device::startTiming() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  timing_ = false;
+  brackets_.clear();
+  eventsUsed_ = 0;
+  if (!api_.eventCreate || capturing_)
+    return false;
+  api_.ctxSetCurrent(context_);
+  timing_ = true;
+  return recordEventLocked() == 0;
+}
+
+int64_t Device::timedBegin() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!timing_)
+    return -1;
+  api_.ctxSetCurrent(context_);
+  int64_t ev = recordEventLocked();
+  if (ev < 0)
+    return -1;
+  brackets_.push_back({"", false, ev, -1});
+  return static_cast<int64_t>(brackets_.size()) - 1;
+}
+
+void Device::timedEnd(int64_t index, const std::string &name, bool library) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!timing_ || index < 0 || index >= static_cast<int64_t>(brackets_.size()))
+    return;
+  api_.ctxSetCurrent(context_);
+  Bracket &b = brackets_[index];
+  b.name = name;
+  b.library = library;
+  b.end = recordEventLocked();
+}
+
+std::vector<Device::TimedCall> Device::finishTiming(std::string *error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<TimedCall> calls;
+  bool wasTiming = timing_;
+  timing_ = false;
+  if (!wasTiming || eventsUsed_ == 0)
+    return calls;
+  api_.ctxSetCurrent(context_);
+  if (CUresult rc = api_.eventSynchronize(events_[eventsUsed_ - 1]);
+      rc != kCudaSuccess) {
+    *error = errorText(api_, "cuEventSynchronize", rc);
+    return calls;
+  }
+  for (const Bracket &b : brackets_) {
+    if (b.end < 0)
+      continue;
+    float start = 0, duration = 0;
+    if (CUresult rc =
+            api_.eventElapsedTime(&start, events_[0], events_[b.begin]);
+        rc != kCudaSuccess) {
+      *error = errorText(api_, "cuEventElapsedTime", rc);
+      return {};
+    }
+    if (CUresult rc =
+            api_.eventElapsedTime(&duration, events_[b.begin], events_[b.end]);
+        rc != kCudaSuccess) {
+      *error = errorText(api_, "cuEventElapsedTime", rc);
+      return {};
+    }
+    calls.push_back({b.name, b.library, start * 1e3, duration * 1e3});
+  }
+  brackets_.clear();
+  return calls;
 }
 
 void Device::makeCurrent() {

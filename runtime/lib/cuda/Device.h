@@ -147,6 +147,33 @@ public:
   /// address: graphs captured before baked the old one in.
   int64_t addressGeneration() const;
 
+  /// Device times of a traced run's kernels and library calls
+  /// (docs/cuda.md, "Kernel times"), measured with CUDA events on the
+  /// session stream: `startTiming` records the start event; from then on
+  /// each `launch`, and each `timedBegin`/`timedEnd` bracket (a library
+  /// call, which may launch several kernels), records an event before and
+  /// after its work; `finishTiming` waits for the stream and returns one
+  /// entry per launch or bracket, in order. Times are microseconds: the
+  /// start since the start event, the duration between the two events
+  /// (CUDA events resolve about 0.5 µs). Events are created on first use
+  /// and reused by later runs.
+  struct TimedCall {
+    /// The kernel's symbol, or the library call's name.
+    std::string name;
+    bool library = false;
+    double startUs = 0, durationUs = 0;
+  };
+  /// Starts timing. False (nothing is timed) when the driver has no events,
+  /// a capture is in progress, or the driver fails.
+  bool startTiming();
+  /// Opens a bracket; -1 when not timing.
+  int64_t timedBegin();
+  /// Closes bracket `index` (from timedBegin; -1 is ignored) for `name`.
+  void timedEnd(int64_t index, const std::string &name, bool library);
+  /// Stops timing and returns the calls; empty with `*error` set when the
+  /// driver fails (a kernel fault shows up here as in `synchronize`).
+  std::vector<TimedCall> finishTiming(std::string *error);
+
   /// Name of the device, e.g. "NVIDIA H100 80GB HBM3".
   const std::string &name() const { return name_; }
   /// Modules loaded so far (for tests).
@@ -198,6 +225,21 @@ private:
   int64_t stagingNeeded_ = int64_t(4) << 10;
   /// See hostCopyBytes().
   int64_t hostCopyBytes_ = 0;
+  /// Timing (startTiming): on; the event pool and how many this run used;
+  /// per bracket its name, kind and its two events (indices into
+  /// `events_`; end -1 while open).
+  struct Bracket {
+    std::string name;
+    bool library = false;
+    int64_t begin = -1, end = -1;
+  };
+  bool timing_ = false;
+  std::vector<CUevent> events_;
+  size_t eventsUsed_ = 0;
+  std::vector<Bracket> brackets_;
+  /// Records the next event of the pool on the stream; -1 when the driver
+  /// fails (timing stops). Caller holds `mutex_`.
+  int64_t recordEventLocked();
 };
 
 } // namespace disc::runtime::cuda

@@ -95,6 +95,28 @@ const char *bindSymbols(void *handle, DriverApi &api) {
   if (!allGraph)
     for (const Entry &e : graphEntries)
       *e.slot = nullptr;
+  // Optional: events (all or none).
+  api.eventElapsedTime =
+      reinterpret_cast<CUresult (*)(float *, CUevent, CUevent)>(
+          dlsym(handle, "cuEventElapsedTime_v2"));
+  if (!api.eventElapsedTime)
+    api.eventElapsedTime =
+        reinterpret_cast<CUresult (*)(float *, CUevent, CUevent)>(
+            dlsym(handle, "cuEventElapsedTime"));
+  const Entry eventEntries[] = {
+      {"cuEventCreate", reinterpret_cast<void **>(&api.eventCreate)},
+      {"cuEventRecord", reinterpret_cast<void **>(&api.eventRecord)},
+      {"cuEventSynchronize", reinterpret_cast<void **>(&api.eventSynchronize)},
+      {"cuEventDestroy_v2", reinterpret_cast<void **>(&api.eventDestroy)},
+  };
+  bool allEvents = api.eventElapsedTime != nullptr;
+  for (const Entry &e : eventEntries)
+    allEvents &= (*e.slot = dlsym(handle, e.name)) != nullptr;
+  if (!allEvents) {
+    for (const Entry &e : eventEntries)
+      *e.slot = nullptr;
+    api.eventElapsedTime = nullptr;
+  }
   return nullptr;
 }
 

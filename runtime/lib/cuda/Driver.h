@@ -39,6 +39,7 @@ using CUmodule = void *;
 using CUfunction = void *;
 using CUgraph = void *;
 using CUgraphExec = void *;
+using CUevent = void *;
 /// cuda.h's CUstreamCaptureMode: CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, under
 /// which a call the capture does not permit fails when the capturing thread
 /// makes it (and only then: other threads' sessions are not affected).
@@ -111,6 +112,17 @@ struct DriverApi {
   CUresult (*graphLaunch)(CUgraphExec exec, CUstream stream) = nullptr;
   CUresult (*graphExecDestroy)(CUgraphExec exec) = nullptr;
   CUresult (*graphDestroy)(CUgraph graph) = nullptr;
+  /// Events, for the device times of a traced run's kernels and library
+  /// calls (docs/cuda.md, "Kernel times"): all set or all null (a driver
+  /// without them: the trace has no device times). cuEventCreate (flags
+  /// 0: timing events), cuEventRecord on a stream, cuEventSynchronize,
+  /// cuEventElapsedTime_v2 (else cuEventElapsedTime; milliseconds between
+  /// two completed events), cuEventDestroy_v2.
+  CUresult (*eventCreate)(CUevent *event, unsigned flags) = nullptr;
+  CUresult (*eventRecord)(CUevent event, CUstream stream) = nullptr;
+  CUresult (*eventSynchronize)(CUevent event) = nullptr;
+  CUresult (*eventElapsedTime)(float *ms, CUevent start, CUevent end) = nullptr;
+  CUresult (*eventDestroy)(CUevent event) = nullptr;
 };
 
 /// Name of the library `loadDriver` opens: $DISC_CUDA_DRIVER when set (a

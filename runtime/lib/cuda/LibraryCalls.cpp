@@ -526,6 +526,19 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
   }
 }
 
+const char *LibraryCalls::libraryCallName(int32_t callId) {
+  switch (callId) {
+  case DISC_LIB_MATMUL:
+    return "cuBLAS matmul";
+  case DISC_LIB_CONV:
+    return "cuDNN conv";
+  case DISC_LIB_CONV_TRANSPOSE:
+    return "cuDNN conv_transpose";
+  default:
+    return "library call";
+  }
+}
+
 LibraryCalls::LibraryCalls(Device &device, std::vector<std::string> blasNames,
                            std::vector<std::string> dnnNames, size_t maxPlans)
     : impl_(std::make_unique<Impl>(device, std::move(blasNames),
@@ -546,7 +559,10 @@ int32_t LibraryCalls::call(int32_t callId, int32_t numOperands,
                            int32_t numAttrs, const int64_t *attrs,
                            const DeviceScratch &scratch, std::string &error) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  return catchCallError(
+  // A traced run times the call (Device::timedBegin): the library's own
+  // kernels between the two events.
+  int64_t timed = impl_->device.timedBegin();
+  int32_t rc = catchCallError(
       [&]() -> int32_t {
         switch (callId) {
         case DISC_LIB_MATMUL:
@@ -568,6 +584,9 @@ int32_t LibraryCalls::call(int32_t callId, int32_t numOperands,
         }
       },
       error, "out of host memory in a CUDA library call");
+  if (timed >= 0)
+    impl_->device.timedEnd(timed, libraryCallName(callId), /*library=*/true);
+  return rc;
 }
 
 CacheCounts LibraryCalls::counts() const {

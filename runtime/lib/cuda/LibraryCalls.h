@@ -71,6 +71,10 @@ public:
                const int32_t *ranks, int32_t numAttrs, const int64_t *attrs,
                const DeviceScratch &scratch, std::string &error) override;
 
+  /// The name a traced run gives call `callId` ("cuBLAS matmul", "cuDNN
+  /// conv", "cuDNN conv_transpose"; docs/cuda.md, "Kernel times").
+  static const char *libraryCallName(int32_t callId);
+
   /// Convolution plans created so far / cached now (for tests).
   CacheCounts counts() const;
   int64_t numPlansCreated() const { return counts().created; }

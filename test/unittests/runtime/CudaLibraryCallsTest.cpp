@@ -522,4 +522,37 @@ TEST(CudaLibraryCallsSession, MatMulAndMissingCublas) {
   unsetenv("DISC_CUBLAS_LIBRARY");
 }
 
+TEST(CudaLibraryCallsSession, TracedRunTimesTheCallOnTheDevice) {
+  // A traced run brackets each library call with CUDA events: one device
+  // slice, named by the signature's "kernels" entry (its ONNX node), the
+  // callee naming the library.
+  std::shared_ptr<const disc::Executable> exe;
+  disc::Status s = disc::Executable::load(DISC_FIXTURE_CUDA_LIBCALL, &exe);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_EQ(exe->signature().kernels.size(), 1u);
+  ASSERT_EQ(setenv("DISC_CUBLAS_LIBRARY", FAKE_CUBLAS, 1), 0);
+  disc::SessionOptions opts;
+  opts.record_trace = true;
+  disc::Session session(exe, opts);
+  std::vector<disc::Tensor> out;
+  s = session.run({disc::Tensor::fromVector<float>({2, 3}, {1, 2, 3, 4, 5, 6}),
+                   disc::Tensor::fromVector<float>({3, 2}, {1, 0, 0, 1, 1, 1})},
+                  &out);
+  unsetenv("DISC_CUBLAS_LIBRARY");
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  std::vector<disc::RunTrace::Slice> device;
+  for (const auto &slice : session.lastTrace().slices)
+    if (slice.device)
+      device.push_back(slice);
+  ASSERT_EQ(device.size(), 1u);
+  EXPECT_EQ(device[0].name, "/mm/MatMul");
+  EXPECT_EQ(device[0].callee, "cuBLAS matmul");
+  EXPECT_EQ(device[0].kind, "library");
+  EXPECT_GE(device[0].durationUs, 0.0);
+  EXPECT_GE(device[0].startUs, 0.0);
+  std::string json = disc::chromeTraceJson(session.lastTrace());
+  EXPECT_NE(json.find("device (CUDA events)"), std::string::npos);
+  EXPECT_NE(json.find("\"callee\":\"cuBLAS matmul\""), std::string::npos);
+}
+
 } // namespace

@@ -72,6 +72,36 @@ TEST(CudaSession, RunsThroughTheDriver) {
   EXPECT_EQ(fakeCounter("fake_cuda_streams"), 1); // one per session
 }
 
+TEST(CudaSession, TracedRunTimesEachLaunchWithEvents) {
+  // record_trace: each launch gets a device slice (CUDA events around it),
+  // named by its kernel symbol when the signature lists no "kernels"; an
+  // untraced run records no event.
+  auto exe = loadOrDie();
+  ASSERT_TRUE(exe);
+  SessionOptions opts;
+  opts.record_trace = true;
+  Session session(exe, opts);
+  std::vector<Tensor> out;
+  int64_t before = fakeCounter("fake_cuda_events_recorded");
+  Status s = session.run({iota(300)}, &out);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  std::vector<RunTrace::Slice> device;
+  for (const auto &slice : session.lastTrace().slices)
+    if (slice.device)
+      device.push_back(slice);
+  ASSERT_EQ(device.size(), 1u);
+  EXPECT_EQ(device[0].callee, "add_one_checked");
+  EXPECT_EQ(device[0].name, "add_one_checked");
+  EXPECT_EQ(device[0].kind, "kernel");
+  EXPECT_GE(device[0].durationUs, 0.0);
+  // The start event and the launch's two.
+  EXPECT_EQ(fakeCounter("fake_cuda_events_recorded") - before, 3);
+  Session plain(exe);
+  before = fakeCounter("fake_cuda_events_recorded");
+  ASSERT_TRUE(plain.run({iota(300)}, &out).isOk());
+  EXPECT_EQ(fakeCounter("fake_cuda_events_recorded"), before);
+}
+
 TEST(CudaSession, ConstantCopiesEndWithTheSession) {
   auto exe = loadOrDie();
   ASSERT_TRUE(exe);

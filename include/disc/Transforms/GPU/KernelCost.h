@@ -46,6 +46,11 @@ namespace mlir::disc {
 /// Module attribute holding the costs (an array of dictionaries, one per
 /// kernel and library call, the JSON of kernelCostToJson as attributes).
 inline constexpr llvm::StringLiteral kKernelsAttrName = "disc.kernels";
+/// On the `scf.if` that disc-gpu-tile-parallel-loops puts around the
+/// unguarded copies of a nest with several elements per thread: the number
+/// of elements (the FLOP count recognizes the form by it).
+inline constexpr llvm::StringLiteral kElementsPerThreadAttr =
+    "disc.elements_per_thread";
 
 /// The cost of one kernel or library call.
 struct KernelCost {

@@ -151,12 +151,28 @@ def DiscGpuTileParallelLoops
     inner one to threads: blocks = ceil(elements / block-size), threads =
     block-size, guarded by `index < elements`. Bounds stay run-time values:
     one kernel serves every shape. A one-iteration loop
-    (`disc-gpu-prepare-linalg`) stays one thread. A `block-size` outside
-    [1, 1024] is reported and the pass fails.
+    (`disc-gpu-prepare-linalg`) stays one thread.
+
+    With `elements-per-thread` F > 1, a nest whose body is straight-line
+    (no regions; side effects only loads and stores) and stores only into
+    buffers allocated in the function that the body does not read is tiled
+    by block-size * F: thread t of a block takes elements t, t +
+    block-size, ... of its tile (each load instruction of a warp stays
+    coalesced), blocks = ceil(elements / (block-size * F)). In a tile
+    inside the bounds the F copies run unguarded with the loads of every
+    copy first, so a thread has F independent loads in flight (a
+    memory-bound kernel needs several per thread to approach the HBM
+    bandwidth, by Little's law); the last tile runs the guarded copies in
+    order. Other nests keep one element per thread. A `block-size` outside
+    [1, 1024], or F < 1 or block-size * F > 1024, is reported and the pass
+    fails.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
-           "Threads per block">
+           "Threads per block">,
+    Option<"elementsPerThread", "elements-per-thread", "int64_t",
+           /*default=*/"1",
+           "Elements per thread of a straight-line elementwise nest">
   ];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"
@@ -384,6 +400,24 @@ def DiscGpuEmulateLaunches : Pass<"disc-gpu-emulate-launches", "ModuleOp"> {
     "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect",
     "::mlir::LLVM::LLVMDialect"
   ];
+}
+
+def DiscGpuNameKernels : Pass<"disc-gpu-name-kernels", "ModuleOp"> {
+  let summary = "Give each outlined kernel its module's name";
+  let description = [{
+    Runs right after `gpu-kernel-outlining`, which puts each kernel in a
+    `gpu.module` of its own named `<func>_kernel`, `<func>_kernel_0`, ...
+    (the names `disc-gpu-kernel-cost` records in the signature's
+    "kernels") but names every `gpu.func` inside `<func>_kernel`. Each
+    kernel `gpu.func` is renamed to its module's name and the
+    `gpu.launch_func` ops that launch it are updated, so that the symbol
+    the runtime launches (`cuModuleGetFunction`) names the kernel uniquely:
+    the device times of a traced run (docs/cuda.md, "Kernel times") and the
+    driver's own tools see `disc_entry_kernel_3`, not one name for all.
+    A module with several kernels keeps their names. Fails on a name that
+    is taken in the module.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 #endif // DISC_TRANSFORMS_GPU_PASSES_TD

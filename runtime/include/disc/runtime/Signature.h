@@ -187,6 +187,22 @@ struct TracePointSpec {
   int64_t op = -1;
 };
 
+/// One entry of a CUDA model's "kernels" (disc-gpu-kernel-cost,
+/// docs/cuda.md "Roofline"): a kernel or a cuBLAS/cuDNN call, in program
+/// order. Only what the runtime uses is kept (the names of the device
+/// times of a trace, docs/cuda.md "Kernel times"); the bytes and FLOPs
+/// expressions are read by the roofline script.
+struct KernelSpec {
+  /// The kernel's symbol ("disc_entry_kernel_3") or the library call's
+  /// callee, and the ONNX node it came from ("" when unknown).
+  std::string name;
+  std::string node;
+  bool library = false;
+  /// "always", or "recompute" for a kernel that runs only to regenerate an
+  /// evicted buffer.
+  std::string runs = "always";
+};
+
 /// The parsed `disc_model_signature()` JSON (docs/runtime-abi.md).
 struct Signature {
   int32_t abiVersion = 1;
@@ -203,6 +219,8 @@ struct Signature {
   RematSpec remat;
   /// Trace points by id (empty for a model compiled before ABI v6).
   std::vector<TracePointSpec> tracePoints;
+  /// CUDA models: "kernels" (empty for CPU models).
+  std::vector<KernelSpec> kernels;
   /// The name of the output holding the training loss; empty when the
   /// model names none.
   std::string loss;

@@ -25,14 +25,25 @@ namespace disc {
 /// The timeline of one run. Times are microseconds since the model was
 /// called; bytes are the allocator's requested bytes (as SessionStats).
 struct RunTrace {
-  /// One kernel or library call (a trace point of the signature).
+  /// One kernel or library call: a trace point of the signature (CPU
+  /// models, host times), or a launch or cuBLAS/cuDNN call of a CUDA model
+  /// timed on the device with CUDA events (`device`; docs/cuda.md,
+  /// "Kernel times").
   struct Slice {
     /// The ONNX node (else the callee), its op type ("" when unknown) and
     /// "kernel" or "library".
     std::string name, opType, kind;
     /// Program point (index in the memory model's order); -1 unknown.
     int64_t op = -1;
+    /// Microseconds: the start since the model was called (device slices:
+    /// since the run's first event, recorded when the model was called),
+    /// and the duration (device slices: between the events recorded right
+    /// before and after the work on the stream).
     double startUs = 0, durationUs = 0;
+    /// Device slices: the kernel's symbol ("disc_entry_kernel_3") or the
+    /// library call ("cuBLAS matmul", "cuDNN conv", "cuDNN conv_transpose").
+    std::string callee;
+    bool device = false;
   };
   /// The live bytes right after an allocation or a free.
   struct Sample {
@@ -95,11 +106,12 @@ struct RunTrace {
 
 /// The trace as Trace Event Format JSON (the object form, {"traceEvents":
 /// [...]}, readable by chrome://tracing and ui.perfetto.dev): an "X"
-/// complete event per slice (ts, dur in microseconds, pid 1, tid 1; args
-/// op_type, kind, op), a "C" counter "live bytes" per sample and
-/// "predicted live bytes" per program point, an "i" instant per evict,
-/// regenerate and offload (args candidate, producer, bytes, point), and
-/// "otherData" with peak_bytes, limit_bytes and predicted_peak_bytes.
+/// complete event per slice (ts, dur in microseconds, pid 1, tid 1, device
+/// slices tid 2; args op_type, kind, op, and callee for device slices), a "C"
+/// counter "live bytes" per sample and "predicted live bytes" per program
+/// point, an "i" instant per evict, regenerate and offload (args candidate,
+/// producer, bytes, point), and "otherData" with peak_bytes, limit_bytes and
+/// predicted_peak_bytes.
 std::string chromeTraceJson(const RunTrace &trace);
 /// A plain SVG plot (no script, no external resources): live bytes over
 /// the program points (the samples, each point's share of the x axis
