@@ -59,6 +59,7 @@ failed preparation.
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -405,6 +406,16 @@ def prepare(args):
     return 0
 
 
+def minimum_peak(report, message):
+    """The lowest reachable peak of a run refused with exit 3: the
+    report's, else the number disc-run's message names ("... below the
+    minimum peak N bytes ...")."""
+    if report.get("minimum_peak_bytes") is not None:
+        return report["minimum_peak_bytes"]
+    m = re.search(r"minimum peak (\d+) bytes", message or "")
+    return int(m.group(1)) if m else None
+
+
 def have_gpu():
     try:
         p = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
@@ -532,7 +543,7 @@ def run(args):
                    rep.get("regenerations"),
                    (lat / base) if lat and base else None,
                    "ok" if ok else ("exit 3: below the lowest reachable peak "
-                                    f"({rep.get('minimum_peak_bytes')} B)"
+                                    f"({minimum_peak(rep, err)} B)"
                                     if rc == 3 else f"exit {rc}")]
             table.append(row)
             if ok or rc == 3:
