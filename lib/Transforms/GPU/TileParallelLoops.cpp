@@ -145,12 +145,13 @@ bool coarsen(RewriterBase &rewriter, scf::ParallelOp outer,
                                           ValueRange{threads}, ValueRange{one});
   rewriter.setInsertionPointToStart(newInner.getBody());
   Value t = newInner.getInductionVars()[0];
-  SmallVector<IRMapping> maps(factor);
-  auto mapIndex = [&](OpBuilder &b, int64_t k) {
+  // Copy k's element index: t + k * blockSize.
+  auto mapIndex = [&](OpBuilder &b, int64_t k, IRMapping &map) {
     Value off = arith::ConstantIndexOp::create(b, loc, k * blockSize);
-    maps[k].map(inner.getInductionVars()[0],
-                arith::AddIOp::create(b, loc, t, off).getResult());
+    map.map(inner.getInductionVars()[0],
+            arith::AddIOp::create(b, loc, t, off).getResult());
   };
+  SmallVector<IRMapping> maps(factor);
   auto ifOp = scf::IfOp::create(rewriter, loc, full, /*withElse=*/true);
   ifOp->setAttr(disc::kElementsPerThreadAttr,
                 rewriter.getI64IntegerAttr(factor));
@@ -159,7 +160,7 @@ bool coarsen(RewriterBase &rewriter, scf::ParallelOp outer,
     // rest of every copy.
     OpBuilder b = ifOp.getThenBodyBuilder();
     for (int64_t k = 0; k < factor; ++k) {
-      mapIndex(b, k);
+      mapIndex(b, k, maps[k]);
       for (Operation &op : body.without_terminator())
         if (&op != guard.getOperation())
           b.clone(op, maps[k]);
@@ -177,9 +178,7 @@ bool coarsen(RewriterBase &rewriter, scf::ParallelOp outer,
     OpBuilder b = ifOp.getElseBodyBuilder();
     for (int64_t k = 0; k < factor; ++k) {
       IRMapping map;
-      Value off = arith::ConstantIndexOp::create(b, loc, k * blockSize);
-      map.map(inner.getInductionVars()[0],
-              arith::AddIOp::create(b, loc, t, off).getResult());
+      mapIndex(b, k, map);
       for (Operation &op : body.without_terminator())
         b.clone(op, map);
     }

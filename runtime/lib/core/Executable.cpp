@@ -248,6 +248,14 @@ bool parseSizeExpr(const json &j, SizeExpr *out, int depth = 0) {
          parseSizeExpr(j[2], &out->operands[1], depth + 1);
 }
 
+/// Sets `*out` to the string member `key` of object `o`; leaves it when
+/// the member is missing or not a string (optional signature fields).
+void readStringField(const json &o, const char *key, std::string *out) {
+  auto it = o.find(key);
+  if (it != o.end() && it->is_string())
+    *out = it->get<std::string>();
+}
+
 /// Parses a "library_calls" array (docs/runtime-abi.md) into `out`.
 /// Errors: LoadFailed, prefixed with `where`.
 Status parseLibraryCalls(const json &calls, const std::string &where,
@@ -835,14 +843,9 @@ Status Signature::parse(std::string_view text, Signature *out) {
         return Status::loadFailed(
             "signature: 'trace_points' entries must be objects");
       TracePointSpec t;
-      auto str = [&](const char *key, std::string *v) {
-        auto it = p.find(key);
-        if (it != p.end() && it->is_string())
-          *v = it->get<std::string>();
-      };
-      str("name", &t.name);
-      str("op_type", &t.opType);
-      str("kind", &t.kind);
+      readStringField(p, "name", &t.name);
+      readStringField(p, "op_type", &t.opType);
+      readStringField(p, "kind", &t.kind);
       if (auto op = p.find("op"); op != p.end() && op->is_number_integer())
         t.op = op->get<int64_t>();
       sig.tracePoints.push_back(std::move(t));
@@ -855,14 +858,9 @@ Status Signature::parse(std::string_view text, Signature *out) {
         return Status::loadFailed(
             "signature: 'kernels' entries must be objects");
       KernelSpec spec;
-      auto str = [&](const char *key, std::string *v) {
-        auto it = k.find(key);
-        if (it != k.end() && it->is_string())
-          *v = it->get<std::string>();
-      };
-      str("name", &spec.name);
-      str("node", &spec.node);
-      str("runs", &spec.runs);
+      readStringField(k, "name", &spec.name);
+      readStringField(k, "node", &spec.node);
+      readStringField(k, "runs", &spec.runs);
       if (auto lib = k.find("library"); lib != k.end() && lib->is_boolean())
         spec.library = lib->get<bool>();
       sig.kernels.push_back(std::move(spec));

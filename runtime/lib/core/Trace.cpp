@@ -17,19 +17,18 @@ using json = nlohmann::json;
 std::string chromeTraceJson(const RunTrace &trace) {
   json events = json::array();
   const int pid = 1, callTid = 1, memTid = 0;
-  std::string process = "disc " + (trace.model.empty() ? "model" : trace.model);
-  events.push_back({{"name", "process_name"},
-                    {"ph", "M"},
-                    {"ts", 0},
-                    {"pid", pid},
-                    {"tid", memTid},
-                    {"args", {{"name", process}}}});
-  events.push_back({{"name", "thread_name"},
-                    {"ph", "M"},
-                    {"ts", 0},
-                    {"pid", pid},
-                    {"tid", callTid},
-                    {"args", {{"name", "kernels and library calls"}}}});
+  // A metadata ("M") event naming the process or a thread.
+  auto metadata = [&](const char *what, int tid, const std::string &name) {
+    events.push_back({{"name", what},
+                      {"ph", "M"},
+                      {"ts", 0},
+                      {"pid", pid},
+                      {"tid", tid},
+                      {"args", {{"name", name}}}});
+  };
+  metadata("process_name", memTid,
+           "disc " + (trace.model.empty() ? "model" : trace.model));
+  metadata("thread_name", callTid, "kernels and library calls");
   const int deviceTid = 2;
   bool anyDevice = false;
   for (const RunTrace::Slice &s : trace.slices) {
@@ -48,12 +47,7 @@ std::string chromeTraceJson(const RunTrace &trace) {
                       {"args", args}});
   }
   if (anyDevice)
-    events.push_back({{"name", "thread_name"},
-                      {"ph", "M"},
-                      {"ts", 0},
-                      {"pid", pid},
-                      {"tid", deviceTid},
-                      {"args", {{"name", "device (CUDA events)"}}}});
+    metadata("thread_name", deviceTid, "device (CUDA events)");
   for (const RunTrace::Sample &s : trace.samples)
     events.push_back({{"name", "live bytes"},
                       {"ph", "C"},
