@@ -91,10 +91,15 @@ void mlir::disc::buildDiscCompilePipeline(
   // The memory model describes the run with nothing evicted; the remat
   // candidates come from the same order (on CUDA the runtime recomputes an
   // evicted candidate or offloads it to host memory, docs/cuda.md).
-  pm.addPass(createDiscAttachMemoryModel());
+  // cuBLAS/cuDNN workspaces are taken only where the allocator grants them
+  // (docs/cuda.md, "Memory accounting"): no required temporaries.
+  DiscAttachMemoryModelOptions memory;
+  memory.libraryTemporaries = libraryCalls != "cuda";
+  pm.addPass(createDiscAttachMemoryModel(memory));
   if (options.remat) {
     DiscAttachRematOptions remat;
     remat.maxOps = options.rematMaxOps;
+    remat.libraryTemporaries = memory.libraryTemporaries;
     pm.addPass(createDiscAttachRemat(remat));
   }
   DiscAttachSignatureOptions signature;

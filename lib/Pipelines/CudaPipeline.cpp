@@ -108,6 +108,12 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
+  // Constants, dims and index compares move into the kernels, so that the
+  // kernel compiler sees them: a delinearization by a constant row length
+  // folds into the address, a division by a constant into a reciprocal.
+  // Without it every such value is a kernel parameter (a 64-bit division
+  // per element in a collapsed nest).
+  pm.addNestedPass<func::FuncOp>(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createDiscGpuNameKernels());
   GpuNVVMAttachTargetOptions target;

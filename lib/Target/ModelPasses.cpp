@@ -94,7 +94,9 @@ struct AttachMemoryModelPass
 
   void runOnOperation() override {
     if (failed(attachJson(getOperation(), disc::kMemoryAttrName,
-                          disc::buildMemoryJson(getOperation(), entry))))
+                          disc::buildMemoryJson(getOperation(), entry,
+                                                /*stackPlacement=*/true,
+                                                libraryTemporaries))))
       return signalPassFailure();
     tagProgramPoints();
   }
@@ -133,6 +135,7 @@ struct AttachRematPass
   void runOnOperation() override {
     disc::RematOptions options;
     options.maxOps = maxOps;
+    options.libraryTemporaries = libraryTemporaries;
     if (failed(attachJson(
             getOperation(), disc::kRematAttrName,
             disc::applyRematToEntry(getOperation(), entry, options))))

@@ -1360,6 +1360,8 @@ bool MemoryModel::isUpperBound(const MemoryProfile &p, std::string *why) {
 bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
                                   llvm::json::Array &out, std::string &reason,
                                   int64_t index) {
+  if (!libraryTemporaries)
+    return true;
   ShapeConstraintSolver &solver = shapes.getSolver();
   auto dimsOf = [&](Value v) {
     auto t = cast<RankedTensorType>(v.getType());
@@ -1705,12 +1707,13 @@ LogicalResult mlir::disc::printMemory(ModuleOp module, StringRef entry,
   return success();
 }
 
-FailureOr<llvm::json::Object> mlir::disc::buildMemoryJson(ModuleOp module,
-                                                          StringRef entry,
-                                                          bool stackPlacement) {
+FailureOr<llvm::json::Object>
+mlir::disc::buildMemoryJson(ModuleOp module, StringRef entry,
+                            bool stackPlacement, bool libraryTemporaries) {
   auto func = module.lookupSymbol<func::FuncOp>(entry);
   if (!func)
     return module.emitError("no entry function '") << entry << "'";
   FunctionMemory fm(func, stackPlacement);
+  fm.model->setLibraryTemporaries(libraryTemporaries);
   return fm.model->toJson(fm.model->profile());
 }

@@ -886,6 +886,7 @@ mlir::disc::applyRematToEntry(ModuleOp module, StringRef entry,
     return llvm::json::Object{{"candidates", llvm::json::Array{}}};
   FunctionMemory fm(func);
   MemoryModel &mm = *fm.model;
+  mm.setLibraryTemporaries(options.libraryTemporaries);
   MemoryProfile p = mm.profile();
   // An upper bound is no base for evict/regenerate decisions.
   if (!mm.isPredictable(p) || mm.isUpperBound(p))

@@ -51,6 +51,12 @@ def DiscAttachMemoryModel : Pass<"disc-attach-memory-model", "ModuleOp"> {
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"disc_entry\"",
            "Entry function">,
+    Option<"libraryTemporaries", "library-temporaries", "bool",
+           /*default=*/"true",
+           "Add the library calls' temporaries (oneDNN's, asked by the "
+           "runtime at the actual shapes); false for cuBLAS/cuDNN calls, "
+           "whose workspaces the runtime takes only where the allocator "
+           "grants them">,
   ];
 }
 
@@ -68,6 +74,9 @@ def DiscAttachRemat : Pass<"disc-attach-remat", "ModuleOp"> {
            "Most ops recomputed for one candidate">,
     Option<"entry", "entry", "std::string", /*default=*/"\"disc_entry\"",
            "Entry function">,
+    Option<"libraryTemporaries", "library-temporaries", "bool",
+           /*default=*/"true",
+           "As disc-attach-memory-model's option">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",

@@ -185,6 +185,12 @@ public:
   /// symbolic compile under one placement rule (benchmarks/). Call before
   /// the first query.
   void setStackPlacement(bool enabled) { stackPlacement = enabled; }
+  /// False for cuBLAS/cuDNN calls (the CUDA target): the runtime takes their
+  /// workspaces only where the allocator grants them under a limit, so they
+  /// add no required temporaries, and their strided operands are passed as
+  /// they are; libraryCallJson then appends nothing. True (default) for
+  /// oneDNN calls, whose temporaries the runtime asks oneDNN for.
+  void setLibraryTemporaries(bool enabled) { libraryTemporaries = enabled; }
 
   /// The op-order-independent facts of a top-level op of the function
   /// (computed on first use and cached).
@@ -287,6 +293,7 @@ public:
 
 private:
   bool stackPlacement = true;
+  bool libraryTemporaries = true;
   OpMemory describe(Operation *op);
   /// Fills m.regionBytes and m.regionCalls of an op with regions.
   void describeRegions(Operation *op, OpMemory &m);
@@ -343,9 +350,11 @@ LogicalResult printMemory(ModuleOp module, StringRef entry,
                           llvm::raw_ostream &os, bool stackPlacement = true);
 
 /// Builds the analysis for `entry` and returns the signature's "memory"
-/// object (see MemoryModel::toJson); `stackPlacement` as for printMemory.
+/// object (see MemoryModel::toJson); `stackPlacement` as for printMemory,
+/// `libraryTemporaries` as MemoryModel::setLibraryTemporaries.
 FailureOr<llvm::json::Object> buildMemoryJson(ModuleOp module, StringRef entry,
-                                              bool stackPlacement = true);
+                                              bool stackPlacement = true,
+                                              bool libraryTemporaries = true);
 
 /// A size expression over the input dims in the signature's JSON form
 /// (docs/runtime-abi.md): an integer, a dim name, or [op, lhs, rhs] with op

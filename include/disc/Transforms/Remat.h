@@ -33,6 +33,8 @@ struct RematOptions {
   /// At least this many ops run between the last use before the gap and the
   /// next use.
   unsigned minGapOps = 3;
+  /// MemoryModel::setLibraryTemporaries: false for cuBLAS/cuDNN calls.
+  bool libraryTemporaries = true;
 };
 
 /// One rematerialization candidate of a function under an op order.

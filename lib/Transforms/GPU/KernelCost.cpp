@@ -895,15 +895,24 @@ private:
   }
 
   FailureOr<AffineExpr> countFor(scf::ForOp loop, const Space &s) {
+    // An unrolled strided loop of a row kernel: its remainder loop stands
+    // for every element (kStridedMainAttr), the main loop adds nothing.
+    if (loop->hasAttr(kStridedMainAttr))
+      return sv.cst(0);
+    bool rest = loop->hasAttr(kStridedRestAttr);
     Space inner = s;
     Value lb = loop.getLowerBound();
     gpu::KernelDim3 tid = launch.getThreadIds(), bid = launch.getBlockIds();
     FailureOr<AffineExpr> step = sv.value(loop.getStep());
     bool strided = false;
+    if (rest &&
+        (failed(step) || !s.blockFree[0] || !sv.equal(*step, s.block[0])))
+      return fail("an unrecognized unrolled strided loop");
     if (succeeded(step)) {
       // for j = tid.x; j < D; j += blockDim.x: D iterations over the
       // threads of the dim together (likewise over the blocks).
-      if (lb == tid.x && s.blockFree[0] && sv.equal(*step, s.block[0])) {
+      if ((lb == tid.x || rest) && s.blockFree[0] &&
+          sv.equal(*step, s.block[0])) {
         FailureOr<AffineExpr> ub = uniform(loop.getUpperBound());
         if (failed(ub))
           return failure();
@@ -940,6 +949,15 @@ private:
   FailureOr<AffineExpr> countIf(scf::IfOp branch, const Space &s) {
     if (auto f = branch->getAttrOfType<IntegerAttr>(kElementsPerThreadAttr))
       return countCoarsened(branch, s, f.getInt());
+    if (branch->hasAttr(kRowInvariantAttr)) {
+      // A row kernel phase's values that do not depend on the element:
+      // once per row (every thread computes them; the model's FLOPs are
+      // one row's).
+      Space row = s;
+      row.block[0] = sv.cst(1);
+      row.blockFree[0] = false;
+      return count(branch.getThenRegion(), row);
+    }
     Region &thenR = branch.getThenRegion(), &elseR = branch.getElseRegion();
     bool thenFails = isCheckFailurePath(thenR);
     bool elseFails = isCheckFailurePath(elseR);

@@ -37,6 +37,8 @@
 
 #include "Utils.h"
 
+#include "disc/Transforms/GPU/KernelCost.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -488,6 +490,8 @@ public:
 
 private:
   int64_t maxBlockSize;
+  /// Copies of a strided loop's body per iteration (`unrolledStrided`).
+  static constexpr int64_t kUnroll = 4;
 
   /// The block-wide combination of `partial` (every thread gets the total).
   Value blockCombine(OpBuilder &b, Location loc, Operation *combine,
@@ -534,16 +538,215 @@ private:
     return fold.getResult(0);
   }
 
-  /// A strided loop `for j = tid; j < extent; j += blockSize` whose body
-  /// `fn` receives j.
-  void strided(OpBuilder &b, Location loc, Value tid, Value extent,
-               Value blockSize, ValueRange iterArgs,
-               function_ref<void(OpBuilder &, Location, Value, ValueRange)> fn,
-               SmallVectorImpl<Value> *results = nullptr) {
-    auto loop =
-        scf::ForOp::create(b, loc, tid, extent, blockSize, iterArgs, fn);
-    if (results)
-      llvm::append_range(*results, loop.getResults());
+  /// Whether the loads of later copies of `ops` (a loop body) may run
+  /// before the stores of earlier copies: every store among them, nested
+  /// ones included, is into an allocation that none of them loads, and they
+  /// have no other side effect.
+  static bool loadsMayGoFirst(ArrayRef<Operation *> ops) {
+    llvm::SmallPtrSet<Value, 4> stored, loaded;
+    bool ok = true;
+    for (Operation *top : ops)
+      top->walk([&](Operation *op) {
+        if (auto l = dyn_cast<memref::LoadOp>(op)) {
+          loaded.insert(cuda::viewRoot(l.getMemRef()));
+        } else if (auto st = dyn_cast<memref::StoreOp>(op)) {
+          Value root = cuda::viewRoot(st.getMemRef());
+          ok &= static_cast<bool>(root.getDefiningOp<memref::AllocOp>());
+          stored.insert(root);
+        } else if (op->getNumRegions() == 0 &&
+                   !op->hasTrait<OpTrait::IsTerminator>() &&
+                   !isMemoryEffectFree(op)) {
+          ok = false;
+        }
+      });
+    return ok &&
+           llvm::none_of(stored, [&](Value v) { return loaded.contains(v); });
+  }
+
+  /// The strided loop `for j = tid; j < extent; j += blockSize` over `ops`
+  /// (a loop body; `mapIndex` maps its index to j and builds what that
+  /// takes), unrolled `kUnroll` times so that each thread has that many
+  /// loads in flight, not one (Little's law, docs/cuda.md "Row kernels"):
+  ///
+  ///   for base = 0; base < mainEnd; base += blockSize * U   // main
+  ///     U copies at j = base + tid + k * blockSize, the loads of every
+  ///     copy first when `loadsMayGoFirst`, then the rest of each copy
+  ///   for j = mainEnd + tid; j < extent; j += blockSize     // remainder
+  ///     one copy
+  ///
+  /// with mainEnd = (extent / (blockSize * U)) * blockSize * U. Each
+  /// thread visits the same elements in the same order as the plain loop,
+  /// so a fold (`accInit` given: `accIn`, the value the body reads the
+  /// accumulator as, takes the previous copy's `combine` result) gives the
+  /// same bits. Returns the fold's result, or null.
+  Value unrolledStrided(
+      OpBuilder &b, Location loc, Value tid, Value extent, Value blockSize,
+      ArrayRef<Operation *> ops, const IRMapping &base,
+      function_ref<void(OpBuilder &, Location, Value, IRMapping &)> mapIndex,
+      Value accInit = Value(), Value accIn = Value(),
+      Operation *combine = nullptr) {
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v).getResult();
+    };
+    bool fold = static_cast<bool>(accInit);
+    SmallVector<Value> inits;
+    if (fold)
+      inits.push_back(accInit);
+    // The copies' loads and what they need (their backward slice in `ops`).
+    llvm::SmallPtrSet<Operation *, 16> early;
+    if (loadsMayGoFirst(ops)) {
+      llvm::SmallPtrSet<Operation *, 16> inOps(ops.begin(), ops.end());
+      bool ok = true;
+      for (Operation *op : llvm::reverse(ops)) {
+        if (!isa<memref::LoadOp>(op) && !early.contains(op))
+          continue;
+        early.insert(op);
+        ok &= op->getNumRegions() == 0;
+        for (Value v : op->getOperands()) {
+          ok &= v != accIn;
+          if (Operation *def = v.getDefiningOp())
+            if (inOps.contains(def))
+              early.insert(def);
+        }
+      }
+      if (!ok)
+        early.clear();
+    }
+    Value step = arith::MulIOp::create(b, loc, blockSize, c(kUnroll));
+    Value mainEnd = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, extent, step), step);
+    SmallVector<Value> offsets{Value()};
+    for (int64_t k = 1; k < kUnroll; ++k)
+      offsets.push_back(arith::MulIOp::create(b, loc, blockSize, c(k)));
+    auto mainLoop = scf::ForOp::create(
+        b, loc, c(0), mainEnd, step, inits,
+        [&](OpBuilder &fb, Location fl, Value round, ValueRange acc) {
+          Value first = arith::AddIOp::create(fb, fl, round, tid);
+          SmallVector<IRMapping> maps(kUnroll, base);
+          for (int64_t k = 0; k < kUnroll; ++k) {
+            Value j = k == 0 ? first
+                             : arith::AddIOp::create(fb, fl, first, offsets[k])
+                                   .getResult();
+            mapIndex(fb, fl, j, maps[k]);
+            for (Operation *op : ops)
+              if (early.contains(op))
+                fb.clone(*op, maps[k]);
+          }
+          Value cur = fold ? acc[0] : Value();
+          for (int64_t k = 0; k < kUnroll; ++k) {
+            if (fold)
+              maps[k].map(accIn, cur);
+            for (Operation *op : ops)
+              if (!early.contains(op)) {
+                Operation *clone = fb.clone(*op, maps[k]);
+                if (op == combine)
+                  cur = clone->getResult(0);
+              }
+          }
+          scf::YieldOp::create(fb, fl, fold ? ValueRange{cur} : ValueRange{});
+        });
+    mainLoop->setAttr(kStridedMainAttr, b.getUnitAttr());
+    Value restStart = arith::AddIOp::create(b, loc, mainEnd, tid);
+    auto rest = scf::ForOp::create(
+        b, loc, restStart, extent, blockSize, mainLoop.getResults(),
+        [&](OpBuilder &fb, Location fl, Value j, ValueRange acc) {
+          IRMapping m = base;
+          mapIndex(fb, fl, j, m);
+          Value cur = fold ? acc[0] : Value();
+          if (fold)
+            m.map(accIn, cur);
+          for (Operation *op : ops) {
+            Operation *clone = fb.clone(*op, m);
+            if (op == combine)
+              cur = clone->getResult(0);
+          }
+          scf::YieldOp::create(fb, fl, fold ? ValueRange{cur} : ValueRange{});
+        });
+    rest->setAttr(kStridedRestAttr, b.getUnitAttr());
+    return fold ? rest.getResult(0) : Value();
+  }
+
+  /// The ops of an elementwise phase's body (`j`: its index over the row)
+  /// that the strided loop runs: the ones that do not depend on j (loads
+  /// of buffers the body does not write, at the row's broadcast index, and
+  /// pure ops of them, e.g. a LayerNorm's rsqrt(var + eps)) are cloned at
+  /// `b` once per row, under `if (tid < extent)` (a thread without an
+  /// element skips them: with no element there may be no valid index to
+  /// load), and `map` maps them to the results; the rest are returned.
+  /// Constants stay in both.
+  SmallVector<Operation *> hoistRowInvariant(OpBuilder &b, Location loc,
+                                             Block *body, Value j, Value tid,
+                                             Value extent, IRMapping &map) {
+    llvm::SmallPtrSet<Value, 4> stored;
+    body->walk([&](memref::StoreOp st) {
+      stored.insert(cuda::viewRoot(st.getMemRef()));
+    });
+    llvm::SmallPtrSet<Operation *, 16> variant;
+    SmallVector<Operation *> all, invariant, rest;
+    bool worth = false;
+    for (Operation &op : body->without_terminator()) {
+      all.push_back(&op);
+      if (op.hasTrait<OpTrait::ConstantLike>()) {
+        invariant.push_back(&op);
+        rest.push_back(&op);
+        continue;
+      }
+      bool dep = op.getNumRegions() != 0;
+      for (Value v : op.getOperands()) {
+        Operation *def = v.getDefiningOp();
+        dep |= v == j || (def && variant.contains(def));
+      }
+      if (!dep) {
+        if (auto l = dyn_cast<memref::LoadOp>(op))
+          dep = stored.contains(cuda::viewRoot(l.getMemRef()));
+        else
+          dep = !isMemoryEffectFree(&op);
+      }
+      if (dep) {
+        variant.insert(&op);
+        rest.push_back(&op);
+        continue;
+      }
+      invariant.push_back(&op);
+      worth = true;
+    }
+    // The invariant values the rest uses.
+    SmallVector<Value> used;
+    for (Operation *op : invariant) {
+      if (op->hasTrait<OpTrait::ConstantLike>())
+        continue;
+      for (Value r : op->getResults())
+        if (llvm::any_of(r.getUsers(), [&](Operation *user) {
+              Operation *top = body->findAncestorOpInBlock(*user);
+              return top && variant.contains(top);
+            }))
+          used.push_back(r);
+    }
+    if (!worth || used.empty() || llvm::any_of(used, [](Value v) {
+          return !isa<FloatType, IntegerType, IndexType>(v.getType());
+        }))
+      return all;
+    Value has =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid, extent);
+    auto ifOp = scf::IfOp::create(b, loc, ValueRange(used).getTypes(), has,
+                                  /*withElseRegion=*/true);
+    ifOp->setAttr(kRowInvariantAttr, b.getUnitAttr());
+    OpBuilder tb = ifOp.getThenBodyBuilder();
+    for (Operation *op : invariant)
+      tb.clone(*op, map);
+    SmallVector<Value> yielded;
+    for (Value v : used)
+      yielded.push_back(map.lookup(v));
+    scf::YieldOp::create(tb, loc, yielded);
+    OpBuilder eb = ifOp.getElseBodyBuilder();
+    SmallVector<Value> zeros;
+    for (Value v : used)
+      zeros.push_back(arith::ConstantOp::create(
+          eb, loc, cast<TypedAttr>(eb.getZeroAttr(v.getType()))));
+    scf::YieldOp::create(eb, loc, zeros);
+    for (auto [v, r] : llvm::zip(used, ifOp.getResults()))
+      map.map(v, r);
+    return rest;
   }
 
   /// `linear` split into indices of `extents` (row-major).
@@ -622,6 +825,9 @@ private:
       return arith::ConstantIndexOp::create(kb, kl, v).getResult();
     };
     Value tid = launch.getThreadIds().x;
+    // The block size inside the kernel (the launch's operand on the host
+    // side would let a static row length fold the unrolled loops away).
+    Value threads = launch.getBlockSize().x;
     Value numWarps =
         arith::DivUIOp::create(kb, kl, launch.getBlockSize().x, kc(32));
     auto sharedOf = [&](Type t) -> Value {
@@ -647,13 +853,13 @@ private:
       switch (phase.kind) {
       case Phase::Elementwise: {
         Value extent = phase.op.getUpperBound()[group.rank];
-        strided(rb, pl, tid, extent, blockSize, {},
-                [&](OpBuilder &fb, Location fl, Value j, ValueRange) {
-                  map.map(phase.op.getInductionVars()[group.rank], j);
-                  for (Operation &op : pbody->without_terminator())
-                    fb.clone(op, map);
-                  scf::YieldOp::create(fb, fl);
-                });
+        Value iv = phase.op.getInductionVars()[group.rank];
+        SmallVector<Operation *> ops =
+            hoistRowInvariant(rb, pl, pbody, iv, tid, extent, map);
+        unrolledStrided(rb, pl, tid, extent, threads, ops, map,
+                        [&](OpBuilder &, Location, Value j, IRMapping &m) {
+                          m.map(iv, j);
+                        });
         break;
       }
       case Phase::Row: {
@@ -665,7 +871,7 @@ private:
         break;
       }
       case Phase::Reduction:
-        buildReduction(rb, pl, phase, map, tid, isFirst, blockSize, numWarps,
+        buildReduction(rb, pl, phase, map, tid, isFirst, threads, numWarps,
                        sharedOf(phase.combine->getResult(0).getType()));
         break;
       }
@@ -697,29 +903,21 @@ private:
       extent = arith::MulIOp::create(rb, pl, extent, ub);
     }
     Value init = arith::ConstantOp::create(rb, pl, t, identity);
-    SmallVector<Value> partial;
-    strided(
-        rb, pl, tid, extent, blockSize, ValueRange{init},
-        [&](OpBuilder &fb, Location fl, Value j, ValueRange acc) {
+    Block &inner = *phase.loops.back().getBody();
+    SmallVector<Operation *> ops;
+    for (Operation &op : inner.without_terminator())
+      if (&op != phase.accLoad.getOperation() &&
+          &op != phase.accStore.getOperation())
+        ops.push_back(&op);
+    Value partial = unrolledStrided(
+        rb, pl, tid, extent, blockSize, ops, all,
+        [&](OpBuilder &fb, Location fl, Value j, IRMapping &m) {
           SmallVector<Value> idx = delinearize(fb, fl, j, extents);
-          IRMapping m = all;
           for (auto [f, i] : llvm::zip(phase.loops, idx))
             m.map(f.getInductionVar(), i);
-          m.map(phase.accLoad.getResult(), acc[0]);
-          Block &inner = *phase.loops.back().getBody();
-          Value result;
-          for (Operation &op : inner.without_terminator()) {
-            if (&op == phase.accLoad.getOperation() ||
-                &op == phase.accStore.getOperation())
-              continue;
-            Operation *c = fb.clone(op, m);
-            if (&op == phase.combine)
-              result = c->getResult(0);
-          }
-          scf::YieldOp::create(fb, fl, result);
         },
-        &partial);
-    Value total = blockCombine(rb, pl, phase.combine, partial[0], tid, numWarps,
+        init, phase.accLoad.getResult(), phase.combine);
+    Value total = blockCombine(rb, pl, phase.combine, partial, tid, numWarps,
                                shared, identity);
     // Thread 0: the reduction's own code, its loops replaced by one
     // combination with the block's total.

@@ -7,14 +7,36 @@
 // with a block per row: the allocation moves above it; the max is strided
 // partials, a shuffle butterfly, one shared slot per warp, thread 0 stores
 // combine(init, total); a barrier; the elementwise phase strides over the
-// row.
+// row. Each strided loop is unrolled: a main loop of four copies per
+// thread (the loads of all four first), then a remainder loop of one, in
+// the plain loop's order (the fold gives the same bits); the max that the
+// elementwise phase reads at the row is loaded once per row, by the
+// threads that have an element.
 // CHECK-LABEL: func.func @max_then_exp
 // CHECK: %[[E:.+]] = memref.alloc(%{{.+}}) : memref<?x?xf32>
 // CHECK: gpu.launch
+// CHECK-SAME: threads(%[[TID:[^,]+]], %{{[^)]+}}) in (%[[BS:[^ ]+]] = %{{[^)]+}})
 // CHECK-SAME: workgroup(%[[SH:.+]] : memref<8xf32, #gpu.address_space<workgroup>>)
 // CHECK: scf.for %[[ROW:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
-// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %cst{{.*}}) -> (f32) {
+// CHECK: %[[STEP:.+]] = arith.muli %[[BS]], %c4
+// CHECK: %[[Q:.+]] = arith.divui %{{.+}}, %[[STEP]]
+// CHECK: %[[END:.+]] = arith.muli %[[Q]], %[[STEP]]
+// CHECK: %[[MAIN:.+]] = scf.for %[[B:.+]] = %{{.+}} to %[[END]] step %[[STEP]] iter_args(%[[A:.+]] = %cst{{.*}}) -> (f32) {
+// CHECK: %[[J0:.+]] = arith.addi %[[B]], %[[TID]]
+// CHECK: %[[V0:.+]] = memref.load %arg0[%[[ROW]], %[[J0]]]
+// CHECK: memref.load
+// CHECK: memref.load
+// CHECK: %[[V3:.+]] = memref.load
+// CHECK: %[[M0:.+]] = arith.maximumf %[[A]], %[[V0]]
+// CHECK: arith.maximumf %[[M0]]
 // CHECK: arith.maximumf
+// CHECK: %[[M3:.+]] = arith.maximumf %{{.+}}, %[[V3]]
+// CHECK: scf.yield %[[M3]]
+// CHECK: } {disc.strided_main}
+// CHECK: %[[RS:.+]] = arith.addi %[[END]], %[[TID]]
+// CHECK: scf.for %{{.+}} = %[[RS]] to %{{.+}} step %[[BS]] iter_args(%{{.+}} = %[[MAIN]]) -> (f32) {
+// CHECK: arith.maximumf
+// CHECK: } {disc.strided_rest}
 // CHECK: gpu.shuffle {{ *}}xor %{{.+}}, %c16_i32, %c32_i32{{.*}} : f32
 // CHECK: gpu.shuffle {{ *}}xor %{{.+}}, %c1_i32, %c32_i32{{.*}} : f32
 // CHECK: memref.store %{{.+}}, %[[SH]]
@@ -24,9 +46,22 @@
 // CHECK: scf.if
 // CHECK: memref.store
 // CHECK: gpu.barrier
+// CHECK: %[[HAS:.+]] = arith.cmpi ult, %[[TID]], %{{.+}} : index
+// CHECK: %[[MAX:.+]] = scf.if %[[HAS]] -> (f32) {
+// CHECK: memref.load %{{.+}}[%[[ROW]], %{{.+}}] : memref<?x1xf32>
+// CHECK: } else {
+// CHECK: } {disc.row_invariant}
 // CHECK: scf.for
+// CHECK-COUNT-4: memref.load %arg0
+// CHECK: arith.subf %{{.+}}, %[[MAX]]
 // CHECK: math.exp
 // CHECK: memref.store %{{.+}}, %[[E]]
+// CHECK: } {disc.strided_main}
+// CHECK: scf.for
+// CHECK-NOT: memref.load %{{.+}} : memref<?x1xf32>
+// CHECK: math.exp
+// CHECK: memref.store %{{.+}}, %[[E]]
+// CHECK: } {disc.strided_rest}
 // CHECK: gpu.barrier
 // CHECK: gpu.terminator
 // CHECK-NOT: scf.parallel

@@ -51,6 +51,19 @@ inline constexpr llvm::StringLiteral kKernelsAttrName = "disc.kernels";
 /// of elements (the FLOP count recognizes the form by it).
 inline constexpr llvm::StringLiteral kElementsPerThreadAttr =
     "disc.elements_per_thread";
+/// On the main loop of an unrolled strided loop of a row kernel
+/// (disc-gpu-stitch-rows): `for base = 0; base < (D / (T * U)) * T * U;
+/// base += T * U` with U copies of the body at `base + tid + k * T`. Its
+/// remainder loop, `for j = mainEnd + tid; j < D; j += T` marked with
+/// kStridedRestAttr, holds one copy: the FLOP count takes the remainder
+/// loop for all D elements and skips the main loop.
+inline constexpr llvm::StringLiteral kStridedMainAttr = "disc.strided_main";
+inline constexpr llvm::StringLiteral kStridedRestAttr = "disc.strided_rest";
+/// On the `scf.if (D > 0)` of a row kernel phase that computes the phase's
+/// values that do not depend on the element (loads at the row's broadcast
+/// index, a LayerNorm's rsqrt(var + eps)) once per row and thread before
+/// the strided loop: counted once per row.
+inline constexpr llvm::StringLiteral kRowInvariantAttr = "disc.row_invariant";
 
 /// The cost of one kernel or library call.
 struct KernelCost {
