@@ -63,6 +63,10 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
   if (options.stitchRows) {
     DiscGpuStitchRowsOptions stitch;
     stitch.maxBlockSize = options.blockSize;
+    // Sixteen row elements per thread (a block of 64 threads for a row of
+    // 1024): more rows in flight per multiprocessor (docs/cuda.md, "Row
+    // kernels").
+    stitch.elementsPerThread = 16;
     pm.addNestedPass<func::FuncOp>(createDiscGpuStitchRows(stitch));
   }
   DiscGpuTileParallelLoopsOptions tiling;

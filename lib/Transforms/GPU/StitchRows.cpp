@@ -278,7 +278,8 @@ bool sameBound(Value a, Value b) {
 
 class Stitcher {
 public:
-  explicit Stitcher(int64_t maxBlockSize) : maxBlockSize(maxBlockSize) {}
+  Stitcher(int64_t maxBlockSize, int64_t elementsPerThread)
+      : maxBlockSize(maxBlockSize), elementsPerThread(elementsPerThread) {}
 
   /// Classifies an outermost nest against `group` (rank 0: a new group).
   std::optional<Phase> classify(scf::ParallelOp op, const Group &group,
@@ -490,6 +491,7 @@ public:
 
 private:
   int64_t maxBlockSize;
+  int64_t elementsPerThread;
   /// Copies of a strided loop's body per iteration (`unrolledStrided`).
   static constexpr int64_t kUnroll = 4;
 
@@ -787,11 +789,18 @@ private:
         l = arith::MulIOp::create(b, loc, l, f.getUpperBound());
       length = arith::MaxUIOp::create(b, loc, length, l);
     }
-    // blockSize = clamp(roundUp(length, 32), 32, maxBlockSize)
+    // blockSize = clamp(roundUp(ceil(length / E), 32), 32, maxBlockSize)
+    // with E elements per thread.
+    Value perThread = length;
+    if (elementsPerThread > 1)
+      perThread = arith::DivUIOp::create(
+          b, loc,
+          arith::AddIOp::create(b, loc, length, c(elementsPerThread - 1)),
+          c(elementsPerThread));
     Value rounded = arith::MulIOp::create(
         b, loc,
         arith::DivUIOp::create(
-            b, loc, arith::AddIOp::create(b, loc, length, c(31)), c(32)),
+            b, loc, arith::AddIOp::create(b, loc, perThread, c(31)), c(32)),
         c(32));
     Value blockSize = arith::MinUIOp::create(
         b, loc, arith::MaxUIOp::create(b, loc, rounded, c(32)),
@@ -957,7 +966,13 @@ struct StitchRowsPass
           << blockSize;
       return signalPassFailure();
     }
-    Stitcher stitcher(blockSize);
+    if (elementsPerThread < 1) {
+      getOperation().emitError("disc-gpu-stitch-rows: elements-per-thread "
+                               "must be >= 1, got ")
+          << static_cast<int64_t>(elementsPerThread);
+      return signalPassFailure();
+    }
+    Stitcher stitcher(blockSize, elementsPerThread);
     SmallVector<Block *> blocks;
     getOperation().walk([&](Block *block) {
       Operation *parent = block->getParentOp();

@@ -1,6 +1,19 @@
 // RUN: disc-opt --disc-gpu-stitch-rows --split-input-file %s | FileCheck %s
 // RUN: not disc-opt --pass-pipeline='builtin.module(func.func(disc-gpu-stitch-rows{max-block-size=48}))' %s 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: disc-gpu-stitch-rows: max-block-size must be a multiple of 32 in [32, 1024], got 48
+// RUN: disc-opt --pass-pipeline='builtin.module(func.func(disc-gpu-stitch-rows{elements-per-thread=16}))' --split-input-file %s | FileCheck %s --check-prefix=EPT
+// RUN: not disc-opt --pass-pipeline='builtin.module(func.func(disc-gpu-stitch-rows{elements-per-thread=0}))' %s 2>&1 | FileCheck %s --check-prefix=BADEPT
+// BADEPT: disc-gpu-stitch-rows: elements-per-thread must be >= 1, got 0
+
+// With 16 elements per thread the block is the smallest multiple of 32
+// that covers ceil(length / 16), in [32, 256].
+// EPT-LABEL: func.func @max_then_exp
+// EPT: %[[LEN:.+]] = arith.maxui
+// EPT: %[[A:.+]] = arith.addi %[[LEN]], %c15
+// EPT: %[[P:.+]] = arith.divui %[[A]], %c16
+// EPT: %[[R:.+]] = arith.addi %[[P]], %c31
+// EPT: arith.divui %[[R]], %c32
+// EPT: gpu.launch
 
 // Softmax's first half: a row max, then exp(x - max) over the same rows,
 // with the allocation of the second nest's output between them. One kernel

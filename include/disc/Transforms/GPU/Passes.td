@@ -130,7 +130,13 @@ def DiscGpuStitchRows
   }];
   let options = [
     Option<"maxBlockSize", "max-block-size", "int64_t", /*default=*/"256",
-           "Most threads per block of a row kernel">
+           "Most threads per block of a row kernel">,
+    Option<"elementsPerThread", "elements-per-thread", "int64_t",
+           /*default=*/"1",
+           "Row elements per thread the block size aims at: the block is "
+           "the smallest multiple of 32 with at most this many elements of "
+           "the longest phase per thread, in [32, max-block-size] (smaller "
+           "blocks keep more rows in flight per multiprocessor)">
   ];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
