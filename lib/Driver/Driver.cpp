@@ -69,6 +69,8 @@ void mlir::disc::getCompilePipelineOptions(const CompileOptions &options,
                                            CompilePipelineOptions &pipeline) {
   pipeline.target = options.target;
   pipeline.gpuArch = options.gpuArch;
+  pipeline.gpuElementsPerThread = options.gpuElementsPerThread;
+  pipeline.gpuRowElementsPerThread = options.gpuRowElementsPerThread;
   pipeline.emit = options.emit;
   pipeline.dims = ArrayRef<std::string>(options.dims);
   pipeline.forceDynamic = options.forceDynamic;
@@ -137,6 +139,17 @@ static int checkOptions(const CompileOptions &options, llvm::raw_ostream &os) {
                     "' (expected sm_NN with NN >= 50, e.g. sm_80, sm_90)");
   if (options.emit == EmitStage::Gpu && options.target == CompileTarget::Cpu)
     return fail(os, CompileBadInput, "--emit=gpu needs --target=cuda");
+  int64_t ept = options.gpuElementsPerThread;
+  if (ept != 1 && ept != 2 && ept != 4)
+    return fail(os, CompileBadInput,
+                "unsupported --gpu-elements-per-thread " + std::to_string(ept) +
+                    " (expected 1, 2 or 4: a tile of 256 threads holds at "
+                    "most 1024 elements)");
+  if (options.gpuRowElementsPerThread < 1)
+    return fail(os, CompileBadInput,
+                "unsupported --gpu-row-elements-per-thread " +
+                    std::to_string(options.gpuRowElementsPerThread) +
+                    " (expected at least 1)");
   SmallVector<StringRef> parts;
   StringRef(options.sanitize).split(parts, ',', -1, /*KeepEmpty=*/false);
   for (StringRef s : parts)

@@ -131,6 +131,8 @@ void mlir::disc::buildDiscCompilePipeline(
   cuda.fusion = false;
   cuda.memorySchedule = false;
   cuda.gpuArch = options.gpuArch;
+  cuda.elementsPerThread = options.gpuElementsPerThread;
+  cuda.rowElementsPerThread = options.gpuRowElementsPerThread;
   cuda.libraryCalls = libraryCalls;
   cuda.reportKernelCosts = options.reportLibraryCalls;
   if (target == CompileTarget::CudaEmulate)

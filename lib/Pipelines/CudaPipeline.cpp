@@ -63,18 +63,18 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
   if (options.stitchRows) {
     DiscGpuStitchRowsOptions stitch;
     stitch.maxBlockSize = options.blockSize;
-    // Sixteen row elements per thread (a block of 64 threads for a row of
-    // 1024): more rows in flight per multiprocessor (docs/cuda.md, "Row
-    // kernels").
-    stitch.elementsPerThread = 16;
+    // Sixteen row elements per thread by default (a block of 64 threads
+    // for a row of 1024): more rows in flight per multiprocessor
+    // (docs/cuda.md, "Row kernels").
+    stitch.elementsPerThread = options.rowElementsPerThread;
     pm.addNestedPass<func::FuncOp>(createDiscGpuStitchRows(stitch));
   }
   DiscGpuTileParallelLoopsOptions tiling;
   tiling.blockSize = options.blockSize;
-  // Four elements per thread in straight-line elementwise nests (loads in
-  // flight; docs/cuda.md, "Elementwise kernels"), within 1024 threads.
-  tiling.elementsPerThread =
-      std::max<int64_t>(1, std::min<int64_t>(4, 1024 / options.blockSize));
+  // Four elements per thread in straight-line elementwise nests by default
+  // (loads in flight; docs/cuda.md, "Elementwise kernels"); the pass
+  // rejects a tile over 1024 elements.
+  tiling.elementsPerThread = options.elementsPerThread;
   pm.addNestedPass<func::FuncOp>(createDiscGpuTileParallelLoops(tiling));
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());

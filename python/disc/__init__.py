@@ -33,6 +33,7 @@ STATUS_INTERNAL = 4
 # CompileOptions, include/disc/Driver/Driver.h; docs/cli.md for each flag).
 _PLAIN_OPTIONS = {
     "gpu_arch": str, "remat_max_ops": int, "force_dynamic": bool,
+    "gpu_elements_per_thread": int, "gpu_row_elements_per_thread": int,
     "library_calls": str, "timing": bool, "fusion": bool,
     "report_codegen": bool, "compile_jobs": int, "train": bool,
     "loss": str, "optimizer": str, "lr": float, "momentum": float,
@@ -85,7 +86,9 @@ def compile(path, output=None, dims=None, target="cpu", **options):
     target:  "cpu", "cuda" or "cuda-emulate".
     options: schedule ("memory"/"none" or bool), remat ("on"/"off" or
              bool), remat_max_ops, library_calls ("onednn"/"none"), fusion,
-             force_dynamic, gpu_arch, compile_jobs, timing, report_codegen;
+             force_dynamic, gpu_arch, gpu_elements_per_thread,
+             gpu_row_elements_per_thread, compile_jobs, timing,
+             report_codegen;
              training: train, loss, trainable and frozen (lists of names),
              optimizer ("sgd", "momentum", "adamw", "none"), lr, momentum,
              weight_decay, beta1, beta2, eps. Each is the disc-compile flag

@@ -309,6 +309,10 @@ void compileModel(py::kwargs kw) {
       o.target = *t;
     } else if (key == "gpu_arch")
       o.gpuArch = v.cast<std::string>();
+    else if (key == "gpu_elements_per_thread")
+      o.gpuElementsPerThread = v.cast<int64_t>();
+    else if (key == "gpu_row_elements_per_thread")
+      o.gpuRowElementsPerThread = v.cast<int64_t>();
     else if (key == "dims")
       o.dims = v.cast<std::vector<std::string>>();
     else if (key == "schedule")

@@ -12,8 +12,8 @@ PyTorch, with measured peak == predicted:
     mean's centering, a squared row max normalisation (three reductions of
     different combiners) -> row lengths 1, 31, 32, 33, 100, 257, 1000 cover
     one partial warp, whole warps, several strides per thread;
-  layer_norm: LayerNormalization over 768 features (a GPT-2 width: 256
-    threads, three strided elements each), rows dynamic.
+  layer_norm: LayerNormalization over 768 features (a GPT-2 width: 64
+    threads, twelve strided elements each), rows dynamic.
 
 Exit 0 when every case matches (rtol 1e-4, atol 1e-5), 1 otherwise.
 """

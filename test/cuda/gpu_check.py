@@ -110,6 +110,17 @@ LIMITS = [100, 80, 60]
 BANDWIDTH_ROWS, BANDWIDTH_COLS = 32768, 1024
 BANDWIDTH_MODELS = ["layernorm", "softmax", "silu", "bias_gelu"]
 BANDWIDTH_RUNS = 5
+# The alternatives compiled beside each bandwidth model (disc-compile
+# flags; the defaults are 16 row elements and 4 elementwise elements per
+# thread, docs/cuda.md).
+BANDWIDTH_VARIANTS = {
+    "layernorm": [["--gpu-row-elements-per-thread=1"],
+                  ["--gpu-row-elements-per-thread=4"]],
+    "softmax": [["--gpu-row-elements-per-thread=1"],
+                ["--gpu-row-elements-per-thread=4"]],
+    "silu": [["--gpu-elements-per-thread=1"]],
+    "bias_gelu": [["--gpu-elements-per-thread=1"]],
+}
 
 # Roofline cases: e2e models at shapes larger than the e2e ones (random
 # inputs, not compared), where the kernels, not the launches, take the time.
@@ -325,30 +336,39 @@ def prepare(args):
                                   "--memory-limit", f"{pct}%",
                                   "--evict-by", how]})
 
-    # Bandwidth cases: one fused kernel over 128 MiB, timed on the device.
+    # Bandwidth cases: one fused kernel over 128 MiB, timed on the device;
+    # each also with the other elements-per-thread choices (the defaults'
+    # alternatives, so one run compares them).
     for kind in args.bandwidth:
         onnx_path = os.path.join(out, "models", f"bw_{kind}.onnx")
-        so = os.path.join(out, "models", f"bw_{kind}.so")
         bandwidth_model(kind, onnx_path)
-        ok, secs, msg = compile_model(args.bin_dir, onnx_path, so, args.arch,
-                                      [])
+        for variant in [[]] + BANDWIDTH_VARIANTS[kind]:
+            tag = "".join(f"[{v.lstrip('-')}]" for v in variant)
+            stem = "bw_" + kind + "".join(
+                "_" + re.sub(r"[^0-9a-z]+", "_", v.lstrip("-"))
+                for v in variant)
+            so = os.path.join(out, "models", stem + ".so")
+            ok, secs, msg = compile_model(args.bin_dir, onnx_path, so,
+                                          args.arch, variant)
+            log(f"prepare: bandwidth {kind}{tag}: "
+                f"{'compiled' if ok else 'FAILED'} in {secs:.1f} s"
+                + ("" if ok else f": {msg}"))
+            name = (f"bandwidth/{kind}{tag}/"
+                    f"{BANDWIDTH_ROWS}x{BANDWIDTH_COLS}")
+            if not ok:
+                add_compile_failure(name, msg)
+                continue
+            sig_path = os.path.join(out, "models", stem + ".signature.json")
+            with open(sig_path, "w") as f:
+                json.dump(roofline.load_signature(model=so), f)
+            cases.append({
+                "name": name, "kind": "bandwidth",
+                "model": os.path.relpath(so, out),
+                "signature": os.path.relpath(sig_path, out),
+                "input_shapes": {"x": [BANDWIDTH_ROWS, BANDWIDTH_COLS]},
+                "args": ["--input",
+                         f"x={BANDWIDTH_ROWS}x{BANDWIDTH_COLS}:random"]})
         os.remove(onnx_path)
-        log(f"prepare: bandwidth {kind}: "
-            f"{'compiled' if ok else 'FAILED'} in {secs:.1f} s"
-            + ("" if ok else f": {msg}"))
-        name = f"bandwidth/{kind}/{BANDWIDTH_ROWS}x{BANDWIDTH_COLS}"
-        if not ok:
-            add_compile_failure(name, msg)
-            continue
-        sig_path = os.path.join(out, "models", f"bw_{kind}.signature.json")
-        with open(sig_path, "w") as f:
-            json.dump(roofline.load_signature(model=so), f)
-        cases.append({"name": name, "kind": "bandwidth",
-                      "model": os.path.relpath(so, out),
-                      "signature": os.path.relpath(sig_path, out),
-                      "input_shapes": {"x": [BANDWIDTH_ROWS, BANDWIDTH_COLS]},
-                      "args": ["--input",
-                               f"x={BANDWIDTH_ROWS}x{BANDWIDTH_COLS}:random"]})
 
     # Roofline cases: e2e models at larger shapes (random inputs).
     for m, shape in ROOFLINE_SHAPES.items():

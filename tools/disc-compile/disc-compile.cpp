@@ -50,6 +50,16 @@ static cl::opt<std::string, true> gpuArch(
     cl::desc("GPU architecture of the CUDA kernels (--target=cuda): sm_80, "
              "sm_90, ..."),
     cl::value_desc("sm_NN"), cl::location(options.gpuArch), cl::cat(cat));
+static cl::opt<int64_t, true> gpuElementsPerThread(
+    "gpu-elements-per-thread",
+    cl::desc("Elements per thread of the elementwise CUDA kernels: 1, 2 or "
+             "4 (default 4; docs/cuda.md, \"Elementwise kernels\")"),
+    cl::location(options.gpuElementsPerThread), cl::cat(cat));
+static cl::opt<int64_t, true> gpuRowElementsPerThread(
+    "gpu-row-elements-per-thread",
+    cl::desc("Row elements per thread that size a CUDA row kernel's block "
+             "(default 16; docs/cuda.md, \"Row kernels\")"),
+    cl::location(options.gpuRowElementsPerThread), cl::cat(cat));
 static cl::opt<EmitStage, true> emit(
     "emit", cl::desc("What to write"), cl::location(options.emit),
     cl::values(

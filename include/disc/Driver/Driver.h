@@ -58,6 +58,12 @@ struct CompileOptions {
   CompileTarget target = CompileTarget::Cpu;
   /// GPU architecture "sm_NN", NN >= 50 (target cuda).
   std::string gpuArch = "sm_80";
+  /// Elements per thread of elementwise kernels, 1, 2 or 4
+  /// (`--gpu-elements-per-thread`, target cuda; docs/cuda.md).
+  int64_t gpuElementsPerThread = 4;
+  /// Row elements per thread that sizes a row kernel's block, >= 1
+  /// (`--gpu-row-elements-per-thread`, target cuda; docs/cuda.md).
+  int64_t gpuRowElementsPerThread = 16;
   EmitStage emit = EmitStage::Lib;
   /// `--dim` entries, NAME=MIN:MAX[:LIKELY] or NAME=VALUE (parseDimRange).
   std::vector<std::string> dims;

@@ -58,6 +58,16 @@ struct CompilePipelineOptions
   Option<std::string> gpuArch{*this, "gpu-arch",
                               llvm::cl::desc("sm_NN of the CUDA kernels"),
                               llvm::cl::init("sm_80")};
+  Option<int64_t> gpuElementsPerThread{
+      *this, "gpu-elements-per-thread",
+      llvm::cl::desc("Elements per thread of the elementwise CUDA kernels "
+                     "(1, 2 or 4)"),
+      llvm::cl::init(4)};
+  Option<int64_t> gpuRowElementsPerThread{
+      *this, "gpu-row-elements-per-thread",
+      llvm::cl::desc("Row elements per thread that size a CUDA row "
+                     "kernel's block (>= 1)"),
+      llvm::cl::init(16)};
   Option<EmitStage> emit{
       *this, "emit", llvm::cl::desc("Stage after which the pipeline stops"),
       llvm::cl::init(EmitStage::Lib),

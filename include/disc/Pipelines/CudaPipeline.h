@@ -29,6 +29,13 @@ struct CudaPipelineOptions {
   std::string libraryCalls = "cuda";
   /// Threads per block of the generated kernels.
   int64_t blockSize = 256;
+  /// Elements per thread of straight-line elementwise nests
+  /// (disc-gpu-tile-parallel-loops; blockSize * elementsPerThread <= 1024;
+  /// docs/cuda.md, "Elementwise kernels").
+  int64_t elementsPerThread = 4;
+  /// Row elements per thread that size a row kernel's block
+  /// (disc-gpu-stitch-rows; docs/cuda.md, "Row kernels").
+  int64_t rowElementsPerThread = 16;
   /// Fuse adjacent parallel loop nests with the same iteration space into
   /// one kernel (disc-gpu-fuse-parallel-loops, before the tiling): a
   /// reduction's init fill with the reduction, elementwise ops over the

@@ -100,6 +100,13 @@ def softmax():
                  [vi("x", F, ["batch", 10])], [vi("y", F, 2)])
 
 
+def softmax_1024():
+    """Softmax over rows of 1024 (a CUDA row kernel, docs/cuda.md)."""
+    return model([helper.make_node("Softmax", ["x"], ["y"], name="sm",
+                                   axis=-1)],
+                 [vi("x", F, ["batch", 1024])], [vi("y", F, 2)])
+
+
 def softmax_v11():
     return model([helper.make_node("Softmax", ["x"], ["y"], name="sm")],
                  [vi("x", F, ["batch", 3, 10])], [vi("y", F, 3)], opset=11)
