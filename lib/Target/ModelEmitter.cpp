@@ -145,8 +145,9 @@ static void writeLibraryCall(llvm::raw_ostream &os, StringRef name,
 /// without and with post-ops (`_post<flags & 3>`: the flags word, then the
 /// bias and residual operands of flags bits 0 and 1; suffix `c`: the clip
 /// bounds follow the flags; MatMul only, suffix `s`: the product's scale
-/// follows them), ConvTranspose without and with its flags word alone
-/// (`_post0`, NHWC bits), and pooling (`disc_lib_pool<k>d`).
+/// follows them), ConvTranspose likewise (the oneDNN runtime takes its
+/// flags word alone, `_post0` with NHWC bits; the CUDA one the post-ops of
+/// a Conv), and pooling (`disc_lib_pool<k>d`).
 static void writeLibraryCalls(llvm::raw_ostream &os) {
   struct Family {
     std::string name;
@@ -161,7 +162,7 @@ static void writeLibraryCalls(llvm::raw_ostream &os) {
     families.push_back({(disc::kLibConvPrefix + Twine(k) + "d").str(),
                         "DISC_LIB_CONV", k + 2, 2 + 4 * k, true});
     families.push_back({(disc::kLibConvTransposePrefix + Twine(k) + "d").str(),
-                        "DISC_LIB_CONV_TRANSPOSE", k + 2, 2 + 4 * k, false});
+                        "DISC_LIB_CONV_TRANSPOSE", k + 2, 2 + 4 * k, true});
     families.push_back(
         {(disc::kLibConvBackwardFilterPrefix + Twine(k) + "d").str(),
          "DISC_LIB_CONV_BACKWARD_FILTER", k + 2, 4 * k, false});

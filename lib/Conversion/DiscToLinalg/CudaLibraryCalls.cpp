@@ -95,7 +95,8 @@ bool mlir::disc::fitsCudaLibraryCall(Operation *op) {
 
 void mlir::disc::markCudaLibraryCalls(func::FuncOp func) {
   markLibraryCalls(func, fitsCudaLibraryCall, /*clipAndEltwise=*/false,
-                   /*nhwc=*/false, /*scaledResidual=*/false);
+                   /*nhwc=*/false, /*scaledResidual=*/false,
+                   /*transposePostOps=*/true);
 }
 
 std::string mlir::disc::describeOnnxNode(Operation *op) {

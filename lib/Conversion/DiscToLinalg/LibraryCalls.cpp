@@ -603,7 +603,7 @@ nhwcTransposeViews(Block &body,
 void mlir::disc::markLibraryCalls(func::FuncOp func,
                                   llvm::function_ref<bool(Operation *)> fits,
                                   bool clipAndEltwise, bool nhwc,
-                                  bool scaledResidual) {
+                                  bool scaledResidual, bool transposePostOps) {
   if (func.isExternal())
     return;
   Block &body = func.getBody().front();
@@ -657,12 +657,12 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
     op.setAttr(kLibraryCallAttr, b.getUnitAttr());
     if (isa<ConvBackwardFilterOp>(op) || isIntConvCall(&op))
       continue; // no post-ops, never NHWC
-    if (isa<ConvTransposeOp, PoolOp>(op)) {
+    if (isa<PoolOp>(op) || (isa<ConvTransposeOp>(op) && !transposePostOps)) {
       finalOf.push_back({&op, op.getResult(0)});
       continue; // no post-ops
     }
     auto rt = cast<RankedTensorType>(op.getResult(0).getType());
-    bool isConv = isa<ConvOp>(op);
+    bool isConv = isa<ConvOp, ConvTransposeOp>(op);
     int64_t channelDim = isConv ? 1 : rt.getRank() - 1;
     int64_t channels = rt.getDimSize(channelDim);
     bool bias = false, residual = false;
@@ -1138,9 +1138,8 @@ mlir::disc::lowerConvTransposeToLibraryCall(OpBuilder &b, ConvTransposeOp op,
                                             ArrayRef<OpFoldResult> dims) {
   if (!convTransposeFits(op))
     return std::nullopt;
-  // Its only post-op attributes are the NHWC bits (markLibraryCalls): the
-  // flags word, `_post0`.
-  assert(!op->hasAttr(kPostOpsAttr) && "a ConvTranspose call takes only flags");
+  // Its post-op attributes: the NHWC bits (oneDNN), or on CUDA the post-ops
+  // of a Conv (markLibraryCalls' `transposePostOps`).
   return lowerConvLikeToLibraryCall(b, op, dims, disc::kLibConvTransposePrefix,
                                     op.getOutputPadding());
 }

@@ -78,10 +78,15 @@ bool fitsLibraryCall(Operation *op);
 /// `scaledResidual` (oneDNN only) fuses a MatMul's product scaled by a
 /// constant and added to or subtracted from a residual (`w - lr * dW`, an
 /// SGD step; flags bit 6 and the scale, docs/runtime-abi.md).
+/// `transposePostOps` (CUDA only: oneDNN's deconvolution call takes the
+/// NHWC bits alone) gives ConvTranspose calls the post-ops of a Conv (its
+/// bias, a residual add, Relu), which the CUDA runtime applies after the
+/// transposed convolution as it does after a Conv.
 void markLibraryCalls(func::FuncOp func,
                       llvm::function_ref<bool(Operation *)> fits = nullptr,
                       bool clipAndEltwise = true, bool nhwc = true,
-                      bool scaledResidual = true);
+                      bool scaledResidual = true,
+                      bool transposePostOps = false);
 
 // kLibraryCallPrefix, the name prefix of the functions compiled code calls
 // for library calls: disc/Target/RuntimeSymbols.h.

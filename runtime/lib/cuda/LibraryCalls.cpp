@@ -400,9 +400,9 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
   const std::string what = transposed ? "conv_transpose" : "conv";
   int64_t k = convSpatialDims(numOperands, ranks);
   int32_t rank = static_cast<int32_t>(k + 2);
-  if (k == 0 || (numAttrs != 2 + 4 * k && numAttrs != 3 + 4 * k) ||
-      (transposed && numAttrs != 2 + 4 * k))
-    fail(1, what + ": expected X, W, Y of rank 3..5 and 2 + 4k attributes");
+  if (k == 0 || (numAttrs != 2 + 4 * k && numAttrs != 3 + 4 * k))
+    fail(1, what + ": expected X, W, Y of rank 3..5 and 2 + 4k attributes "
+                   "(3 + 4k with the post-op flags)");
   ConvAttrs ca = readConvAttrs(numAttrs, attrs, k);
   int64_t flags = ca.flags;
   int32_t want = operandsFor(flags);

@@ -67,3 +67,17 @@ func.func @conv_transpose(%x: tensor<?x4x?x?xf32>, %w: tensor<4x3x3x3xf32>) -> (
   %1 = disc.conv_transpose %x, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, output_padding = array<i64: 1, 1>, feature_group_count = 1 : i64} : (tensor<?x4x?x?xf32>, tensor<4x3x3x3xf32>) -> tensor<?x3x?x?xf32>
   return %0, %1 : tensor<?x3x?x?xf32>, tensor<?x3x?x?xf32>
 }
+
+// -----
+// On CUDA a ConvTranspose call takes the post-ops of a Conv: its bias add
+// is applied by the call (after cuDNN's backward-data convolution), so it
+// is no kernel and no buffer of its own.
+// MARK-LABEL: func.func @conv_transpose_bias
+// MARK: disc.conv_transpose {{.*}}disc.library_call{{.*}}disc.post_op_attrs = array<i64: 1>{{.*}}disc.post_ops = ["bias"]
+// MARK: disc.add {{.*}}disc.fused_into_call = 0
+func.func @conv_transpose_bias(%x: tensor<?x4x?x?xf32>, %w: tensor<4x3x2x2xf32>) -> tensor<?x3x?x?xf32> {
+  %0 = disc.conv_transpose %x, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, output_padding = array<i64: 0, 0>, feature_group_count = 1 : i64} : (tensor<?x4x?x?xf32>, tensor<4x3x2x2xf32>) -> tensor<?x3x?x?xf32>
+  %b = disc.constant dense<[[[0.5]], [[1.5]], [[-2.0]]]> : tensor<3x1x1xf32>
+  %1 = disc.add %0, %b : (tensor<?x3x?x?xf32>, tensor<3x1x1xf32>) -> tensor<?x3x?x?xf32>
+  return %1 : tensor<?x3x?x?xf32>
+}

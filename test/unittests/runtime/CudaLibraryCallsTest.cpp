@@ -443,6 +443,28 @@ TEST_F(CudaLibraryCalls, Conv1dAndConvTransposeMatchOnnxReference) {
         referenceConv(true, x, xs, w, ws, ys, 1, {2, 2}, {1, 1}, {1, 1});
     for (int64_t e = 0; e < volume(ys); ++e)
       ASSERT_NEAR(y[e], want[e], 1e-5) << "conv_transpose at " << e;
+    // The same with post-ops, as the CUDA target marks them on a
+    // ConvTranspose (flags 5: the bias [3], then Relu), `_post1`.
+    std::vector<float> bias = randomVector(3, rng), yb(volume(ys), 42.0f);
+    auto dyb = desc(yb.data(), ys, dense(ys));
+    auto db = desc(bias.data(), {3}, {1});
+    void *pops[4] = {dx.data(), dw.data(), dyb.data(), db.data()};
+    int32_t pranks[4] = {4, 4, 4, 1};
+    int64_t pattrs[11] = {1, 1, 2, 2, 1, 1, 1, 1, 1, 1, 5};
+    ASSERT_EQ(calls.call(DISC_LIB_CONV_TRANSPOSE, 4, pops, pranks, 11, pattrs,
+                         scratch.hooks(), error),
+              0)
+        << error;
+    for (int64_t e = 0; e < volume(ys); ++e) {
+      float ref = std::max(0.0f, want[e] + bias[(e / 25) % 3]);
+      ASSERT_NEAR(yb[e], ref, 1e-5) << "conv_transpose + bias + relu at " << e;
+    }
+    // The flags word's operands must be there: flags 1 without the bias.
+    EXPECT_NE(calls.call(DISC_LIB_CONV_TRANSPOSE, 3, ops, ranks, 11, pattrs,
+                         scratch.hooks(), error),
+              0);
+    EXPECT_NE(error.find("operands for post-op flags"), std::string::npos)
+        << error;
   }
   EXPECT_EQ(calls.numPlansCreated(), 2);
   EXPECT_EQ(scratch.live, 0);
