@@ -426,6 +426,11 @@ int mlir::disc::compileModel(const CompileOptions &options) {
       if (options.remat) {
         RematOptions remat;
         remat.maxOps = options.rematMaxOps;
+        // As the compile (CompilePipeline): no required temporaries for
+        // cuBLAS/cuDNN calls.
+        remat.libraryTemporaries =
+            !(options.target == CompileTarget::Cuda &&
+              options.libraryCalls == LibraryCallMode::OneDnn);
         printRematCandidates(*module, kEntry, remat, out->os());
       }
     }

@@ -74,7 +74,9 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
   // Four elements per thread in straight-line elementwise nests by default
   // (loads in flight; docs/cuda.md, "Elementwise kernels"); the pass
   // rejects a tile over 1024 elements.
-  tiling.elementsPerThread = options.elementsPerThread;
+  tiling.elementsPerThread =
+      std::max<int64_t>(1, std::min<int64_t>(options.elementsPerThread,
+                                             1024 / options.blockSize));
   pm.addNestedPass<func::FuncOp>(createDiscGpuTileParallelLoops(tiling));
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());

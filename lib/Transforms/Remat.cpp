@@ -906,6 +906,7 @@ void mlir::disc::printRematCandidates(ModuleOp module, StringRef entry,
   FunctionMemory fm(func);
   ShapeAnalysis &sa = *fm.shapes;
   MemoryModel &mm = *fm.model;
+  mm.setLibraryTemporaries(options.libraryTemporaries);
   MemoryProfile p = mm.profile();
   if (!mm.isPredictable(p)) {
     os << "remat candidates: none (sizes not predictable)\n";

@@ -515,7 +515,7 @@ void LibraryCalls::Impl::conv(int32_t numOperands, void *const *operands,
       if (k == 1) {
         residual.sizes.insert(residual.sizes.begin() + 2, 1);
         residual.strides.insert(residual.strides.begin() + 2,
-                                residual.sizes[3] * residual.strides[3]);
+                                residual.sizes[3] * residual.strides[2]);
       }
       if (residual.sizes != y.sizes)
         fail(1, "conv: residual " + dimsText(residual.sizes) + " for output " +

@@ -59,7 +59,7 @@ inline constexpr llvm::StringLiteral kElementsPerThreadAttr =
 /// loop for all D elements and skips the main loop.
 inline constexpr llvm::StringLiteral kStridedMainAttr = "disc.strided_main";
 inline constexpr llvm::StringLiteral kStridedRestAttr = "disc.strided_rest";
-/// On the `scf.if (D > 0)` of a row kernel phase that computes the phase's
+/// On the `scf.if (tid < D)` of a row kernel phase that computes the phase's
 /// values that do not depend on the element (loads at the row's broadcast
 /// index, a LayerNorm's rsqrt(var + eps)) once per row and thread before
 /// the strided loop: counted once per row.
