@@ -216,3 +216,53 @@ func.func @no_identity(%x: memref<?x?xf32>) -> memref<?x1xf32> {
   }
   return %s : memref<?x1xf32>
 }
+
+// -----
+
+// An elementwise phase that updates a buffer in place (it loads and stores
+// the same allocation): the unrolled copies keep their order (a copy's
+// load after the previous copy's store), since loading first could read
+// what a store of an earlier copy changes. The row max is still loaded once
+// per row.
+// CHECK-LABEL: func.func @in_place_phase
+// CHECK: %[[E:.+]] = memref.alloc(%{{.+}}, %{{.+}}) : memref<?x?xf32>
+// CHECK: gpu.launch
+// CHECK: } {disc.strided_rest}
+// CHECK: } {disc.row_invariant}
+// CHECK: scf.for
+// CHECK: memref.load %[[E]]
+// CHECK-NEXT: arith.subf
+// CHECK-NEXT: memref.store %{{.+}}, %[[E]]
+// CHECK: memref.load %[[E]]
+// CHECK-NEXT: arith.subf
+// CHECK-NEXT: memref.store %{{.+}}, %[[E]]
+// CHECK: } {disc.strided_main}
+func.func @in_place_phase(%x: memref<?x?xf32>) -> memref<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %n = memref.dim %x, %c0 : memref<?x?xf32>
+  %d = memref.dim %x, %c1 : memref<?x?xf32>
+  %e = memref.alloc(%n, %d) : memref<?x?xf32>
+  memref.copy %x, %e : memref<?x?xf32> to memref<?x?xf32>
+  %m = memref.alloc(%n) : memref<?x1xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %ninf, %m[%i, %c0] : memref<?x1xf32>
+    scf.for %j = %c0 to %d step %c1 {
+      %v = memref.load %e[%i, %j] : memref<?x?xf32>
+      %a = memref.load %m[%i, %c0] : memref<?x1xf32>
+      %r = arith.maximumf %a, %v : f32
+      memref.store %r, %m[%i, %c0] : memref<?x1xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %d) step (%c1, %c1) {
+    %v = memref.load %e[%i, %j] : memref<?x?xf32>
+    %a = memref.load %m[%i, %c0] : memref<?x1xf32>
+    %s = arith.subf %v, %a : f32
+    memref.store %s, %e[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  memref.dealloc %m : memref<?x1xf32>
+  return %e : memref<?x?xf32>
+}
