@@ -429,8 +429,7 @@ int mlir::disc::compileModel(const CompileOptions &options) {
         // As the compile (CompilePipeline): no required temporaries for
         // cuBLAS/cuDNN calls.
         remat.libraryTemporaries =
-            !(options.target == CompileTarget::Cuda &&
-              options.libraryCalls == LibraryCallMode::OneDnn);
+            !usesCudaLibraryCalls(options.target, options.libraryCalls);
         printRematCandidates(*module, kEntry, remat, out->os());
       }
     }

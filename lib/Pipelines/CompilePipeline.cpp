@@ -94,7 +94,8 @@ void mlir::disc::buildDiscCompilePipeline(
   // cuBLAS/cuDNN workspaces are taken only where the allocator grants them
   // (docs/cuda.md, "Memory accounting"): no required temporaries.
   DiscAttachMemoryModelOptions memory;
-  memory.libraryTemporaries = libraryCalls != "cuda";
+  memory.libraryTemporaries =
+      !usesCudaLibraryCalls(target, options.libraryCalls);
   pm.addPass(createDiscAttachMemoryModel(memory));
   if (options.remat) {
     DiscAttachRematOptions remat;

@@ -75,6 +75,18 @@ def peak_cases(model, manifest):
     return cases
 
 
+def run_with_report(cmd, report, env):
+    """Runs disc-run `cmd` (which writes --report `report`); returns the
+    completed process and the report ({} when there is none)."""
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                       env=env)
+    try:
+        with open(report) as f:
+            return r, json.load(f)
+    except (OSError, ValueError):
+        return r, {}
+
+
 def check_peaks(run_bin, so, cases, driver, exact=True):
     """Runs the CUDA model.so's host code on the substitute driver
     (kernels skipped: no GPU needed; the substitute cuBLAS and cuDNN beside
@@ -94,13 +106,7 @@ def check_peaks(run_bin, so, cases, driver, exact=True):
         cmd = [run_bin, so, "--report", report]
         for i in inputs:
             cmd += ["--input", i]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
-                           env=env)
-        try:
-            with open(report) as f:
-                rep = json.load(f)
-        except (OSError, ValueError):
-            rep = {}
+        r, rep = run_with_report(cmd, report, env)
         peak, pred = rep.get("peak_bytes"), rep.get("predicted_peak_bytes")
         if r.returncode == 0 and peak is not None and pred is None:
             continue  # Not predictable from input shapes (--emit=memory says why).
@@ -114,14 +120,7 @@ def check_peaks(run_bin, so, cases, driver, exact=True):
         # allocator grants them): without a limit the peak may be above the
         # prediction, but a limit of the predicted peak must hold.
         os.remove(report)
-        r = subprocess.run(cmd + ["--memory-limit", "100%"],
-                           capture_output=True, text=True, timeout=300,
-                           env=env)
-        try:
-            with open(report) as f:
-                rep = json.load(f)
-        except (OSError, ValueError):
-            rep = {}
+        r, rep = run_with_report(cmd + ["--memory-limit", "100%"], report, env)
         peak, limit = rep.get("peak_bytes"), rep.get("memory_limit_bytes")
         if r.returncode != 0 or peak is None or not limit or peak > limit:
             bad.append(f"{name} --memory-limit 100%: exit {r.returncode}, "

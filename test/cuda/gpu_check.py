@@ -243,6 +243,24 @@ def prepare(args):
     def add_compile_failure(name, msg):
         cases.append({"name": name, "kind": "compile", "error": msg})
 
+    def compile_with_signature(label, name, onnx_path, stem, extra):
+        """Compiles `onnx_path` into models/STEM.so and writes its signature
+        (kernels' bytes and FLOPs, for the roofline) beside it; returns
+        (so, signature path), or None after logging and recording the
+        failure as case `name`."""
+        so = os.path.join(out, "models", stem + ".so")
+        ok, secs, msg = compile_model(args.bin_dir, onnx_path, so, args.arch,
+                                      extra)
+        log(f"prepare: {label}: {'compiled' if ok else 'FAILED'} in "
+            f"{secs:.1f} s" + ("" if ok else f": {msg}"))
+        if not ok:
+            add_compile_failure(name, msg)
+            return None
+        sig_path = os.path.join(out, "models", stem + ".signature.json")
+        with open(sig_path, "w") as f:
+            json.dump(roofline.load_signature(model=so), f)
+        return so, sig_path
+
     for t in args.node_tests:
         src = os.path.join(NODE_DATA, t)
         if not os.path.isdir(src):
@@ -289,19 +307,12 @@ def prepare(args):
         if man is None:
             log(f"prepare: {m}: export failed")
             return 2
-        so = os.path.join(out, "models", m + ".so")
-        ok, secs, msg = compile_model(
-            args.bin_dir, os.path.join(args.e2e_dir, man["onnx"]), so,
-            args.arch, args.compile_arg)
-        log(f"prepare: {m}: {'compiled' if ok else 'FAILED'} in {secs:.1f} s"
-            + ("" if ok else f": {msg}"))
-        if not ok:
-            add_compile_failure(m, msg)
+        built = compile_with_signature(
+            m, m, os.path.join(args.e2e_dir, man["onnx"]), m,
+            args.compile_arg)
+        if built is None:
             continue
-        # The signature (kernels' bytes and FLOPs) for the roofline table.
-        sig_path = os.path.join(out, "models", m + ".signature.json")
-        with open(sig_path, "w") as f:
-            json.dump(roofline.load_signature(model=so), f)
+        so, sig_path = built
         by_name = {c["name"]: c for c in man["cases"]}
         largest = None
         for shape in shapes:
@@ -347,20 +358,13 @@ def prepare(args):
             stem = "bw_" + kind + "".join(
                 "_" + re.sub(r"[^0-9a-z]+", "_", v.lstrip("-"))
                 for v in variant)
-            so = os.path.join(out, "models", stem + ".so")
-            ok, secs, msg = compile_model(args.bin_dir, onnx_path, so,
-                                          args.arch, variant)
-            log(f"prepare: bandwidth {kind}{tag}: "
-                f"{'compiled' if ok else 'FAILED'} in {secs:.1f} s"
-                + ("" if ok else f": {msg}"))
             name = (f"bandwidth/{kind}{tag}/"
                     f"{BANDWIDTH_ROWS}x{BANDWIDTH_COLS}")
-            if not ok:
-                add_compile_failure(name, msg)
+            built = compile_with_signature(f"bandwidth {kind}{tag}", name,
+                                           onnx_path, stem, variant)
+            if built is None:
                 continue
-            sig_path = os.path.join(out, "models", stem + ".signature.json")
-            with open(sig_path, "w") as f:
-                json.dump(roofline.load_signature(model=so), f)
+            so, sig_path = built
             cases.append({
                 "name": name, "kind": "bandwidth",
                 "model": os.path.relpath(so, out),

@@ -43,6 +43,13 @@ enum class EmitStage {
 /// generated loops.
 enum class LibraryCallMode { OneDnn, None };
 
+/// Whether MatMul/Gemm/Conv become cuBLAS/cuDNN calls: their workspaces
+/// are taken only where the allocator grants them, so the memory model
+/// adds no temporaries for them (`library-temporaries=false`).
+inline bool usesCudaLibraryCalls(CompileTarget target, LibraryCallMode mode) {
+  return target == CompileTarget::Cuda && mode == LibraryCallMode::OneDnn;
+}
+
 /// The choices of `disc-compile` that shape the IR. Textual form:
 /// `disc-compile-pipeline{target=cuda gpu-arch=sm_90 dims=N=1:64,H=1:512
 /// schedule=0 remat=1 ...}`.
