@@ -214,7 +214,11 @@ std::string memoryPlotSvg(const RunTrace &trace, int width, int height) {
   yMaxBytes = std::max(yMaxBytes, static_cast<double>(trace.limitBytes));
   for (const RunTrace::Sample &s : samples)
     yMaxBytes = std::max(yMaxBytes, static_cast<double>(s.liveBytes));
-  auto [div, unit] = byteUnit(yMaxBytes);
+  // Not a structured binding: the lambdas below capture `div` (a C++20
+  // extension for bindings, which clang warns about).
+  const auto scale = byteUnit(yMaxBytes);
+  const double div = scale.first;
+  const auto &unit = scale.second;
   double step = niceStep(yMaxBytes / div * 1.08);
   double yTop = std::max(step, std::ceil(yMaxBytes / div * 1.08 / step) * step);
   auto X = [&](double x) { return left + x / xMax * plotW; };
