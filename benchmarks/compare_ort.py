@@ -149,8 +149,11 @@ def prepare(args, models):
         for label in labels(args):
             mode = label.removeprefix("base-")
             so = os.path.join(w, f"{model}.{label}.so")
-            if not os.path.exists(so):
-                sh([os.path.join(bin_dir(args, label), "disc-compile"),
+            compiler = os.path.join(bin_dir(args, label), "disc-compile")
+            # Compiled again when the compiler is newer than the model.
+            if (not os.path.exists(so)
+                    or os.path.getmtime(so) < os.path.getmtime(compiler)):
+                sh([compiler,
                     os.path.join(w, model + ".onnx"), "-o", so,
                     "--library-calls=" + mode])
     ort_dir = args.ort_dir

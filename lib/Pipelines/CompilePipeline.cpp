@@ -36,6 +36,8 @@ void mlir::disc::buildDiscCompilePipeline(
   // Channel shuffles as one concatenation (a graph rewrite the symbolic
   // shapes below then annotate).
   pm.addPass(createDiscFoldTransposedConcat());
+  // Zero Pads in front of Convs and average poolings as their padding.
+  pm.addNestedPass<func::FuncOp>(createDiscFoldPadIntoWindow());
   // Symbolic shapes, once; a specialized dim (NAME=VALUE) becomes static.
   pm.addPass(createDiscShapeSimplify());
   if (emit == EmitStage::Shapes)

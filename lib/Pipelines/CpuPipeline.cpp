@@ -33,6 +33,7 @@ void mlir::disc::buildDiscBufferizedLinalgPipeline(
   if (options.shapePasses) {
     pm.addPass(createDiscShapePropagate());
     pm.addPass(createDiscFoldTransposedConcat());
+    pm.addNestedPass<func::FuncOp>(createDiscFoldPadIntoWindow());
     pm.addPass(createDiscShapeSimplify());
   }
   // Fusion decisions before the op order and the memory model see the

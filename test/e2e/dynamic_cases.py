@@ -199,6 +199,57 @@ def conv_stride2_dil2():
 
 
 @case
+def pad_conv_pool_concat():
+    """Zero Pads in front of a Conv and of an AveragePool (folded into their
+    padding: the pooling then counts the padding, as the padded copy did),
+    and a Concat of two Conv outputs read by a MaxPool and, through the
+    pooling, a Conv (the Concat copies NHWC data between NHWC calls)."""
+    g = np.random.default_rng(3)
+    wa = g.standard_normal((8, 4, 3, 3)).astype(np.float32)
+    wb = g.standard_normal((8, 4, 1, 1)).astype(np.float32)
+    wc = g.standard_normal((5, 16, 1, 1)).astype(np.float32)
+    ba = g.standard_normal(8).astype(np.float32)
+    zb, zc = np.zeros(8, np.float32), np.zeros(5, np.float32)
+    m = model([
+        helper.make_node("Pad", ["x", "p1"], ["xp"], name="pad_x"),
+        helper.make_node("Conv", ["xp", "wa", "ba"], ["a"], name="conv_a",
+                         kernel_shape=[3, 3], pads=[0, 1, 0, 1]),
+        helper.make_node("Relu", ["a"], ["ar"], name="relu_a"),
+        helper.make_node("Conv", ["x", "wb"], ["b"], name="conv_b",
+                         kernel_shape=[1, 1]),
+        helper.make_node("Concat", ["ar", "b"], ["c"], name="concat", axis=1),
+        helper.make_node("MaxPool", ["c"], ["mp"], name="maxpool",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Pad", ["c", "p2", "zero"], ["cp"], name="pad_c"),
+        helper.make_node("AveragePool", ["cp"], ["ap"], name="avgpool",
+                         kernel_shape=[3, 3]),
+        helper.make_node("Conv", ["ap", "wc"], ["y"], name="conv_c",
+                         kernel_shape=[1, 1]),
+    ], [vi("x", F, ["N", 4, "H", "W"])], [vi("y", F, 4), vi("mp", F, 4)],
+        [const("p1", np.array([0, 0, 1, 0, 0, 0, 1, 0], np.int64)),
+         const("p2", np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64)),
+         const("zero", np.array(0.0, np.float32)),
+         const("wa", wa), const("wb", wb), const("wc", wc), const("ba", ba)])
+    runs = [{"x": randn(1, 4, 6, 7)}, {"x": randn(2, 4, 9, 4)},
+            {"x": randn(3, 4, 2, 5)}]
+
+    def ref(x):
+        a = np.maximum(ref_conv2d(x, wa, ba, (1, 1), (1, 1, 1, 1), (1, 1)), 0)
+        b = ref_conv2d(x, wb, zb, (1, 1), (0, 0, 0, 0), (1, 1))
+        c = np.concatenate([a, b], axis=1).astype(np.float64)
+        n, ch, h, w = c.shape
+        mp = c[:, :, :h // 2 * 2, :w // 2 * 2].reshape(
+            n, ch, h // 2, 2, w // 2, 2).max(axis=(3, 5))
+        cp = np.pad(c, ((0, 0), (0, 0), (1, 1), (1, 1)))
+        ap = sum(cp[:, :, i:i + h, j:j + w]
+                 for i in range(3) for j in range(3)) / 9.0
+        y = ref_conv2d(ap.astype(np.float32), wc, zc, (1, 1), (0, 0, 0, 0),
+                       (1, 1))
+        return {"y": y, "mp": mp.astype(np.float32)}
+    return m, runs, ref
+
+
+@case
 def squeeze_axes_input():
     """Squeeze with `axes` a run-time graph input ([2], negative entries
     allowed) on x [a, b, c, d]; the other dims are unknown."""

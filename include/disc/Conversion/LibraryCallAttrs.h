@@ -56,6 +56,14 @@ inline constexpr llvm::StringLiteral kFusedIntoCallAttr =
 /// reverse), so it lowers to a reshape view, not a copy.
 inline constexpr llvm::StringLiteral kNhwcViewAttr = "disc.nhwc_view";
 
+/// Unit attribute of a `disc.concatenate` along the channels (dim 1)
+/// whose operands are all written NHWC by Conv, ConvTranspose or pooling
+/// calls (or by other such concatenations) and whose readers all read it
+/// NHWC: every operand and the result hold NHWC data viewed with the NCHW
+/// shape, so the copies run along the last (channels) dim of NHWC views and
+/// the calls around it need no reorders.
+inline constexpr llvm::StringLiteral kNhwcConcatAttr = "disc.nhwc_concat";
+
 /// Activation flags past the Conv layout bits (docs/runtime-abi.md,
 /// *Post-ops*), one activation per call like bits 2-5: SiLU
 /// (`x * sigmoid(x)`), HardSwish (`x * clip(x / 6 + 0.5, 0, 1)`) and

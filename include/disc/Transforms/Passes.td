@@ -181,6 +181,33 @@ def DiscFoldTransposedConcat
   ];
 }
 
+def DiscFoldPadIntoWindow : Pass<"disc-fold-pad-into-window", "func::FuncOp"> {
+  let summary = "Zero padding of a Conv or average pooling input as its padding";
+  let description = [{
+    Exporters write the padding of a Conv or of an average pooling that
+    counts the padding (torch.onnx for `avg_pool2d(count_include_pad=True)`
+    with padding, Inception-v3's pooling branches; tf2onnx for `SAME`
+    padding) as a separate ONNX Pad:
+
+    ```
+    conv(pad(x, p, 0), w, padding q)  == conv(x, w, padding p + q)
+    pool avg(pad(x, p, 0), padding 0) == pool avg(x, padding p,
+                                                  count_include_pad)
+    ```
+
+    when the Pad is constant-mode with the constant value 0, its pads are
+    constants that leave the batch and channels dims alone, and (for the
+    pooling) the pooling has no padding and no `ceil_mode` of its own, so
+    that every window lies in the padded input. The padded copy is gone
+    and the op (a library call: oneDNN pads inside its kernels) reads `x`;
+    the Pad is erased when nothing else reads it. Runs on the disc dialect
+    before the symbolic shapes are annotated.
+  }];
+  let statistics = [
+    Statistic<"numFolded", "num-folded", "Pads folded into Conv or pooling">,
+  ];
+}
+
 def DiscFormConvBackwardFilter
     : Pass<"disc-form-conv-backward-filter", "func::FuncOp"> {
   let summary = "Filter gradients of convolutions as one backward-weights op";

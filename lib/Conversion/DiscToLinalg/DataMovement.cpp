@@ -135,7 +135,10 @@ FailureOr<Value> lowerTranspose(OpBuilder &b, TransposeOp op) {
       .getResult()[0];
 }
 
-/// Inserts each input into the destination at a running offset.
+/// Inserts each input into the destination at a running offset. A Concat
+/// along the channels of NHWC data (kNhwcConcatAttr, markLibraryCalls)
+/// does so on NHWC views of its operands and result (`tensor.reshape` of
+/// the dense buffers, dims permuted channels-last): the axis is the last.
 FailureOr<Value> lowerConcatenate(OpBuilder &b, ConcatenateOp op,
                                   RuntimeChecks &checks) {
   FailureOr<ReifiedResult> reified = reifyResult(b, op);
@@ -144,7 +147,28 @@ FailureOr<Value> lowerConcatenate(OpBuilder &b, ConcatenateOp op,
   Location loc = op.getLoc();
   int64_t rank = reified->type.getRank(), axis = op.getDimension();
   IMath m{b, loc};
-  Value dest = reified->empty(b, loc);
+  // `order[j]`: the op's dim at position j of the tensors the copies see.
+  SmallVector<int64_t> order = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  bool nhwc = op->hasAttr(kNhwcConcatAttr);
+  if (nhwc) {
+    assert(axis == 1 && rank >= 3 && "NHWC concat along the channels");
+    order.erase(order.begin() + 1);
+    order.push_back(1);
+  }
+  auto permuted = [&](RankedTensorType t, ArrayRef<OpFoldResult> dims,
+                      SmallVector<OpFoldResult> &outDims) {
+    SmallVector<int64_t> shape;
+    outDims.clear();
+    for (int64_t d : order) {
+      shape.push_back(t.getDimSize(d));
+      outDims.push_back(dims[d]);
+    }
+    return RankedTensorType::get(shape, t.getElementType());
+  };
+  SmallVector<OpFoldResult> destDims;
+  RankedTensorType destType = permuted(reified->type, reified->dims, destDims);
+  Value dest = emptyTensor(b, loc, destType, destDims);
+  int64_t destAxis = nhwc ? rank - 1 : axis;
   OpFoldResult offset = b.getIndexAttr(0);
   for (Value in : op.getInputs()) {
     // An operand empty along the axis adds nothing (and an insert at the
@@ -170,6 +194,21 @@ FailureOr<Value> lowerConcatenate(OpBuilder &b, ConcatenateOp op,
         resized = true;
       }
     }
+    if (nhwc) {
+      // The operand's NHWC bytes, viewed channels-last with the checked
+      // dims (a view: no slice needed).
+      SmallVector<OpFoldResult> viewSizes;
+      RankedTensorType viewType = permuted(tensorType(in), sizes, viewSizes);
+      in = reshapeTo(b, loc, viewType, in, viewSizes);
+      SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+      SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+      offsets[destAxis] = offset;
+      dest = tensor::InsertSliceOp::create(b, loc, in, dest, offsets, viewSizes,
+                                           strides);
+      offset = getAsOpFoldResult(
+          m.add(toValue(b, loc, offset), toValue(b, loc, sizes[axis])));
+      continue;
+    }
     SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
     SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
     if (resized)
@@ -180,6 +219,9 @@ FailureOr<Value> lowerConcatenate(OpBuilder &b, ConcatenateOp op,
     offset = getAsOpFoldResult(
         m.add(toValue(b, loc, offset), toValue(b, loc, sizes[axis])));
   }
+  if (nhwc)
+    return reshapeTo(b, loc, reified->type, dest,
+                     sizesForType(b, loc, reified->type, reified->dims));
   return dest;
 }
 

@@ -382,13 +382,17 @@ static bool isChannelBias(Value bias, int64_t rank, int64_t channelDim,
 
 /// The NHWC bits of the Conv, ConvTranspose and pooling calls of `body`
 /// (docs/runtime-abi.md, *Post-ops*): a call's final value (`finalOf`:
-/// after its fused post-ops) whose every reader is such a call of `body`
-/// reading it as its input (operand 0, not as its weights)
-/// or as the residual of a Conv's post-op chain (`residualOwner`: a fused
-/// residual add -> its call) is written NHWC (bit 64), and each such
-/// reader reads it NHWC (bit 128 input, 256 residual). A value returned, viewed
-/// or read by a loop nest keeps NCHW. NHWC has the byte size of NCHW, so the
-/// buffers and the memory model are unchanged.
+/// after its fused post-ops) whose every reader reads NHWC is written NHWC
+/// (bit 64), and each reader that is a call reads it NHWC (bit 128 input,
+/// 256 residual). The readers that read NHWC: such a call of `body` reading
+/// the value as its input (operand 0, not as its weights) or as the
+/// residual of a Conv's post-op chain (`residualOwner`: a fused residual add
+/// -> its call), and a Concat along the channels whose every operand is
+/// written NHWC (a call's final value or such a Concat) and whose every
+/// reader reads NHWC (kNhwcConcatAttr, set here: its copies run on NHWC
+/// views; SqueezeNet's fire modules, Inception's blocks). A value returned,
+/// viewed or read by a loop nest keeps NCHW. NHWC has the byte size of NCHW,
+/// so the buffers and the memory model are unchanged.
 static llvm::DenseMap<Operation *, int64_t>
 nhwcBits(Block &body, ArrayRef<std::pair<Operation *, Value>> finalOf,
          const llvm::DenseMap<Operation *, Operation *> &residualOwner) {
@@ -397,37 +401,77 @@ nhwcBits(Block &body, ArrayRef<std::pair<Operation *, Value>> finalOf,
     return isa<ConvOp, ConvTransposeOp, PoolOp>(op) &&
            op->hasAttr(kLibraryCallAttr);
   };
-  for (auto [call, v] : finalOf) {
-    if (!isa<ConvOp, ConvTransposeOp, PoolOp>(call) || v.use_empty())
-      continue;
-    bool ok = true;
-    for (OpOperand &use : v.getUses()) {
-      Operation *user = use.getOwner();
-      if (user->getBlock() != &body) {
-        ok = false;
-      } else if (isConvCall(user)) {
-        ok = use.getOperandNumber() == 0 &&
+  // The channel Concats that may run NHWC: shrunk to a fixed point below.
+  llvm::SmallPtrSet<Operation *, 8> concats;
+  llvm::SmallPtrSet<Value, 16> written; // call final values
+  for (auto [call, v] : finalOf)
+    if (isa<ConvOp, ConvTransposeOp, PoolOp>(call))
+      written.insert(v);
+  for (Operation &op : body) {
+    auto c = dyn_cast<ConcatenateOp>(op);
+    int64_t rank = c ? cast<RankedTensorType>(c.getType()).getRank() : 0;
+    if (c && c.getDimension() == 1 && rank >= 3 && rank <= 5 &&
+        !c->use_empty() && c.getInputs().size() >= 2)
+      concats.insert(c);
+  }
+  auto readsNhwc = [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    Value v = use.get();
+    if (user->getBlock() != &body)
+      return false;
+    if (isConvCall(user))
+      return use.getOperandNumber() == 0 &&
              (isa<PoolOp>(user) || user->getOperand(1) != v);
-      } else if (auto it = residualOwner.find(user);
-                 it != residualOwner.end() && isa<ConvOp>(it->second)) {
-        auto idx = user->getAttrOfType<IntegerAttr>(kFusedIntoCallAttr);
-        ok = idx && use.getOperandNumber() == 1 - idx.getInt();
-      } else {
-        ok = false;
-      }
-      if (!ok)
-        break;
+    if (concats.contains(user))
+      return true;
+    if (auto it = residualOwner.find(user);
+        it != residualOwner.end() && isa<ConvOp>(it->second)) {
+      auto idx = user->getAttrOfType<IntegerAttr>(kFusedIntoCallAttr);
+      return idx && use.getOperandNumber() == 1 - idx.getInt();
     }
-    if (!ok)
-      continue;
-    bits[call] |= 64;
+    return false;
+  };
+  auto allReadNhwc = [&](Value v) {
+    return llvm::all_of(v.getUses(),
+                        [&](OpOperand &use) { return readsNhwc(use); });
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Operation *c : llvm::to_vector(concats)) {
+      bool ok =
+          allReadNhwc(c->getResult(0)) &&
+          llvm::all_of(c->getOperands(), [&](Value in) {
+            Operation *def = in.getDefiningOp();
+            return (written.contains(in) || (def && concats.contains(def))) &&
+                   allReadNhwc(in);
+          });
+      if (!ok) {
+        concats.erase(c);
+        changed = true;
+      }
+    }
+  }
+  // The readers of an NHWC value `v` read it NHWC.
+  auto markReaders = [&](Value v) {
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
       if (isConvCall(user))
         bits[user] |= 128;
-      else
+      else if (!concats.contains(user))
         bits[residualOwner.lookup(user)] |= 256;
     }
+  };
+  for (auto [call, v] : finalOf) {
+    if (!isa<ConvOp, ConvTransposeOp, PoolOp>(call) || v.use_empty() ||
+        !allReadNhwc(v))
+      continue;
+    bits[call] |= 64;
+    markReaders(v);
+  }
+  UnitAttr unit = UnitAttr::get(body.getParentOp()->getContext());
+  for (Operation *c : concats) {
+    c->setAttr(kNhwcConcatAttr, unit);
+    markReaders(c->getResult(0));
   }
   return bits;
 }
@@ -613,6 +657,7 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
     op->removeAttr(kFusedIntoCallAttr);
     op->removeAttr(kPostOpAttrsAttr);
     op->removeAttr(kNhwcViewAttr);
+    op->removeAttr(kNhwcConcatAttr);
   });
   // The CPU lowering takes ops in regions (If/Loop bodies, recurrent
   // layers) to the same calls by fitsLibraryCall, without post-ops (the
