@@ -28,7 +28,9 @@ i.e. a shape new to the session), and each
 table ends with the geometric mean of the DISC/ORT ratios. Threads:
 `disc-run --threads` (oneDNN's OpenMP threads; DISC's generated loops run
 on one thread), intraOpNumThreads for ORT, torch.set_num_threads for
-PyTorch. With several --threads values,
+PyTorch; every process runs pinned to the same `threads` cores
+(`taskset -c`: the last ones the benchmark may use, or --cores). With several
+--threads values,
 one table per value and the speed-up of each DISC mode over its run with
 the first value.
 
@@ -40,6 +42,7 @@ Exit status 0, or 1 when a command fails or an output does not match.
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -184,6 +187,18 @@ def case_atol(args, model, shape):
     return max(1e-4, 5e-5 * float(np.abs(ref).max()))
 
 
+def pinned(args, cmd, threads):
+    """`cmd` under `taskset -c` on `threads` cores: --cores, or the last
+    `threads` of the cores this process may run on (same for every peer)."""
+    if args.cores:
+        cores = args.cores.split(",")[:threads]
+    else:
+        cores = [str(c) for c in sorted(os.sched_getaffinity(0))[-threads:]]
+    if len(cores) < threads or not shutil.which("taskset"):
+        return cmd
+    return ["taskset", "-c", ",".join(cores)] + cmd
+
+
 def disc_times(args, model, mode, shape, threads, mismatches):
     """Latencies of `disc-run --repeat`; a case whose output differs from
     PyTorch's is added to `mismatches`."""
@@ -194,12 +209,12 @@ def disc_times(args, model, mode, shape, threads, mismatches):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     flags = ["--threads", str(threads)] if "--threads" in sh([run, "--help"]) else []
     p = subprocess.run(
-        [run, os.path.join(w, f"{model}.{mode}.so"),
+        pinned(args, [run, os.path.join(w, f"{model}.{mode}.so"),
          "--input", "#0=" + case_file(args, model, shape, "inputs"),
          "--compare", "#0=" + case_file(args, model, shape, "refs"),
          "--rtol", "1e-3", "--atol", str(case_atol(args, model, shape)),
          "--repeat", str(args.repeat + 1),
-         "--report", report] + flags,
+         "--report", report] + flags, threads),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
         timeout=1800)
     if p.returncode == 1:  # ran, output differs from PyTorch's
@@ -214,17 +229,17 @@ def disc_times(args, model, mode, shape, threads, mismatches):
 
 def ort_times(args, model, spec, threads):
     env = dict(os.environ, NODE_PATH=os.path.join(args.ort_dir, "node_modules"))
-    out = sh(["node", os.path.join(HERE, "ort_run.js"),
-              os.path.join(args.work_dir, model + ".onnx"), spec,
-              str(args.repeat), str(threads)], env=env)
+    out = sh(pinned(args, ["node", os.path.join(HERE, "ort_run.js"),
+                           os.path.join(args.work_dir, model + ".onnx"), spec,
+                           str(args.repeat), str(threads)], threads), env=env)
     rec = json.loads(out.strip().splitlines()[-1])
     return rec["latencies_ms"], rec.get("first_ms")
 
 
 def torch_times(args, model, shape, threads):
-    out = sh([PYTHON, os.path.join(HERE, "torch_run.py"), model,
-              case_file(args, model, shape, "inputs"), str(args.repeat),
-              str(threads)])
+    out = sh(pinned(args, [PYTHON, os.path.join(HERE, "torch_run.py"), model,
+                           case_file(args, model, shape, "inputs"),
+                           str(args.repeat), str(threads)], threads))
     rec = json.loads(out.strip().splitlines()[-1])
     return rec["latencies_ms"], rec.get("first_ms")
 
@@ -249,6 +264,9 @@ def main():
     p.add_argument("--base-bin-dir",
                    help="a second build (e.g. the main branch) run in the "
                         "same rounds, interleaved: its columns are base-MODE")
+    p.add_argument("--cores", default="",
+                   help="comma-separated cores to pin every timed process to "
+                        "(default: the last THREADS cores this process may use)")
     p.add_argument("--no-torch", action="store_true",
                    help="leave PyTorch's timing out (outputs are still "
                         "compared with its stored references)")

@@ -38,6 +38,10 @@ void mlir::disc::buildDiscCompilePipeline(
   pm.addPass(createDiscFoldTransposedConcat());
   // Zero Pads in front of Convs and average poolings as their padding.
   pm.addNestedPass<func::FuncOp>(createDiscFoldPadIntoWindow());
+  // Squeeze-excite blocks on NHWC views between oneDNN's NHWC Conv calls.
+  if (options.target == CompileTarget::Cpu &&
+      options.libraryCalls == LibraryCallMode::OneDnn)
+    pm.addNestedPass<func::FuncOp>(createDiscSqueezeExciteNhwc());
   // Symbolic shapes, once; a specialized dim (NAME=VALUE) becomes static.
   pm.addPass(createDiscShapeSimplify());
   if (emit == EmitStage::Shapes)

@@ -208,6 +208,31 @@ def DiscFoldPadIntoWindow : Pass<"disc-fold-pad-into-window", "func::FuncOp"> {
   ];
 }
 
+def DiscSqueezeExciteNhwc : Pass<"disc-squeeze-excite-nhwc", "func::FuncOp"> {
+  let summary = "Squeeze-excite blocks between Conv calls on channels-last views";
+  let description = [{
+    A squeeze-excite block (MobileNetV3, EfficientNet) reads a Conv's value
+    `x` [N, C, D1..Dk] (after its bias and activation) twice: a global
+    pooling over D1..Dk, and a per-channel scale `x * s` (`s` [N or 1, C,
+    1, .., 1]) read only by Convs. oneDNN's kernels take NHWC; the loop
+    nests in between would read and write NCHW, so each block paid a
+    reorder out of the Conv and one into the next. This pass reads `x`
+    through one transpose to channels-last: the pooling reduces the spatial
+    dims of that view (its keep-dims result transposed back: a [N, 1.., C]
+    buffer is also the [N, C, 1..] one), the scale multiplies it by `s`
+    viewed channels-last, and the product is transposed back for its
+    Convs. disc-mark-library-calls then makes every one of these transposes
+    a view (the Conv writing or reading NHWC), so the block runs on NHWC
+    data with no copy. Runs on the disc dialect before the symbolic shapes
+    are annotated, for the oneDNN CPU target (the pass is correct anywhere:
+    a transpose that does not become a view is a copy).
+  }];
+  let statistics = [
+    Statistic<"numRewritten", "num-rewritten",
+              "Poolings and scales moved to channels-last views">,
+  ];
+}
+
 def DiscFormConvBackwardFilter
     : Pass<"disc-form-conv-backward-filter", "func::FuncOp"> {
   let summary = "Filter gradients of convolutions as one backward-weights op";
