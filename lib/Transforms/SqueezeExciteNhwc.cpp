@@ -82,7 +82,6 @@ struct SqueezeExciteNhwcPass
           !t.getElementType().isF32() || v.use_empty() || !isConvValue(v))
         return;
       int64_t r = t.getRank(), c = t.getDimSize(1);
-      bool scaled = false;
       for (Operation *user : v.getUsers()) {
         if (user->getBlock() != op->getBlock())
           return;
@@ -106,10 +105,10 @@ struct SqueezeExciteNhwcPass
         for (OpOperand &use : mul->getUses())
           if (!isa<ConvOp>(use.getOwner()) || use.getOperandNumber() != 0)
             return;
-        scaled = true;
       }
-      if (scaled)
-        found.push_back(v);
+      // Every reader is a pooling or a scale (a classifier's last Conv, read
+      // only by its global pooling, too).
+      found.push_back(v);
     });
     for (Value v : found)
       rewrite(v);

@@ -64,3 +64,15 @@ func.func @kept(%x: tensor<?x8x?x?xf32>, %s: tensor<?x8x1x1xf32>) -> (tensor<?x8
   %n3 = disc.add %c3, %c3 : (tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32>
   return %o1, %m1, %r2, %n3 : tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>, tensor<?x8x?x1xf32>, tensor<?x8x?x?xf32>
 }
+
+// A classifier's last Conv, read only by its global pooling (no keep-dims).
+// CHECK-LABEL: func.func @classifier
+// CHECK: %[[T:.+]] = disc.transpose %{{.+}} {permutation = array<i64: 0, 2, 3, 1>}
+// CHECK: disc.reduce mean, %[[T]] {dimensions = array<i64: 1, 2>} : (tensor<?x?x?x8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT: return
+func.func @classifier(%x: tensor<?x8x?x?xf32>) -> tensor<?x8xf32> {
+  %w = disc.constant dense<0.5> : tensor<8x8x1x1xf32>
+  %c = disc.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, feature_group_count = 1 : i64} : (tensor<?x8x?x?xf32>, tensor<8x8x1x1xf32>) -> tensor<?x8x?x?xf32>
+  %r = disc.reduce mean, %c {dimensions = array<i64: 2, 3>} : (tensor<?x8x?x?xf32>) -> tensor<?x8xf32>
+  return %r : tensor<?x8xf32>
+}

@@ -221,7 +221,9 @@ def DiscSqueezeExciteNhwc : Pass<"disc-squeeze-excite-nhwc", "func::FuncOp"> {
     dims of that view (its keep-dims result transposed back: a [N, 1.., C]
     buffer is also the [N, C, 1..] one), the scale multiplies it by `s`
     viewed channels-last, and the product is transposed back for its
-    Convs. disc-mark-library-calls then makes every one of these transposes
+    Convs. A Conv value read only by global poolings (a classifier's last
+    Conv) is read the same way. disc-mark-library-calls then makes every one
+    of these transposes
     a view (the Conv writing or reading NHWC), so the block runs on NHWC
     data with no copy. Runs on the disc dialect before the symbolic shapes
     are annotated, for the oneDNN CPU target (the pass is correct anywhere:
