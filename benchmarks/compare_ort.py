@@ -191,11 +191,19 @@ def pinned(args, cmd, threads):
     """`cmd` under `taskset -c` on `threads` cores: --cores, or the last
     `threads` of the cores this process may run on (same for every peer)."""
     if args.cores:
-        cores = args.cores.split(",")[:threads]
+        cores = []
+        for part in args.cores.split(","):
+            lo, _, hi = part.partition("-")
+            cores += [str(c) for c in range(int(lo), int(hi or lo) + 1)]
+        cores = cores[:threads]
     else:
         cores = [str(c) for c in sorted(os.sched_getaffinity(0))[-threads:]]
-    if len(cores) < threads or not shutil.which("taskset"):
-        return cmd
+    if len(cores) < threads:
+        raise SystemExit(f"compare_ort: {threads} threads need {threads} "
+                         f"cores, --cores/affinity gives {len(cores)}")
+    if not shutil.which("taskset"):
+        raise SystemExit("compare_ort: taskset (util-linux) is needed to "
+                         "pin the timed processes")
     return ["taskset", "-c", ",".join(cores)] + cmd
 
 
@@ -265,8 +273,9 @@ def main():
                    help="a second build (e.g. the main branch) run in the "
                         "same rounds, interleaved: its columns are base-MODE")
     p.add_argument("--cores", default="",
-                   help="comma-separated cores to pin every timed process to "
-                        "(default: the last THREADS cores this process may use)")
+                   help="cores to pin every timed process to, e.g. 2,3 or "
+                        "2-3 (default: the last THREADS cores this process "
+                        "may use)")
     p.add_argument("--no-torch", action="store_true",
                    help="leave PyTorch's timing out (outputs are still "
                         "compared with its stored references)")

@@ -36,12 +36,15 @@ void mlir::disc::buildDiscCompilePipeline(
   // Channel shuffles as one concatenation (a graph rewrite the symbolic
   // shapes below then annotate).
   pm.addPass(createDiscFoldTransposedConcat());
-  // Zero Pads in front of Convs and average poolings as their padding.
-  pm.addNestedPass<func::FuncOp>(createDiscFoldPadIntoWindow());
-  // Squeeze-excite blocks on NHWC views between oneDNN's NHWC Conv calls.
-  if (options.target == CompileTarget::Cpu &&
-      options.libraryCalls == LibraryCallMode::OneDnn)
-    pm.addNestedPass<func::FuncOp>(createDiscSqueezeExciteNhwc());
+  // CPU: zero Pads in front of Convs and average poolings as their padding
+  // (cuDNN takes symmetric padding only: a folded tf2onnx SAME pad would
+  // turn its call into loops), and squeeze-excite blocks on NHWC views
+  // between oneDNN's NHWC Conv calls.
+  if (options.target == CompileTarget::Cpu) {
+    pm.addNestedPass<func::FuncOp>(createDiscFoldPadIntoWindow());
+    if (options.libraryCalls == LibraryCallMode::OneDnn)
+      pm.addNestedPass<func::FuncOp>(createDiscSqueezeExciteNhwc());
+  }
   // Symbolic shapes, once; a specialized dim (NAME=VALUE) becomes static.
   pm.addPass(createDiscShapeSimplify());
   if (emit == EmitStage::Shapes)

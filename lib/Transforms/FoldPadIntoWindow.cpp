@@ -9,7 +9,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
-#include "llvm/ADT/SetVector.h"
 
 namespace mlir::disc {
 #define GEN_PASS_DEF_DISCFOLDPADINTOWINDOW
@@ -32,7 +31,7 @@ std::optional<SmallVector<int64_t>> spatialZeroPads(PadOp pad, int64_t rank) {
   if (!matchPattern(pad.getPads(), m_Constant(&pads)) ||
       !matchPattern(pad.getValue(), m_Constant(&value)) ||
       pads.getNumElements() != 2 * rank || !value.isSplat() ||
-      !value.getSplatValue<APFloat>().isZero())
+      !value.getSplatValue<APFloat>().isPosZero())
     return std::nullopt;
   SmallVector<int64_t> p = llvm::map_to_vector(
       pads.getValues<APInt>(), [](const APInt &v) { return v.getSExtValue(); });
@@ -46,43 +45,71 @@ std::optional<SmallVector<int64_t>> spatialZeroPads(PadOp pad, int64_t rank) {
   return spatial;
 }
 
+/// The padding `op` (a Conv or pooling reading the padded tensor as its
+/// input) has once `extra` (spatial `[lo.., hi..]`) is folded into it, or
+/// nothing when it cannot take it: an average pooling takes it only without
+/// padding or ceil_mode of its own and with every pad below the window (as
+/// oneDNN's pooling, so that the call stays a call).
+std::optional<SmallVector<int64_t>> foldedPadding(Operation *op,
+                                                  ArrayRef<int64_t> extra) {
+  if (auto conv = dyn_cast<ConvOp>(op)) {
+    SmallVector<int64_t> padding(conv.getPadding());
+    if (padding.size() != extra.size())
+      return std::nullopt;
+    for (auto [q, e] : llvm::zip_equal(padding, extra))
+      q += e;
+    return padding;
+  }
+  auto pool = dyn_cast<PoolOp>(op);
+  if (!pool || pool.getKind() != PoolKind::Avg || pool.getCeilMode() ||
+      pool.getPadding().size() != extra.size() ||
+      llvm::any_of(pool.getPadding(), [](int64_t v) { return v != 0; }))
+    return std::nullopt;
+  ArrayRef<int64_t> window = pool.getWindow();
+  int64_t k = window.size();
+  for (int64_t i = 0; i < k; ++i)
+    if (extra[i] >= window[i] || extra[k + i] >= window[i])
+      return std::nullopt;
+  return SmallVector<int64_t>(extra);
+}
+
 struct FoldPadIntoWindowPass
     : public disc::impl::DiscFoldPadIntoWindowBase<FoldPadIntoWindowPass> {
   void runOnOperation() override {
-    llvm::SetVector<Operation *> pads;
-    getOperation().walk([&](Operation *op) {
-      if (!isa<ConvOp, PoolOp>(op))
-        return;
-      auto pad = op->getOperand(0).getDefiningOp<PadOp>();
-      int64_t rank =
-          cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
+    SmallVector<PadOp> pads;
+    getOperation().walk([&](PadOp pad) { pads.push_back(pad); });
+    Builder b(&getContext());
+    for (PadOp pad : pads) {
+      int64_t rank = cast<RankedTensorType>(pad.getType()).getRank();
       std::optional<SmallVector<int64_t>> p = spatialZeroPads(pad, rank);
-      if (!p)
-        return;
-      Builder b(op->getContext());
-      if (auto conv = dyn_cast<ConvOp>(op)) {
-        SmallVector<int64_t> padding(conv.getPadding());
-        if (padding.size() != p->size())
-          return;
-        for (auto [q, extra] : llvm::zip_equal(padding, *p))
-          q += extra;
-        conv.setPaddingAttr(b.getDenseI64ArrayAttr(padding));
-      } else {
-        auto pool = cast<PoolOp>(op);
-        if (pool.getKind() != PoolKind::Avg || pool.getCeilMode() ||
-            pool.getPadding().size() != p->size() ||
-            llvm::any_of(pool.getPadding(), [](int64_t v) { return v != 0; }))
-          return;
-        pool.setPaddingAttr(b.getDenseI64ArrayAttr(*p));
-        pool.setCountIncludePad(true);
+      if (!p || pad->use_empty())
+        continue;
+      // Every reader takes the padding, or the Pad stays as it is (folding
+      // some readers would keep both the padded copy and its operand live).
+      SmallVector<std::pair<Operation *, SmallVector<int64_t>>> folds;
+      for (OpOperand &use : pad->getUses()) {
+        std::optional<SmallVector<int64_t>> padding;
+        if (use.getOperandNumber() == 0)
+          padding = foldedPadding(use.getOwner(), *p);
+        if (!padding)
+          break;
+        folds.push_back({use.getOwner(), std::move(*padding)});
       }
-      op->setOperand(0, pad.getOperand());
-      pads.insert(pad);
-      ++numFolded;
-    });
-    for (Operation *pad : pads)
-      if (pad->use_empty())
-        pad->erase();
+      if (folds.size() != static_cast<size_t>(llvm::range_size(pad->getUses())))
+        continue;
+      for (auto &[op, padding] : folds) {
+        if (auto conv = dyn_cast<ConvOp>(op)) {
+          conv.setPaddingAttr(b.getDenseI64ArrayAttr(padding));
+        } else {
+          auto pool = cast<PoolOp>(op);
+          pool.setPaddingAttr(b.getDenseI64ArrayAttr(padding));
+          pool.setCountIncludePad(true);
+        }
+        op->setOperand(0, pad.getOperand());
+        ++numFolded;
+      }
+      pad->erase();
+    }
   }
 };
 

@@ -257,6 +257,17 @@ OpMemory MemoryModel::describe(Operation *op) {
       add(reshape.getResult(), BufferKind::Alloc);
     return m;
   }
+  if (isa<ConcatenateOp>(op) && op->hasAttr(kNhwcConcatAttr)) {
+    // A Concat of NHWC data (markLibraryCalls): its copies run on
+    // tensor.reshape views of every operand and of the result, each with
+    // an index shape operand (a small buffer unless the dims are static).
+    auto t = cast<RankedTensorType>(op->getResult(0).getType());
+    if (!t.hasStaticShape())
+      for (unsigned i = 0, e = op->getNumOperands() + 1; i < e; ++i)
+        addScratch(cst(8 * t.getRank()));
+    add(op->getResult(0), BufferKind::Alloc);
+    return m;
+  }
   if (isa<TransposeOp>(op) && op->hasAttr(kNhwcViewAttr)) {
     // A transpose next to a Conv call reading or writing NHWC
     // (markLibraryCalls): a tensor.reshape view of its dense operand.

@@ -30,8 +30,10 @@ bool isConvValue(Value v) {
       return false;
     if (isa<ConvOp>(def))
       return true;
-    if (!def->hasTrait<OpTrait::disc::Elementwise>() ||
-        def->getNumResults() != 1)
+    // The ops disc-mark-library-calls fuses as post-ops (bias, residual,
+    // Relu and clips, Sigmoid, Tanh, SiLU, HardSwish, GELU): the transpose
+    // after them is a view only when the Conv writes the value.
+    if (!isa<AddOp, MulOp, DivOp, MaxOp, MinOp, LogisticOp, TanhOp, ErfOp>(def))
       return false;
     Value next;
     for (Value operand : def->getOperands()) {
@@ -72,46 +74,66 @@ RankedTensorType permuted(RankedTensorType t, ArrayRef<int64_t> perm) {
 struct SqueezeExciteNhwcPass
     : public disc::impl::DiscSqueezeExciteNhwcBase<SqueezeExciteNhwcPass> {
   void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    // The entry block only: the NHWC views are made there. A pooling or
+    // scale claimed by one value is not rewritten for another (the scale of
+    // a 1x1 map can itself be such a value).
+    Block &body = func.getBody().front();
     SmallVector<Value> found;
-    getOperation().walk([&](Operation *op) {
-      if (op->getNumResults() != 1)
-        return;
-      Value v = op->getResult(0);
+    llvm::SmallPtrSet<Operation *, 16> claimed;
+    for (Operation &op : body) {
+      if (op.getNumResults() != 1)
+        continue;
+      Value v = op.getResult(0);
       auto t = dyn_cast<RankedTensorType>(v.getType());
       if (!t || t.getRank() < 3 || t.getRank() > 5 || t.isDynamicDim(1) ||
-          !t.getElementType().isF32() || v.use_empty() || !isConvValue(v))
-        return;
-      int64_t r = t.getRank(), c = t.getDimSize(1);
-      for (Operation *user : v.getUsers()) {
-        if (user->getBlock() != op->getBlock())
-          return;
-        if (auto red = dyn_cast<ReduceOp>(user)) {
-          // A global pooling: every spatial dim, nothing else.
-          if (red.getInput() != v ||
-              !llvm::equal(red.getDimensions(), llvm::seq<int64_t>(2, r)) ||
-              (red.getKind() != ReduceKind::Mean &&
-               red.getKind() != ReduceKind::Sum &&
-               red.getKind() != ReduceKind::Max))
-            return;
-          continue;
-        }
-        // The per-channel scale, read only by Conv inputs.
-        auto mul = dyn_cast<MulOp>(user);
-        if (!mul || mul.getType() != t || mul.getLhs() == mul.getRhs())
-          return;
-        Value scale = mul.getLhs() == v ? mul.getRhs() : mul.getLhs();
-        if (!isChannelScale(scale, r, c) || mul->use_empty())
-          return;
-        for (OpOperand &use : mul->getUses())
-          if (!isa<ConvOp>(use.getOwner()) || use.getOperandNumber() != 0)
-            return;
-      }
-      // Every reader is a pooling or a scale (a classifier's last Conv, read
-      // only by its global pooling, too).
+          !t.getElementType().isF32() || v.use_empty() || !isConvValue(v) ||
+          isChannelScale(v, t.getRank(), t.getDimSize(1)) ||
+          !readersFit(v, t) || llvm::any_of(v.getUsers(), [&](Operation *user) {
+            return claimed.contains(user);
+          }))
+        continue;
+      for (Operation *user : v.getUsers())
+        claimed.insert(user);
       found.push_back(v);
-    });
+    }
     for (Value v : found)
       rewrite(v);
+  }
+
+  /// True when every reader of `v` (of type `t`) is a global pooling or a
+  /// per-channel scale read only by Conv inputs, in `v`'s block.
+  static bool readersFit(Value v, RankedTensorType t) {
+    int64_t r = t.getRank(), c = t.getDimSize(1);
+    for (Operation *user : v.getUsers()) {
+      if (user->getBlock() != v.getParentBlock())
+        return false;
+      if (auto red = dyn_cast<ReduceOp>(user)) {
+        // A global pooling: every spatial dim, nothing else.
+        if (red.getInput() != v ||
+            !llvm::equal(red.getDimensions(), llvm::seq<int64_t>(2, r)) ||
+            (red.getKind() != ReduceKind::Mean &&
+             red.getKind() != ReduceKind::Sum &&
+             red.getKind() != ReduceKind::Max))
+          return false;
+        continue;
+      }
+      // The per-channel scale, read only by Conv inputs.
+      auto mul = dyn_cast<MulOp>(user);
+      if (!mul || mul.getType() != t || mul.getLhs() == mul.getRhs())
+        return false;
+      Value scale = mul.getLhs() == v ? mul.getRhs() : mul.getLhs();
+      if (!isChannelScale(scale, r, c) || mul->use_empty())
+        return false;
+      for (OpOperand &use : mul->getUses())
+        if (!isa<ConvOp>(use.getOwner()) || use.getOperandNumber() != 0)
+          return false;
+    }
+    // Every reader is a pooling or a scale (a classifier's last Conv, read
+    // only by its global pooling, too).
+    return true;
   }
 
   /// Reads `v` through one transpose to channels-last: its global poolings
@@ -153,12 +175,13 @@ struct SqueezeExciteNhwcPass
                                      red.getKind(), vt, spatial, true);
           out = TransposeOp::create(b, red.getLoc(), rt, p, toFirst);
         }
-      } else {
-        auto mul = cast<MulOp>(user);
+      } else if (auto mul = dyn_cast<MulOp>(user)) {
         Value scale = mul.getLhs() == v ? mul.getRhs() : mul.getLhs();
         Value st = last(scale);
         Value m = MulOp::create(b, mul.getLoc(), permuted(t, toLast), vt, st);
         out = TransposeOp::create(b, mul.getLoc(), t, m, toFirst);
+      } else {
+        llvm_unreachable("readersFit admits poolings and scales only");
       }
       user->getResult(0).replaceAllUsesWith(out);
       user->erase();

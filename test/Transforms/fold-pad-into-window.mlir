@@ -16,12 +16,25 @@ func.func @conv(%x: tensor<?x4x?x?xf32>) -> tensor<?x8x?x?xf32> {
   return %c : tensor<?x8x?x?xf32>
 }
 
-// The Pad is also read by a loop nest: it stays, the pooling reads %x.
+// The pooling counts the folded padding.
 // CHECK-LABEL: func.func @avg_pool
-// CHECK: %[[P:.+]] = disc.pad
+// CHECK-NOT: disc.pad
 // CHECK: disc.pool avg, %arg0 {count_include_pad = true, {{.*}}padding = array<i64: 1, 1, 1, 1>
+func.func @avg_pool(%x: tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32> {
+  %p = disc.constant dense<[0, 0, 1, 1, 0, 0, 1, 1]> : tensor<8xi64>
+  %z = disc.constant dense<0.0> : tensor<f32>
+  %xp = disc.pad constant, %x, %p, %z : (tensor<?x4x?x?xf32>, tensor<8xi64>, tensor<f32>) -> tensor<?x4x?x?xf32>
+  %a = disc.pool avg, %xp {window = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>} : (tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
+  return %a : tensor<?x4x?x?xf32>
+}
+
+// The Pad is also read by a loop nest: folding the pooling alone would keep
+// both %x and the padded copy live, so neither reader changes.
+// CHECK-LABEL: func.func @partial
+// CHECK: %[[P:.+]] = disc.pad
+// CHECK: disc.pool avg, %[[P]]
 // CHECK: disc.add %[[P]], %[[P]]
-func.func @avg_pool(%x: tensor<?x4x?x?xf32>) -> (tensor<?x4x?x?xf32>, tensor<?x4x?x?xf32>) {
+func.func @partial(%x: tensor<?x4x?x?xf32>) -> (tensor<?x4x?x?xf32>, tensor<?x4x?x?xf32>) {
   %p = disc.constant dense<[0, 0, 1, 1, 0, 0, 1, 1]> : tensor<8xi64>
   %z = disc.constant dense<0.0> : tensor<f32>
   %xp = disc.pad constant, %x, %p, %z : (tensor<?x4x?x?xf32>, tensor<8xi64>, tensor<f32>) -> tensor<?x4x?x?xf32>
@@ -31,11 +44,12 @@ func.func @avg_pool(%x: tensor<?x4x?x?xf32>) -> (tensor<?x4x?x?xf32>, tensor<?x4
 }
 
 // Kept: a non-zero pad value, a pad of the channels, a max pooling, an
-// average pooling with ceil_mode or padding of its own, an edge-mode Pad.
+// average pooling with ceil_mode or padding of its own, an edge-mode Pad,
+// a -0 pad value, a pad as wide as the pooling window.
 // CHECK-LABEL: func.func @kept
 // CHECK-NOT: {{conv %arg0|, %arg0 \{}}
 // CHECK: return
-func.func @kept(%x: tensor<?x4x?x?xf32>) -> (tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>, tensor<?x4x?x?xf32>, tensor<?x4x?x?xf32>, tensor<?x4x?x?xf32>, tensor<?x8x?x?xf32>) {
+func.func @kept(%x: tensor<?x4x?x?xf32>) -> (tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>, tensor<?x4x?x?xf32>, tensor<?x4x?x?xf32>, tensor<?x4x?x?xf32>, tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>, tensor<?x4x?x?xf32>) {
   %p = disc.constant dense<[0, 0, 1, 1, 0, 0, 1, 1]> : tensor<8xi64>
   %pc = disc.constant dense<[0, 1, 1, 1, 0, 0, 1, 1]> : tensor<8xi64>
   %z = disc.constant dense<0.0> : tensor<f32>
@@ -54,5 +68,11 @@ func.func @kept(%x: tensor<?x4x?x?xf32>) -> (tensor<?x8x?x?xf32>, tensor<?x8x?x?
   %a2 = disc.pool avg, %x5 {window = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>} : (tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
   %x6 = disc.pad edge, %x, %p, %z : (tensor<?x4x?x?xf32>, tensor<8xi64>, tensor<f32>) -> tensor<?x4x?x?xf32>
   %c6 = disc.conv %x6, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, feature_group_count = 1 : i64} : (tensor<?x4x?x?xf32>, tensor<8x4x3x3xf32>) -> tensor<?x8x?x?xf32>
-  return %c1, %c2, %m, %a1, %a2, %c6 : tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>, tensor<?x4x?x?xf32>, tensor<?x4x?x?xf32>, tensor<?x4x?x?xf32>, tensor<?x8x?x?xf32>
+  %nz = disc.constant dense<-0.0> : tensor<f32>
+  %x7 = disc.pad constant, %x, %p, %nz : (tensor<?x4x?x?xf32>, tensor<8xi64>, tensor<f32>) -> tensor<?x4x?x?xf32>
+  %c7 = disc.conv %x7, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, feature_group_count = 1 : i64} : (tensor<?x4x?x?xf32>, tensor<8x4x3x3xf32>) -> tensor<?x8x?x?xf32>
+  %p2 = disc.constant dense<[0, 0, 2, 0, 0, 0, 0, 0]> : tensor<8xi64>
+  %x8 = disc.pad constant, %x, %p2, %z : (tensor<?x4x?x?xf32>, tensor<8xi64>, tensor<f32>) -> tensor<?x4x?x?xf32>
+  %a8 = disc.pool avg, %x8 {window = array<i64: 2, 2>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>} : (tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
+  return %c1, %c2, %m, %a1, %a2, %c6, %c7, %a8 : tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>, tensor<?x4x?x?xf32>, tensor<?x4x?x?xf32>, tensor<?x4x?x?xf32>, tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>, tensor<?x4x?x?xf32>
 }

@@ -76,3 +76,23 @@ func.func @classifier(%x: tensor<?x8x?x?xf32>) -> tensor<?x8xf32> {
   %r = disc.reduce mean, %c {dimensions = array<i64: 2, 3>} : (tensor<?x8x?x?xf32>) -> tensor<?x8xf32>
   return %r : tensor<?x8xf32>
 }
+
+// Left alone: a 1x1 map (its scale has the value's own type), and a value
+// that reaches the pooling through an op that is no post-op (Exp: the
+// transpose would be a copy).
+// CHECK-LABEL: func.func @left
+// CHECK-NOT: disc.transpose
+// CHECK: return
+func.func @left(%x: tensor<1x8x1x1xf32>, %y: tensor<?x8x?x?xf32>) -> (tensor<1x8x1x1xf32>, tensor<?x8x1x1xf32>) {
+  %w = disc.constant dense<0.5> : tensor<8x8x1x1xf32>
+  %c = disc.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, feature_group_count = 1 : i64} : (tensor<1x8x1x1xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x1x1xf32>
+  %r = disc.reduce mean, %c {dimensions = array<i64: 2, 3>, keep_dims = true} : (tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32>
+  %e = disc.conv %r, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, feature_group_count = 1 : i64} : (tensor<1x8x1x1xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x1x1xf32>
+  %s = disc.logistic %e : tensor<1x8x1x1xf32>
+  %m = disc.mul %c, %s : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32>
+  %o = disc.conv %m, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, feature_group_count = 1 : i64} : (tensor<1x8x1x1xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x1x1xf32>
+  %c2 = disc.conv %y, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, feature_group_count = 1 : i64} : (tensor<?x8x?x?xf32>, tensor<8x8x1x1xf32>) -> tensor<?x8x?x?xf32>
+  %x2 = disc.exp %c2 : tensor<?x8x?x?xf32>
+  %r2 = disc.reduce mean, %x2 {dimensions = array<i64: 2, 3>, keep_dims = true} : (tensor<?x8x?x?xf32>) -> tensor<?x8x1x1xf32>
+  return %o, %r2 : tensor<1x8x1x1xf32>, tensor<?x8x1x1xf32>
+}

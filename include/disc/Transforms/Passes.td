@@ -195,13 +195,18 @@ def DiscFoldPadIntoWindow : Pass<"disc-fold-pad-into-window", "func::FuncOp"> {
                                                   count_include_pad)
     ```
 
-    when the Pad is constant-mode with the constant value 0, its pads are
+    when the Pad is constant-mode with the constant value +0, its pads are
     constants that leave the batch and channels dims alone, and (for the
     pooling) the pooling has no padding and no `ceil_mode` of its own, so
-    that every window lies in the padded input. The padded copy is gone
-    and the op (a library call: oneDNN pads inside its kernels) reads `x`;
-    the Pad is erased when nothing else reads it. Runs on the disc dialect
-    before the symbolic shapes are annotated.
+    that every window lies in the padded input, and each pad is below the
+    window (as oneDNN's pooling takes it). A Pad is folded only when every
+    reader takes it (Convs and poolings reading it as their input), and is
+    then erased: folding some readers only would keep both the padded copy
+    and its operand live. The padded copy is gone and the ops read `x`
+    (oneDNN pads inside its kernels; the generated loops test the bounds).
+    The compile pipeline runs it on the CPU target only, before the symbolic
+    shapes are annotated (cuDNN takes symmetric padding only: a folded
+    tf2onnx SAME Pad would turn its call into loops).
   }];
   let statistics = [
     Statistic<"numFolded", "num-folded", "Pads folded into Conv or pooling">,
@@ -222,10 +227,12 @@ def DiscSqueezeExciteNhwc : Pass<"disc-squeeze-excite-nhwc", "func::FuncOp"> {
     buffer is also the [N, C, 1..] one), the scale multiplies it by `s`
     viewed channels-last, and the product is transposed back for its
     Convs. A Conv value read only by global poolings (a classifier's last
-    Conv) is read the same way. disc-mark-library-calls then makes every one
-    of these transposes
-    a view (the Conv writing or reading NHWC), so the block runs on NHWC
-    data with no copy. Runs on the disc dialect before the symbolic shapes
+    Conv) is read the same way. Only values of the entry block that a Conv
+    writes through ops disc-mark-library-calls fuses as post-ops (bias,
+    activations) are taken, and a value whose spatial dims are all 1 is
+    left alone; disc-mark-library-calls then makes every one of these
+    transposes a view (the Conv writing or reading NHWC), so the block runs
+    on NHWC data with no copy. Runs on the disc dialect before the symbolic shapes
     are annotated, for the oneDNN CPU target (the pass is correct anywhere:
     a transpose that does not become a view is a copy).
   }];

@@ -194,27 +194,19 @@ FailureOr<Value> lowerConcatenate(OpBuilder &b, ConcatenateOp op,
         resized = true;
       }
     }
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+    SmallVector<OpFoldResult> insertSizes = sizes;
     if (nhwc) {
       // The operand's NHWC bytes, viewed channels-last with the checked
       // dims (a view: no slice needed).
-      SmallVector<OpFoldResult> viewSizes;
-      RankedTensorType viewType = permuted(tensorType(in), sizes, viewSizes);
-      in = reshapeTo(b, loc, viewType, in, viewSizes);
-      SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-      SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-      offsets[destAxis] = offset;
-      dest = tensor::InsertSliceOp::create(b, loc, in, dest, offsets, viewSizes,
-                                           strides);
-      offset = getAsOpFoldResult(
-          m.add(toValue(b, loc, offset), toValue(b, loc, sizes[axis])));
-      continue;
-    }
-    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-    SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-    if (resized)
+      RankedTensorType viewType = permuted(tensorType(in), sizes, insertSizes);
+      in = reshapeTo(b, loc, viewType, in, insertSizes);
+    } else if (resized) {
       in = tensor::ExtractSliceOp::create(b, loc, in, offsets, sizes, strides);
-    offsets[axis] = offset;
-    dest = tensor::InsertSliceOp::create(b, loc, in, dest, offsets, sizes,
+    }
+    offsets[destAxis] = offset;
+    dest = tensor::InsertSliceOp::create(b, loc, in, dest, offsets, insertSizes,
                                          strides);
     offset = getAsOpFoldResult(
         m.add(toValue(b, loc, offset), toValue(b, loc, sizes[axis])));
