@@ -87,15 +87,18 @@ struct FoldPadIntoWindowPass
       // Every reader takes the padding, or the Pad stays as it is (folding
       // some readers would keep both the padded copy and its operand live).
       SmallVector<std::pair<Operation *, SmallVector<int64_t>>> folds;
+      bool all = true;
       for (OpOperand &use : pad->getUses()) {
         std::optional<SmallVector<int64_t>> padding;
         if (use.getOperandNumber() == 0)
           padding = foldedPadding(use.getOwner(), *p);
-        if (!padding)
+        if (!padding) {
+          all = false;
           break;
+        }
         folds.push_back({use.getOwner(), std::move(*padding)});
       }
-      if (folds.size() != static_cast<size_t>(llvm::range_size(pad->getUses())))
+      if (!all)
         continue;
       for (auto &[op, padding] : folds) {
         if (auto conv = dyn_cast<ConvOp>(op)) {
