@@ -15,6 +15,10 @@ seed 0 (no weights are downloaded).
     /usr/bin/python3 benchmarks/compile_time.py --bin-dir build/bin \\
         --work-dir /tmp/disc-compile-bench [--repeat 3]
 
+`--torchvision NAME...` compiles torchvision models instead (`largest`: one
+of each family and the segmenters, TORCHVISION_LARGEST), exported on first
+use into --work-dir, and prints one row per model.
+
 `--extended` adds the models of the extended benchmark set
 (benchmarks/extended_models.py: torchvision classifiers and a segmenter, a
 ViT, an NHWC network), exported on first use into --work-dir.
@@ -43,6 +47,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples", "models"))
@@ -132,6 +137,81 @@ def export_swin_t(path):
     return len(onnx.load(path).graph.node)
 
 
+# One model of each torchvision 0.14 family, the largest graph of the
+# family whose weights fit one ONNX protobuf (< 2 GB: not vit_h_14 nor
+# regnet_y_128gf), and the segmenters.
+TORCHVISION_LARGEST = [
+    "alexnet", "convnext_large", "densenet201", "efficientnet_b7",
+    "efficientnet_v2_l", "googlenet", "inception_v3", "maxvit_t",
+    "mnasnet1_3", "mobilenet_v2", "mobilenet_v3_large", "regnet_y_32gf",
+    "resnet152", "resnext101_64x4d", "shufflenet_v2_x2_0", "squeezenet1_1",
+    "swin_b", "swin_v2_b", "vgg19_bn", "vit_l_16", "wide_resnet101_2",
+    "deeplabv3_resnet101", "deeplabv3_mobilenet_v3_large", "fcn_resnet101",
+    "lraspp_mobilenet_v3_large",
+]
+# Models whose forward assumes the training size (position embeddings,
+# attention windows): dynamic batch only. The others also take dynamic H, W.
+FIXED_SIZE = ("vit_", "swin_", "maxvit_")
+
+
+def export_torchvision(name, path):
+    """Writes torchvision's `name` (random init, seed 0, eval mode; opset
+    17; input [N, 3, H, W] at 224x224, 299x299 for Inception-v3, with
+    dynamic N, and H, W unless the model is in FIXED_SIZE or does not
+    export so; a segmenter's 'out') to `path` unless it exists; returns its
+    node count and its input's dynamic dims."""
+    import onnx
+    import torch
+    import torchvision
+
+    if not os.path.exists(path):
+        torch.manual_seed(0)
+        tv = torchvision.models
+        seg = name in tv.list_models(module=tv.segmentation)
+        kwargs = {"weights": None}
+        if name in ("inception_v3", "googlenet"):
+            kwargs.update(aux_logits=False, init_weights=True)
+        if seg:
+            kwargs["weights_backbone"] = None
+            net = tv.get_model(name, **kwargs).eval()
+
+            class Out(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.net = net
+
+                def forward(self, x):
+                    return self.net(x)["out"]
+            model = Out()
+        else:
+            model = tv.get_model(name, **kwargs).eval()
+        size = 299 if name == "inception_v3" else 224
+        tmp = path + ".tmp"
+        for hw in ([] if name.startswith(FIXED_SIZE) else [True]) + [False]:
+            dyn = {0: "N", 2: "H", 3: "W"} if hw else {0: "N"}
+            try:
+                # Gradients on: torch 1.13's nn.MultiheadAttention takes a
+                # fused path that does not export under no_grad (ViTs).
+                with torch.enable_grad():
+                    torch.onnx.export(
+                        model, torch.randn(1, 3, size, size), tmp,
+                        input_names=["input"], output_names=["output"],
+                        dynamic_axes={"input": dyn,
+                                      "output": dyn if seg else {0: "N"}},
+                        opset_version=17)
+                break
+            except torch.onnx.errors.OnnxExporterError:
+                # AdaptiveAvgPool2d to a fixed size (AlexNet, VGG) exports
+                # only for a static H, W.
+                if not hw:
+                    raise
+        os.replace(tmp, path)
+    m = onnx.load(path, load_external_data=False)
+    dims = [d.dim_param for d in m.graph.input[0].type.tensor_type.shape.dim
+            if d.dim_param]
+    return len(m.graph.node), ", ".join(dims)
+
+
 def export_train_step(path, layers):
     """Writes gpt_train_step with `layers` decoder layers to `path`
     (checked against torch.autograd on the way); returns its node count."""
@@ -218,11 +298,17 @@ def main():
                         "(51: 10,027 ONNX nodes that are not Constant)")
     p.add_argument("--only-large", action="store_true",
                    help="leave out ResNet-18 and the OCR-like model")
+    p.add_argument("--torchvision", nargs="+", metavar="NAME",
+                   help="compile these torchvision models instead ('largest':"
+                        " one of each family, TORCHVISION_LARGEST) and print"
+                        " one row per model")
     p.add_argument("--extended", action="store_true",
                    help="also compile the extended benchmark set "
                         "(benchmarks/extended_models.py)")
     args = p.parse_args()
     os.makedirs(args.work_dir, exist_ok=True)
+    if args.torchvision:
+        return compile_torchvision(args)
     models = {}
     if args.extended:
         sys.path.insert(0, HERE)
@@ -277,6 +363,44 @@ def main():
             fmt = "{:.0f}" if k == RSS else "{:.2f}"
             cells.append(fmt.format(statistics.median(vals)) if vals else "")
         print(f"| {k} | " + " | ".join(cells) + " |")
+
+
+def compile_torchvision(args):
+    """--torchvision: one row per model (wall and CPU seconds of the whole
+    compile, the maximum RSS), the slowest of --repeat runs."""
+    names = []
+    for n in args.torchvision:
+        names += TORCHVISION_LARGEST if n == "largest" else [n]
+    binary = os.path.join(args.bin_dir, "disc-compile")
+    print("| model | ONNX nodes | dynamic dims | wall s | CPU s | max RSS (MB) |")
+    print("|---|---|---|---|---|---|")
+    worst = 0.0
+    for name in names:
+        path = os.path.join(args.work_dir, name + ".onnx")
+        try:
+            nodes, dims = export_torchvision(name, path)
+        except Exception as e:  # an export torch 1.13 cannot do
+            print(f"| {name} | export failed: {str(e).splitlines()[0][:80]} |"
+                  " | | | |", flush=True)
+            continue
+        walls, runs = [], []
+        try:
+            for _ in range(args.repeat):
+                start = time.monotonic()
+                runs.append(compile_once(
+                    binary, path, os.path.join(args.work_dir, "model.so"),
+                    args.extra.split()))
+                walls.append(time.monotonic() - start)
+        except SystemExit as e:  # the compile failed: its message, go on
+            print(f"| {name} | {nodes} | compile failed: "
+                  f"{str(e).splitlines()[-1][:100]} | | | |", flush=True)
+            continue
+        i = max(range(len(walls)), key=walls.__getitem__)
+        worst = max(worst, walls[i])
+        print(f"| {name} | {nodes} | {dims} | {walls[i]:.1f} | "
+              f"{runs[i][CPU]:.1f} | {runs[i][RSS]:.0f} |", flush=True)
+    print(f"\nslowest compile: {worst:.1f} s wall")
+    return 0
 
 
 if __name__ == "__main__":

@@ -521,9 +521,10 @@ PYBIND11_MODULE(_disc, m) {
       .def(py::init([](ExecutablePtr exe, py::object memoryLimit,
                        py::object threads, const std::string &policy,
                        const std::string &eviction, bool recordTrace,
-                       int32_t cudaGraphs) {
+                       int32_t cudaGraphs, bool flushSubnormals) {
              disc::SessionOptions o;
              o.record_trace = recordTrace;
+             o.flush_subnormals = flushSubnormals;
              if (cudaGraphs < 0)
                raiseBadInput("cuda_graphs must be >= 0");
              o.cuda_graph_cache_size = cudaGraphs;
@@ -557,6 +558,8 @@ PYBIND11_MODULE(_disc, m) {
            py::arg("device_eviction") = "auto", py::arg("record_trace") = false,
            py::arg("cuda_graphs") =
                disc::SessionOptions().cuda_graph_cache_size,
+           py::arg("flush_subnormals") =
+               disc::SessionOptions().flush_subnormals,
            py::keep_alive<1, 2>())
       .def("run", &run, py::arg("inputs"), py::arg("trace") = py::none(),
            py::arg("memory_plot") = py::none())

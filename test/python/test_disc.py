@@ -334,3 +334,25 @@ def test_cli_alias(tmp_path):
     res = subprocess.run([sys.executable, "-m", "disc", "frobnicate"],
                          env=env, capture_output=True, text=True)
     assert res.returncode == 2 and "usage" in res.stderr
+
+
+def test_flush_subnormals(tmp_path):
+    """x * y of two normal floats whose product is below 2^-126: written as
+    0 by default (flush_subnormals=True), NumPy's subnormal with False."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N"])
+    z = helper.make_tensor_value_info("z", TensorProto.FLOAT, ["N"])
+    graph = helper.make_graph([helper.make_node("Mul", ["x", "y"], ["z"])],
+                              "mul", [x, y], [z])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, str(tmp_path / "mul.onnx"))
+    exe = disc.compile(tmp_path / "mul.onnx", output=tmp_path / "mul.so")
+    a = np.array([1e-20, 3e-30, 2.0, 1e-39], np.float32)
+    b = np.array([1e-20, 1e-10, 0.5, 1.0], np.float32)
+    expected = a * b  # NumPy: IEEE gradual underflow
+    assert expected[0] > 0 and expected[0] < np.finfo(np.float32).tiny
+    flushed = disc.Session(exe).run([a, b])["z"]
+    np.testing.assert_array_equal(flushed, [0, 0, 1, 0])
+    kept = disc.Session(exe, flush_subnormals=False).run([a, b])["z"]
+    np.testing.assert_array_equal(kept, expected)

@@ -238,6 +238,10 @@ disc_status_code disc_session_create(const disc_executable_t *exe,
       opts.cuda_graph_cache_size = options->cuda_graph_cache_size < 0
                                        ? 0
                                        : options->cuda_graph_cache_size;
+    if (options->keep_subnormals != 0 && options->keep_subnormals != 1)
+      return fail(DISC_STATUS_INVALID_ARGUMENT,
+                  "keep_subnormals must be 0 or 1");
+    opts.flush_subnormals = options->keep_subnormals == 0;
   }
   try {
     auto *session =

@@ -18,6 +18,7 @@
 #include "disc/runtime/abi.h"
 
 #include "../cpu/LibraryCalls.h"
+#include "../cpu/ParallelFor.h"
 #include "../cuda/Device.h"
 #include "../cuda/GraphCache.h"
 #include "Device.h"
@@ -584,6 +585,9 @@ Status Session::Impl::runImpl(const std::vector<Tensor> &runInputs,
     return s;
   allocator.releaseLive();
   device->releaseInputs();
+  // Host arithmetic of a CPU model: subnormals flushed on the run's threads.
+  runtime::cpu::SubnormalFlushScope flush(
+      options.flush_subnormals && !device->kernelDevice(), options.num_threads);
 
   // A state update the model wrote into the state's own buffer (the CPU
   // session passes its state tensors as they are) stays there.

@@ -3,6 +3,11 @@
 
 #include <algorithm>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#define DISC_HAS_MXCSR 1
+#endif
+
 // libgomp's entry points (GCC's OpenMP ABI, libgomp.so.1 GOMP_4.0 and
 // OMP_1.0), declared here rather than through <omp.h> and -fopenmp, which
 // are compiler-specific: a clang build would otherwise bring its own OpenMP
@@ -33,7 +38,56 @@ void runChunk(void *data) {
   if (lo < hi)
     job->body(job->env, lo, hi);
 }
+#ifdef DISC_HAS_MXCSR
+/// MXCSR bit 15 (FTZ, flush to zero) and bit 6 (DAZ, denormals are zero):
+/// Intel SDM Vol. 1, 10.2.3.
+constexpr unsigned kFlushBits = (1u << 15) | (1u << 6);
+/// This thread's bits before the scope set them; `kNotSaved` when the scope
+/// did not change them (they were set already).
+constexpr unsigned kNotSaved = ~0u;
+thread_local unsigned savedBits = kNotSaved;
+
+void setFlushBits(void *) {
+  unsigned csr = _mm_getcsr();
+  if ((csr & kFlushBits) == kFlushBits)
+    return;
+  savedBits = csr & kFlushBits;
+  _mm_setcsr(csr | kFlushBits);
+}
+
+void restoreFlushBits(void *) {
+  if (savedBits == kNotSaved)
+    return;
+  _mm_setcsr((_mm_getcsr() & ~kFlushBits) | savedBits);
+  savedBits = kNotSaved;
+}
+#endif
 } // namespace
+
+SubnormalFlushScope::SubnormalFlushScope(bool enable, int32_t threads) {
+#ifdef DISC_HAS_MXCSR
+  if (!enable)
+    return;
+  team = threads > 0 ? threads : omp_get_max_threads();
+  if (team > 1)
+    GOMP_parallel(&setFlushBits, nullptr, static_cast<unsigned>(team), 0);
+  else
+    setFlushBits(nullptr);
+  team = std::max(team, 1);
+#else
+  (void)enable;
+  (void)threads;
+#endif
+}
+
+SubnormalFlushScope::~SubnormalFlushScope() {
+#ifdef DISC_HAS_MXCSR
+  if (team > 1)
+    GOMP_parallel(&restoreFlushBits, nullptr, static_cast<unsigned>(team), 0);
+  else if (team == 1)
+    restoreFlushBits(nullptr);
+#endif
+}
 
 int32_t parallelForThreads(int32_t threads, int64_t n, int64_t minChunk) {
   if (threads <= 0)

@@ -6,6 +6,7 @@
 //   [--remat-policy largest|dtr] [--evict-by auto|recompute|offload]
 //   [--threads N] [--steps N] [--load-params DIR] [--save-params DIR]
 //   [--trace FILE.json] [--memory-plot FILE.svg] [--cuda-graphs N]
+//   [--subnormals flush|keep]
 //
 // Exit codes: 0 ok, 1 comparison failed, 2 bad usage / input / load failure,
 // 3 memory limit exceeded, 4 internal or model error. See
@@ -53,7 +54,7 @@ const char *kUsage =
     "                [--evict-by auto|recompute|offload]\n"
     "                [--steps N] [--load-params DIR] [--save-params DIR]\n"
     "                [--trace FILE.json] [--memory-plot FILE.svg]\n"
-    "                [--cuda-graphs N]\n"
+    "                [--cuda-graphs N] [--subnormals flush|keep]\n"
     "  --memory-limit N%: N percent of the predicted peak for these inputs\n"
     "        (nothing evicted); a limit below the lowest peak reachable with\n"
     "        every rematerialization candidate evicted exits 3 before running\n"
@@ -85,6 +86,9 @@ const char *kUsage =
     "        second run at the same shapes is captured, later ones replay\n"
     "        the graph with one launch; not under --memory-limit, --trace\n"
     "        or --memory-plot\n"
+    "  --subnormals flush|keep: CPU models: subnormal floats read and are\n"
+    "        written as zero during a run (flush, default), or IEEE gradual\n"
+    "        underflow (keep)\n"
     "exit codes: 0 ok, 1 comparison failed, 2 bad usage/input/load failure,\n"
     "            3 memory limit exceeded, 4 internal or model error\n";
 
@@ -114,6 +118,8 @@ struct Options {
   std::string plotPath;
   /// --cuda-graphs: SessionOptions::cuda_graph_cache_size; < 0 when unset.
   int64_t cudaGraphs = -1;
+  /// --subnormals: SessionOptions::flush_subnormals.
+  bool flushSubnormals = true;
 };
 
 /// An error with the exit code it maps to.
@@ -301,6 +307,11 @@ Failure parseArgs(int argc, char **argv, Options *opts) {
       if (value.empty())
         return usageError("--save-params needs a folder");
       opts->saveParams = value;
+    } else if (key == "--subnormals") {
+      if (!parseChoice(value, {{"flush", true}, {"keep", false}},
+                       &opts->flushSubnormals))
+        return usageError("bad --subnormals '" + value +
+                          "' (expected flush or keep)");
     } else if (key == "--cuda-graphs") {
       if (!parseInt(value, &opts->cudaGraphs) || opts->cudaGraphs < 0 ||
           opts->cudaGraphs > 4096)
@@ -659,6 +670,7 @@ int runMain(int argc, char **argv) {
   sessionOptions.num_threads = static_cast<int32_t>(opts.threads);
   sessionOptions.record_trace =
       !opts.tracePath.empty() || !opts.plotPath.empty();
+  sessionOptions.flush_subnormals = opts.flushSubnormals;
   if (opts.cudaGraphs >= 0)
     sessionOptions.cuda_graph_cache_size =
         static_cast<int32_t>(opts.cudaGraphs);

@@ -94,6 +94,12 @@ TEST(CApi, Errors) {
             DISC_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(std::string(disc_last_error_message()).find("num_threads"),
             std::string::npos);
+  disc_session_options_t badSubnormals = {};
+  badSubnormals.keep_subnormals = 2;
+  EXPECT_EQ(disc_session_create(exe, &badSubnormals, &session),
+            DISC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(disc_last_error_message()).find("keep_subnormals"),
+            std::string::npos);
   disc_session_options_t options = {};
   options.memory_limit_bytes = 1 << 20;
   options.num_threads = 1;

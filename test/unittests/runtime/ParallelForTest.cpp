@@ -11,6 +11,10 @@
 #include <utility>
 #include <vector>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
 using disc::runtime::cpu::parallelFor;
 using disc::runtime::cpu::parallelForThreads;
 
@@ -91,5 +95,53 @@ TEST(ParallelForTest, NothingForEmptyLoops) {
   parallelFor(2, &Record::body, &r, 0, 1);
   EXPECT_TRUE(r.chunks.empty());
 }
+
+#if defined(__x86_64__) || defined(__i386__)
+/// MXCSR FTZ | DAZ.
+constexpr unsigned kFlushBits = (1u << 15) | (1u << 6);
+/// MXCSR without its sticky exception flags (bits 0-5), which arithmetic
+/// sets.
+unsigned controlBits() { return _mm_getcsr() & ~0x3fu; }
+
+/// The MXCSR flush bits each chunk's thread ran with.
+struct CsrRecord {
+  std::mutex mutex;
+  std::vector<unsigned> bits;
+  static void body(void *env, int64_t, int64_t) {
+    auto *r = static_cast<CsrRecord *>(env);
+    std::lock_guard<std::mutex> lock(r->mutex);
+    r->bits.push_back(_mm_getcsr() & kFlushBits);
+  }
+};
+
+TEST(SubnormalFlushScopeTest, SetsEveryTeamThreadAndRestores) {
+  using disc::runtime::cpu::SubnormalFlushScope;
+  unsigned before = controlBits();
+  ASSERT_EQ(before & kFlushBits, 0u) << "the test process starts with IEEE";
+  for (int32_t threads : {1, 3}) {
+    {
+      SubnormalFlushScope scope(true, threads);
+      EXPECT_EQ(_mm_getcsr() & kFlushBits, kFlushBits);
+      CsrRecord r;
+      parallelFor(threads, &CsrRecord::body, &r, 64, 1);
+      ASSERT_FALSE(r.bits.empty());
+      for (unsigned bits : r.bits)
+        EXPECT_EQ(bits, kFlushBits) << threads << " threads";
+      // Arithmetic: a normal difference below 2^-126 is flushed.
+      volatile float a = 3e-38f, b = -2.5e-38f;
+      EXPECT_EQ(a + b, 0.0f);
+    }
+    EXPECT_EQ(controlBits(), before);
+    CsrRecord after;
+    parallelFor(threads, &CsrRecord::body, &after, 64, 1);
+    for (unsigned bits : after.bits)
+      EXPECT_EQ(bits, 0u) << "restored on the team, " << threads << " threads";
+  }
+  SubnormalFlushScope off(false, 2);
+  EXPECT_EQ(controlBits(), before);
+  volatile float a = 3e-38f, b = -2.5e-38f;
+  EXPECT_GT(a + b, 0.0f);
+}
+#endif
 
 } // namespace

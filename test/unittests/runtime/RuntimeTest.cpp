@@ -127,6 +127,39 @@ TEST(Session, RunsAddWithExactStats) {
   }
 }
 
+TEST(Session, FlushesSubnormalsUnlessKept) {
+  auto exe = loadOrDie(DISC_FIXTURE_ADD);
+  ASSERT_TRUE(exe);
+  // Two normal floats whose sum is below 2^-126 (subnormal), and a
+  // subnormal operand plus 0.
+  Tensor a = Tensor::fromVector<float>({1, 4}, {3e-38f, 1e-39f, 1.0f, -2.0f});
+  Tensor b = Tensor::fromVector<float>({1, 4}, {-2.5e-38f, 0.0f, 2.0f, 0.5f});
+  for (int32_t threads : {1, 2}) {
+    SessionOptions flush;
+    flush.num_threads = threads;
+    EXPECT_TRUE(flush.flush_subnormals) << "the default";
+    SessionOptions keep = flush;
+    keep.flush_subnormals = false;
+    std::vector<Tensor> flushed, kept;
+    ASSERT_TRUE(Session(exe, flush).run({a, b}, &flushed).isOk());
+    ASSERT_TRUE(Session(exe, keep).run({a, b}, &kept).isOk());
+    const float *f = flushed[0].data<float>(), *k = kept[0].data<float>();
+    EXPECT_EQ(f[0], 0.0f);
+    EXPECT_EQ(f[1], 0.0f);
+    EXPECT_EQ(k[0], 3e-38f - 2.5e-38f);
+    EXPECT_GT(k[0], 0.0f);
+    EXPECT_LT(k[0], 1.17549435e-38f);
+    EXPECT_EQ(k[1], 1e-39f);
+    for (const float *out : {f, k}) {
+      EXPECT_EQ(out[2], 3.0f);
+      EXPECT_EQ(out[3], -1.5f);
+    }
+  }
+  // The calling thread's arithmetic is IEEE again after the run.
+  volatile float x = 3e-38f, y = -2.5e-38f;
+  EXPECT_GT(x + y, 0.0f);
+}
+
 TEST(Session, OutputsOutliveSession) {
   auto exe = loadOrDie(DISC_FIXTURE_ADD);
   std::vector<Tensor> outputs;

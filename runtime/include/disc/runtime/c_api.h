@@ -74,6 +74,10 @@ typedef struct disc_session_options {
    * shapes (disc::SessionOptions::cuda_graph_cache_size): 0 the default
    * (8), a negative value no graphs. */
   int32_t cuda_graph_cache_size;
+  /* CPU sessions: 0 (default) flushes subnormal floats to zero during a
+   * run (disc::SessionOptions::flush_subnormals), 1 keeps IEEE gradual
+   * underflow. */
+  int32_t keep_subnormals;
 } disc_session_options_t;
 
 typedef struct disc_session_stats {
