@@ -302,11 +302,17 @@ def main():
                    help="compile these torchvision models instead ('largest':"
                         " one of each family, TORCHVISION_LARGEST) and print"
                         " one row per model")
+    p.add_argument("--export-torchvision", nargs=2, metavar=("NAME", "PATH"),
+                   help=argparse.SUPPRESS)
     p.add_argument("--extended", action="store_true",
                    help="also compile the extended benchmark set "
                         "(benchmarks/extended_models.py)")
     args = p.parse_args()
     os.makedirs(args.work_dir, exist_ok=True)
+    if args.export_torchvision:
+        nodes, dims = export_torchvision(*args.export_torchvision)
+        print(f"{nodes}\t{dims}")
+        return 0
     if args.torchvision:
         return compile_torchvision(args)
     models = {}
@@ -377,12 +383,19 @@ def compile_torchvision(args):
     worst = 0.0
     for name in names:
         path = os.path.join(args.work_dir, name + ".onnx")
-        try:
-            nodes, dims = export_torchvision(name, path)
-        except Exception as e:  # an export torch 1.13 cannot do
-            print(f"| {name} | export failed: {str(e).splitlines()[0][:80]} |"
-                  " | | | |", flush=True)
+        # Exported in a child process: a compile's max RSS counts its
+        # parent's at the fork (Linux keeps the high-water mark through
+        # exec), and torch would make this process large.
+        proc = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), "--bin-dir",
+             args.bin_dir, "--export-torchvision", name, path],
+            capture_output=True, text=True)
+        if proc.returncode != 0:  # an export torch 1.13 cannot do
+            last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+            print(f"| {name} | export failed: {last[:100]} | | | | |",
+                  flush=True)
             continue
+        nodes, dims = proc.stdout.strip().splitlines()[-1].split("\t")
         walls, runs = [], []
         try:
             for _ in range(args.repeat):

@@ -14,6 +14,12 @@ then new again only to the eviction plan, not to the heap) and the ratios
 are the medians over rounds. Exit 1 when a second run exceeds --max-ratio
 times its steady latency.
 
+The control column separates the shape change from the core's own
+warm-up: after a shape's runs, the session busy-waits (other work, no
+model) as long as that shape's first run took, then runs the same shape
+twice; the column is that second run's ratio to steady. A core that slows
+down for a few runs after any other work shows it at the same shape too.
+
     PYTHONPATH=build/python /usr/bin/python3 benchmarks/new_shape_latency.py \\
         --work-dir build/test/e2e/models [--runs 12] [--rounds 3] [MODEL ...]
 """
@@ -21,6 +27,7 @@ import argparse
 import os
 import statistics
 import sys
+import time
 
 import numpy as np
 
@@ -55,8 +62,8 @@ def main():
 
     failures = 0
     print("| model | shape | steady (ms) | 1st run / steady | 2nd run / steady "
-          "| 3rd run / steady |")
-    print("|---|---|---:|---:|---:|---:|")
+          "| 3rd run / steady | control: 2nd run / steady |")
+    print("|---|---|---:|---:|---:|---:|---:|")
     for model in args.models:
         shapes = disc_models.MODELS[model]["default_shapes"]
         man = ensure_exported(model, args.work_dir, shapes, 3600)
@@ -72,6 +79,7 @@ def main():
                  for c in man["cases"]]
         ratios = {name: [] for name, _ in cases}
         steady = {name: [] for name, _ in cases}
+        control = {name: [] for name, _ in cases}
         for rnd in range(args.rounds):
             for i, (name, inputs) in enumerate(cases):
                 lat = []
@@ -82,6 +90,16 @@ def main():
                 steady[name].append(s)
                 if rnd > 0 or i > 0:
                     ratios[name].append([x / s for x in lat[:3]])
+                    # Control: as long as the first run took, other work
+                    # (a busy loop) and then the same shape again.
+                    end = time.perf_counter() + lat[0] / 1e3
+                    while time.perf_counter() < end:
+                        pass
+                    again = []
+                    for _ in range(2):
+                        sess.run(inputs)
+                        again.append(sess.stats["latency_ms"])
+                    control[name].append(again[1] / s)
         for name, _ in cases:
             if not ratios[name]:
                 continue
@@ -89,9 +107,10 @@ def main():
                    for k in range(3)]
             bad = med[1] > args.max_ratio
             failures += bad
+            ctl = statistics.median(control[name])
             print(f"| {model} | {name} | {statistics.median(steady[name]):.2f} "
                   f"| {med[0]:.2f}x | {med[1]:.2f}x{' (over)' if bad else ''} "
-                  f"| {med[2]:.2f}x |")
+                  f"| {med[2]:.2f}x | {ctl:.2f}x |")
         sys.stdout.flush()
     return 1 if failures else 0
 

@@ -12,6 +12,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
@@ -393,6 +394,7 @@ int mlir::disc::compileModel(const CompileOptions &options) {
   pm.addInstrumentation(std::make_unique<FailedPassRecorder>(&failedPass));
   if (options.progress)
     pm.addInstrumentation(std::make_unique<PassProgress>(options.progress));
+  pm.enableVerifier(options.verifyEach);
   TimingScope pipelineTimer = rootTimer.nest("disc-compile-pipeline");
   if (options.timing)
     pm.enableTiming(pipelineTimer);
@@ -400,6 +402,11 @@ int mlir::disc::compileModel(const CompileOptions &options) {
   auto t0 = std::chrono::steady_clock::now();
   if (failed(pm.run(*module)))
     return pipelineFailure(*module, failedPass, os);
+  // Without --verify-each, the one check of what the passes made.
+  if (!options.verifyEach && failed(verify(*module)))
+    return fail(os, CompileFailed,
+                "the lowered module is invalid (a compiler bug; --verify-each "
+                "names the pass that made it)");
   double ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - t0)
                   .count();
@@ -444,10 +451,11 @@ int mlir::disc::compileModel(const CompileOptions &options) {
     return fail(os, CompileBadInput,
                 "-o is required for --emit=obj and --emit=lib");
   TimingScope emitTimer = rootTimer.nest("emit");
-  if (failed(emitModelArtifact(
-          *module, kEntry, options.outputPath, kind, options.sanitize,
-          &emitTimer, options.compileJobs,
-          options.reportCodegen ? &os : nullptr, options.progress)))
+  if (failed(emitModelArtifact(*module, kEntry, options.outputPath, kind,
+                               options.sanitize, &emitTimer,
+                               options.compileJobs,
+                               options.reportCodegen ? &os : nullptr,
+                               options.progress, options.fastEntryAbove)))
     return fail(os, CompileFailed,
                 "could not write '" + options.outputPath + "'");
   return CompileOk;

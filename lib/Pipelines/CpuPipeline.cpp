@@ -81,8 +81,7 @@ void mlir::disc::buildDiscBufferizedLinalgPipeline(
   // Ownership-based deallocation frees at the end of the block; move each
   // dealloc right after the last use of the buffer and of its views, so the
   // live bytes follow the op order (docs/memory.md).
-  pm.addNestedPass<func::FuncOp>(
-      bufferization::createOptimizeAllocationLivenessPass());
+  pm.addNestedPass<func::FuncOp>(createDiscFreeAfterLastUse());
   pm.addNestedPass<func::FuncOp>(createDiscCopyToLinalg());
 }
 

@@ -44,6 +44,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/Transforms/Instrumentation/AddressSanitizer.h"
 #include "llvm/Transforms/Instrumentation/SanitizerCoverage.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/SplitModule.h"
 
 #include <atomic>
@@ -57,8 +58,9 @@ using namespace mlir;
 // Object code
 //===----------------------------------------------------------------------===//
 
-static std::unique_ptr<llvm::TargetMachine>
-createHostTargetMachine(std::string &error) {
+static std::unique_ptr<llvm::TargetMachine> createHostTargetMachine(
+    std::string &error,
+    llvm::CodeGenOptLevel level = llvm::CodeGenOptLevel::Aggressive) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::Triple triple(llvm::sys::getProcessTriple());
@@ -72,7 +74,7 @@ createHostTargetMachine(std::string &error) {
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
       triple, llvm::sys::getHostCPUName(), features, options, llvm::Reloc::PIC_,
-      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      std::nullopt, level));
   if (!tm)
     error = "cannot create a target machine for " + triple.str();
   return tm;
@@ -461,7 +463,8 @@ static int runProgram(ArrayRef<StringRef> argv, std::string &error) {
 LogicalResult mlir::disc::emitModelArtifact(
     ModuleOp module, StringRef entryName, StringRef outputPath, EmitKind kind,
     StringRef sanitize, TimingScope *timing, unsigned jobs,
-    llvm::raw_ostream *codegenReport, const EmitProgressFn &progress) {
+    llvm::raw_ostream *codegenReport, const EmitProgressFn &progress,
+    int64_t fastEntryAbove) {
   // One nested scope per phase; empty (no-op) scopes without `timing`.
   auto phase = [&](StringRef name) {
     if (progress)
@@ -687,9 +690,23 @@ LogicalResult mlir::disc::emitModelArtifact(
   // through O3 and code generation at a time.
   unsigned threads =
       jobs ? jobs : llvm::hardware_concurrency().compute_thread_count();
+  // The entry function is the graph's host code: the calls into the
+  // kernels and libraries, the shape arithmetic and the checks between
+  // them, straight-line and run once per model run. On a large graph it is
+  // one function of 100,000s of instructions that O3 and code generation
+  // take most of the compile on (Swin-B: 182,000 instructions, 15 s of the
+  // 42 s, on one thread) for no measurable run time: above
+  // `fastEntryAbove` it goes to a part of its own, optimized at O1 and
+  // compiled with CodeGenOptLevel::None (fast instruction selection and
+  // register allocation; 3.6 s), next to the kernels' parts at O3.
+  llvm::Function *entryFn = llvmModule->getFunction(entryName);
+  bool largeEntry =
+      entryFn && !entryFn->isDeclaration() && fastEntryAbove >= 0 &&
+      entryFn->getInstructionCount() > static_cast<uint64_t>(fastEntryAbove);
   uint64_t numInstructions = 0;
   for (llvm::Function &f : *llvmModule)
-    numInstructions += f.getInstructionCount();
+    if (!largeEntry || &f != entryFn)
+      numInstructions += f.getInstructionCount();
   constexpr uint64_t kInstructionsPerPart = 50000;
   unsigned parts = std::min<uint64_t>(
       numFunctions,
@@ -698,7 +715,7 @@ LogicalResult mlir::disc::emitModelArtifact(
   if (threads <= 1)
     parts = std::min(parts, 1u);
   SmallVector<std::string> objPaths;
-  if (parts <= 1) {
+  if (parts <= 1 && !largeEntry) {
     objPaths.push_back(objPath);
     if (failed(optimize()))
       return failure();
@@ -717,9 +734,11 @@ LogicalResult mlir::disc::emitModelArtifact(
     codegen.run(*llvmModule);
     out->keep();
   } else {
-    TimingScope splitTimer = phase("split into " + std::to_string(parts) +
-                                   " parts, optimize (O3) and emit in "
-                                   "parallel");
+    TimingScope splitTimer =
+        phase("split into " + std::to_string(parts) +
+              (largeEntry ? " parts and the entry function, optimize (O3; the "
+                            "entry O1) and emit in parallel"
+                          : " parts, optimize (O3) and emit in parallel"));
     SmallVector<SmallString<0>> bitcode;
     // A linkonce definition (e.g. math-to-funcs' `__mlir_math_ipowi_i64`)
     // goes to one part while its users may be in others: O3 would drop it
@@ -727,6 +746,28 @@ LogicalResult mlir::disc::emitModelArtifact(
     for (llvm::GlobalValue &g : llvmModule->global_values())
       if (g.hasLinkOnceLinkage())
         g.setLinkage(llvm::GlobalValue::WeakODRLinkage);
+    // The large entry function's part (bitcode[0]): its definition alone,
+    // everything it refers to declared. Locals become hidden globals first,
+    // as SplitModule makes them, so both sides link.
+    if (largeEntry) {
+      for (llvm::GlobalValue &g : llvmModule->global_values()) {
+        if (!g.hasLocalLinkage())
+          continue;
+        if (!g.hasName())
+          g.setName("__disc_split_local");
+        g.setLinkage(llvm::GlobalValue::ExternalLinkage);
+        g.setVisibility(llvm::GlobalValue::HiddenVisibility);
+      }
+      llvm::ValueToValueMapTy map;
+      std::unique_ptr<llvm::Module> entryPart =
+          llvm::CloneModule(*llvmModule, map, [&](const llvm::GlobalValue *g) {
+            return g == entryFn;
+          });
+      entryFn->deleteBody();
+      bitcode.emplace_back();
+      llvm::raw_svector_ostream os(bitcode.back());
+      llvm::WriteBitcodeToFile(*entryPart, os);
+    }
     llvm::SplitModule(
         *llvmModule, parts,
         [&](std::unique_ptr<llvm::Module> part) {
@@ -742,14 +783,17 @@ LogicalResult mlir::disc::emitModelArtifact(
     // Target machines are created here: target registration is not
     // thread-safe.
     SmallVector<std::unique_ptr<llvm::TargetMachine>> tms;
+    auto isEntryPart = [&](size_t i) { return largeEntry && i == 0; };
     for (size_t i = 0; i < bitcode.size(); ++i) {
-      tms.push_back(createHostTargetMachine(error));
+      tms.push_back(createHostTargetMachine(
+          error, isEntryPart(i) ? llvm::CodeGenOptLevel::None
+                                : llvm::CodeGenOptLevel::Aggressive));
       if (!tms.back())
         return module.emitError(error);
     }
     codegenProgress(0);
     llvm::DefaultThreadPool pool(
-        llvm::hardware_concurrency(std::min(threads, parts)));
+        llvm::hardware_concurrency(std::min<size_t>(threads, bitcode.size())));
     for (size_t i = 0; i < bitcode.size(); ++i) {
       objPaths.push_back((tmpDir + "/part" + std::to_string(i) + ".o").str());
       pool.async([&, i] {
@@ -769,7 +813,8 @@ LogicalResult mlir::disc::emitModelArtifact(
           return;
         }
         llvm::TargetMachine *partTm = tms[i].get();
-        if (llvm::Error e = makeOptimizingTransformer(3, 0, partTm)(m->get())) {
+        if (llvm::Error e = makeOptimizingTransformer(isEntryPart(i) ? 1 : 3, 0,
+                                                      partTm)(m->get())) {
           err = "LLVM optimization failed: " + llvm::toString(std::move(e));
           return;
         }

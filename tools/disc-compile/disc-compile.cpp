@@ -161,6 +161,20 @@ static cl::opt<unsigned, true> compileJobs(
              "one part)"),
     cl::location(options.compileJobs), cl::cat(cat));
 
+static cl::opt<int64_t, true> fastEntryAbove(
+    "fast-entry-above",
+    cl::desc("Optimize the entry function (the host code that calls the "
+             "kernels and libraries) at O1 with fast code generation, in a "
+             "part of its own, when it has more than N LLVM instructions "
+             "(default 50000; -1: never)"),
+    cl::location(options.fastEntryAbove), cl::cat(cat));
+static cl::opt<bool, true> verifyEach(
+    "verify-each",
+    cl::desc("Verify the module after every pass, naming the pass that made "
+             "invalid IR (default: only in builds with assertions; "
+             "otherwise the imported and the final module are verified)"),
+    cl::location(options.verifyEach), cl::cat(cat));
+
 // Training (docs/training.md).
 static cl::opt<bool, true>
     train("train",

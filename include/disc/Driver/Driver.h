@@ -91,6 +91,20 @@ struct CompileOptions {
   bool reportCodegen = false;
   /// Threads compiling the LLVM module (0: one per hardware thread).
   unsigned compileJobs = 0;
+  /// Compile an entry function of more than this many LLVM instructions
+  /// at O1 with fast code generation (`--fast-entry-above`; < 0: never;
+  /// emitModelArtifact).
+  int64_t fastEntryAbove = 50000;
+  /// Verify the module after every pass of the pipeline (`--verify-each`),
+  /// so that invalid IR is reported with the pass that made it. Off, the
+  /// imported module and the pipeline's result are verified once each: on
+  /// Swin-B (13,185 ONNX nodes) verifying after each of the ~100 passes is
+  /// 8 of the pipeline's 24 s. Default: on in builds with assertions.
+#ifdef NDEBUG
+  bool verifyEach = false;
+#else
+  bool verifyEach = true;
+#endif
   /// A training step instead of the forward model (`--train`).
   TrainingOptions training;
   /// Where the errors and the diagnostics that explain them go (and the

@@ -40,16 +40,18 @@ enum class EmitKind { LLVM, Object, Library };
 /// `progress`, when set, is called with each phase ("translate to LLVM IR",
 /// "LLVM optimization", "code generation", "link") and, in code generation,
 /// the kernels (`disc_kernel_<n>`) whose machine code is emitted so far
-/// and their total, from the threads of the parallel parts.
+/// and their total, from the threads of the parallel parts. An entry
+/// function of more than `fastEntryAbove` LLVM instructions (< 0: never)
+/// is a part of its own, optimized at O1 and compiled with
+/// CodeGenOptLevel::None (fast instruction selection and register
+/// allocation); the kernels stay at O3.
 using EmitProgressFn =
     std::function<void(llvm::StringRef phase, int64_t done, int64_t total)>;
-LogicalResult emitModelArtifact(ModuleOp module, llvm::StringRef entryName,
-                                llvm::StringRef outputPath, EmitKind kind,
-                                llvm::StringRef sanitize = {},
-                                TimingScope *timing = nullptr,
-                                unsigned jobs = 0,
-                                llvm::raw_ostream *codegenReport = nullptr,
-                                const EmitProgressFn &progress = {});
+LogicalResult emitModelArtifact(
+    ModuleOp module, llvm::StringRef entryName, llvm::StringRef outputPath,
+    EmitKind kind, llvm::StringRef sanitize = {}, TimingScope *timing = nullptr,
+    unsigned jobs = 0, llvm::raw_ostream *codegenReport = nullptr,
+    const EmitProgressFn &progress = {}, int64_t fastEntryAbove = 50000);
 
 } // namespace mlir::disc
 
