@@ -701,12 +701,17 @@ LogicalResult mlir::disc::emitModelArtifact(
   // register allocation; 3.6 s), next to the kernels' parts at O3.
   llvm::Function *entryFn = llvmModule->getFunction(entryName);
   bool largeEntry =
-      entryFn && !entryFn->isDeclaration() && fastEntryAbove >= 0 &&
+      entryFn && !entryFn->isDeclaration() && !entryFn->hasComdat() &&
+      fastEntryAbove >= 0 &&
       entryFn->getInstructionCount() > static_cast<uint64_t>(fastEntryAbove);
+  for (const llvm::GlobalAlias &alias : llvmModule->aliases())
+    largeEntry &= alias.getAliaseeObject() != entryFn;
   uint64_t numInstructions = 0;
   for (llvm::Function &f : *llvmModule)
     if (!largeEntry || &f != entryFn)
       numInstructions += f.getInstructionCount();
+  if (largeEntry)
+    --numFunctions; // the others are split into parts
   constexpr uint64_t kInstructionsPerPart = 50000;
   unsigned parts = std::min<uint64_t>(
       numFunctions,
@@ -714,6 +719,8 @@ LogicalResult mlir::disc::emitModelArtifact(
           threads, llvm::divideCeil(numInstructions, kInstructionsPerPart)));
   if (threads <= 1)
     parts = std::min(parts, 1u);
+  if (largeEntry)
+    parts = std::max(parts, 1u); // the rest, kernels or not
   SmallVector<std::string> objPaths;
   if (parts <= 1 && !largeEntry) {
     objPaths.push_back(objPath);
@@ -751,10 +758,10 @@ LogicalResult mlir::disc::emitModelArtifact(
     // as SplitModule makes them, so both sides link.
     if (largeEntry) {
       for (llvm::GlobalValue &g : llvmModule->global_values()) {
+        if (!g.hasName())
+          g.setName("__disc_split_unnamed");
         if (!g.hasLocalLinkage())
           continue;
-        if (!g.hasName())
-          g.setName("__disc_split_local");
         g.setLinkage(llvm::GlobalValue::ExternalLinkage);
         g.setVisibility(llvm::GlobalValue::HiddenVisibility);
       }

@@ -80,7 +80,10 @@ struct FreeAfterLastUsePass
           if (top && (!last || last->isBeforeInBlock(top)))
             last = top;
         }
-      if (last)
+      // A last user that frees memory itself (another buffer's free
+      // reading an alias) moves too: the order the frees were found in
+      // would not hold, so this one stays.
+      if (last && !mlir::hasEffect<MemoryEffects::Free>(last))
         moves.push_back({free, last});
     });
     for (auto [free, last] : moves)

@@ -47,19 +47,23 @@ constexpr unsigned kFlushBits = (1u << 15) | (1u << 6);
 constexpr unsigned kNotSaved = ~0u;
 thread_local unsigned savedBits = kNotSaved;
 
-void setFlushBits(void *) {
+/// `pending` counts the threads whose bits a scope set and did not restore
+/// yet.
+void setFlushBits(void *pending) {
   unsigned csr = _mm_getcsr();
-  if ((csr & kFlushBits) == kFlushBits)
+  if ((csr & kFlushBits) == kFlushBits || savedBits != kNotSaved)
     return;
   savedBits = csr & kFlushBits;
   _mm_setcsr(csr | kFlushBits);
+  static_cast<std::atomic<int32_t> *>(pending)->fetch_add(1);
 }
 
-void restoreFlushBits(void *) {
+void restoreFlushBits(void *pending) {
   if (savedBits == kNotSaved)
     return;
   _mm_setcsr((_mm_getcsr() & ~kFlushBits) | savedBits);
   savedBits = kNotSaved;
+  static_cast<std::atomic<int32_t> *>(pending)->fetch_sub(1);
 }
 #endif
 } // namespace
@@ -68,12 +72,11 @@ SubnormalFlushScope::SubnormalFlushScope(bool enable, int32_t threads) {
 #ifdef DISC_HAS_MXCSR
   if (!enable)
     return;
-  team = threads > 0 ? threads : omp_get_max_threads();
+  team = std::max(threads > 0 ? threads : omp_get_max_threads(), 1);
   if (team > 1)
-    GOMP_parallel(&setFlushBits, nullptr, static_cast<unsigned>(team), 0);
+    GOMP_parallel(&setFlushBits, &pending, static_cast<unsigned>(team), 0);
   else
-    setFlushBits(nullptr);
-  team = std::max(team, 1);
+    setFlushBits(&pending);
 #else
   (void)enable;
   (void)threads;
@@ -82,10 +85,16 @@ SubnormalFlushScope::SubnormalFlushScope(bool enable, int32_t threads) {
 
 SubnormalFlushScope::~SubnormalFlushScope() {
 #ifdef DISC_HAS_MXCSR
-  if (team > 1)
-    GOMP_parallel(&restoreFlushBits, nullptr, static_cast<unsigned>(team), 0);
-  else if (team == 1)
-    restoreFlushBits(nullptr);
+  if (pending.load() == 0)
+    return; // nothing set here (disabled, or set before the scope)
+  restoreFlushBits(&pending);
+  // libgomp gives a team of the same size the same pool threads; a smaller
+  // team (OMP_DYNAMIC, OMP_THREAD_LIMIT reached) leaves some set, which a
+  // later region of the full size restores.
+  for (int attempt = 0; attempt < 4 && pending.load() > 0; ++attempt)
+    GOMP_parallel(&restoreFlushBits, &pending,
+                  static_cast<unsigned>(std::max(team, omp_get_max_threads())),
+                  0);
 #endif
 }
 

@@ -12,6 +12,7 @@
 #ifndef DISC_RUNTIME_LIB_CPU_PARALLELFOR_H
 #define DISC_RUNTIME_LIB_CPU_PARALLELFOR_H
 
+#include <atomic>
 #include <cstdint>
 
 #pragma GCC visibility push(hidden)
@@ -37,7 +38,9 @@ int32_t parallelForThreads(int32_t threads, int64_t n, int64_t minChunk);
 /// 0) on the calling thread and, for `threads` > 1 (0: the OpenMP default),
 /// on every thread of an OpenMP team of that size (libgomp keeps its pool
 /// threads, so the loops and oneDNN's primitives of the run find them set),
-/// and restores each thread's previous bits at the end. The same trade as
+/// and restores each thread's previous bits at the end (a thread that
+/// already had them set, by the application or an enclosing scope, is
+/// left as it was). The same trade as
 /// TensorFlow's ScopedFlushDenormal: an arithmetic op on or into the
 /// subnormal range (|x| < 2^-126) costs up to ~100x its usual cycles on
 /// x86 (squeeze-excite scales near 0 made EfficientNet-B0's 1x1 Convs
@@ -52,6 +55,8 @@ public:
 private:
   /// Threads of the team whose bits were set (0: none, 1: the caller).
   int32_t team = 0;
+  /// Threads whose bits this scope set and has not restored yet.
+  std::atomic<int32_t> pending{0};
 };
 
 } // namespace disc::runtime::cpu
