@@ -518,49 +518,48 @@ PYBIND11_MODULE(_disc, m) {
           py::arg("shapes"));
 
   py::class_<PySession>(m, "Session", "Runs of one Executable.")
-      .def(py::init([](ExecutablePtr exe, py::object memoryLimit,
-                       py::object threads, const std::string &policy,
-                       const std::string &eviction, bool recordTrace,
-                       int32_t cudaGraphs, bool flushSubnormals) {
-             disc::SessionOptions o;
-             o.record_trace = recordTrace;
-             o.flush_subnormals = flushSubnormals;
-             if (cudaGraphs < 0)
-               raiseBadInput("cuda_graphs must be >= 0");
-             o.cuda_graph_cache_size = cudaGraphs;
-             if (!memoryLimit.is_none())
-               o.memory_limit_bytes = memoryLimit.cast<int64_t>();
-             if (o.memory_limit_bytes < 0)
-               raiseBadInput("memory_limit must be >= 0 bytes");
-             if (!threads.is_none())
-               o.num_threads = threads.cast<int32_t>();
-             if (o.num_threads < 0)
-               raiseBadInput("threads must be >= 0");
-             if (policy == "dtr")
-               o.remat_policy = disc::RematPolicy::DtrScore;
-             else if (policy != "largest-first")
-               raiseBadInput("unsupported remat_policy '" + policy +
-                             "' (supported: largest-first, dtr)");
-             if (eviction == "recompute")
-               o.device_eviction = disc::DeviceEviction::Recompute;
-             else if (eviction == "offload")
-               o.device_eviction = disc::DeviceEviction::Offload;
-             else if (eviction != "auto")
-               raiseBadInput("unsupported device_eviction '" + eviction +
-                             "' (supported: auto, recompute, offload)");
-             auto s = std::make_unique<PySession>();
-             s->session = std::make_unique<disc::Session>(exe, o);
-             return s;
-           }),
-           py::arg("executable"), py::arg("memory_limit") = py::none(),
-           py::arg("threads") = py::none(),
-           py::arg("remat_policy") = "largest-first",
-           py::arg("device_eviction") = "auto", py::arg("record_trace") = false,
-           py::arg("cuda_graphs") =
-               disc::SessionOptions().cuda_graph_cache_size,
-           py::arg("flush_subnormals") =
-               disc::SessionOptions().flush_subnormals,
-           py::keep_alive<1, 2>())
+      .def(
+          py::init([](ExecutablePtr exe, py::object memoryLimit,
+                      py::object threads, const std::string &policy,
+                      const std::string &eviction, bool recordTrace,
+                      int32_t cudaGraphs, bool flushSubnormals) {
+            disc::SessionOptions o;
+            o.record_trace = recordTrace;
+            o.flush_subnormals = flushSubnormals;
+            if (cudaGraphs < 0)
+              raiseBadInput("cuda_graphs must be >= 0");
+            o.cuda_graph_cache_size = cudaGraphs;
+            if (!memoryLimit.is_none())
+              o.memory_limit_bytes = memoryLimit.cast<int64_t>();
+            if (o.memory_limit_bytes < 0)
+              raiseBadInput("memory_limit must be >= 0 bytes");
+            if (!threads.is_none())
+              o.num_threads = threads.cast<int32_t>();
+            if (o.num_threads < 0)
+              raiseBadInput("threads must be >= 0");
+            if (policy == "dtr")
+              o.remat_policy = disc::RematPolicy::DtrScore;
+            else if (policy != "largest-first")
+              raiseBadInput("unsupported remat_policy '" + policy +
+                            "' (supported: largest-first, dtr)");
+            if (eviction == "recompute")
+              o.device_eviction = disc::DeviceEviction::Recompute;
+            else if (eviction == "offload")
+              o.device_eviction = disc::DeviceEviction::Offload;
+            else if (eviction != "auto")
+              raiseBadInput("unsupported device_eviction '" + eviction +
+                            "' (supported: auto, recompute, offload)");
+            auto s = std::make_unique<PySession>();
+            s->session = std::make_unique<disc::Session>(exe, o);
+            return s;
+          }),
+          py::arg("executable"), py::arg("memory_limit") = py::none(),
+          py::arg("threads") = py::none(),
+          py::arg("remat_policy") = "largest-first",
+          py::arg("device_eviction") = "auto", py::arg("record_trace") = false,
+          py::arg("cuda_graphs") = disc::SessionOptions().cuda_graph_cache_size,
+          py::arg("flush_subnormals") = disc::SessionOptions().flush_subnormals,
+          py::keep_alive<1, 2>())
       .def("run", &run, py::arg("inputs"), py::arg("trace") = py::none(),
            py::arg("memory_plot") = py::none())
       .def_property_readonly("stats",
