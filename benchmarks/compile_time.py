@@ -173,18 +173,11 @@ def export_torchvision(name, path):
             kwargs.update(aux_logits=False, init_weights=True)
         if seg:
             kwargs["weights_backbone"] = None
-            net = tv.get_model(name, **kwargs).eval()
-
-            class Out(torch.nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.net = net
-
-                def forward(self, x):
-                    return self.net(x)["out"]
-            model = Out()
-        else:
-            model = tv.get_model(name, **kwargs).eval()
+        model = tv.get_model(name, **kwargs).eval()
+        if seg:
+            sys.path.insert(0, HERE)
+            import extended_models
+            model = extended_models.segmenter_output(torch, model)
         size = 299 if name == "inception_v3" else 224
         tmp = path + ".tmp"
         for hw in ([] if name.startswith(FIXED_SIZE) else [True]) + [False]:

@@ -52,6 +52,19 @@ MODELS = {
 }
 
 
+def segmenter_output(torch, seg):
+    """A module returning the 'out' entry of a torchvision segmenter's
+    output dict (what torch.onnx exports as the model's one output)."""
+    class Out(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.seg = seg
+
+        def forward(self, x):
+            return self.seg(x)["out"]
+    return Out()
+
+
 def build(name):
     import torch
     import torchvision
@@ -61,17 +74,9 @@ def build(name):
     if name == "mobilenet_v3_large":
         model = tv.mobilenet_v3_large(weights=None)
     elif name == "lraspp":
-        seg = tv.segmentation.lraspp_mobilenet_v3_large(
-            weights=None, weights_backbone=None)
-
-        class Seg(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.seg = seg
-
-            def forward(self, x):
-                return self.seg(x)["out"]
-        model = Seg()
+        model = segmenter_output(
+            torch, tv.segmentation.lraspp_mobilenet_v3_large(
+                weights=None, weights_backbone=None))
     elif name == "efficientnet_b0":
         model = tv.efficientnet_b0(weights=None)
     elif name == "squeezenet":

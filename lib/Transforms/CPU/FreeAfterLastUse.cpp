@@ -62,8 +62,6 @@ struct FreeAfterLastUsePass
     // collected, so each block's op order is numbered once.
     SmallVector<std::pair<Operation *, Operation *>> moves;
     func.walk([&](MemoryEffectOpInterface op) {
-      if (!mlir::hasEffect<MemoryEffects::Allocate>(op.getOperation()))
-        return;
       OpResult buffer = singleAllocation(op);
       if (!buffer)
         return;
