@@ -64,6 +64,12 @@ public:
   /// Whether the allocator may keep freed blocks for later allocations
   /// (host memory only; docs/runtime-api.md, "Freed host blocks").
   virtual bool reusesBlocks() const = 0;
+  /// The arena of the allocator's buffer plans (TrackedAllocator.h):
+  /// `bytes` bytes aligned to 64, its pages already mapped so that the
+  /// runs served from it fault none in, or null (no memory, or a device
+  /// without buffer plans: the default). Free with `releaseArena`.
+  virtual void *allocateArena(int64_t /*bytes*/) { return nullptr; }
+  virtual void releaseArena(void * /*ptr*/) {}
   /// The message of a run the allocator aborted because `allocate` refused
   /// `requested` bytes with `live` bytes live (`error` as it said).
   virtual std::string outOfMemoryMessage(int64_t requested, int64_t live,

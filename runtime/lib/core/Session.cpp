@@ -420,6 +420,22 @@ Status Session::Impl::allInputs(const std::vector<Tensor> &inputs,
   return Status::ok();
 }
 
+/// The key of the buffer plan of a run at `inputs` (TrackedAllocator.h):
+/// a hash (FNV-1a) of their dtypes and shapes, never 0.
+static uint64_t shapeKey(const std::vector<Tensor> &inputs) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](int64_t v) {
+    h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+  };
+  for (const Tensor &t : inputs) {
+    mix(static_cast<int64_t>(t.dtype()));
+    mix(static_cast<int64_t>(t.shape().size()));
+    for (int64_t d : t.shape())
+      mix(d);
+  }
+  return h == 0 ? 1 : h;
+}
+
 Status Session::Impl::runPlain(const std::vector<Tensor> &inputs,
                                const std::vector<const void *> &inPlace,
                                std::vector<Tensor> *results,
@@ -429,7 +445,7 @@ Status Session::Impl::runPlain(const std::vector<Tensor> &inputs,
   if (Status s = call.bindInputs(inputs, *device); !s)
     return s;
 
-  allocator.beginRun();
+  allocator.beginRun(shapeKey(inputs));
   errors.reset();
   if (options.record_trace)
     beginTrace(inputs);
@@ -451,6 +467,7 @@ Status Session::Impl::runPlain(const std::vector<Tensor> &inputs,
     }
     Status status = failedCall(rc);
     releaseAll();
+    allocator.endRun(false);
     finishStats(0);
     return status;
   }
@@ -466,6 +483,7 @@ Status Session::Impl::runPlain(const std::vector<Tensor> &inputs,
   int64_t leaked =
       allocator.countLive([&](void *p) { return !call.references(p); });
   releaseAll();
+  allocator.endRun(status.isOk());
   finishStats(leaked);
   return status;
 }
@@ -671,6 +689,7 @@ Session::~Session() {
   if (impl_) {
     impl_->releaseAll();
     impl_->allocator.releaseBlockCache();
+    impl_->allocator.releasePlans();
   }
 }
 
@@ -680,6 +699,7 @@ Session &Session::operator=(Session &&other) noexcept {
     if (impl_) {
       impl_->releaseAll();
       impl_->allocator.releaseBlockCache();
+      impl_->allocator.releasePlans();
     }
     impl_ = std::move(other.impl_);
   }

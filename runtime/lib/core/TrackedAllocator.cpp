@@ -8,9 +8,35 @@
 #include <algorithm>
 #include <iterator>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define DISC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DISC_ASAN 1
+#endif
+#endif
+#ifdef DISC_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace disc::runtime {
 
 namespace {
+
+/// Marks [p, p + bytes) of the arena unusable (`poison`) or usable for
+/// AddressSanitizer, so that a planned buffer read after its free is
+/// reported as the reused blocks of the cache would hide it; no-op in other
+/// builds.
+void poisonArena(const char *p, int64_t bytes, bool poison) {
+#ifdef DISC_ASAN
+  if (poison)
+    ASAN_POISON_MEMORY_REGION(p, static_cast<size_t>(bytes));
+  else
+    ASAN_UNPOISON_MEMORY_REGION(p, static_cast<size_t>(bytes));
+#else
+  (void)p, (void)bytes, (void)poison;
+#endif
+}
 
 bool isPowerOfTwo(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
@@ -49,7 +75,8 @@ int64_t TrackedAllocator::blockSize(void *p, int64_t requested) const {
 
 void TrackedAllocator::noteHeld(int64_t delta) {
   heldBytes_ += delta;
-  reservedPeakBytes_ = std::max(reservedPeakBytes_, heldBytes_ + cachedBytes_);
+  reservedPeakBytes_ =
+      std::max(reservedPeakBytes_, heldBytes_ + cachedBytes_ + arenaBytes_);
 }
 
 bool TrackedAllocator::useBlockCache() const {
@@ -113,6 +140,8 @@ void *TrackedAllocator::allocate(int64_t bytes, int64_t alignment,
   // allocation goes straight to the device.
   if (limit_ > 0 && bytes > limit_ - currentBytes_) {
     overLimit = true;
+  } else if ((p = takePlannedBlock(bytes, align))) {
+    // In the arena, held already.
   } else if (align <= kCacheAlign && (p = takeCachedBlock(bytes))) {
     noteHeld(blockSize(p, bytes));
   } else if ((trimBlockCache(bytes),
@@ -124,6 +153,8 @@ void *TrackedAllocator::allocate(int64_t bytes, int64_t alignment,
     noteHeld(bytes);
   }
   if (p) {
+    if (planMode_ == PlanMode::Record)
+      recordAllocation(p, bytes, align);
     addLive(p, bytes);
     currentBytes_ += bytes;
     if (currentBytes_ > peakBytes_)
@@ -158,6 +189,21 @@ void TrackedAllocator::free(void *ptr) {
   if (recorder_)
     recorder_->freed(ptr, currentBytes_);
   spareLive_.push_back(live_.extract(it));
+  if (planMode_ == PlanMode::Record) {
+    auto rec = recordedLive_.find(ptr);
+    if (rec != recordedLive_.end()) {
+      recorded_[rec->second].freedAt = events_++;
+      recordedLive_.erase(rec);
+    }
+  }
+  if (inArena(ptr)) {
+    auto range = arenaLive_.find(static_cast<char *>(ptr) - arena_);
+    if (range != arenaLive_.end()) {
+      poisonArena(arena_ + range->first, range->second - range->first, true);
+      arenaLive_.erase(range);
+    }
+    return;
+  }
   auto block = blockBytes_.find(ptr);
   int64_t size = block == blockBytes_.end() ? bytes : block->second;
   heldBytes_ -= size;
@@ -183,8 +229,16 @@ bool TrackedAllocator::handOver(void *block, const char *start, int64_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = live_.find(block);
   const char *base = static_cast<const char *>(block);
-  if (it == live_.end() || start < base || start + bytes > base + it->second)
+  if (it == live_.end() || start < base || start + bytes > base + it->second ||
+      inArena(block))
     return false;
+  if (planMode_ == PlanMode::Record) {
+    auto rec = recordedLive_.find(block);
+    if (rec != recordedLive_.end()) {
+      recorded_[rec->second].excluded = true;
+      recordedLive_.erase(rec);
+    }
+  }
   currentBytes_ -= it->second;
   if (recorder_)
     recorder_->freed(block, currentBytes_);
@@ -194,13 +248,178 @@ bool TrackedAllocator::handOver(void *block, const char *start, int64_t bytes) {
   return true;
 }
 
-void TrackedAllocator::beginRun() {
+void TrackedAllocator::beginRun(uint64_t shapeKey) {
   std::lock_guard<std::mutex> lock(mutex_);
   currentBytes_ = 0;
   peakBytes_ = 0;
   numAllocs_ = 0;
-  reservedPeakBytes_ = heldBytes_ + cachedBytes_;
+  reservedPeakBytes_ = heldBytes_ + cachedBytes_ + arenaBytes_;
   refusal_ = AllocRefusal();
+  planMode_ = PlanMode::Off;
+  plan_ = nullptr;
+  nextSlot_ = 0;
+  runKey_ = shapeKey;
+  recorded_.clear();
+  recordedLive_.clear();
+  events_ = 0;
+  // Under AddressSanitizer too: the arena's free ranges are poisoned.
+  if (shapeKey == 0 || limit_ > 0 || !device_.reusesBlocks())
+    return;
+  auto it = plans_.find(shapeKey);
+  if (it == plans_.end()) {
+    planMode_ = PlanMode::Record;
+    return;
+  }
+  if (it->second.unusable || it->second.arenaBytes > arenaBytes_)
+    return;
+  plan_ = &it->second;
+  plan_->lastUse = ++planUses_;
+  planMode_ = PlanMode::Replay;
+}
+
+void TrackedAllocator::endRun(bool completed) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (planMode_ == PlanMode::Record && completed && !recorded_.empty())
+    makePlan();
+  planMode_ = PlanMode::Off;
+  plan_ = nullptr;
+  recorded_.clear();
+  recordedLive_.clear();
+}
+
+void *TrackedAllocator::takePlannedBlock(int64_t bytes, int64_t align) {
+  if (planMode_ != PlanMode::Replay)
+    return nullptr;
+  size_t i = nextSlot_++;
+  if (i >= plan_->bytes.size() || plan_->bytes[i] != bytes) {
+    // Not the recorded sequence: the rest of the run goes without it.
+    plan_->unusable = true;
+    planMode_ = PlanMode::Off;
+    return nullptr;
+  }
+  int64_t offset = plan_->offsets[i];
+  if (offset < 0 || align > kCacheAlign)
+    return nullptr;
+  int64_t end = offset + std::max<int64_t>(bytes, 1);
+  // The planned range must be free now (a buffer freed later than in the
+  // recorded run, with worker threads, still holds it).
+  auto next = arenaLive_.lower_bound(offset);
+  if (next != arenaLive_.end() && next->first < end)
+    return nullptr;
+  if (next != arenaLive_.begin() && std::prev(next)->second > offset)
+    return nullptr;
+  arenaLive_.emplace_hint(next, offset, end);
+  poisonArena(arena_ + offset, end - offset, false);
+  return arena_ + offset;
+}
+
+void TrackedAllocator::recordAllocation(void *p, int64_t bytes, int64_t align) {
+  recordedLive_[p] = recorded_.size();
+  recorded_.push_back({bytes, events_++, -1, align > kCacheAlign});
+}
+
+bool TrackedAllocator::makePlan() {
+  // Greedy by size (Pisarchyk and Lee 2020, section 4.3): the buffers in
+  // decreasing size, each at the smallest gap between the buffers placed
+  // so far whose lifetimes overlap its own, else after the last of them.
+  BufferPlan plan;
+  size_t n = recorded_.size();
+  plan.bytes.resize(n);
+  plan.offsets.assign(n, -1);
+  std::vector<size_t> order;
+  for (size_t i = 0; i < n; ++i) {
+    plan.bytes[i] = recorded_[i].bytes;
+    if (!recorded_[i].excluded && recorded_[i].freedAt >= 0)
+      order.push_back(i);
+  }
+  auto rounded = [](int64_t b) {
+    return (std::max<int64_t>(b, 1) + kCacheAlign - 1) / kCacheAlign *
+           kCacheAlign;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return recorded_[a].bytes > recorded_[b].bytes;
+  });
+  std::vector<size_t> placed;
+  std::vector<std::pair<int64_t, int64_t>> overlapping;
+  for (size_t i : order) {
+    const Recorded &r = recorded_[i];
+    int64_t size = rounded(r.bytes);
+    overlapping.clear();
+    for (size_t j : placed) {
+      const Recorded &q = recorded_[j];
+      if (q.allocatedAt < r.freedAt && r.allocatedAt < q.freedAt)
+        overlapping.push_back(
+            {plan.offsets[j], plan.offsets[j] + rounded(q.bytes)});
+    }
+    std::sort(overlapping.begin(), overlapping.end());
+    int64_t best = -1, bestGap = 0, end = 0;
+    for (auto [begin, stop] : overlapping) {
+      int64_t gap = begin - end;
+      if (gap >= size && (best < 0 || gap < bestGap)) {
+        best = end;
+        bestGap = gap;
+      }
+      end = std::max(end, stop);
+    }
+    plan.offsets[i] = best >= 0 ? best : end;
+    plan.arenaBytes = std::max(plan.arenaBytes, plan.offsets[i] + size);
+    placed.push_back(i);
+  }
+  if (placed.empty())
+    return false;
+  if (plan.arenaBytes > arenaBytes_) {
+    // A larger arena; the plans' offsets stay valid in it.
+    if (!arenaLive_.empty())
+      return false;
+    freeArena();
+    // The run's freed blocks go back first: the arena takes their place.
+    releaseBlockCacheLocked();
+    arena_ = static_cast<char *>(device_.allocateArena(plan.arenaBytes));
+    if (!arena_) {
+      plans_.clear();
+      return false;
+    }
+    arenaBytes_ = plan.arenaBytes;
+    poisonArena(arena_, arenaBytes_, true);
+  }
+  if (plans_.size() >= kMaxPlans) {
+    auto oldest = plans_.begin();
+    for (auto it = plans_.begin(); it != plans_.end(); ++it)
+      if (it->second.lastUse < oldest->second.lastUse)
+        oldest = it;
+    plans_.erase(oldest);
+  }
+  plan.lastUse = ++planUses_;
+  plans_[runKey_] = std::move(plan);
+  return true;
+}
+
+int64_t TrackedAllocator::numBufferPlans() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<int64_t>(plans_.size());
+}
+
+int64_t TrackedAllocator::arenaBytes() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return arenaBytes_;
+}
+
+void TrackedAllocator::releasePlans() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  plans_.clear();
+  plan_ = nullptr;
+  planMode_ = PlanMode::Off;
+  if (arenaLive_.empty())
+    freeArena();
+}
+
+void TrackedAllocator::freeArena() {
+  if (!arena_)
+    return;
+  poisonArena(arena_, arenaBytes_, false);
+  device_.releaseArena(arena_);
+  arena_ = nullptr;
+  arenaBytes_ = 0;
 }
 
 AllocCounters TrackedAllocator::counters() {
@@ -216,8 +435,12 @@ AllocCounters TrackedAllocator::counters() {
 void TrackedAllocator::releaseLive() {
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto &entry : live_)
-    releaseBuffer(entry.first);
+    if (!inArena(entry.first))
+      releaseBuffer(entry.first);
   live_.clear();
+  if (arena_)
+    poisonArena(arena_, arenaBytes_, true);
+  arenaLive_.clear();
   heldBytes_ = 0;
 }
 
@@ -233,6 +456,9 @@ void TrackedAllocator::abandonAll() {
   for (auto &entry : live_)
     blockBytes_.erase(entry.first);
   live_.clear();
+  if (arena_)
+    poisonArena(arena_, arenaBytes_, true);
+  arenaLive_.clear();
   kept_.clear();
   heldBytes_ = 0;
   currentBytes_ = 0;
@@ -245,6 +471,10 @@ void TrackedAllocator::setRecorder(TraceRecorder *recorder) {
 
 void TrackedAllocator::releaseBlockCache() {
   std::lock_guard<std::mutex> lock(mutex_);
+  releaseBlockCacheLocked();
+}
+
+void TrackedAllocator::releaseBlockCacheLocked() {
   for (auto &entry : blockCache_) {
     blockBytes_.erase(entry.second);
     device_.release(entry.second);

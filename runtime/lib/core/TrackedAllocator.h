@@ -22,6 +22,29 @@
 //     limit: the limit bounds what the session holds from the OS too. Off
 //     on a device that does not reuse blocks (CUDA) and under
 //     AddressSanitizer;
+//   - buffer plans, one per input shapes (the `shapeKey` of `beginRun`):
+//     the first run at some shapes records the run's allocations in order
+//     with their sizes and lifetimes; when it completes, the allocator
+//     packs those buffers into one arena (offsets by the greedy-by-size
+//     algorithm of Pisarchyk and Lee, "Efficient Memory Management for
+//     Deep Neural Net Inference", 2020: largest first, each at the
+//     smallest gap among the buffers whose lifetimes overlap it) and maps
+//     the arena's pages (Device::allocateArena). Later runs at those
+//     shapes take the i-th allocation at its planned offset: no malloc, no
+//     free, no page fault from the second run on, whatever the heap did
+//     before (the first runs after a shape change used to fault in pages
+//     until the heap settled). A request of another size than the plan's
+//     i-th (a model whose buffers depend on values), or whose planned range
+//     is still in use (a buffer freed later than in the recorded run),
+//     leaves the plan: the request, and for a size, the rest of the run,
+//     go to the block cache, and a plan that missed a size is not used
+//     again. Not planned: outputs handed over to the caller, buffers live
+//     at the end of the run, alignments above 64. One arena serves every
+//     plan (a session runs one shape at a time), sized to the largest
+//     plan; at most kMaxPlans plans are kept, the least recently used
+//     dropped. Off under a memory limit (evictions change the sequence)
+//     and on devices without an arena (CUDA); under AddressSanitizer the
+//     arena's free ranges are poisoned;
 //   - the blocks kept at rematerialization evict points, whose free by the
 //     model is a no-op (RematRuntime.h).
 //
@@ -96,7 +119,12 @@ public:
   int64_t liveBytesLocked(void *ptr) const;
   int64_t currentBytesLocked() const { return currentBytes_; }
   /// Marks live buffer `ptr` kept (its free is ignored) / no longer kept.
-  void keepLocked(void *ptr) { kept_.insert(ptr); }
+  void keepLocked(void *ptr) {
+    kept_.insert(ptr);
+    // Its free is deferred: the run's sequence is no longer the plan's.
+    if (planMode_ == PlanMode::Record)
+      planMode_ = PlanMode::Off;
+  }
   void unkeepLocked(void *ptr) { kept_.erase(ptr); }
   void clearKept();
 
@@ -116,8 +144,17 @@ public:
   }
 
   /// Starts a run's counters (live bytes, peak, allocations; the reserved
-  /// peak from what is held now) and forgets the last refusal.
-  void beginRun();
+  /// peak from what is held now) and forgets the last refusal. `shapeKey`:
+  /// the run's input shapes, which select its buffer plan (0: none, no
+  /// plan used or recorded).
+  void beginRun(uint64_t shapeKey = 0);
+  /// Ends a run begun with `beginRun`, after its buffers were freed: a
+  /// first run at its shapes that completed (`completed`) leaves a buffer
+  /// plan for the next ones.
+  void endRun(bool completed);
+  /// The number of buffer plans kept, and the bytes of their arena.
+  int64_t numBufferPlans();
+  int64_t arenaBytes();
   AllocCounters counters();
   const AllocRefusal &refusal() const { return refusal_; }
   /// Frees every live buffer (the held bytes go to 0; the live bytes and
@@ -133,6 +170,9 @@ public:
   void abandonAll();
   /// Frees the cached blocks.
   void releaseBlockCache();
+  /// Drops the buffer plans and frees their arena (when no buffer of the
+  /// run lives in it).
+  void releasePlans();
   /// Reports every change of the live bytes to `recorder` (null: none,
   /// one test per allocation and free).
   void setRecorder(TraceRecorder *recorder);
@@ -150,6 +190,9 @@ private:
   /// Frees cached blocks, largest first, until `bytes` more is within the
   /// bound of `overCacheBound`.
   void trimBlockCache(int64_t bytes);
+  void releaseBlockCacheLocked();
+  /// Frees the arena (no buffer may live in it).
+  void freeArena();
   /// Frees a buffer of the device, forgetting its block size.
   void releaseBuffer(void *ptr);
   /// The size of block `p`: its block size when it has one, else
@@ -157,6 +200,40 @@ private:
   int64_t blockSize(void *p, int64_t requested) const;
   void noteHeld(int64_t delta);
   void addLive(void *p, int64_t bytes);
+  /// Whether `p` lies in the arena of the buffer plans.
+  bool inArena(const void *p) const {
+    return arena_ && p >= arena_ && p < arena_ + arenaBytes_;
+  }
+  /// The planned block of the run's next allocation, or null (see the
+  /// file comment).
+  void *takePlannedBlock(int64_t bytes, int64_t align);
+  /// Records allocation `p` of `bytes` (a run recording its plan).
+  void recordAllocation(void *p, int64_t bytes, int64_t align);
+  /// Makes the plan of the run just recorded; false when it cannot be
+  /// used (no arena).
+  bool makePlan();
+
+  /// A buffer plan: the offset in the arena of each allocation of a run,
+  /// in allocation order (-1: not planned), with its requested bytes.
+  struct BufferPlan {
+    std::vector<int64_t> bytes;
+    std::vector<int64_t> offsets;
+    int64_t arenaBytes = 0;
+    uint64_t lastUse = 0;
+    /// A run missed the plan's sizes: never used again.
+    bool unusable = false;
+  };
+  /// An allocation of the run recording a plan: requested bytes, the
+  /// event count at its allocation and at its free (-1: not freed),
+  /// whether it may not be planned.
+  struct Recorded {
+    int64_t bytes;
+    int64_t allocatedAt;
+    int64_t freedAt;
+    bool excluded;
+  };
+  enum class PlanMode { Off, Record, Replay };
+  static constexpr size_t kMaxPlans = 16;
 
   Device &device_;
   int64_t limit_;
@@ -182,6 +259,23 @@ private:
   /// The highest peak of any run so far.
   int64_t maxPeakBytes_ = 0;
   std::unordered_set<void *> kept_;
+  /// Buffer plans by shape key, the run's mode and plan, and the next
+  /// allocation's index in it.
+  std::unordered_map<uint64_t, BufferPlan> plans_;
+  PlanMode planMode_ = PlanMode::Off;
+  uint64_t runKey_ = 0;
+  BufferPlan *plan_ = nullptr;
+  size_t nextSlot_ = 0;
+  uint64_t planUses_ = 0;
+  /// The run recording a plan: its allocations, the live ones' indices,
+  /// the event count.
+  std::vector<Recorded> recorded_;
+  std::unordered_map<void *, size_t> recordedLive_;
+  int64_t events_ = 0;
+  /// The arena and the ranges of it in use (offset -> end).
+  char *arena_ = nullptr;
+  int64_t arenaBytes_ = 0;
+  std::map<int64_t, int64_t> arenaLive_;
   AllocRefusal refusal_;
   TraceRecorder *recorder_ = nullptr;
 };
