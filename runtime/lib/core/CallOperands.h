@@ -98,6 +98,8 @@ public:
 struct CacheCounts {
   int64_t created = 0;
   int64_t cached = 0;
+  /// Copies of constant weights in a primitive's layout (CPU).
+  int64_t packedWeights = 0;
 };
 
 /// Why a call failed: a status of docs/runtime-abi.md (1 operands that do

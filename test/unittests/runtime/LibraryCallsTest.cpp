@@ -258,6 +258,51 @@ TEST(LibraryCalls, ConvPostOpsMatchLoopsAndTemporariesArePredicted) {
     ASSERT_NEAR(y[at], ref[at], 1e-4) << "at " << at;
 }
 
+// Constant weights (attribute 1) read by a Conv at two input shapes: two
+// primitives, one copy of the weights in their layout, shared; other
+// weights get their own. Against loops at both shapes.
+TEST(LibraryCalls, ConvShapesShareConstantWeights) {
+  const int64_t C = 8, OC = 16;
+  std::vector<float> w1 = randomVector(OC * C * 9, 21),
+                     w2 = randomVector(OC * C * 9, 22),
+                     bias = randomVector(OC, 23);
+  LibraryCalls lib(512, /*numThreads=*/1);
+  CountingAllocator alloc;
+  std::string error;
+  auto check = [&](std::vector<float> &w, int64_t N, int64_t H, int64_t W) {
+    SCOPED_TRACE(std::to_string(N) + "x" + std::to_string(H) + "x" +
+                 std::to_string(W));
+    std::vector<float> x = randomVector(N * C * H * W, 24),
+                       res = randomVector(N * OC * H * W, 25),
+                       y(N * OC * H * W, NAN);
+    auto dx = desc(x.data(), {N, C, H, W});
+    auto dw_ = desc(w.data(), {OC, C, 3, 3});
+    auto dy = desc(y.data(), {N, OC, H, W});
+    auto db = desc(bias.data(), {OC});
+    auto dr = desc(res.data(), {N, OC, H, W});
+    std::vector<int64_t> attrs = {1, /*constWeights=*/1, 1, 1, 1, 1, 1, 1, 1,
+                                  1, /*flags=*/7};
+    void *ops[5] = {dx.data(), dw_.data(), dy.data(), db.data(), dr.data()};
+    int32_t ranks[5] = {4, 4, 4, 1, 4};
+    ASSERT_EQ(lib.call(DISC_LIB_CONV, 5, ops, ranks, 11, attrs.data(),
+                       alloc.hooks(), error),
+              0)
+        << error;
+    std::vector<float> ref = convRef(x, w, bias, res, N, C, H, W, OC, true);
+    for (size_t at = 0; at < y.size(); ++at)
+      ASSERT_NEAR(y[at], ref[at], 1e-4) << "at " << at;
+  };
+  check(w1, 1, 7, 6);
+  EXPECT_EQ(lib.counts().packedWeights, 1);
+  check(w1, 2, 9, 5);
+  check(w1, 1, 7, 6);
+  EXPECT_EQ(lib.numCreated(), 2);
+  EXPECT_EQ(lib.counts().packedWeights, 1);
+  check(w2, 2, 9, 5);
+  EXPECT_EQ(lib.counts().packedWeights, 2);
+  EXPECT_EQ(alloc.live, 0); // the packed weights are the module's
+}
+
 // A call seen before runs its cached entry on the new call's buffers: every
 // operand (input, weights, bias, residual, output at an offset) moves
 // between calls of the same shapes, constant weights at a new address are
