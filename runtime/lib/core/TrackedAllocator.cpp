@@ -64,6 +64,13 @@ void insertReusing(Map &map, std::vector<typename Map::node_type> &spare, K key,
 TrackedAllocator::TrackedAllocator(Device &device, int64_t limitBytes)
     : device_(device), limit_(limitBytes) {}
 
+TrackedAllocator::~TrackedAllocator() {
+  releaseBlockCache();
+  std::lock_guard<std::mutex> lock(mutex_);
+  arenaLive_.clear();
+  freeArena();
+}
+
 void TrackedAllocator::addLive(void *p, int64_t bytes) {
   insertReusing(live_, spareLive_, p, bytes);
 }

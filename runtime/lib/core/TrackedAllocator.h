@@ -102,6 +102,9 @@ class TrackedAllocator {
 public:
   /// Memory of `device`; `limitBytes` 0 = no limit.
   TrackedAllocator(Device &device, int64_t limitBytes);
+  /// Frees the cached blocks and the arena of the buffer plans (the live
+  /// buffers are the owner's to free first: releaseLive).
+  ~TrackedAllocator();
   TrackedAllocator(const TrackedAllocator &) = delete;
   TrackedAllocator &operator=(const TrackedAllocator &) = delete;
 
