@@ -23,6 +23,20 @@ namespace disc::runtime {
 
 namespace {
 
+/// Under AddressSanitizer a plan gives every buffer its own range,
+/// followed by a poisoned redzone of this many bytes, so that a read after
+/// free or past the end of a planned buffer is still reported (as the block
+/// cache is off there for the same reason); 0 otherwise.
+#ifdef DISC_ASAN
+constexpr int64_t kPlanRedzone = 64;
+#else
+constexpr int64_t kPlanRedzone = 0;
+#endif
+/// A plan that missed the run's sizes this many times is not made again.
+constexpr int kMaxPlanMisses = 3;
+/// Runs of more allocations are not planned (the packing is quadratic).
+constexpr size_t kMaxPlannedBuffers = 8192;
+
 /// Marks [p, p + bytes) of the arena unusable (`poison`) or usable for
 /// AddressSanitizer, so that a planned buffer read after its free is
 /// reported as the reused blocks of the cache would hide it; no-op in other
@@ -68,6 +82,7 @@ TrackedAllocator::~TrackedAllocator() {
   releaseBlockCache();
   std::lock_guard<std::mutex> lock(mutex_);
   arenaLive_.clear();
+  arenaLiveBytes_ = 0;
   freeArena();
 }
 
@@ -98,7 +113,10 @@ bool TrackedAllocator::useBlockCache() const {
 }
 
 bool TrackedAllocator::overCacheBound(int64_t bytes) const {
-  return cachedBytes_ + currentBytes_ + bytes > 2 * maxPeakBytes_ ||
+  // The arena counts whole, for the buffers live in it.
+  return cachedBytes_ + (currentBytes_ - arenaLiveBytes_) + arenaBytes_ +
+                 bytes >
+             2 * maxPeakBytes_ ||
          (limit_ > 0 && cachedBytes_ + heldBytes_ + bytes > limit_);
 }
 
@@ -206,6 +224,7 @@ void TrackedAllocator::free(void *ptr) {
   if (inArena(ptr)) {
     auto range = arenaLive_.find(static_cast<char *>(ptr) - arena_);
     if (range != arenaLive_.end()) {
+      arenaLiveBytes_ -= bytes;
       poisonArena(arena_ + range->first, range->second - range->first, true);
       arenaLive_.erase(range);
     }
@@ -277,7 +296,15 @@ void TrackedAllocator::beginRun(uint64_t shapeKey) {
     planMode_ = PlanMode::Record;
     return;
   }
-  if (it->second.unusable || it->second.arenaBytes > arenaBytes_)
+  if (it->second.missed >= kMaxPlanMisses)
+    return;
+  if (it->second.stale) {
+    // Missed once: recorded again (worker threads may have reordered the
+    // allocations of that run).
+    planMode_ = PlanMode::Record;
+    return;
+  }
+  if (it->second.arenaBytes > arenaBytes_)
     return;
   plan_ = &it->second;
   plan_->lastUse = ++planUses_;
@@ -300,7 +327,8 @@ void *TrackedAllocator::takePlannedBlock(int64_t bytes, int64_t align) {
   size_t i = nextSlot_++;
   if (i >= plan_->bytes.size() || plan_->bytes[i] != bytes) {
     // Not the recorded sequence: the rest of the run goes without it.
-    plan_->unusable = true;
+    ++plan_->missed;
+    plan_->stale = true;
     planMode_ = PlanMode::Off;
     return nullptr;
   }
@@ -316,6 +344,7 @@ void *TrackedAllocator::takePlannedBlock(int64_t bytes, int64_t align) {
   if (next != arenaLive_.begin() && std::prev(next)->second > offset)
     return nullptr;
   arenaLive_.emplace_hint(next, offset, end);
+  arenaLiveBytes_ += bytes;
   poisonArena(arena_ + offset, end - offset, false);
   return arena_ + offset;
 }
@@ -339,9 +368,12 @@ bool TrackedAllocator::makePlan() {
     if (!recorded_[i].excluded && recorded_[i].freedAt >= 0)
       order.push_back(i);
   }
+  if (order.size() > kMaxPlannedBuffers)
+    return false;
   auto rounded = [](int64_t b) {
     return (std::max<int64_t>(b, 1) + kCacheAlign - 1) / kCacheAlign *
-           kCacheAlign;
+               kCacheAlign +
+           kPlanRedzone;
   };
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return recorded_[a].bytes > recorded_[b].bytes;
@@ -354,7 +386,8 @@ bool TrackedAllocator::makePlan() {
     overlapping.clear();
     for (size_t j : placed) {
       const Recorded &q = recorded_[j];
-      if (q.allocatedAt < r.freedAt && r.allocatedAt < q.freedAt)
+      if (kPlanRedzone > 0 ||
+          (q.allocatedAt < r.freedAt && r.allocatedAt < q.freedAt))
         overlapping.push_back(
             {plan.offsets[j], plan.offsets[j] + rounded(q.bytes)});
     }
@@ -397,6 +430,8 @@ bool TrackedAllocator::makePlan() {
     plans_.erase(oldest);
   }
   plan.lastUse = ++planUses_;
+  if (auto old = plans_.find(runKey_); old != plans_.end())
+    plan.missed = old->second.missed;
   plans_[runKey_] = std::move(plan);
   return true;
 }
@@ -404,6 +439,15 @@ bool TrackedAllocator::makePlan() {
 int64_t TrackedAllocator::numBufferPlans() {
   std::lock_guard<std::mutex> lock(mutex_);
   return static_cast<int64_t>(plans_.size());
+}
+
+bool TrackedAllocator::replaysPlan(uint64_t shapeKey) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = plans_.find(shapeKey);
+  return shapeKey != 0 && limit_ <= 0 && device_.reusesBlocks() &&
+         it != plans_.end() && !it->second.stale &&
+         it->second.missed < kMaxPlanMisses &&
+         it->second.arenaBytes <= arenaBytes_;
 }
 
 int64_t TrackedAllocator::arenaBytes() {
@@ -448,6 +492,7 @@ void TrackedAllocator::releaseLive() {
   if (arena_)
     poisonArena(arena_, arenaBytes_, true);
   arenaLive_.clear();
+  arenaLiveBytes_ = 0;
   heldBytes_ = 0;
 }
 
@@ -466,6 +511,7 @@ void TrackedAllocator::abandonAll() {
   if (arena_)
     poisonArena(arena_, arenaBytes_, true);
   arenaLive_.clear();
+  arenaLiveBytes_ = 0;
   kept_.clear();
   heldBytes_ = 0;
   currentBytes_ = 0;

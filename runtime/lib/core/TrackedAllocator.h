@@ -37,14 +37,18 @@
 //     i-th (a model whose buffers depend on values), or whose planned range
 //     is still in use (a buffer freed later than in the recorded run),
 //     leaves the plan: the request, and for a size, the rest of the run,
-//     go to the block cache, and a plan that missed a size is not used
-//     again. Not planned: outputs handed over to the caller, buffers live
-//     at the end of the run, alignments above 64. One arena serves every
+//     go to the block cache; after a size miss the next run records the
+//     plan again, at most kMaxPlanMisses times. Not planned: outputs handed
+//     over to the caller, buffers live at the end of the run, alignments
+//     above 64, runs of more than kMaxPlannedBuffers allocations. The
+//     block cache's bound counts the arena whole. One arena serves every
 //     plan (a session runs one shape at a time), sized to the largest
 //     plan; at most kMaxPlans plans are kept, the least recently used
 //     dropped. Off under a memory limit (evictions change the sequence)
-//     and on devices without an arena (CUDA); under AddressSanitizer the
-//     arena's free ranges are poisoned;
+//     and on devices without an arena (CUDA). Under AddressSanitizer every
+//     planned buffer gets its own range and a redzone, and the free ranges
+//     are poisoned, so that reads after free and past the end are
+//     reported;
 //   - the blocks kept at rematerialization evict points, whose free by the
 //     model is a no-op (RematRuntime.h).
 //
@@ -122,12 +126,9 @@ public:
   int64_t liveBytesLocked(void *ptr) const;
   int64_t currentBytesLocked() const { return currentBytes_; }
   /// Marks live buffer `ptr` kept (its free is ignored) / no longer kept.
-  void keepLocked(void *ptr) {
-    kept_.insert(ptr);
-    // Its free is deferred: the run's sequence is no longer the plan's.
-    if (planMode_ == PlanMode::Record)
-      planMode_ = PlanMode::Off;
-  }
+  /// Without a limit every rematerialization candidate is kept, in every
+  /// run alike: a buffer plan records its lifetime up to its last free.
+  void keepLocked(void *ptr) { kept_.insert(ptr); }
   void unkeepLocked(void *ptr) { kept_.erase(ptr); }
   void clearKept();
 
@@ -157,6 +158,8 @@ public:
   void endRun(bool completed);
   /// The number of buffer plans kept, and the bytes of their arena.
   int64_t numBufferPlans();
+  /// Whether the next run at `shapeKey` takes its buffers from a plan.
+  bool replaysPlan(uint64_t shapeKey);
   int64_t arenaBytes();
   AllocCounters counters();
   const AllocRefusal &refusal() const { return refusal_; }
@@ -223,8 +226,10 @@ private:
     std::vector<int64_t> offsets;
     int64_t arenaBytes = 0;
     uint64_t lastUse = 0;
-    /// A run missed the plan's sizes: never used again.
-    bool unusable = false;
+    /// Runs that missed the plan's sizes; the next run after a miss
+    /// (`stale`) records the plan again, up to kMaxPlanMisses.
+    int missed = 0;
+    bool stale = false;
   };
   /// An allocation of the run recording a plan: requested bytes, the
   /// event count at its allocation and at its free (-1: not freed),
@@ -279,6 +284,8 @@ private:
   char *arena_ = nullptr;
   int64_t arenaBytes_ = 0;
   std::map<int64_t, int64_t> arenaLive_;
+  /// The requested bytes of the buffers live in the arena.
+  int64_t arenaLiveBytes_ = 0;
   AllocRefusal refusal_;
   TraceRecorder *recorder_ = nullptr;
 };
