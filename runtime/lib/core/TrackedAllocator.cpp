@@ -102,14 +102,11 @@ void TrackedAllocator::noteHeld(int64_t delta) {
 }
 
 bool TrackedAllocator::useBlockCache() const {
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef DISC_ASAN
   return false; // Reused blocks would hide use-after-free from ASan.
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return false;
-#endif
-#endif
+#else
   return device_.reusesBlocks();
+#endif
 }
 
 bool TrackedAllocator::overCacheBound(int64_t bytes) const {
@@ -368,15 +365,25 @@ bool TrackedAllocator::makePlan() {
     if (!recorded_[i].excluded && recorded_[i].freedAt >= 0)
       order.push_back(i);
   }
-  if (order.size() > kMaxPlannedBuffers)
+  // No plan possible at these shapes: later runs do not record again.
+  auto giveUp = [&] {
+    BufferPlan &slot = planSlot(runKey_);
+    slot.missed = kMaxPlanMisses;
+    slot.lastUse = ++planUses_;
     return false;
+  };
+  if (order.empty() || order.size() > kMaxPlannedBuffers)
+    return giveUp();
   auto rounded = [](int64_t b) {
     return (std::max<int64_t>(b, 1) + kCacheAlign - 1) / kCacheAlign *
                kCacheAlign +
            kPlanRedzone;
   };
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return recorded_[a].bytes > recorded_[b].bytes;
+  // Largest first, ties in allocation order.
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return recorded_[a].bytes != recorded_[b].bytes
+               ? recorded_[a].bytes > recorded_[b].bytes
+               : a < b;
   });
   std::vector<size_t> placed;
   std::vector<std::pair<int64_t, int64_t>> overlapping;
@@ -405,8 +412,6 @@ bool TrackedAllocator::makePlan() {
     plan.arenaBytes = std::max(plan.arenaBytes, plan.offsets[i] + size);
     placed.push_back(i);
   }
-  if (placed.empty())
-    return false;
   if (plan.arenaBytes > arenaBytes_) {
     // A larger arena; the plans' offsets stay valid in it.
     if (!arenaLive_.empty())
@@ -422,6 +427,16 @@ bool TrackedAllocator::makePlan() {
     arenaBytes_ = plan.arenaBytes;
     poisonArena(arena_, arenaBytes_, true);
   }
+  BufferPlan &slot = planSlot(runKey_);
+  plan.lastUse = ++planUses_;
+  plan.missed = slot.missed;
+  slot = std::move(plan);
+  return true;
+}
+
+TrackedAllocator::BufferPlan &TrackedAllocator::planSlot(uint64_t key) {
+  if (auto it = plans_.find(key); it != plans_.end())
+    return it->second;
   if (plans_.size() >= kMaxPlans) {
     auto oldest = plans_.begin();
     for (auto it = plans_.begin(); it != plans_.end(); ++it)
@@ -429,11 +444,7 @@ bool TrackedAllocator::makePlan() {
         oldest = it;
     plans_.erase(oldest);
   }
-  plan.lastUse = ++planUses_;
-  if (auto old = plans_.find(runKey_); old != plans_.end())
-    plan.missed = old->second.missed;
-  plans_[runKey_] = std::move(plan);
-  return true;
+  return plans_[key];
 }
 
 int64_t TrackedAllocator::numBufferPlans() {

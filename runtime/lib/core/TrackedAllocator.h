@@ -216,7 +216,8 @@ private:
   /// Records allocation `p` of `bytes` (a run recording its plan).
   void recordAllocation(void *p, int64_t bytes, int64_t align);
   /// Makes the plan of the run just recorded; false when it cannot be
-  /// used (no arena).
+  /// used (no arena) or made (nothing to plan, too many buffers: later
+  /// runs at these shapes then record nothing).
   bool makePlan();
 
   /// A buffer plan: the offset in the arena of each allocation of a run,
@@ -240,6 +241,9 @@ private:
     int64_t freedAt;
     bool excluded;
   };
+  /// The plan of `key`, made empty (after dropping the least recently
+  /// used one at kMaxPlans) when there is none.
+  BufferPlan &planSlot(uint64_t key);
   enum class PlanMode { Off, Record, Replay };
   static constexpr size_t kMaxPlans = 16;
 
