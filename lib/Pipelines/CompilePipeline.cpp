@@ -76,8 +76,16 @@ void mlir::disc::buildDiscCompilePipeline(
       recompute.nearWindow = 8;
     pm.addPass(createDiscRecomputeElementwise(recompute));
   }
-  if (options.fusion)
-    pm.addPass(createDiscFusionPass());
+  if (options.fusion) {
+    // Depthwise convolutions as loops with their producer and epilogue:
+    // every one without library calls, on CUDA where cuDNN would leave an
+    // activation (a Clip) to a kernel of its own; oneDNN takes them all.
+    DiscFusionOptions fusion;
+    fusion.depthwise = libraryCalls == "onednn" ? "off"
+                       : libraryCalls == "cuda" ? "cuda"
+                                                : "all";
+    pm.addPass(createDiscFusion(fusion));
+  }
   if (options.schedule) {
     DiscMemoryScheduleOptions schedule;
     schedule.inPlaceState = inPlaceState;

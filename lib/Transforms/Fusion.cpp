@@ -13,7 +13,10 @@
 //    loop of the reduction without broadcasting (linalg keeps the loop
 //    bounds).
 // Chains fuse transitively: in `exp(x - m) -> sum`, the sub fuses into the
-// exp and the exp into the sum; one loop nest reads x and m.
+// exp and the exp into the sum; one loop nest reads x and m. With
+// `depthwise`, depthwise convolutions become loops that read their input
+// element by element, with the producer of the input fused into the read
+// and the ops after them written in place (writeDepthwiseEpiloguesInPlace).
 // First, an elementwise op that reads a broadcast (`expand`) reads its
 // operand instead where its other operands give the broadcast dims
 // (foldBroadcastsIntoReaders).
@@ -26,6 +29,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir::disc {
 #define GEN_PASS_DEF_DISCFUSION
@@ -202,6 +206,91 @@ void foldBroadcastsIntoReaders(Block &block, ShapeAnalysis &sa) {
   }
 }
 
+/// The single reader of `v` when it is an elementwise op of `block` that
+/// can write its result into v's buffer: one loop nest (unversioned), the
+/// same result type, v read unbroadcast. Null otherwise.
+Operation *inPlaceReader(Value v, Block &block, ShapeAnalysis &sa,
+                         llvm::function_ref<bool(Operation *)> plain) {
+  if (!v.hasOneUse())
+    return nullptr;
+  Operation *user = *v.getUsers().begin();
+  if (user->getBlock() != &block || !isElementwise(user) ||
+      user->getResult(0).getType() != v.getType() || !plain(user))
+    return nullptr;
+  auto type = cast<RankedTensorType>(v.getType());
+  for (int64_t j = 0; j < type.getRank(); ++j) {
+    bool stretches;
+    if (!isMappedDim(sa, user, v, j, stretches) || stretches)
+      return nullptr;
+  }
+  return user;
+}
+
+/// Whether a cuDNN call may take `op` as a post-op of the convolution
+/// before it (markLibraryCalls on CUDA: a bias or residual Add, a ReLU as
+/// `max(x, 0)`).
+bool isCudaPostOpLike(Operation *op) {
+  if (isa<AddOp>(op))
+    return true;
+  if (!isa<MaxOp>(op))
+    return false;
+  for (Value v : op->getOperands()) {
+    DenseElementsAttr c;
+    if (matchPattern(v, m_Constant(&c)) && c.isSplat() &&
+        isa<FloatType>(c.getElementType()) &&
+        c.getSplatValue<APFloat>().isZero())
+      return true;
+  }
+  return false;
+}
+
+/// Whether depthwise `conv` as a cuDNN call would leave an elementwise op
+/// to a kernel of its own that the convolution as loops takes: an op after
+/// it (in the chain of single readers written in place) that is no cuDNN
+/// post-op, or a producer of its input that disc-fusion would fuse into
+/// the loops and that no call before it takes as a post-op.
+bool leavesKernelToCudaCall(ConvOp conv, Block &block, ShapeAnalysis &sa,
+                            llvm::function_ref<bool(Operation *)> plain) {
+  for (Value v = conv.getResult();
+       Operation *user = inPlaceReader(v, block, sa, plain);
+       v = user->getResult(0))
+    if (!isCudaPostOpLike(user))
+      return true;
+  Operation *def = conv.getInput().getDefiningOp();
+  return def && def->getBlock() == &block && isElementwise(def) &&
+         def->getResult(0).hasOneUse() && plain(def) && !isCudaPostOpLike(def);
+}
+
+/// The elementwise ops after each depthwise convolution (the bias add and
+/// the activation), each the single reader of the value before it, write
+/// that value's buffer (kInPlaceOperandAttrName): with no allocation
+/// between their loop nests and the convolution's, the GPU runs them as one
+/// kernel, and no buffer is added to the peak. An op stays a fused producer
+/// where it is fused into the next depthwise convolution's input read.
+void writeDepthwiseEpiloguesInPlace(
+    Block &block, ShapeAnalysis &sa,
+    llvm::function_ref<bool(Operation *)> plain) {
+  for (Operation &op : block) {
+    auto conv = dyn_cast<ConvOp>(op);
+    if (!conv || !conv->hasAttr(kDepthwiseLoopsAttrName))
+      continue;
+    Value v = conv.getResult();
+    while (Operation *user = inPlaceReader(v, block, sa, plain)) {
+      if (isFusedProducer(user) && isa<ConvOp>(getFusionRoot(user)))
+        break;
+      int64_t idx = -1;
+      for (OpOperand &use : user->getOpOperands())
+        if (use.get() == v)
+          idx = use.getOperandNumber();
+      user->removeAttr(kFusedAttrName);
+      user->setAttr(
+          kInPlaceOperandAttrName,
+          IntegerAttr::get(IntegerType::get(user->getContext(), 64), idx));
+      v = user->getResult(0);
+    }
+  }
+}
+
 } // namespace
 
 bool mlir::disc::lowersToOneGeneric(ShapeAnalysis &sa, Operation *op) {
@@ -211,6 +300,7 @@ bool mlir::disc::lowersToOneGeneric(ShapeAnalysis &sa, Operation *op) {
 namespace {
 
 struct DiscFusionPass : public disc::impl::DiscFusionBase<DiscFusionPass> {
+  using DiscFusionBase::DiscFusionBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     llvm::StringMap<DimRange> ranges = collectDimRanges(module);
@@ -218,8 +308,11 @@ struct DiscFusionPass : public disc::impl::DiscFusionBase<DiscFusionPass> {
       if (func.isExternal() || !func.getBody().hasOneBlock())
         continue;
       Block &block = func.getBody().front();
-      for (Operation &op : block)
+      for (Operation &op : block) {
         op.removeAttr(kFusedAttrName);
+        op.removeAttr(kInPlaceOperandAttrName);
+        op.removeAttr(kDepthwiseLoopsAttrName);
+      }
       ShapeAnalysis sa(func, ranges);
       sa.run();
       sa.mergeEqualSymbols();
@@ -231,6 +324,14 @@ struct DiscFusionPass : public disc::impl::DiscFusionBase<DiscFusionPass> {
           return it->second;
         return unversioned[op] = isUnversioned(sa, op);
       };
+      if (depthwise != "off")
+        for (Operation &op : block)
+          if (auto conv = dyn_cast<ConvOp>(op);
+              conv && conv.isDepthwise() &&
+              (depthwise == "all" ||
+               leavesKernelToCudaCall(conv, block, sa, plain)))
+            conv->setAttr(kDepthwiseLoopsAttrName,
+                          UnitAttr::get(&getContext()));
       for (Operation &op : block) {
         if (!isElementwise(&op) || !op.getResult(0).hasOneUse())
           continue;
@@ -242,9 +343,13 @@ struct DiscFusionPass : public disc::impl::DiscFusionBase<DiscFusionPass> {
           ok = plain(user);
         else if (auto reduce = dyn_cast<ReduceOp>(user))
           ok = reduce.getInput() == op.getResult(0) && hasFullOperand(sa, &op);
+        else if (auto conv = dyn_cast<ConvOp>(user))
+          ok = conv->hasAttr(kDepthwiseLoopsAttrName) &&
+               conv.getInput() == op.getResult(0);
         if (ok)
           op.setAttr(kFusedAttrName, UnitAttr::get(&getContext()));
       }
+      writeDepthwiseEpiloguesInPlace(block, sa, plain);
       sinkFusedProducers(block);
     }
   }

@@ -205,6 +205,12 @@ OpMemory MemoryModel::describe(Operation *op) {
       add(r, BufferKind::Fused);
     return m;
   }
+  // Written into the buffer of an operand it reads last (disc-fusion's
+  // depthwise epilogues, Fusion.h).
+  if (auto idx = op->getAttrOfType<IntegerAttr>(kInPlaceOperandAttrName)) {
+    add(op->getResult(0), BufferKind::InPlace, idx.getInt());
+    return m;
+  }
   // A scatter's loop nest updates its `data` operand in place (the
   // lowering's destination): bufferization writes into data's buffer when
   // nothing else reads it, else into a copy.
@@ -286,10 +292,11 @@ OpMemory MemoryModel::describe(Operation *op) {
   }
   if (auto conv = dyn_cast<ConvOp>(op)) {
     // lowerConv: a zero-padded copy of the input (when any pad is
-    // non-zero), then the result. A library call pads inside oneDNN; its
-    // temporaries are added by the runtime (toJson, "library_calls").
+    // non-zero; a depthwise one reads its input in place), then the
+    // result. A library call pads inside oneDNN; its temporaries are added
+    // by the runtime (toJson, "library_calls").
     auto [grow, any] = padGrowth(conv.getPadding());
-    if (any && !op->hasAttr("disc.library_call"))
+    if (any && !op->hasAttr("disc.library_call") && !conv.isDepthwise())
       addPreScratch(grownBytes(shapes, conv.getInput(), grow, missingDims), 0);
     add(conv.getResult(), BufferKind::Alloc);
     return m;
@@ -788,7 +795,8 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
     Value root = getBufferRoot(v);
     while (Operation *def = v.getDefiningOp()) {
       if (def->getParentOp() != func.getOperation() ||
-          !def->hasAttr("disc.fused_into_call"))
+          !(def->hasAttr("disc.fused_into_call") ||
+            def->hasAttr(kInPlaceOperandAttrName)))
         break;
       const OpMemory &m = getOpMemory(def);
       const ResultMemory &rm = m.results[cast<OpResult>(v).getResultNumber()];

@@ -24,7 +24,8 @@ Prints a markdown table (model, shape, launches, library calls, syncs,
 host reads, device-to-host copies) and writes it as JSON with --json.
 With --check-syncs every run must have syncs <= 1 + host reads (the host
 waits only where it reads device data, plus once at the end of the run for
-the error words of the run-time checks).
+the error words of the run-time checks). With --max-launches N every run
+must make at most N kernel launches.
 
     /usr/bin/python3 test/cuda/count_launches.py --bin-dir build/bin \\
         --work-dir /tmp/counts --models-dir build/test/e2e/models \\
@@ -192,6 +193,8 @@ def main(argv=None):
                     help="use MODEL.ARCH.so in --work-dir when it exists")
     ap.add_argument("--check-syncs", action="store_true",
                     help="fail when a run has syncs > 1 + host reads")
+    ap.add_argument("--max-launches", type=int,
+                    help="fail when a run makes more kernel launches")
     ap.add_argument("--cuda-graphs", action="store_true",
                     help="count a replayed run (CUDA graphs) and check it "
                     "against a plain run")
@@ -261,6 +264,11 @@ def main(argv=None):
                 failed += 1
                 print(f"FAIL {model} {case['name']}: {row['syncs']} syncs > "
                       f"1 + {row['host_reads']} host reads")
+            if (args.max_launches is not None and
+                    row["launches"] > args.max_launches):
+                failed += 1
+                print(f"FAIL {model} {case['name']}: {row['launches']} "
+                      f"launches > {args.max_launches}")
     if args.cuda_graphs:
         print("| model | shape | launches | graph launches | library calls "
               "| syncs | outputs equal |")

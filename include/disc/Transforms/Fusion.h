@@ -31,6 +31,21 @@ inline constexpr llvm::StringLiteral kFusedAttrName = "disc.fused";
 inline constexpr llvm::StringLiteral kRecomputeCopyAttrName =
     "disc.recompute_copy";
 
+/// Unit attribute on a depthwise `disc.conv` that disc-fusion (option
+/// `depthwise`) chose to lower as generated loops, with its elementwise
+/// producer and consumers fused: no cuDNN call takes it.
+inline constexpr llvm::StringLiteral kDepthwiseLoopsAttrName =
+    "disc.depthwise_loops";
+
+/// Integer attribute on an elementwise op that writes its result into the
+/// buffer of that operand, whose last use it is (disc-fusion's `depthwise`
+/// option: the bias and activation after a depthwise convolution lowered
+/// as loops). The memory model counts no new buffer,
+/// and the lowering makes the operand the loop nest's destination, so the
+/// nest and the convolution's are one kernel on the GPU.
+inline constexpr llvm::StringLiteral kInPlaceOperandAttrName =
+    "disc.in_place_operand";
+
 /// True when `op` is a fused producer (disc-fusion).
 inline bool isFusedProducer(Operation *op) {
   return op->hasAttr(kFusedAttrName);

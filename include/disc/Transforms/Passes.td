@@ -73,8 +73,27 @@ def DiscFusion : Pass<"disc-fusion", "ModuleOp"> {
     result no buffer and counts its operand reads at its consumer, the
     lowering tags its `linalg.generic`, and disc-fuse-marked-producers fuses
     every tagged generic into its consumer (and fails if one is left).
-    Reports no errors.
+
+    With `depthwise` = `all` or `cuda`, depthwise convolutions
+    (`disc.conv` with `isDepthwise()`) become generated loops that read
+    their input in place (`disc.depthwise_loops` on the op; `all`: every
+    one, for targets without library calls; `cuda`: those where a cuDNN
+    call would leave an elementwise op to a kernel of its own, an
+    activation after the convolution other than a bias, residual add or
+    ReLU, or a producer of its input other than those). For each such
+    convolution, an elementwise producer whose single use is its input is
+    marked too (the convolution applies it to each element it reads, so
+    its result is never stored), and the elementwise ops after it (each
+    the single reader of the value before it, that value unbroadcast) get
+    `disc.in_place_operand`: they write that value's buffer, so on the GPU
+    they and the convolution are one kernel. Reports no errors.
   }];
+  let options = [
+    Option<"depthwise", "depthwise", "std::string", /*default=*/"\"off\"",
+           "Depthwise convolutions as generated loops with their "
+           "elementwise producer and consumers fused: off, all, or cuda "
+           "(where a cuDNN call would leave them to kernels of their own)">,
+  ];
 }
 
 def DiscRecomputeElementwise

@@ -7,6 +7,7 @@
 
 #include "LibraryCalls.h"
 #include "disc/Conversion/Passes.h"
+#include "disc/Transforms/Fusion.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -66,6 +67,15 @@ std::string mlir::disc::cudaLibraryCallMiss(Operation *op) {
     int64_t k = conv.getType().getRank() - 2;
     if (std::string e = convMiss(op, k); !e.empty())
       return e;
+    // Chosen by disc-fusion: a generated kernel that reads the input in
+    // place, with the elementwise producer of the input and the ops after
+    // it fused, where a cuDNN call would leave an activation it does not
+    // take (a Clip) to a kernel of its own (docs/cuda.md, "Depthwise
+    // convolutions").
+    if (conv->hasAttr(kDepthwiseLoopsAttrName))
+      return "a depthwise convolution with an activation cuDNN does not "
+             "take (one generated kernel with its elementwise producer and "
+             "consumers)";
     ArrayRef<int64_t> pad = conv.getPadding();
     for (int64_t i = 0; i < k; ++i)
       if (pad[i] != pad[k + i])

@@ -527,6 +527,31 @@ FailureOr<Value> lowerElementwise(OpBuilder &b, Operation *op,
   return ifOp.getResult(0);
 }
 
+/// Makes the loop nest that computes `v` write operand `idx` of `op`
+/// (disc-fusion's kInPlaceOperandAttrName, Fusion.h): its fresh
+/// destination becomes the operand, which the nest reads element by
+/// element and nothing reads later, so bufferization writes the operand's
+/// buffer. The memory model counts no buffer for the result, so an op it
+/// cannot rewrite is an error, never a difference between predicted and
+/// measured peak.
+LogicalResult writeIntoOperand(Operation *op, Value v, int64_t idx) {
+  auto generic = v.getDefiningOp<linalg::GenericOp>();
+  Value dest = op->getOperand(idx);
+  OpOperand *init = generic && generic->getNumResults() == 1
+                        ? generic.getDpsInitOperand(0)
+                        : nullptr;
+  auto empty = init ? init->get().getDefiningOp<tensor::EmptyOp>() : nullptr;
+  if (!empty || !empty->hasOneUse() ||
+      generic.payloadUsesValueFromOperand(init) ||
+      dest.getType() != empty.getType())
+    return op->emitOpError("is marked to write into operand ")
+           << idx << " but does not lower to one loop nest with a fresh "
+           << "destination of its type";
+  init->set(dest);
+  empty->erase();
+  return success();
+}
+
 } // namespace
 
 FailureOr<Value>
@@ -584,6 +609,10 @@ mlir::disc::lowering::lowerElementwiseFamily(OpBuilder &b, Operation *op,
   }
   if (op->hasTrait<OpTrait::disc::Elementwise>()) {
     FailureOr<Value> v = elementwise(op);
+    if (succeeded(v))
+      if (auto idx = op->getAttrOfType<IntegerAttr>(kInPlaceOperandAttrName))
+        if (failed(writeIntoOperand(op, *v, idx.getInt())))
+          return failure();
     if (failed(v) || !isFusedProducer(op))
       return v;
     // disc-fusion: the CPU pipeline fuses the tagged generic into

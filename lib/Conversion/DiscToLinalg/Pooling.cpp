@@ -100,28 +100,8 @@ Value windowMaxInPlace(OpBuilder &b, Location loc, Value input,
              b, loc, TypeRange{init.getType()}, ValueRange{windowTensor},
              ValueRange{init}, maps, iters,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
-               IMath m{nb, nl};
-               SmallVector<Value> idx;
-               for (int64_t i = 0; i < lead; ++i)
-                 idx.push_back(linalg::IndexOp::create(nb, nl, i));
-               Value inside;
-               for (int64_t i = 0; i < k; ++i) {
-                 Value o = linalg::IndexOp::create(nb, nl, lead + i);
-                 Value w = linalg::IndexOp::create(nb, nl, lead + k + i);
-                 Value pos = m.sub(m.add(m.mul(o, m.c(strides[i])),
-                                         m.mul(w, m.c(dilations[i]))),
-                                   m.c(lo[i]));
-                 Value ok = arith::AndIOp::create(
-                     nb, nl, m.cmp(arith::CmpIPredicate::sge, pos, m.c(0)),
-                     m.cmp(arith::CmpIPredicate::slt, pos, sizes[i]));
-                 inside =
-                     inside ? arith::AndIOp::create(nb, nl, inside, ok) : ok;
-                 idx.push_back(
-                     m.max(m.min(pos, m.sub(sizes[i], m.c(1))), m.c(0)));
-               }
-               Value x = tensor::ExtractOp::create(nb, nl, input, idx);
-               x = arith::SelectOp::create(
-                   nb, nl, inside, x,
+               Value x = extractWindowElement(
+                   nb, nl, input, lead, sizes, lo, strides, dilations,
                    extremeScalar(nb, nl, elt, /*negative=*/true));
                Value acc = args[1];
                Value r =

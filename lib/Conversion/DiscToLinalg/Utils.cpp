@@ -294,3 +294,29 @@ Value extractEach(
 }
 
 } // namespace mlir::disc::lowering
+
+Value mlir::disc::lowering::extractWindowElement(
+    OpBuilder &b, Location loc, Value input, int64_t lead,
+    ArrayRef<Value> sizes, ArrayRef<int64_t> lo, ArrayRef<int64_t> strides,
+    ArrayRef<int64_t> dilations, Value outside) {
+  IMath m{b, loc};
+  int64_t k = sizes.size();
+  SmallVector<Value> idx;
+  for (int64_t i = 0; i < lead; ++i)
+    idx.push_back(linalg::IndexOp::create(b, loc, i));
+  Value inside;
+  for (int64_t i = 0; i < k; ++i) {
+    Value o = linalg::IndexOp::create(b, loc, lead + i);
+    Value w = linalg::IndexOp::create(b, loc, lead + k + i);
+    Value pos =
+        m.sub(m.add(m.mul(o, m.c(strides[i])), m.mul(w, m.c(dilations[i]))),
+              m.c(lo[i]));
+    Value ok = arith::AndIOp::create(
+        b, loc, m.cmp(arith::CmpIPredicate::sge, pos, m.c(0)),
+        m.cmp(arith::CmpIPredicate::slt, pos, sizes[i]));
+    inside = inside ? arith::AndIOp::create(b, loc, inside, ok) : ok;
+    idx.push_back(m.max(m.min(pos, m.sub(sizes[i], m.c(1))), m.c(0)));
+  }
+  Value x = tensor::ExtractOp::create(b, loc, input, idx);
+  return arith::SelectOp::create(b, loc, inside, x, outside);
+}

@@ -161,6 +161,17 @@ Value extractEach(
 Value padSpatial(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> lo,
                  ArrayRef<OpFoldResult> hi, Value padValue);
 
+/// In the body of a `linalg.generic` over [lead dims..., O_1..O_k,
+/// K_1..K_k] (k = `sizes.size()`): `input` [lead dims..., D_1..D_k] at
+/// [i..., o * stride + k * dilation - lo], read with `tensor.extract` at
+/// that position clamped into the input, or `outside` where the position
+/// is outside it (the padding). `sizes` are the D_i, taken before the
+/// generic. A window op that reads its input this way needs no padded copy.
+Value extractWindowElement(OpBuilder &b, Location loc, Value input,
+                           int64_t lead, ArrayRef<Value> sizes,
+                           ArrayRef<int64_t> lo, ArrayRef<int64_t> strides,
+                           ArrayRef<int64_t> dilations, Value outside);
+
 //===----------------------------------------------------------------------===//
 // Op families
 //===----------------------------------------------------------------------===//

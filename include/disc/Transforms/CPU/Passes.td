@@ -21,13 +21,17 @@ def DiscFuseMarkedProducers
     elementwise fusion (`linalg::fuseElementwiseOps`), last producer first,
     so that a chain folds into one loop nest whatever the consumer became.
     `tensor.dim` ops of a producer's result read its destination instead,
-    which has the same shape.
+    which has the same shape. A producer read through `tensor.extract` in
+    the body of its consumer (a depthwise convolution, which reads its
+    input in place) is computed at that read instead: its inputs are read
+    at the positions its indexing maps give, and its body is cloned there.
 
     The memory model already counts the producer's result as never stored,
     so a tagged generic that cannot be fused is a compiler bug, reported as
     an error rather than left to break the predicted peak: `disc-fusion:
     fused producer has N uses`, `disc-fusion: producer cannot be fused into
-    <op>` or `disc-fusion: linalg fusion failed`; the pass then fails.
+    <op>`, `disc-fusion: linalg fusion failed` or `disc-fusion: cannot fuse
+    into an element read: <why>`; the pass then fails.
   }];
 }
 

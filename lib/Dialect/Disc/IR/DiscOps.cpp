@@ -244,6 +244,12 @@ LogicalResult ConvOp::verify() {
   return success();
 }
 
+bool ConvOp::isDepthwise() {
+  RankedTensorType w = getFilter().getType();
+  int64_t groups = getFeatureGroupCount();
+  return groups > 1 && w.getDimSize(0) == groups && w.getDimSize(1) == 1;
+}
+
 LogicalResult ConvBackwardFilterOp::verify() {
   RankedTensorType in = getInput().getType(), g = getGradOutput().getType();
   RankedTensorType rt = getType();
