@@ -303,6 +303,12 @@ struct DiscFusionPass : public disc::impl::DiscFusionBase<DiscFusionPass> {
   using DiscFusionBase::DiscFusionBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (depthwise != "off" && depthwise != "all" && depthwise != "cuda") {
+      module.emitError("disc-fusion: depthwise must be 'off', 'all' or "
+                       "'cuda', got '")
+          << depthwise << "'";
+      return signalPassFailure();
+    }
     llvm::StringMap<DimRange> ranges = collectDimRanges(module);
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal() || !func.getBody().hasOneBlock())

@@ -617,9 +617,12 @@ bool MemoryModel::escapes(Value v) {
       if (user == term)
         return true;
       // A post-op fused into the library call that made `x` writes into
-      // x's buffer (markLibraryCalls): its result is that buffer.
-      if (auto idx = user->getAttrOfType<IntegerAttr>("disc.fused_into_call");
-          idx && idx.getInt() == use.getOperandNumber() &&
+      // x's buffer (markLibraryCalls), and so does an op written in place
+      // (disc-fusion, Fusion.h): its result is that buffer.
+      auto idx = user->getAttrOfType<IntegerAttr>("disc.fused_into_call");
+      if (!idx)
+        idx = user->getAttrOfType<IntegerAttr>(kInPlaceOperandAttrName);
+      if (idx && idx.getInt() == use.getOperandNumber() &&
           user->getNumResults() == 1) {
         work.push_back(user->getResult(0));
         continue;

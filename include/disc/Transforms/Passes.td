@@ -75,18 +75,21 @@ def DiscFusion : Pass<"disc-fusion", "ModuleOp"> {
     every tagged generic into its consumer (and fails if one is left).
 
     With `depthwise` = `all` or `cuda`, depthwise convolutions
-    (`disc.conv` with `isDepthwise()`) become generated loops that read
-    their input in place (`disc.depthwise_loops` on the op; `all`: every
-    one, for targets without library calls; `cuda`: those where a cuDNN
-    call would leave an elementwise op to a kernel of its own, an
-    activation after the convolution other than a bias, residual add or
-    ReLU, or a producer of its input other than those). For each such
+    (`disc.conv` with `isDepthwise()`; lowered as loops, every one reads
+    its input in place) are chosen as generated loops with their
+    neighbours fused (`disc.depthwise_loops` on the op; `all`: every one,
+    for targets without library calls; `cuda`: those where a cuDNN call
+    would leave an elementwise op to a kernel of its own, an activation
+    after the convolution other than a bias, residual add or ReLU, or a
+    producer of its input other than those; a heuristic: a wrong guess
+    costs a kernel, never a result). For each such
     convolution, an elementwise producer whose single use is its input is
     marked too (the convolution applies it to each element it reads, so
     its result is never stored), and the elementwise ops after it (each
     the single reader of the value before it, that value unbroadcast) get
     `disc.in_place_operand`: they write that value's buffer, so on the GPU
-    they and the convolution are one kernel. Reports no errors.
+    they and the convolution are one kernel when the op order puts no
+    allocation between them. Any other value of `depthwise` is an error.
   }];
   let options = [
     Option<"depthwise", "depthwise", "std::string", /*default=*/"\"off\"",

@@ -736,8 +736,10 @@ void mlir::disc::markLibraryCalls(func::FuncOp func,
       user->setAttr(kFusedIntoCallAttr, b.getI64IntegerAttr(idx));
       // A post-op is computed by the call, not by a fused loop nest: it
       // and the producer of its other operand (read from memory by the
-      // call) leave disc-fusion's chains.
+      // call) leave disc-fusion's chains, and it no longer writes the
+      // buffer of an operand of its own (a depthwise epilogue's).
       user->removeAttr(kFusedAttrName);
+      user->removeAttr(kInPlaceOperandAttrName);
       if (user->getNumOperands() == 2)
         if (Operation *def = user->getOperand(1 - idx).getDefiningOp())
           def->removeAttr(kFusedAttrName);

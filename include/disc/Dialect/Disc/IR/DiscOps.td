@@ -330,7 +330,7 @@ def Disc_ConvOp : Disc_Op<"conv", [Disc_LoweredBy<"Linear">],
     /// dims static). Lowered as loops, it reads its input in place, with
     /// the zero padding as a bounds test (no padded copy), and an
     /// elementwise producer of its input may be fused into that read
-    /// (disc-fusion's `depthwise-producers`).
+    /// (disc-fusion's `depthwise` option).
     bool isDepthwise();
   }];
 }
