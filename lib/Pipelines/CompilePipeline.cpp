@@ -77,13 +77,15 @@ void mlir::disc::buildDiscCompilePipeline(
     pm.addPass(createDiscRecomputeElementwise(recompute));
   }
   if (options.fusion) {
-    // Depthwise convolutions as loops with their producer and epilogue:
-    // every one without library calls, on CUDA where cuDNN would leave an
-    // activation (a Clip) to a kernel of its own; oneDNN takes them all.
+    // Depthwise convolutions as one kernel with their producer and
+    // epilogue on the CUDA targets: where cuDNN would leave an activation
+    // (a Clip) to a kernel of its own, every one without library calls
+    // (docs/cuda.md). On the CPU oneDNN takes them, and as loops the
+    // padded copy is faster.
     DiscFusionOptions fusion;
-    fusion.depthwise = libraryCalls == "onednn" ? "off"
-                       : libraryCalls == "cuda" ? "cuda"
-                                                : "all";
+    fusion.depthwise = target == CompileTarget::Cpu ? "off"
+                       : libraryCalls == "cuda"     ? "cuda"
+                                                    : "all";
     pm.addPass(createDiscFusion(fusion));
   }
   if (options.schedule) {

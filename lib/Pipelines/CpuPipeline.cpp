@@ -39,13 +39,8 @@ void mlir::disc::buildDiscBufferizedLinalgPipeline(
   // Fusion decisions before the op order and the memory model see the
   // graph (docs/memory.md, "Fusion").
   if (options.fusion) {
-    // Depthwise convolutions as loops with their producer and epilogue:
-    // every one without library calls, on CUDA where cuDNN would leave an
-    // activation (a Clip) to a kernel of its own; oneDNN takes them all.
     DiscFusionOptions fusion;
-    fusion.depthwise = options.libraryCalls == "onednn" ? "off"
-                       : options.libraryCalls == "cuda" ? "cuda"
-                                                        : "all";
+    fusion.depthwise = options.depthwiseFusion;
     pm.addPass(createDiscFusion(fusion));
   }
   // Op order for a lower symbolic peak; lowering, canonicalize, CSE and

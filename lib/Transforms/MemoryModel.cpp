@@ -292,11 +292,12 @@ OpMemory MemoryModel::describe(Operation *op) {
   }
   if (auto conv = dyn_cast<ConvOp>(op)) {
     // lowerConv: a zero-padded copy of the input (when any pad is
-    // non-zero; a depthwise one reads its input in place), then the
-    // result. A library call pads inside oneDNN; its temporaries are added
-    // by the runtime (toJson, "library_calls").
+    // non-zero; a depthwise one disc-fusion chose as loops reads its input
+    // in place), then the result. A library call pads inside oneDNN; its
+    // temporaries are added by the runtime (toJson, "library_calls").
     auto [grow, any] = padGrowth(conv.getPadding());
-    if (any && !op->hasAttr("disc.library_call") && !conv.isDepthwise())
+    if (any && !op->hasAttr("disc.library_call") &&
+        !op->hasAttr(kDepthwiseLoopsAttrName))
       addPreScratch(grownBytes(shapes, conv.getInput(), grow, missingDims), 0);
     add(conv.getResult(), BufferKind::Alloc);
     return m;

@@ -2,7 +2,8 @@
 // `depthwise`, disc.in_place_operand) and returned: the buffer escapes
 // through the in-place chain, so it is no stack buffer, and the memory
 // model counts the returned buffer itself (no clone). Small and static, the
-// case where a stack buffer would be chosen.
+// case where a stack buffer would be chosen (the CPU pipeline promotes
+// small buffers; it runs the padded form, no fusion, as a control).
 // RUN: rm -rf %t && %python %S/Inputs/depthwise_returned_ref.py %t
 // RUN: disc-compile %s --library-calls=none -o %t/loops.so
 // RUN: disc-run %t/loops.so --input x=%t/x.pb --input w=%t/w.pb --compare '#0=%t/y.pb' --rtol 1e-5 --atol 1e-5 | FileCheck %s

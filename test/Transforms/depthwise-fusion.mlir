@@ -6,7 +6,8 @@
 // `depthwise=cuda` the convolution is chosen because a cuDNN call would
 // leave the Clip's upper bound to kernels of their own; `off` (oneDNN)
 // changes nothing. The memory model counts what the run allocates, and the
-// result matches NumPy on the CPU loops and on the emulated CUDA kernels.
+// result matches NumPy on the emulated CUDA kernels (the fused form), and
+// on the CPU loops and oneDNN (no depthwise fusion on the CPU).
 // RUN: disc-opt %s --disc-fusion="depthwise=cuda" | FileCheck %s --check-prefix=CUDA
 // RUN: disc-opt %s --disc-fusion="depthwise=off" | FileCheck %s --check-prefix=OFF
 // RUN: disc-opt %s --disc-fusion="depthwise=all" --disc-lower-to-linalg --disc-fuse-marked-producers | FileCheck %s --check-prefix=LINALG

@@ -27,6 +27,11 @@ struct CpuPipelineOptions {
   /// Run disc-fusion after the shape passes (false when the caller already
   /// did, before building the memory model: `disc-compile`).
   bool fusion = true;
+  /// disc-fusion's `depthwise` option: "off" on the CPU (oneDNN takes the
+  /// depthwise convolutions; as loops, the padded copy is faster there),
+  /// "cuda" or "all" on the CUDA targets (docs/cuda.md, "Depthwise
+  /// convolutions").
+  std::string depthwiseFusion = "off";
   /// Run the outlined loop nests with a parallel outer loop on the
   /// session's threads (disc-parallelize-kernels).
   bool parallelKernels = true;

@@ -75,10 +75,10 @@ def DiscFusion : Pass<"disc-fusion", "ModuleOp"> {
     every tagged generic into its consumer (and fails if one is left).
 
     With `depthwise` = `all` or `cuda`, depthwise convolutions
-    (`disc.conv` with `isDepthwise()`; lowered as loops, every one reads
-    its input in place) are chosen as generated loops with their
-    neighbours fused (`disc.depthwise_loops` on the op; `all`: every one,
-    for targets without library calls; `cuda`: those where a cuDNN call
+    (`disc.conv` with `isDepthwise()`) are chosen as generated loops that
+    read their input in place, with their neighbours fused
+    (`disc.depthwise_loops` on the op; `all`: every one, for the CUDA
+    targets without library calls; `cuda`: those where a cuDNN call
     would leave an elementwise op to a kernel of its own, an activation
     after the convolution other than a bias, residual add or ReLU, or a
     producer of its input other than those; a heuristic: a wrong guess

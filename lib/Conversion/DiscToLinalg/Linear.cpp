@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "LibraryCalls.h"
 #include "Utils.h"
+#include "disc/Transforms/Fusion.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -120,7 +121,8 @@ Value convOnPadded(OpBuilder &b, Location loc, Value input, Value filter,
                    int64_t groups, RankedTensorType resultType,
                    ArrayRef<OpFoldResult> dims);
 
-/// A depthwise convolution (ConvOp::isDepthwise) of `input` [N, C, D...]
+/// A depthwise convolution (ConvOp::isDepthwise) that disc-fusion chose as
+/// loops (kDepthwiseLoopsAttrName, the CUDA targets) of `input` [N, C, D...]
 /// with `filter` [C, 1, K...] that reads the input in place: one
 /// `linalg.generic` over [N, C, O..., K...] (its init a fill) whose body
 /// reads input[n, c, o * s + k * dil - lo] at the position clamped into
@@ -212,7 +214,7 @@ FailureOr<Value> lowerConv(OpBuilder &b, ConvOp op, RuntimeChecks &checks,
       return *call;
 
   ArrayRef<int64_t> pad = op.getPadding();
-  if (op.isDepthwise())
+  if (op->hasAttr(kDepthwiseLoopsAttrName))
     return depthwiseInPlace(b, loc, op.getInput(), filter, pad.take_front(k),
                             op.getStrides(), op.getDilations(), resultType,
                             reified->dims);

@@ -327,10 +327,10 @@ def Disc_ConvOp : Disc_Op<"conv", [Disc_LoweredBy<"Linear">],
   let extraClassDeclaration = [{
     /// A depthwise convolution: `feature_group_count` > 1 groups of one
     /// input and one output channel each (filter [groups, 1, K1..Kk], both
-    /// dims static). Lowered as loops, it reads its input in place, with
-    /// the zero padding as a bounds test (no padded copy), and an
-    /// elementwise producer of its input may be fused into that read
-    /// (disc-fusion's `depthwise` option).
+    /// dims static). Where disc-fusion's `depthwise` option chooses it as
+    /// loops (CUDA targets), it reads its input in place, with the zero
+    /// padding as a bounds test (no padded copy), and an elementwise
+    /// producer of its input is fused into that read.
     bool isDepthwise();
   }];
 }
