@@ -78,14 +78,12 @@ void mlir::disc::buildDiscCompilePipeline(
   }
   if (options.fusion) {
     // Depthwise convolutions as one kernel with their producer and
-    // epilogue on the CUDA targets: where cuDNN would leave an activation
-    // (a Clip) to a kernel of its own, every one without library calls
-    // (docs/cuda.md). On the CPU oneDNN takes them, and as loops the
-    // padded copy is faster.
+    // epilogue on the CUDA targets. On the CPU oneDNN takes them, and as
+    // loops the padded copy is faster.
     DiscFusionOptions fusion;
-    fusion.depthwise = target == CompileTarget::Cpu ? "off"
-                       : libraryCalls == "cuda"     ? "cuda"
-                                                    : "all";
+    fusion.depthwise = target == CompileTarget::Cpu
+                           ? "off"
+                           : cudaDepthwiseFusion(libraryCalls).str();
     pm.addPass(createDiscFusion(fusion));
   }
   if (options.schedule) {

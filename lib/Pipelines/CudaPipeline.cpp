@@ -41,10 +41,7 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
   front.fusion = options.fusion;
   // MatMul/Conv through cuBLAS/cuDNN ("cuda"), or generated loops ("none").
   front.libraryCalls = options.libraryCalls;
-  // Depthwise convolutions as one kernel with their producer and epilogue:
-  // where cuDNN would leave an activation (a Clip) to a kernel of its own,
-  // every one without library calls (docs/cuda.md).
-  front.depthwiseFusion = options.libraryCalls == "cuda" ? "cuda" : "all";
+  front.depthwiseFusion = cudaDepthwiseFusion(options.libraryCalls).str();
   buildDiscBufferizedLinalgPipeline(pm, front, /*promoteSmallBuffers=*/false);
 
   bool emulate = options.stop == CudaPipelineOptions::Stop::Emulate;
@@ -155,6 +152,10 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
   host.mathToFuncs = false;
   host.gpuToLLVM = true;
   buildDiscHostToLLVMPipeline(pm, host);
+}
+
+llvm::StringRef mlir::disc::cudaDepthwiseFusion(llvm::StringRef libraryCalls) {
+  return libraryCalls == "cuda" ? "cuda" : "all";
 }
 
 void mlir::disc::registerDiscCudaPipeline() {

@@ -278,10 +278,7 @@ void writeDepthwiseEpiloguesInPlace(
     while (Operation *user = inPlaceReader(v, block, sa, plain)) {
       if (isFusedProducer(user) && isa<ConvOp>(getFusionRoot(user)))
         break;
-      int64_t idx = -1;
-      for (OpOperand &use : user->getOpOperands())
-        if (use.get() == v)
-          idx = use.getOperandNumber();
+      int64_t idx = v.use_begin()->getOperandNumber();
       user->removeAttr(kFusedAttrName);
       user->setAttr(
           kInPlaceOperandAttrName,

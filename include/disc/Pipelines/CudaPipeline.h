@@ -73,6 +73,13 @@ void buildDiscCudaPipeline(OpPassManager &pm,
 /// (disc/Transforms/GPU).
 void registerDiscCudaPipeline();
 
+/// disc-fusion's `depthwise` option on the CUDA targets for `libraryCalls`
+/// ("cuda" or "none"): "cuda" (depthwise convolutions as one kernel where a
+/// cuDNN call would leave an activation to a kernel of its own) or "all"
+/// (every one, without library calls); docs/cuda.md, "Depthwise
+/// convolutions".
+llvm::StringRef cudaDepthwiseFusion(llvm::StringRef libraryCalls);
+
 /// Registers what the CUDA pipeline needs in a context: the NVVM target
 /// attribute's serialization and the GPU dialects' translation to LLVM IR.
 void registerDiscCudaExtensions(DialectRegistry &registry);
