@@ -84,6 +84,9 @@ void mlir::disc::buildDiscCompilePipeline(
     fusion.depthwise = target == CompileTarget::Cpu
                            ? "off"
                            : cudaDepthwiseFusion(libraryCalls).str();
+    // Returned results written into a dying operand's buffer (the SGD
+    // updates of a training step): one kernel for all of them on the GPU.
+    fusion.inPlaceOutputs = target != CompileTarget::Cpu;
     pm.addPass(createDiscFusion(fusion));
   }
   if (options.schedule) {

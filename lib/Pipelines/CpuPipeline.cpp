@@ -41,6 +41,7 @@ void mlir::disc::buildDiscBufferizedLinalgPipeline(
   if (options.fusion) {
     DiscFusionOptions fusion;
     fusion.depthwise = options.depthwiseFusion;
+    fusion.inPlaceOutputs = options.inPlaceOutputs;
     pm.addPass(createDiscFusion(fusion));
   }
   // Op order for a lower symbolic peak; lowering, canonicalize, CSE and

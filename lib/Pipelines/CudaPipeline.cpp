@@ -42,6 +42,7 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
   // MatMul/Conv through cuBLAS/cuDNN ("cuda"), or generated loops ("none").
   front.libraryCalls = options.libraryCalls;
   front.depthwiseFusion = cudaDepthwiseFusion(options.libraryCalls).str();
+  front.inPlaceOutputs = true;
   buildDiscBufferizedLinalgPipeline(pm, front, /*promoteSmallBuffers=*/false);
 
   bool emulate = options.stop == CudaPipelineOptions::Stop::Emulate;

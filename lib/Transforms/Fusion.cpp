@@ -288,6 +288,75 @@ void writeDepthwiseEpiloguesInPlace(
   }
 }
 
+/// Whether `op`'s result gets a buffer of its own that nothing else views:
+/// not a constant, nor an op the lowering may turn into a view of its
+/// operand (a reshape, a slice, a transpose, an expand).
+bool ownsBuffer(Operation *op) {
+  return op->getNumResults() == 1 && !op->hasTrait<OpTrait::ConstantLike>() &&
+         !isa<DynamicReshapeOp, SliceOp, TransposeOp, ExpandOp>(op) &&
+         !isFusedProducer(op) && !op->hasAttr(kInPlaceOperandAttrName);
+}
+
+/// The path from elementwise `op` to a value of `type` whose buffer `op`
+/// can write: an operand read last there (one use), unbroadcast, made by
+/// an op that owns its buffer; or such a value read through fused
+/// elementwise producers (each of the same type, read unbroadcast). Each
+/// step is (op, operand index), `op` first.
+bool findDyingOperand(
+    Operation *op, Type type, Block &block, ShapeAnalysis &sa,
+    SmallVectorImpl<std::pair<Operation *, unsigned>> &path) {
+  for (OpOperand &use : op->getOpOperands()) {
+    Value v = use.get();
+    Operation *def = v.getDefiningOp();
+    if (v.getType() != type || !v.hasOneUse() || !def ||
+        def->getBlock() != &block)
+      continue;
+    bool mapped = true;
+    for (int64_t j = 0, e = cast<RankedTensorType>(type).getRank(); j < e;
+         ++j) {
+      bool stretches;
+      mapped &= isMappedDim(sa, op, v, j, stretches) && !stretches;
+    }
+    if (!mapped)
+      continue;
+    path.push_back({op, use.getOperandNumber()});
+    if (isFusedProducer(def) ? isElementwise(def) &&
+                                   !def->hasAttr(kInPlaceOperandAttrName) &&
+                                   findDyingOperand(def, type, block, sa, path)
+                             : ownsBuffer(def))
+      return true;
+    path.pop_back();
+  }
+  return false;
+}
+
+/// Each returned elementwise result (a fusion root) whose loop nest reads
+/// a value for the last time, element for element, writes that value's
+/// buffer (kInPlaceOperandAttrName on the root and on the fused producers
+/// it reads the value through): an SGD update `p - lr * g` of a training
+/// step written into its gradient's buffer. The result's buffer lives to
+/// the end of the run anyway; no new one is allocated while the operand is
+/// still live, and on the GPU the updates of a step, with no allocation
+/// between them, become one kernel (disc-gpu-fuse-independent-loops).
+void writeOutputsInPlace(Block &block, ShapeAnalysis &sa,
+                         llvm::function_ref<bool(Operation *)> plain) {
+  Operation *term = block.getTerminator();
+  for (Value out : term->getOperands()) {
+    Operation *root = out.getDefiningOp();
+    if (!root || root->getBlock() != &block || !isElementwise(root) ||
+        isFusedProducer(root) || root->hasAttr(kInPlaceOperandAttrName) ||
+        !plain(root))
+      continue;
+    SmallVector<std::pair<Operation *, unsigned>> path;
+    if (!findDyingOperand(root, out.getType(), block, sa, path))
+      continue;
+    for (auto [op, idx] : path)
+      op->setAttr(kInPlaceOperandAttrName,
+                  IntegerAttr::get(IntegerType::get(op->getContext(), 64),
+                                   idx));
+  }
+}
+
 } // namespace
 
 bool mlir::disc::lowersToOneGeneric(ShapeAnalysis &sa, Operation *op) {
@@ -353,6 +422,8 @@ struct DiscFusionPass : public disc::impl::DiscFusionBase<DiscFusionPass> {
           op.setAttr(kFusedAttrName, UnitAttr::get(&getContext()));
       }
       writeDepthwiseEpiloguesInPlace(block, sa, plain);
+      if (inPlaceOutputs)
+        writeOutputsInPlace(block, sa, plain);
       sinkFusedProducers(block);
     }
   }

@@ -201,8 +201,10 @@ OpMemory MemoryModel::describe(Operation *op) {
   if (op->getNumRegions() != 0)
     describeRegions(op, m);
   if (isFusedProducer(op)) {
+    // Read by a root written in place through it (Fusion.h).
+    auto idx = op->getAttrOfType<IntegerAttr>(kInPlaceOperandAttrName);
     for (Value r : op->getResults())
-      add(r, BufferKind::Fused);
+      add(r, BufferKind::Fused, idx ? idx.getInt() : -1);
     return m;
   }
   // Written into the buffer of an operand it reads last (disc-fusion's
@@ -706,8 +708,12 @@ Value MemoryModel::getBufferRoot(Value v) {
       return v;
     case BufferKind::External:
     case BufferKind::Stack:
-    case BufferKind::Fused:
       return Value();
+    case BufferKind::Fused:
+      if (rm.operand < 0)
+        return Value();
+      v = def->getOperand(rm.operand);
+      continue;
     case BufferKind::View:
     case BufferKind::InPlace:
       v = def->getOperand(rm.operand);
@@ -804,7 +810,8 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
         break;
       const OpMemory &m = getOpMemory(def);
       const ResultMemory &rm = m.results[cast<OpResult>(v).getResultNumber()];
-      if (rm.kind != BufferKind::InPlace)
+      if (rm.kind != BufferKind::InPlace &&
+          !(rm.kind == BufferKind::Fused && rm.operand >= 0))
         break;
       v = def->getOperand(rm.operand);
     }

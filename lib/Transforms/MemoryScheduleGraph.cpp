@@ -155,6 +155,11 @@ OpScheduleGraph mlir::disc::buildOpScheduleGraph(func::FuncOp func,
           break;
         allocOf[r.value] = sg.graph.addAlloc(r.bytes, v, {});
         break;
+      case BufferKind::Fused:
+        // A fused producer a root writes through in place (Fusion.h).
+        if (r.operand < 0)
+          break;
+        [[fallthrough]];
       case BufferKind::View:
       case BufferKind::InPlace: {
         auto it = allocOf.find(op->getOperand(r.operand));

@@ -32,6 +32,10 @@ struct CpuPipelineOptions {
   /// "cuda" or "all" on the CUDA targets (docs/cuda.md, "Depthwise
   /// convolutions").
   std::string depthwiseFusion = "off";
+  /// disc-fusion's `in-place-outputs` option: true on the CUDA targets (the
+  /// updates of a training step written into their gradients' buffers
+  /// become one kernel there; docs/cuda.md, "Independent loop nests").
+  bool inPlaceOutputs = false;
   /// Run the outlined loop nests with a parallel outer loop on the
   /// session's threads (disc-parallelize-kernels).
   bool parallelKernels = true;

@@ -72,7 +72,10 @@ enum class BufferKind {
   Stack,
   /// Computed inside the loop nest of the consumer it is fused into
   /// (disc-fusion, Fusion.h): never stored, no bytes. The op's operands are
-  /// read when that consumer runs, so their buffers live until then.
+  /// read when that consumer runs, so their buffers live until then. With
+  /// `ResultMemory::operand` set (a producer marked in place), the root
+  /// that reads it writes the buffer of that operand: the value passes
+  /// through to the root's result like an InPlace one.
   Fused,
 };
 
@@ -86,7 +89,8 @@ struct ResultMemory {
   /// Bytes the allocator sees for an Alloc (payload + kAllocPaddingBytes),
   /// 0 otherwise. Normalized AffineExpr over the ShapeAnalysis symbols.
   AffineExpr bytes;
-  /// Operand index a View/InPlace result aliases, -1 otherwise.
+  /// Operand index a View/InPlace result aliases (or whose buffer a Fused
+  /// producer's root writes), -1 otherwise.
   int operand = -1;
 };
 

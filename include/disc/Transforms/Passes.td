@@ -90,12 +90,24 @@ def DiscFusion : Pass<"disc-fusion", "ModuleOp"> {
     `disc.in_place_operand`: they write that value's buffer, so on the GPU
     they and the convolution are one kernel when the op order puts no
     allocation between them. Any other value of `depthwise` is an error.
+
+    With `in-place-outputs`, a returned elementwise result whose loop nest
+    reads a value for the last time, element for element (that value one
+    use, the same type, made by an op that owns its buffer: not a view),
+    writes that value's buffer, directly or through fused elementwise
+    producers: `disc.in_place_operand` on the root and on those producers.
+    An SGD update `p - lr * g` of a training step is written into its
+    gradient's buffer: no buffer is allocated between the updates, so on
+    the GPU they become one kernel (disc-gpu-fuse-independent-loops).
   }];
   let options = [
     Option<"depthwise", "depthwise", "std::string", /*default=*/"\"off\"",
            "Depthwise convolutions as generated loops with their "
            "elementwise producer and consumers fused: off, all, or cuda "
            "(where a cuDNN call would leave them to kernels of their own)">,
+    Option<"inPlaceOutputs", "in-place-outputs", "bool", /*default=*/"false",
+           "Returned elementwise results written into the buffer of an "
+           "operand they read last">,
   ];
 }
 

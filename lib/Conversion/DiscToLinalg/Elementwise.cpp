@@ -537,6 +537,18 @@ FailureOr<Value> lowerElementwise(OpBuilder &b, Operation *op,
 LogicalResult writeIntoOperand(Operation *op, Value v, int64_t idx) {
   auto generic = v.getDefiningOp<linalg::GenericOp>();
   Value dest = op->getOperand(idx);
+  // Through fused producers marked in place (their generic names the input
+  // the root writes, markInPlaceInput): the root writes that input, and
+  // disc-fuse-marked-producers then fuses the producers into the root.
+  for (int guard = 0; guard < 64; ++guard) {
+    auto producer = dest.getDefiningOp<linalg::GenericOp>();
+    auto in = producer ? producer->getAttrOfType<IntegerAttr>(
+                             kInPlaceOperandAttrName)
+                       : IntegerAttr();
+    if (!in || !producer->hasAttr(kFusedAttrName))
+      break;
+    dest = producer.getDpsInputOperand(in.getInt())->get();
+  }
   OpOperand *init = generic && generic->getNumResults() == 1
                         ? generic.getDpsInitOperand(0)
                         : nullptr;
@@ -550,6 +562,26 @@ LogicalResult writeIntoOperand(Operation *op, Value v, int64_t idx) {
   init->set(dest);
   empty->erase();
   return success();
+}
+
+/// A fused producer `op` (lowered to `generic`) marked in place on operand
+/// `idx`: its root writes that operand's buffer. Names the generic's input
+/// that reads it element for element (kInPlaceOperandAttrName on the
+/// generic), for writeIntoOperand at the root.
+LogicalResult markInPlaceInput(Operation *op, linalg::GenericOp generic,
+                               int64_t idx) {
+  Value operand = op->getOperand(idx);
+  for (OpOperand *in : generic.getDpsInputOperands())
+    if (in->get() == operand &&
+        generic.getMatchingIndexingMap(in).isIdentity()) {
+      generic->setAttr(kInPlaceOperandAttrName,
+                       IntegerAttr::get(IntegerType::get(op->getContext(), 64),
+                                        in->getOperandNumber()));
+      return success();
+    }
+  return op->emitOpError("is marked to pass operand ")
+         << idx << "'s buffer to its consumer but does not read it "
+         << "element for element";
 }
 
 } // namespace
@@ -609,10 +641,10 @@ mlir::disc::lowering::lowerElementwiseFamily(OpBuilder &b, Operation *op,
   }
   if (op->hasTrait<OpTrait::disc::Elementwise>()) {
     FailureOr<Value> v = elementwise(op);
-    if (succeeded(v))
-      if (auto idx = op->getAttrOfType<IntegerAttr>(kInPlaceOperandAttrName))
-        if (failed(writeIntoOperand(op, *v, idx.getInt())))
-          return failure();
+    auto inPlace = op->getAttrOfType<IntegerAttr>(kInPlaceOperandAttrName);
+    if (succeeded(v) && inPlace && !isFusedProducer(op))
+      if (failed(writeIntoOperand(op, *v, inPlace.getInt())))
+        return failure();
     if (failed(v) || !isFusedProducer(op))
       return v;
     // disc-fusion: the CPU pipeline fuses the tagged generic into
@@ -622,6 +654,8 @@ mlir::disc::lowering::lowerElementwiseFamily(OpBuilder &b, Operation *op,
       return op->emitOpError("is marked for fusion but its lowering "
                              "is versioned on the run-time shapes");
     generic->setAttr(kFusedAttrName, b.getUnitAttr());
+    if (inPlace && failed(markInPlaceInput(op, generic, inPlace.getInt())))
+      return failure();
     return v;
   }
   auto e = dyn_cast<ExpandOp>(op);
