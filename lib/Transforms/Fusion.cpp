@@ -302,9 +302,8 @@ bool ownsBuffer(Operation *op) {
 /// an op that owns its buffer; or such a value read through fused
 /// elementwise producers (each of the same type, read unbroadcast). Each
 /// step is (op, operand index), `op` first.
-bool findDyingOperand(
-    Operation *op, Type type, Block &block, ShapeAnalysis &sa,
-    SmallVectorImpl<std::pair<Operation *, unsigned>> &path) {
+bool findDyingOperand(Operation *op, Type type, Block &block, ShapeAnalysis &sa,
+                      SmallVectorImpl<std::pair<Operation *, unsigned>> &path) {
   for (OpOperand &use : op->getOpOperands()) {
     Value v = use.get();
     Operation *def = v.getDefiningOp();
@@ -320,10 +319,10 @@ bool findDyingOperand(
     if (!mapped)
       continue;
     path.push_back({op, use.getOperandNumber()});
-    if (isFusedProducer(def) ? isElementwise(def) &&
-                                   !def->hasAttr(kInPlaceOperandAttrName) &&
-                                   findDyingOperand(def, type, block, sa, path)
-                             : ownsBuffer(def))
+    if (isFusedProducer(def)
+            ? isElementwise(def) && !def->hasAttr(kInPlaceOperandAttrName) &&
+                  findDyingOperand(def, type, block, sa, path)
+            : ownsBuffer(def))
       return true;
     path.pop_back();
   }
@@ -351,9 +350,9 @@ void writeOutputsInPlace(Block &block, ShapeAnalysis &sa,
     if (!findDyingOperand(root, out.getType(), block, sa, path))
       continue;
     for (auto [op, idx] : path)
-      op->setAttr(kInPlaceOperandAttrName,
-                  IntegerAttr::get(IntegerType::get(op->getContext(), 64),
-                                   idx));
+      op->setAttr(
+          kInPlaceOperandAttrName,
+          IntegerAttr::get(IntegerType::get(op->getContext(), 64), idx));
   }
 }
 

@@ -542,9 +542,9 @@ LogicalResult writeIntoOperand(Operation *op, Value v, int64_t idx) {
   // disc-fuse-marked-producers then fuses the producers into the root.
   for (int guard = 0; guard < 64; ++guard) {
     auto producer = dest.getDefiningOp<linalg::GenericOp>();
-    auto in = producer ? producer->getAttrOfType<IntegerAttr>(
-                             kInPlaceOperandAttrName)
-                       : IntegerAttr();
+    auto in =
+        producer ? producer->getAttrOfType<IntegerAttr>(kInPlaceOperandAttrName)
+                 : IntegerAttr();
     if (!in || !producer->hasAttr(kFusedAttrName))
       break;
     dest = producer.getDpsInputOperand(in.getInt())->get();
