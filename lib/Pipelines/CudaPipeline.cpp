@@ -71,6 +71,10 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
     stitch.elementsPerThread = options.rowElementsPerThread;
     pm.addNestedPass<func::FuncOp>(createDiscGpuStitchRows(stitch));
   }
+  // Independent nests over different spaces as one kernel (horizontal
+  // fusion): after the row kernels, which it leaves alone.
+  if (options.fuseParallelLoops)
+    pm.addNestedPass<func::FuncOp>(createDiscGpuFuseIndependentLoops());
   DiscGpuTileParallelLoopsOptions tiling;
   tiling.blockSize = options.blockSize;
   // Four elements per thread in straight-line elementwise nests by default

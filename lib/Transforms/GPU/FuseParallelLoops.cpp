@@ -1,25 +1,36 @@
-//===- FuseParallelLoops.cpp - disc-gpu-fuse-parallel-loops ---------------===//
+//===- FuseParallelLoops.cpp - disc-gpu-fuse-*-loops ----------------------===//
 //
-// Adjacent parallel loop nests over the same iteration space become one
-// nest, so one kernel: unit dims dropped first (so that a keep-dims
-// reduction's fill and the reduction have the same loops), then upstream's
-// naivelyFuseParallelOps with MLIR's alias analysis (docs/cuda.md, "Fusion
-// on the GPU").
+// disc-gpu-fuse-parallel-loops: adjacent parallel loop nests over the same
+// iteration space become one nest, so one kernel: unit dims dropped first
+// (so that a keep-dims reduction's fill and the reduction have the same
+// loops), then upstream's naivelyFuseParallelOps with MLIR's alias analysis
+// (docs/cuda.md, "Fusion on the GPU").
+// disc-gpu-fuse-independent-loops: adjacent nests with no dependence
+// between them, over any iteration spaces, become one 1-D nest that picks
+// the former nest by its linear index (horizontal fusion; docs/cuda.md,
+// "Independent loop nests").
 //
 //===----------------------------------------------------------------------===//
 #include "disc/Transforms/GPU/Passes.h"
 
 #include "Utils.h"
 
+#include "disc/Transforms/GPU/KernelCost.h"
+
 #include "mlir/Analysis/AliasAnalysis.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+
+#include <map>
 
 namespace mlir::disc {
 #define GEN_PASS_DEF_DISCGPUFUSEPARALLELLOOPS
+#define GEN_PASS_DEF_DISCGPUFUSEINDEPENDENTLOOPS
 #include "disc/Transforms/GPU/Passes.h.inc"
 } // namespace mlir::disc
 
@@ -96,40 +107,52 @@ static bool sameIterationSpace(scf::ParallelOp a, scf::ParallelOp b) {
          same(a.getStep(), b.getStep());
 }
 
-/// Brings nests over the same iteration space together so that the fusion
-/// below sees them adjacent: between two such nests, allocations, their
-/// size checks and pure ops move above the first nest of the chain, and
-/// deallocations and rematerialization evictions below the second, as long
-/// as no allocation comes after a deallocation or eviction (docs/cuda.md,
-/// "Fusion on the GPU"): every buffer is allocated before any buffer it was
-/// allocated after is freed, as before, so the bytes live at each
-/// allocation, and the peak, stay.
-static void gatherNests(Block &block) {
+/// Brings nests that `joins` accepts together: between two of them,
+/// allocations, their size checks and pure ops move above the first nest
+/// of the chain, and deallocations and rematerialization evictions below
+/// the second, as long as no allocation comes after a deallocation or
+/// eviction (docs/cuda.md, "Fusion on the GPU"): every buffer is allocated
+/// before any buffer it was allocated after is freed, as before, so the
+/// bytes live at each allocation, and the peak, stay. `joins(chain, next)`
+/// says whether `next` may follow the adjacent nests `chain` (a chain
+/// starts at any nest `joins({}, nest)` accepts). Returns the chains of
+/// two or more nests, now adjacent, in block order.
+static SmallVector<SmallVector<scf::ParallelOp>>
+gatherNests(Block &block,
+            llvm::function_ref<bool(ArrayRef<scf::ParallelOp>, scf::ParallelOp)>
+                joins) {
   SmallVector<Operation *> ops;
   for (Operation &op : block)
     ops.push_back(&op);
-  scf::ParallelOp start, last;
+  SmallVector<SmallVector<scf::ParallelOp>> chains;
+  SmallVector<scf::ParallelOp> chain;
+  auto close = [&]() {
+    if (chain.size() > 1)
+      chains.push_back(chain);
+    chain.clear();
+  };
   bool freed = false;
   SmallVector<Operation *> gap, sunk;
   for (Operation *op : ops) {
     auto par = dyn_cast<scf::ParallelOp>(op);
     if (!par) {
-      if (last && (cuda::isHoistableBetweenKernels(op) ||
-                   cuda::isSinkableBetweenKernels(op)))
+      if (!chain.empty() && (cuda::isHoistableBetweenKernels(op) ||
+                             cuda::isSinkableBetweenKernels(op)))
         gap.push_back(op);
       else
-        start = last = {};
+        close();
       continue;
     }
-    bool ok =
-        last && par.getNumResults() == 0 && sameIterationSpace(start, par);
+    bool ok = !chain.empty() && joins(chain, par);
     bool gapFreed = freed;
     for (Operation *g : gap) {
       gapFreed |= cuda::isSinkableBetweenKernels(g);
       ok &= !(gapFreed && isa<memref::AllocOp>(g));
     }
     if (!ok) {
-      start = last = par.getNumResults() == 0 ? par : scf::ParallelOp();
+      close();
+      if (joins({}, par))
+        chain.push_back(par);
       freed = false;
       gap.clear();
       sunk.clear();
@@ -139,7 +162,7 @@ static void gatherNests(Block &block) {
       if (cuda::isSinkableBetweenKernels(g))
         sunk.push_back(g);
       else
-        g->moveBefore(start);
+        g->moveBefore(chain.front());
     }
     // Every op sunk so far follows the chain's last nest, in its order.
     Operation *after = par;
@@ -149,8 +172,20 @@ static void gatherNests(Block &block) {
     }
     freed = gapFreed;
     gap.clear();
-    last = par;
+    chain.push_back(par);
   }
+  close();
+  return chains;
+}
+
+/// Views of two different buffers do not alias when one of them is an
+/// allocation (fresh memory); otherwise MLIR's alias analysis decides.
+static bool buffersMayAlias(AliasAnalysis &aliases, Value a, Value b) {
+  Value ra = cuda::viewRoot(a), rb = cuda::viewRoot(b);
+  if (ra != rb && (ra.getDefiningOp<memref::AllocOp>() ||
+                   rb.getDefiningOp<memref::AllocOp>()))
+    return false;
+  return !aliases.alias(a, b).isNo();
 }
 
 /// Whether `op` holds a sequential loop (a reduction's) that may run 32 or
@@ -231,14 +266,8 @@ struct FuseParallelLoopsPass
       dropUnitDims(rewriter, op);
 
     AliasAnalysis &aliases = getAnalysis<AliasAnalysis>();
-    // Views of two different buffers do not alias when one of them is an
-    // allocation (fresh memory); otherwise MLIR's alias analysis decides.
     auto mayAlias = [&](Value a, Value b) {
-      Value ra = cuda::viewRoot(a), rb = cuda::viewRoot(b);
-      if (ra != rb && (ra.getDefiningOp<memref::AllocOp>() ||
-                       rb.getDefiningOp<memref::AllocOp>()))
-        return false;
-      return !aliases.alias(a, b).isNo();
+      return buffersMayAlias(aliases, a, b);
     };
     // Nests directly in the function or in a host region (scf.if of a
     // rematerialization), not inside another nest.
@@ -248,7 +277,11 @@ struct FuseParallelLoopsPass
       for (Region &region : op->getRegions()) {
         SmallVector<Operation *> separators;
         for (Block &block : region) {
-          gatherNests(block);
+          (void)gatherNests(block, [](ArrayRef<scf::ParallelOp> chain,
+                                      scf::ParallelOp par) {
+            return par.getNumResults() == 0 &&
+                   (chain.empty() || sameIterationSpace(chain.front(), par));
+          });
           if (stitchRows)
             llvm::append_range(separators, separateReductions(block));
         }
@@ -257,6 +290,173 @@ struct FuseParallelLoopsPass
           sep->erase();
       }
     });
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// disc-gpu-fuse-independent-loops
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The buffers a nest loads from and stores into.
+struct NestAccesses {
+  SmallVector<Value> reads, writes;
+};
+
+/// The accesses of `op` when it can be a segment of a fused nest: no
+/// results, zero lower bounds and unit steps, nothing inside but pure ops,
+/// memref loads and stores, and scf.for/if/yield (no nested nest, no
+/// barrier, no call). Failure otherwise.
+static FailureOr<NestAccesses> segmentAccesses(scf::ParallelOp op) {
+  if (op.getNumResults() != 0)
+    return failure();
+  for (auto [lb, step] : llvm::zip(op.getLowerBound(), op.getStep())) {
+    std::optional<int64_t> l = getConstantIntValue(lb);
+    std::optional<int64_t> s = getConstantIntValue(step);
+    if (!l || *l != 0 || !s || *s != 1)
+      return failure();
+  }
+  NestAccesses acc;
+  WalkResult r = op.getBody()->walk([&](Operation *inner) {
+    if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+      acc.reads.push_back(load.getMemref());
+      return WalkResult::advance();
+    }
+    if (auto store = dyn_cast<memref::StoreOp>(inner)) {
+      acc.writes.push_back(store.getMemref());
+      return WalkResult::advance();
+    }
+    if (isa<scf::ForOp, scf::IfOp, scf::YieldOp, scf::ReduceOp>(inner))
+      return WalkResult::advance();
+    return isMemoryEffectFree(inner) && inner->getNumRegions() == 0
+               ? WalkResult::advance()
+               : WalkResult::interrupt();
+  });
+  if (r.wasInterrupted())
+    return failure();
+  return acc;
+}
+
+/// Builds the dispatch over segments [first, last) of the fused nest at
+/// `b`: a binary tree of `if (index < offsets[mid])`, each leaf the body of
+/// one nest with its induction variables the delinearized offset index.
+static void buildDispatch(OpBuilder &b, Location loc, Value index,
+                          ArrayRef<scf::ParallelOp> nests,
+                          ArrayRef<Value> offsets, size_t first, size_t last) {
+  if (last - first == 1) {
+    scf::ParallelOp nest = nests[first];
+    Value rest =
+        first == 0
+            ? index
+            : arith::SubIOp::create(b, loc, index, offsets[first]).getResult();
+    IRMapping map;
+    ValueRange ubs = nest.getUpperBound();
+    for (int64_t d = static_cast<int64_t>(ubs.size()) - 1; d >= 0; --d) {
+      Value iv = rest;
+      if (d > 0) {
+        iv = arith::RemUIOp::create(b, loc, rest, ubs[d]);
+        rest = arith::DivUIOp::create(b, loc, rest, ubs[d]);
+      }
+      map.map(nest.getInductionVars()[d], iv);
+    }
+    for (Operation &op : nest.getBody()->without_terminator())
+      b.clone(op, map);
+    return;
+  }
+  size_t mid = (first + last) / 2;
+  Value lower = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index,
+                                      offsets[mid]);
+  auto split = scf::IfOp::create(b, loc, lower, /*withElseRegion=*/true);
+  split->setAttr(disc::kSegmentSplitAttr, b.getUnitAttr());
+  OpBuilder thenB = split.getThenBodyBuilder();
+  buildDispatch(thenB, loc, index, nests, offsets, first, mid);
+  OpBuilder elseB = split.getElseBodyBuilder();
+  buildDispatch(elseB, loc, index, nests, offsets, mid, last);
+}
+
+/// Replaces the adjacent nests `chain` by one 1-D nest over the sum of
+/// their element counts.
+static void fuseChain(ArrayRef<scf::ParallelOp> chain) {
+  scf::ParallelOp first = chain.front();
+  OpBuilder b(first);
+  Location loc = b.getFusedLoc(llvm::to_vector(
+      llvm::map_range(chain, [](scf::ParallelOp op) { return op.getLoc(); })));
+  // offsets[k]: the linear index where nest k starts; the last, the total.
+  SmallVector<Value> offsets;
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value total = zero;
+  for (scf::ParallelOp nest : chain) {
+    offsets.push_back(total);
+    ValueRange ubs = nest.getUpperBound();
+    Value count = ubs.front();
+    for (Value ub : ubs.drop_front())
+      count = arith::MulIOp::create(b, loc, count, ub);
+    total = arith::AddIOp::create(b, loc, total, count);
+  }
+  offsets.push_back(total);
+  auto fused = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                       ValueRange{total}, ValueRange{one});
+  OpBuilder body = OpBuilder::atBlockBegin(fused.getBody());
+  buildDispatch(body, loc, fused.getInductionVars()[0], chain, offsets, 0,
+                chain.size());
+  for (scf::ParallelOp nest : chain)
+    nest->erase();
+}
+
+struct FuseIndependentLoopsPass
+    : public disc::impl::DiscGpuFuseIndependentLoopsBase<
+          FuseIndependentLoopsPass> {
+  void runOnOperation() override {
+    AliasAnalysis &aliases = getAnalysis<AliasAnalysis>();
+    // (A node map: the pointers handed out stay valid as it grows.)
+    std::map<Operation *, NestAccesses> accesses;
+    auto segment = [&](scf::ParallelOp op) -> const NestAccesses * {
+      auto it = accesses.find(op);
+      if (it == accesses.end()) {
+        FailureOr<NestAccesses> acc = segmentAccesses(op);
+        if (failed(acc))
+          return nullptr;
+        it = accesses.try_emplace(op, std::move(*acc)).first;
+      }
+      return &it->second;
+    };
+    // Whether a write of one nest may touch a buffer the other accesses.
+    auto conflict = [&](const NestAccesses &a, const NestAccesses &b) {
+      auto any = [&](ArrayRef<Value> writes, const NestAccesses &other) {
+        for (Value w : writes)
+          for (ArrayRef<Value> set :
+               {ArrayRef<Value>(other.reads), ArrayRef<Value>(other.writes)})
+            for (Value v : set)
+              if (buffersMayAlias(aliases, w, v))
+                return true;
+        return false;
+      };
+      return any(a.writes, b) || any(b.writes, a);
+    };
+    SmallVector<SmallVector<scf::ParallelOp>> chains;
+    getOperation().walk([&](Operation *op) {
+      if (isa<scf::ParallelOp>(op) || op->getParentOfType<scf::ParallelOp>() ||
+          op->getParentOfType<gpu::LaunchOp>())
+        return;
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          llvm::append_range(
+              chains, gatherNests(block, [&](ArrayRef<scf::ParallelOp> chain,
+                                             scf::ParallelOp par) {
+                const NestAccesses *acc = segment(par);
+                if (!acc)
+                  return false;
+                for (scf::ParallelOp prev : chain)
+                  if (conflict(*segment(prev), *acc))
+                    return false;
+                return true;
+              }));
+    });
+    for (ArrayRef<scf::ParallelOp> chain : chains)
+      fuseChain(chain);
   }
 };
 } // namespace

@@ -815,6 +815,11 @@ struct Space {
   AffineExpr grid[3], block[3];
   bool gridFree[3] = {true, true, true}, blockFree[3] = {true, true, true};
   AffineExpr extra;
+  /// After a bound guard (one instance per linear index `linear` in
+  /// [0, N)): `linear` and the first index of the range the instances
+  /// cover, grid[0] being its length (segments of a horizontally fused
+  /// nest split it). Null otherwise.
+  AffineExpr linear, first;
   AffineExpr instances() const {
     AffineExpr e = extra;
     for (int d = 0; d < 3; ++d)
@@ -949,6 +954,8 @@ private:
   FailureOr<AffineExpr> countIf(scf::IfOp branch, const Space &s) {
     if (auto f = branch->getAttrOfType<IntegerAttr>(kElementsPerThreadAttr))
       return countCoarsened(branch, s, f.getInt());
+    if (branch->hasAttr(kSegmentSplitAttr))
+      return countSegments(branch, s);
     if (branch->hasAttr(kRowInvariantAttr)) {
       // A row kernel phase's values that do not depend on the element:
       // once per row (every thread computes them; the model's FLOPs are
@@ -1010,6 +1017,8 @@ private:
           thenS.grid[0] = *passing;
           thenS.block[0] = sv.cst(1);
           thenS.gridFree[0] = thenS.blockFree[0] = false;
+          thenS.linear = *lin;
+          thenS.first = sv.cst(0);
           // The threads past N: no pattern for them.
           elseS.extra = sv.cst(0);
           matched = true;
@@ -1031,6 +1040,34 @@ private:
       total = total + *f;
     }
     return total;
+  }
+
+  /// A split of a horizontally fused nest (kSegmentSplitAttr): `if (i <
+  /// bound)` on the guarded linear index `i` covering [first, first + n):
+  /// the then-branch runs for [first, bound), the else-branch for [bound,
+  /// first + n).
+  FailureOr<AffineExpr> countSegments(scf::IfOp branch, const Space &s) {
+    auto cmp = branch.getCondition().getDefiningOp<arith::CmpIOp>();
+    if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::ult || !s.linear ||
+        !s.first)
+      return fail("an unrecognized segment split");
+    FailureOr<AffineExpr> index = sv.value(cmp.getLhs());
+    if (failed(index) || !sv.equal(*index, s.linear))
+      return fail("a segment split on another index than the guarded one");
+    FailureOr<AffineExpr> bound = uniform(cmp.getRhs());
+    if (failed(bound))
+      return failure();
+    Space lower = s, upper = s;
+    lower.grid[0] = *bound - s.first;
+    upper.first = *bound;
+    upper.grid[0] = s.first + s.grid[0] - *bound;
+    FailureOr<AffineExpr> a = count(branch.getThenRegion(), lower);
+    if (failed(a))
+      return failure();
+    FailureOr<AffineExpr> b = count(branch.getElseRegion(), upper);
+    if (failed(b))
+      return failure();
+    return *a + *b;
   }
 
   /// A nest that disc-gpu-tile-parallel-loops gave `factor` elements per

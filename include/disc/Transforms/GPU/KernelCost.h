@@ -64,6 +64,11 @@ inline constexpr llvm::StringLiteral kStridedRestAttr = "disc.strided_rest";
 /// index, a LayerNorm's rsqrt(var + eps)) once per row and thread before
 /// the strided loop: counted once per row.
 inline constexpr llvm::StringLiteral kRowInvariantAttr = "disc.row_invariant";
+/// On the `scf.if` nodes of the dispatch that disc-gpu-fuse-independent-loops
+/// builds over the linear index `i` of a nest made of several: `if (i <
+/// bound) {lower segments} else {upper segments}`, each segment one former
+/// nest. The FLOP count splits the index range at `bound`.
+inline constexpr llvm::StringLiteral kSegmentSplitAttr = "disc.segment_split";
 
 /// The cost of one kernel or library call.
 struct KernelCost {

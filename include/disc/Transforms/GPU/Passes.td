@@ -98,6 +98,33 @@ def DiscGpuFuseParallelLoops
                            "::mlir::memref::MemRefDialect"];
 }
 
+def DiscGpuFuseIndependentLoops
+    : Pass<"disc-gpu-fuse-independent-loops", "::mlir::func::FuncOp"> {
+  let summary = "Adjacent independent scf.parallel nests over different "
+                "iteration spaces as one nest (one kernel)";
+  let description = [{
+    Horizontal fusion: runs after `disc-gpu-stitch-rows`, before
+    `disc-gpu-tile-parallel-loops`. Nests that neither read nor write a
+    buffer another one writes (MLIR's alias analysis; two different
+    buffers never alias when one is an allocation), each with zero lower
+    bounds, unit steps, no results and no nested `scf.parallel`, are
+    brought together the way `disc-gpu-fuse-parallel-loops` does it
+    (allocations and pure ops above the first, deallocations below the
+    last, never an allocation above a deallocation, so the memory model's
+    peak stays) and become one 1-D nest over the sum of their element
+    counts. A binary tree of `scf.if` on the linear index (marked
+    `disc.segment_split`, which the FLOP count of disc-gpu-kernel-cost
+    follows) picks the former nest; its indices are the offset index
+    delinearized over its bounds. The updates of a training step written
+    into their gradients' buffers (disc-fusion's `in-place-outputs`), the
+    q, k and v transposes of attention, two embedding gathers: one launch
+    each group instead of one per nest (docs/cuda.md, "Independent loop
+    nests"). Reports no errors.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def DiscGpuStitchRows
     : Pass<"disc-gpu-stitch-rows", "::mlir::func::FuncOp"> {
   let summary = "Row reductions and the nests over the same rows as one "

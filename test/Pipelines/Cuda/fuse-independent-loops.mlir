@@ -1,0 +1,119 @@
+// RUN: disc-opt --disc-gpu-fuse-independent-loops --split-input-file %s | FileCheck %s
+// RUN: disc-opt --disc-gpu-fuse-independent-loops --disc-gpu-tile-parallel-loops --gpu-map-parallel-loops --convert-parallel-loops-to-gpu --canonicalize '--disc-gpu-kernel-cost=report=true' --split-input-file %s 2>&1 >/dev/null | FileCheck %s --check-prefix=COST
+
+// Horizontal fusion (docs/cuda.md, "Independent loop nests"): three nests
+// over different spaces that share no written buffer become one nest over
+// n*3 + 5 + 2*m*4 elements; a tree of disc.segment_split branches on the
+// linear index picks the nest, whose indices are the offset index
+// delinearized over its bounds. The allocations between them move above,
+// the deallocation below (no allocation after it).
+// CHECK-LABEL: func.func @disc_entry
+// CHECK: %[[A:.+]] = memref.alloc(%{{.+}}) : memref<?x3xf32>
+// CHECK: %[[OUT:.+]] = memref.alloc() : memref<5xf32>
+// CHECK: %[[B:.+]] = memref.alloc(%{{.+}}) : memref<2x?x4xf32>
+// CHECK: %[[N3:.+]] = arith.muli %{{.+}}, %c3
+// CHECK: %[[O1:.+]] = arith.addi %c0{{.*}}, %[[N3]]
+// CHECK: %[[O2:.+]] = arith.addi %[[O1]], %{{.+}}
+// CHECK: %[[TOTAL:.+]] = arith.addi %[[O2]], %{{.+}}
+// CHECK: scf.parallel (%[[I:.+]]) = (%c0{{.*}}) to (%[[TOTAL]]) step (%c1{{.*}}) {
+// CHECK-NEXT: %[[LO:.+]] = arith.cmpi ult, %[[I]], %[[O1]]
+// CHECK-NEXT: scf.if %[[LO]] {
+// CHECK-NEXT: %[[J:.+]] = arith.remui %[[I]], %c3
+// CHECK-NEXT: %[[R:.+]] = arith.divui %[[I]], %c3
+// CHECK: memref.store %{{.+}}, %[[A]][%[[R]], %[[J]]]
+// CHECK: } else {
+// CHECK-NEXT: %[[MID:.+]] = arith.cmpi ult, %[[I]], %[[O2]]
+// CHECK-NEXT: scf.if %[[MID]] {
+// CHECK-NEXT: %[[K:.+]] = arith.subi %[[I]], %[[O1]]
+// CHECK: memref.store %{{.+}}, %[[OUT]][%[[K]]]
+// CHECK: } else {
+// CHECK-NEXT: %[[L:.+]] = arith.subi %[[I]], %[[O2]]
+// CHECK-NEXT: %[[L2:.+]] = arith.remui %[[L]], %c4
+// CHECK-NEXT: %[[L1R:.+]] = arith.divui %[[L]], %c4
+// CHECK-NEXT: %[[L1:.+]] = arith.remui %[[L1R]], %{{.+}}
+// CHECK-NEXT: %[[L0:.+]] = arith.divui %[[L1R]], %{{.+}}
+// CHECK: memref.store %{{.+}}, %[[B]][%[[L0]], %[[L1]], %[[L2]]]
+// CHECK: } {disc.segment_split}
+// CHECK: } {disc.segment_split}
+// CHECK-NOT: scf.parallel
+// CHECK: memref.dealloc %arg3
+// The FLOP count follows the segments: n*3 exp + 5 adds + 8*m muls.
+// COST: kernel disc_entry_kernel: ONNX node 'a, b, c': bytes m*64 + n*24 + 40, FLOPs m*8 + n*3 + 5
+module attributes {disc.signature = {symbols = [{name = "n", min = 1 : i64}, {name = "m", min = 1 : i64}]}} {
+func.func @disc_entry(%x: memref<?x3xf32> {disc.dims = ["n", 3]}, %y: memref<5xf32>, %z: memref<2x?x4xf32> {disc.dims = [2, "m", 4]}, %t: memref<5xf32>)
+    -> (memref<?x3xf32>, memref<5xf32>, memref<2x?x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %n = memref.dim %x, %c0 : memref<?x3xf32>
+  %a = memref.alloc(%n) : memref<?x3xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %c3) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<?x3xf32>
+    %e = math.exp %v : f32
+    memref.store %e, %a[%i, %j] : memref<?x3xf32>
+    scf.reduce
+  } loc("a")
+  %out = memref.alloc() : memref<5xf32>
+  %m = memref.dim %z, %c1 : memref<2x?x4xf32>
+  %b = memref.alloc(%m) : memref<2x?x4xf32>
+  scf.parallel (%k) = (%c0) to (%c5) step (%c1) {
+    %v = memref.load %y[%k] : memref<5xf32>
+    %s = arith.addf %v, %v : f32
+    memref.store %s, %out[%k] : memref<5xf32>
+    scf.reduce
+  } loc("b")
+  memref.dealloc %t : memref<5xf32>
+  scf.parallel (%p, %q, %r) = (%c0, %c0, %c0) to (%c2, %m, %c4) step (%c1, %c1, %c1) {
+    %v = memref.load %z[%p, %q, %r] : memref<2x?x4xf32>
+    %s = arith.mulf %v, %v : f32
+    memref.store %s, %b[%p, %q, %r] : memref<2x?x4xf32>
+    scf.reduce
+  } loc("c")
+  return %a, %out, %b : memref<?x3xf32>, memref<5xf32>, memref<2x?x4xf32>
+}
+}
+
+// -----
+
+// The second nest reads what the first writes (a dependence), the third
+// is allocated after a deallocation (moving the allocation up would raise
+// the live bytes there), the fourth starts at 1: four kernels.
+// CHECK-LABEL: func.func @kept_apart
+// CHECK-COUNT-4: scf.parallel
+// CHECK-NOT: disc.segment_split
+func.func @kept_apart(%x: memref<8xf32>, %y: memref<4xf32>) -> (memref<8xf32>, memref<4xf32>, memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %a = memref.alloc() : memref<8xf32>
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %v = memref.load %x[%i] : memref<8xf32>
+    memref.store %v, %a[%i] : memref<8xf32>
+    scf.reduce
+  }
+  %b = memref.alloc() : memref<4xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %v = memref.load %a[%i] : memref<8xf32>
+    memref.store %v, %b[%i] : memref<4xf32>
+    scf.reduce
+  }
+  memref.dealloc %y : memref<4xf32>
+  %c = memref.alloc() : memref<4xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %v = memref.load %x[%i] : memref<8xf32>
+    memref.store %v, %c[%i] : memref<4xf32>
+    scf.reduce
+  }
+  %d = memref.alloc() : memref<4xf32>
+  scf.parallel (%i) = (%c1) to (%c4) step (%c1) {
+    %v = memref.load %x[%i] : memref<8xf32>
+    memref.store %v, %d[%i] : memref<4xf32>
+    scf.reduce
+  }
+  memref.dealloc %d : memref<4xf32>
+  return %a, %b, %c : memref<8xf32>, memref<4xf32>, memref<4xf32>
+}
