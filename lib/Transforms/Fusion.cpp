@@ -290,9 +290,11 @@ void writeDepthwiseEpiloguesInPlace(
 
 /// Whether `op`'s result gets a buffer of its own that nothing else views:
 /// not a constant, nor an op the lowering may turn into a view of its
-/// operand (a reshape, a slice, a transpose, an expand).
+/// operand (a reshape, a slice, a transpose, an expand), nor control flow
+/// (an If or Loop may yield a value from outside).
 bool ownsBuffer(Operation *op) {
-  return op->getNumResults() == 1 && !op->hasTrait<OpTrait::ConstantLike>() &&
+  return op->getNumResults() == 1 && op->getNumRegions() == 0 &&
+         !op->hasTrait<OpTrait::ConstantLike>() &&
          !isa<DynamicReshapeOp, SliceOp, TransposeOp, ExpandOp>(op) &&
          !isFusedProducer(op) && !op->hasAttr(kInPlaceOperandAttrName);
 }

@@ -310,7 +310,7 @@ struct NestAccesses {
 /// memref loads and stores, and scf.for/if/yield (no nested nest, no
 /// barrier, no call). Failure otherwise.
 static FailureOr<NestAccesses> segmentAccesses(scf::ParallelOp op) {
-  if (op.getNumResults() != 0)
+  if (op.getNumResults() != 0 || op.getNumLoops() == 0)
     return failure();
   for (auto [lb, step] : llvm::zip(op.getLowerBound(), op.getStep())) {
     std::optional<int64_t> l = getConstantIntValue(lb);
@@ -438,7 +438,8 @@ struct FuseIndependentLoopsPass
     };
     SmallVector<SmallVector<scf::ParallelOp>> chains;
     getOperation().walk([&](Operation *op) {
-      if (isa<scf::ParallelOp>(op) || op->getParentOfType<scf::ParallelOp>() ||
+      if (isa<scf::ParallelOp, gpu::LaunchOp>(op) ||
+          op->getParentOfType<scf::ParallelOp>() ||
           op->getParentOfType<gpu::LaunchOp>())
         return;
       for (Region &region : op->getRegions())

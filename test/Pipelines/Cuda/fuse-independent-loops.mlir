@@ -117,3 +117,33 @@ func.func @kept_apart(%x: memref<8xf32>, %y: memref<4xf32>) -> (memref<8xf32>, m
   memref.dealloc %d : memref<4xf32>
   return %a, %b, %c : memref<8xf32>, memref<4xf32>, memref<4xf32>
 }
+
+// -----
+
+// The second nest writes what the first reads (a write after a read):
+// two kernels.
+// CHECK-LABEL: func.func @write_after_read
+// CHECK-COUNT-2: scf.parallel
+// CHECK-NOT: disc.segment_split
+func.func @write_after_read(%x: memref<4xf32>) -> (memref<8xf32>, memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %a = memref.alloc() : memref<4xf32>
+  memref.copy %x, %a : memref<4xf32> to memref<4xf32>
+  %b = memref.alloc() : memref<8xf32>
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %k = arith.remui %i, %c4 : index
+    %v = memref.load %a[%k] : memref<4xf32>
+    memref.store %v, %b[%i] : memref<8xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %v = memref.load %x[%i] : memref<4xf32>
+    %s = arith.addf %v, %v : f32
+    memref.store %s, %a[%i] : memref<4xf32>
+    scf.reduce
+  }
+  return %b, %a : memref<8xf32>, memref<4xf32>
+}

@@ -2,13 +2,15 @@
 // one kernel (scf-parallel-loop-fusion before the tiling, docs/cuda.md,
 // "Fusion on the GPU"): the init fill of a row sum, the sum over the row
 // and the epilogue over the same N rows are one launch, where each was one.
-// The epilogue's allocation (and its size check) moves above the kernel.
-// The row is 16 elements (static, below a warp): no row kernel.
+// The returned epilogue reads the sum for the last time, element for
+// element: it is written into the sum's buffer (disc-fusion's
+// in-place-outputs), one allocation for both. The row is 16 elements
+// (static, below a warp): no row kernel.
 // RUN: disc-compile %s --target=cuda --emit=gpu -o - | FileCheck %s
 
 // CHECK-LABEL: func.func @disc_entry
 // CHECK: memref.alloc
-// CHECK: memref.alloc
+// CHECK-NOT: memref.alloc
 // CHECK: gpu.launch blocks
 // CHECK: memref.store %cst, %[[SUM:.+]][%[[I:.+]]] : memref<?xf32>
 // CHECK-NOT: gpu.terminator
@@ -20,6 +22,7 @@
 // CHECK-NOT: gpu.terminator
 // CHECK: arith.divf
 // CHECK: math.exp
+// CHECK: memref.store %{{.+}}, %[[SUM]][%[[I]]]
 // CHECK: gpu.terminator
 // CHECK-NOT: gpu.launch blocks
 // CHECK: return
