@@ -201,8 +201,15 @@ void foldBroadcastsIntoReaders(Block &block, ShapeAnalysis &sa) {
       if (llvm::all_of(stretched, gives))
         use.set(in);
     }
-    if (out.use_empty())
-      e->erase();
+    if (!out.use_empty())
+      continue;
+    // The shape operand's producer (a `disc.shape_of` of the reader's
+    // other operand) would otherwise remain a second use of that value,
+    // which keeps it from fusing into the reader.
+    Operation *shape = e.getShape().getDefiningOp();
+    e->erase();
+    if (shape && isa<ShapeOfOp>(shape) && shape->use_empty())
+      shape->erase();
   }
 }
 
