@@ -306,12 +306,25 @@ struct NestAccesses {
 };
 
 /// The accesses of `op` when it can be a segment of a fused nest: no
-/// results, zero lower bounds and unit steps, nothing inside but pure ops,
-/// memref loads and stores, and scf.for/if/yield (no nested nest, no
-/// barrier, no call). Failure otherwise.
-static FailureOr<NestAccesses> segmentAccesses(scf::ParallelOp op) {
+/// results, zero lower bounds and unit steps, at most `maxElements`
+/// iterations (static bounds) unless `maxElements` is negative, nothing
+/// inside but pure ops, memref loads and stores, and scf.for/if/yield (no
+/// nested nest, no barrier, no call). Failure otherwise.
+static FailureOr<NestAccesses> segmentAccesses(scf::ParallelOp op,
+                                               int64_t maxElements) {
   if (op.getNumResults() != 0 || op.getNumLoops() == 0)
     return failure();
+  if (maxElements >= 0) {
+    int64_t elements = 1;
+    for (Value ub : op.getUpperBound()) {
+      std::optional<int64_t> n = getConstantIntValue(ub);
+      if (!n || *n < 0)
+        return failure();
+      elements *= *n;
+      if (elements > maxElements)
+        return failure();
+    }
+  }
   for (auto [lb, step] : llvm::zip(op.getLowerBound(), op.getStep())) {
     std::optional<int64_t> l = getConstantIntValue(lb);
     std::optional<int64_t> s = getConstantIntValue(step);
@@ -409,6 +422,7 @@ static void fuseChain(ArrayRef<scf::ParallelOp> chain) {
 struct FuseIndependentLoopsPass
     : public disc::impl::DiscGpuFuseIndependentLoopsBase<
           FuseIndependentLoopsPass> {
+  using DiscGpuFuseIndependentLoopsBase::DiscGpuFuseIndependentLoopsBase;
   void runOnOperation() override {
     AliasAnalysis &aliases = getAnalysis<AliasAnalysis>();
     // (A node map: the pointers handed out stay valid as it grows.)
@@ -416,7 +430,7 @@ struct FuseIndependentLoopsPass
     auto segment = [&](scf::ParallelOp op) -> const NestAccesses * {
       auto it = accesses.find(op);
       if (it == accesses.end()) {
-        FailureOr<NestAccesses> acc = segmentAccesses(op);
+        FailureOr<NestAccesses> acc = segmentAccesses(op, maxElements);
         if (failed(acc))
           return nullptr;
         it = accesses.try_emplace(op, std::move(*acc)).first;

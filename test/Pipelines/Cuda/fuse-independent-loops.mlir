@@ -1,5 +1,6 @@
-// RUN: disc-opt --disc-gpu-fuse-independent-loops --split-input-file %s | FileCheck %s
-// RUN: disc-opt --disc-gpu-fuse-independent-loops --disc-gpu-tile-parallel-loops --gpu-map-parallel-loops --convert-parallel-loops-to-gpu --canonicalize '--disc-gpu-kernel-cost=report=true' --split-input-file %s 2>&1 >/dev/null | FileCheck %s --check-prefix=COST
+// RUN: disc-opt --disc-gpu-fuse-independent-loops=max-elements=-1 --split-input-file %s | FileCheck %s
+// RUN: disc-opt --disc-gpu-fuse-independent-loops=max-elements=-1 --disc-gpu-tile-parallel-loops --gpu-map-parallel-loops --convert-parallel-loops-to-gpu --canonicalize '--disc-gpu-kernel-cost=report=true' --split-input-file %s 2>&1 >/dev/null | FileCheck %s --check-prefix=COST
+// RUN: disc-opt --disc-gpu-fuse-independent-loops --split-input-file %s | FileCheck %s --check-prefix=DEFAULT
 
 // Horizontal fusion (docs/cuda.md, "Independent loop nests"): three nests
 // over different spaces that share no written buffer become one nest over
@@ -37,6 +38,11 @@
 // CHECK: } {disc.segment_split}
 // CHECK-NOT: scf.parallel
 // CHECK: memref.dealloc %arg3
+// By default (max-elements=262144) only nests of static bounds join: the
+// three stay apart.
+// DEFAULT-LABEL: func.func @disc_entry
+// DEFAULT-COUNT-3: scf.parallel
+// DEFAULT-NOT: disc.segment_split
 // The FLOP count follows the segments: n*3 exp + 5 adds + 8*m muls.
 // COST: kernel disc_entry_kernel: ONNX node 'a, b, c': bytes m*64 + n*24 + 40, FLOPs m*8 + n*3 + 5
 module attributes {disc.signature = {symbols = [{name = "n", min = 1 : i64}, {name = "m", min = 1 : i64}]}} {
@@ -146,4 +152,47 @@ func.func @write_after_read(%x: memref<4xf32>) -> (memref<8xf32>, memref<4xf32>)
     scf.reduce
   }
   return %b, %a : memref<8xf32>, memref<4xf32>
+}
+
+// -----
+
+// Static nests: the two small ones join by default, the one of 1024 * 512
+// iterations (over max-elements) stays a kernel of its own.
+// With max-elements=-1 the three are one nest.
+// CHECK-LABEL: func.func @static_sizes
+// CHECK-COUNT-1: scf.parallel
+// CHECK-NOT: scf.parallel
+// DEFAULT-LABEL: func.func @static_sizes
+// DEFAULT: scf.parallel (%{{.+}}) = (%c0{{.*}}) to (%{{.+}}) step (%c1{{.*}}) {
+// DEFAULT: } {disc.segment_split}
+// DEFAULT: scf.parallel (%{{.+}}, %{{.+}}) = (%c0, %c0) to (%c1024, %c512)
+// DEFAULT-NOT: disc.segment_split
+func.func @static_sizes(%x: memref<4x8xf32>, %y: memref<16xf32>, %z: memref<1024x512xf32>)
+    -> (memref<4x8xf32>, memref<16xf32>, memref<1024x512xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c512 = arith.constant 512 : index
+  %c1024 = arith.constant 1024 : index
+  %a = memref.alloc() : memref<4x8xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c8) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<4x8xf32>
+    memref.store %v, %a[%i, %j] : memref<4x8xf32>
+    scf.reduce
+  }
+  %b = memref.alloc() : memref<16xf32>
+  scf.parallel (%i) = (%c0) to (%c16) step (%c1) {
+    %v = memref.load %y[%i] : memref<16xf32>
+    memref.store %v, %b[%i] : memref<16xf32>
+    scf.reduce
+  }
+  %c = memref.alloc() : memref<1024x512xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c1024, %c512) step (%c1, %c1) {
+    %v = memref.load %z[%i, %j] : memref<1024x512xf32>
+    memref.store %v, %c[%i, %j] : memref<1024x512xf32>
+    scf.reduce
+  }
+  return %a, %b, %c : memref<4x8xf32>, memref<16xf32>, memref<1024x512xf32>
 }

@@ -107,20 +107,28 @@ def DiscGpuFuseIndependentLoops
     `disc-gpu-tile-parallel-loops`. Nests that neither read nor write a
     buffer another one writes (MLIR's alias analysis; two different
     buffers never alias when one is an allocation), each with zero lower
-    bounds, unit steps, no results and no nested `scf.parallel`, are
-    brought together the way `disc-gpu-fuse-parallel-loops` does it
-    (allocations and pure ops above the first, deallocations below the
-    last, never an allocation above a deallocation, so the memory model's
-    peak stays) and become one 1-D nest over the sum of their element
-    counts. A binary tree of `scf.if` on the linear index (marked
+    bounds, unit steps, no results, no nested `scf.parallel` and at most
+    `max-elements` iterations (static bounds; a negative value: any
+    bounds), are brought together the way `disc-gpu-fuse-parallel-loops`
+    does it (allocations and pure ops above the first, deallocations below
+    the last, never an allocation above a deallocation, so the memory
+    model's peak stays) and become one 1-D nest over the sum of their
+    element counts. A binary tree of `scf.if` on the linear index (marked
     `disc.segment_split`, which the FLOP count of disc-gpu-kernel-cost
     follows) picks the former nest; its indices are the offset index
-    delinearized over its bounds. The updates of a training step written
-    into their gradients' buffers (disc-fusion's `in-place-outputs`), the
-    q, k and v transposes of attention, two embedding gathers: one launch
-    each group instead of one per nest (docs/cuda.md, "Independent loop
-    nests"). Reports no errors.
+    delinearized over its bounds. The parameter updates of a training
+    step written into their gradients' buffers (disc-fusion's
+    `in-place-outputs`) become one launch instead of one per parameter
+    (docs/cuda.md, "Independent loop nests"). The fused nest runs one
+    element per thread (its branches keep it from the tiling's four), so
+    by default only nests small enough for the launch to dominate their
+    time join. Reports no errors.
   }];
+  let options = [
+    Option<"maxElements", "max-elements", "int64_t", /*default=*/"262144",
+           "Largest static iteration count of a nest that joins (a "
+           "negative value: any, run-time bounds included)">,
+  ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];
 }
