@@ -77,17 +77,13 @@ void mlir::disc::buildDiscCompilePipeline(
     pm.addPass(createDiscRecomputeElementwise(recompute));
   }
   if (options.fusion) {
-    // Depthwise convolutions as one kernel with their producer and
-    // epilogue on the CUDA targets. On the CPU oneDNN takes them, and as
-    // loops the padded copy is faster.
-    DiscFusionOptions fusion;
-    fusion.depthwise = target == CompileTarget::Cpu
-                           ? "off"
-                           : cudaDepthwiseFusion(libraryCalls).str();
-    // Returned results written into a dying operand's buffer (the SGD
-    // updates of a training step): one kernel for all of them on the GPU.
-    fusion.inPlaceOutputs = target != CompileTarget::Cpu;
-    pm.addPass(createDiscFusion(fusion));
+    // On the CUDA targets: depthwise convolutions as one kernel with their
+    // producer and epilogue, returned results written into a dying
+    // operand's buffer (cudaFusionOptions). On the CPU oneDNN takes the
+    // depthwise convolutions, and as loops the padded copy is faster.
+    pm.addPass(createDiscFusion(target == CompileTarget::Cpu
+                                    ? DiscFusionOptions()
+                                    : cudaFusionOptions(libraryCalls)));
   }
   if (options.schedule) {
     DiscMemoryScheduleOptions schedule;

@@ -38,12 +38,8 @@ void mlir::disc::buildDiscBufferizedLinalgPipeline(
   }
   // Fusion decisions before the op order and the memory model see the
   // graph (docs/memory.md, "Fusion").
-  if (options.fusion) {
-    DiscFusionOptions fusion;
-    fusion.depthwise = options.depthwiseFusion;
-    fusion.inPlaceOutputs = options.inPlaceOutputs;
-    pm.addPass(createDiscFusion(fusion));
-  }
+  if (options.fusion)
+    pm.addPass(createDiscFusion(options.fusionOptions));
   // Op order for a lower symbolic peak; lowering, canonicalize, CSE and
   // bufferization keep the relative order of the ops (docs/memory.md).
   if (options.memorySchedule)

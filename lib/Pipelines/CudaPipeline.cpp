@@ -41,8 +41,7 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
   front.fusion = options.fusion;
   // MatMul/Conv through cuBLAS/cuDNN ("cuda"), or generated loops ("none").
   front.libraryCalls = options.libraryCalls;
-  front.depthwiseFusion = cudaDepthwiseFusion(options.libraryCalls).str();
-  front.inPlaceOutputs = true;
+  front.fusionOptions = cudaFusionOptions(options.libraryCalls);
   buildDiscBufferizedLinalgPipeline(pm, front, /*promoteSmallBuffers=*/false);
 
   bool emulate = options.stop == CudaPipelineOptions::Stop::Emulate;
@@ -159,8 +158,12 @@ void mlir::disc::buildDiscCudaPipeline(OpPassManager &pm,
   buildDiscHostToLLVMPipeline(pm, host);
 }
 
-llvm::StringRef mlir::disc::cudaDepthwiseFusion(llvm::StringRef libraryCalls) {
-  return libraryCalls == "cuda" ? "cuda" : "all";
+mlir::disc::DiscFusionOptions
+mlir::disc::cudaFusionOptions(llvm::StringRef libraryCalls) {
+  DiscFusionOptions fusion;
+  fusion.depthwise = libraryCalls == "cuda" ? "cuda" : "all";
+  fusion.inPlaceOutputs = true;
+  return fusion;
 }
 
 void mlir::disc::registerDiscCudaPipeline() {

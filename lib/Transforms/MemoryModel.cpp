@@ -708,12 +708,10 @@ Value MemoryModel::getBufferRoot(Value v) {
       return v;
     case BufferKind::External:
     case BufferKind::Stack:
-      return Value();
     case BufferKind::Fused:
-      if (rm.operand < 0)
+      if (!writesOperandBuffer(rm))
         return Value();
-      v = def->getOperand(rm.operand);
-      continue;
+      [[fallthrough]];
     case BufferKind::View:
     case BufferKind::InPlace:
       v = def->getOperand(rm.operand);
@@ -810,8 +808,7 @@ MemoryProfile MemoryModel::profile(ArrayRef<Operation *> order) {
         break;
       const OpMemory &m = getOpMemory(def);
       const ResultMemory &rm = m.results[cast<OpResult>(v).getResultNumber()];
-      if (rm.kind != BufferKind::InPlace &&
-          !(rm.kind == BufferKind::Fused && rm.operand >= 0))
+      if (!writesOperandBuffer(rm))
         break;
       v = def->getOperand(rm.operand);
     }

@@ -157,7 +157,7 @@ OpScheduleGraph mlir::disc::buildOpScheduleGraph(func::FuncOp func,
         break;
       case BufferKind::Fused:
         // A fused producer a root writes through in place (Fusion.h).
-        if (r.operand < 0)
+        if (!writesOperandBuffer(r))
           break;
         [[fallthrough]];
       case BufferKind::View:

@@ -249,7 +249,7 @@ mlir::disc::findRematCandidates(MemoryModel &mm, const MemoryProfile &p,
           for (const ResultMemory &ur : um.results) {
             if (ur.operand != static_cast<int>(use.getOperandNumber()))
               continue;
-            if (ur.kind == BufferKind::InPlace || ur.kind == BufferKind::Fused)
+            if (writesOperandBuffer(ur))
               ok = false;
             if (ur.kind == BufferKind::View) {
               unsigned viewLast = std::max(at, collect(ur.value));

@@ -3,6 +3,7 @@
 #ifndef DISC_PIPELINES_CPUPIPELINE_H
 #define DISC_PIPELINES_CPUPIPELINE_H
 
+#include "disc/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
@@ -27,15 +28,10 @@ struct CpuPipelineOptions {
   /// Run disc-fusion after the shape passes (false when the caller already
   /// did, before building the memory model: `disc-compile`).
   bool fusion = true;
-  /// disc-fusion's `depthwise` option: "off" on the CPU (oneDNN takes the
-  /// depthwise convolutions; as loops, the padded copy is faster there),
-  /// "cuda" or "all" on the CUDA targets (docs/cuda.md, "Depthwise
-  /// convolutions").
-  std::string depthwiseFusion = "off";
-  /// disc-fusion's `in-place-outputs` option: true on the CUDA targets (the
-  /// updates of a training step written into their gradients' buffers
-  /// become one kernel there; docs/cuda.md, "Independent loop nests").
-  bool inPlaceOutputs = false;
+  /// disc-fusion's options: the defaults on the CPU (oneDNN takes the
+  /// depthwise convolutions, and as loops their padded copy is faster
+  /// there), cudaFusionOptions on the CUDA targets.
+  DiscFusionOptions fusionOptions;
   /// Run the outlined loop nests with a parallel outer loop on the
   /// session's threads (disc-parallelize-kernels).
   bool parallelKernels = true;

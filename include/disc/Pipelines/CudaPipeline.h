@@ -3,6 +3,7 @@
 #ifndef DISC_PIPELINES_CUDAPIPELINE_H
 #define DISC_PIPELINES_CUDAPIPELINE_H
 
+#include "disc/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -73,12 +74,14 @@ void buildDiscCudaPipeline(OpPassManager &pm,
 /// (disc/Transforms/GPU).
 void registerDiscCudaPipeline();
 
-/// disc-fusion's `depthwise` option on the CUDA targets for `libraryCalls`
-/// ("cuda" or "none"): "cuda" (depthwise convolutions as one kernel where a
-/// cuDNN call would leave an activation to a kernel of its own) or "all"
-/// (every one, without library calls); docs/cuda.md, "Depthwise
-/// convolutions".
-llvm::StringRef cudaDepthwiseFusion(llvm::StringRef libraryCalls);
+/// disc-fusion's options on the CUDA targets for `libraryCalls` ("cuda" or
+/// "none"): `depthwise` "cuda" (depthwise convolutions as one kernel where
+/// a cuDNN call would leave an activation to a kernel of its own) or "all"
+/// (every one, without library calls; docs/cuda.md, "Depthwise
+/// convolutions"), and `in-place-outputs` (the updates of a training step
+/// written into their gradients' buffers become one kernel;
+/// "Independent loop nests").
+DiscFusionOptions cudaFusionOptions(llvm::StringRef libraryCalls);
 
 /// Registers what the CUDA pipeline needs in a context: the NVVM target
 /// attribute's serialization and the GPU dialects' translation to LLVM IR.

@@ -94,6 +94,14 @@ struct ResultMemory {
   int operand = -1;
 };
 
+/// Whether `rm`'s value lives in the buffer of operand `rm.operand`, which
+/// its op (or, for a fused producer, the root reading it) writes: an
+/// InPlace result, or a Fused one with an operand.
+inline bool writesOperandBuffer(const ResultMemory &rm) {
+  return rm.kind == BufferKind::InPlace ||
+         (rm.kind == BufferKind::Fused && rm.operand >= 0);
+}
+
 /// What one top-level op allocates, independent of the op order.
 struct OpMemory {
   Operation *op = nullptr;
