@@ -100,6 +100,8 @@ struct CacheCounts {
   int64_t cached = 0;
   /// Copies of constant weights in a primitive's layout (CPU).
   int64_t packedWeights = 0;
+  /// Conv primitives made as Winograd convolutions (CPU).
+  int64_t winograd = 0;
 };
 
 /// Why a call failed: a status of docs/runtime-abi.md (1 operands that do

@@ -607,7 +607,8 @@ Status Executable::predictPeakBytes(
       signature_, dims,
       [&]() -> runtime::cpu::LibraryCalls & {
         if (!library)
-          library.emplace(/*maxPrimitives=*/64, numThreads);
+          library.emplace(/*maxPrimitives=*/64, numThreads,
+                          /*winograd=*/signature_.numStates() == 0);
         return *library;
       },
       bytes, unpredictableReason);

@@ -160,7 +160,8 @@ Session::Impl::Impl(std::shared_ptr<const Executable> executable,
 runtime::cpu::LibraryCalls &Session::Impl::cpuLibrary() {
   if (!library)
     library = std::make_unique<runtime::cpu::LibraryCalls>(
-        /*maxPrimitives=*/512, options.num_threads);
+        /*maxPrimitives=*/512, options.num_threads,
+        /*winograd=*/signatureOf(exe).numStates() == 0);
   return *library;
 }
 

@@ -371,7 +371,19 @@ struct Entry {
   // (a blocked layout whose dims are not multiples of the block) is
   // pointed again on every call even at the same address: set_data_handle
   // zeroes the padding, which the buffer's previous user may have written.
-  enum { kScratch = 6, kBias = 7, kRes = 8, kNumMems = 9 };
+  // A primitive made for one image of the batch (a Winograd Conv) runs
+  // `images` times on the reordered input and output, memory objects
+  // kImageSrc and kImageDst pointed at each image in turn.
+  enum {
+    kScratch = 6,
+    kBias = 7,
+    kRes = 8,
+    kImageSrc = 9,
+    kImageDst = 10,
+    kNumMems = 11
+  };
+  int64_t images = 1;
+  memory::desc imageMd[2];
   bool bound = false;
   memory mems[kNumMems];
   void *handle[kNumMems] = {};
@@ -576,6 +588,10 @@ struct LibraryCalls::Impl {
   /// reached).
   std::unordered_map<Key, std::unique_ptr<IntConvEntry>, KeyHash> intConvs;
   int64_t created = 0;
+  // Whether Conv calls may run as Winograd convolutions, and the entries
+  // made so.
+  bool allowWinograd = true;
+  int64_t winograd = 0;
   /// Constant weights in a primitive's layout by the caller's weights
   /// address, with the caller's descriptor of them (the same buffer read
   /// transposed is other weights), shared by every entry that reads the
@@ -654,6 +670,10 @@ struct LibraryCalls::Impl {
       e.mems[Entry::kBias] = memory(e.biasMd, engine, DNNL_MEMORY_NONE);
     if (e.post.res_() && !e.manual)
       e.mems[Entry::kRes] = memory(e.resMd, engine, DNNL_MEMORY_NONE);
+    if (e.images > 1) {
+      e.mems[Entry::kImageSrc] = memory(e.imageMd[0], engine, DNNL_MEMORY_NONE);
+      e.mems[Entry::kImageDst] = memory(e.imageMd[1], engine, DNNL_MEMORY_NONE);
+    }
     for (int i = 0; i < Entry::kNumMems; ++i) {
       e.handle[i] = nullptr;
       e.padded[i] = false;
@@ -752,7 +772,24 @@ struct LibraryCalls::Impl {
         args[n++] = {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, res};
       }
     }
-    run(e.prim, args, n);
+    if (e.images == 1) {
+      run(e.prim, args, n);
+    } else {
+      void *src = nullptr, *dst = nullptr;
+      dnnl::error::wrap_c_api(dnnl_memory_get_data_handle(prim[0], &src),
+                              "could not read a data handle");
+      dnnl::error::wrap_c_api(dnnl_memory_get_data_handle(prim[2], &dst),
+                              "could not read a data handle");
+      size_t srcBytes = e.imageMd[0].get_size(),
+             dstBytes = e.imageMd[1].get_size();
+      for (int64_t i = 0; i < e.images; ++i) {
+        point(e, Entry::kImageSrc, static_cast<char *>(src) + i * srcBytes);
+        point(e, Entry::kImageDst, static_cast<char *>(dst) + i * dstBytes);
+        args[0].memory = e.mems[Entry::kImageSrc].get();
+        args[2].memory = e.mems[Entry::kImageDst].get();
+        run(e.prim, args, n);
+      }
+    }
     if (e.reorder[2]) {
       dnnl_exec_arg_t r[2] = {{DNNL_ARG_FROM, prim[2]}, {DNNL_ARG_TO, user[2]}};
       run(e.reorders[2], r, 2);
@@ -777,6 +814,33 @@ struct LibraryCalls::Impl {
       applyPostOps(out, p, false, true, true, e.channelDim);
   }
 
+  /// `md` (a blocked layout of one image: batch dim 1) for `n` images one
+  /// after another.
+  static memory::desc withBatch(const memory::desc &md, int64_t n) {
+    dnnl_memory_desc_t d = md.data;
+    d.dims[0] = d.padded_dims[0] = n;
+    return memory::desc(d);
+  }
+
+  /// Makes `e` run the Conv primitive of `pd`, made for one image, on `n`
+  /// images in turn: false when its input or output layout does not hold
+  /// the images one after another (a batch stride of one image's size).
+  static bool batchImages(Entry &e,
+                          const dnnl::convolution_forward::primitive_desc &pd,
+                          int64_t n) {
+    memory::desc image[2] = {pd.src_desc(), pd.dst_desc()};
+    for (const memory::desc &md : image)
+      if (md.data.format_kind != dnnl_blocked || md.data.dims[0] != 1 ||
+          md.data.format_desc.blocking.strides[0] * 4 !=
+              static_cast<int64_t>(md.get_size()) ||
+          withBatch(md, n).get_size() != n * md.get_size())
+        return false;
+    e.images = n;
+    e.imageMd[0] = image[0];
+    e.imageMd[1] = image[1];
+    return true;
+  }
+
   /// Sets the primitive's layouts of the operands of `e`, their reorders
   /// and the scratchpad from the primitive descriptor `pd` of a Conv or
   /// ConvTranspose.
@@ -785,6 +849,10 @@ struct LibraryCalls::Impl {
     e.prim_[0] = pd.src_desc();
     e.prim_[1] = pd.weights_desc();
     e.prim_[2] = pd.dst_desc();
+    if (e.images > 1) {
+      e.prim_[0] = withBatch(e.imageMd[0], e.images);
+      e.prim_[2] = withBatch(e.imageMd[1], e.images);
+    }
     for (int i = 0; i < 3; ++i)
       setReorder(e, i, i < 2);
     e.scratchMd = pd.scratchpad_desc();
@@ -1060,6 +1128,44 @@ Entry *LibraryCalls::Impl::matmulEntry(const Key &key, View &a, View &b,
   return insert(key, std::move(ne));
 }
 
+/// Whether a Conv runs as oneDNN's Winograd convolution F(2x2, 3x3) (on
+/// nChw16c data; Lavin and Gray, "Fast Algorithms for Convolutional Neural
+/// Networks", CVPR 2016) rather than its direct kernels: a 2-D 3x3 Conv,
+/// stride 1, no dilation, one group, with 32 or more input and 64 or more
+/// output channels, at most 128 x 128 channel pairs, an output of at least
+/// 8 x 8 and at most 32768 pixels over the batch. There the Winograd
+/// kernel, with the reorders of the input and the output from and to the
+/// caller's layout, takes 0.45-0.85 of the direct NHWC kernel's time on
+/// AVX-512 (docs/performance.md, *Winograd convolutions*). With fewer
+/// channels the transforms dominate; over larger images the tiles leave
+/// the caches; larger weights are transformed slowly (about 50 ms for 512 x
+/// 512 channels, once per weights and layout, in the first run) into 16/9
+/// of their size, for 0-6% of a whole model's time (ResNet-18's and the
+/// NHWC ConvNet's 256 x 256 Convs). DISC_CONV_WINOGRAD=0 turns it off
+/// (measurements). The arithmetic is FP32: results differ from the direct
+/// kernel's by rounding, whose error is no larger. Sessions of training
+/// steps keep the direct kernels: the BatchNorm backward over a few values
+/// per channel amplifies any rounding difference (ResNet-18's SGD step at
+/// 3x3x48x64 moves 1-31% off the float64 update with Winograd, 3.5e-4
+/// with the direct kernels; test/e2e/train_step.py).
+static bool winogradPays(const memory::dims &x, const memory::dims &w,
+                         const memory::dims &y, const ConvAttrs &ca) {
+  static const char *env = std::getenv("DISC_CONV_WINOGRAD");
+  if (env && std::string(env) == "0")
+    return false;
+  if (x.size() != 4 || ca.groups != 1 || w[2] != 3 || w[3] != 3)
+    return false;
+  for (int i = 0; i < 2; ++i)
+    if (ca.strides[i] != 1 || ca.dilations[i] != 1)
+      return false;
+  constexpr int64_t kMinInputChannels = 32, kMinOutputChannels = 64;
+  constexpr int64_t kMaxChannelPairs = 128 * 128, kMinSide = 8;
+  constexpr int64_t kMaxPixels = 32768;
+  return w[1] >= kMinInputChannels && w[0] >= kMinOutputChannels &&
+         w[0] * w[1] <= kMaxChannelPairs && y[2] >= kMinSide &&
+         y[3] >= kMinSide && y[0] * y[2] * y[3] <= kMaxPixels;
+}
+
 void LibraryCalls::Impl::conv(const CallArgs &call) {
   const auto &[key, numOperands, operands, ranks, numAttrs, attrs, alloc,
                tempBytes] = call;
@@ -1126,19 +1232,17 @@ void LibraryCalls::Impl::conv(const CallArgs &call) {
     if (p.res_())
       ne->resMd = convUserDesc(p.res, p.flags & kNhwcResidual);
     memory::dims dilates = oneDnnDilations(dil);
-    auto make = [&](const memory::desc &src, const memory::desc &dst,
-                    bool post) {
+    auto make = [&](const memory::desc &src, const memory::desc &dst, bool post,
+                    dnnl::algorithm alg = dnnl::algorithm::convolution_direct) {
       dnnl::primitive_attr attr = makeAttr(p, ne->resMd, post, /*sum=*/true);
-      auto d =
-          p.bias_()
-              ? dnnl::convolution_forward::desc(
-                    dnnl::prop_kind::forward_inference,
-                    dnnl::algorithm::convolution_direct, src, anyDesc(wSizes),
-                    ne->biasMd, dst, strides, dilates, padL, padR)
-              : dnnl::convolution_forward::desc(
-                    dnnl::prop_kind::forward_inference,
-                    dnnl::algorithm::convolution_direct, src, anyDesc(wSizes),
-                    dst, strides, dilates, padL, padR);
+      auto d = p.bias_()
+                   ? dnnl::convolution_forward::desc(
+                         dnnl::prop_kind::forward_inference, alg, src,
+                         anyDesc(wSizes), ne->biasMd, dst, strides, dilates,
+                         padL, padR)
+                   : dnnl::convolution_forward::desc(
+                         dnnl::prop_kind::forward_inference, alg, src,
+                         anyDesc(wSizes), dst, strides, dilates, padL, padR);
       return dnnl::convolution_forward::primitive_desc(d, attr, engine);
     };
     // The caller's plain layouts first: no per-call reorders of the input
@@ -1153,7 +1257,38 @@ void LibraryCalls::Impl::conv(const CallArgs &call) {
     bool done = false;
     static const char *layoutEnv = std::getenv("DISC_CONV_LAYOUT");
     std::string layout = layoutEnv ? layoutEnv : "auto";
+    // Winograd: oneDNN's F(2x2, 3x3) kernel for the whole batch, else
+    // made for one image and run image by image (it takes a batch of at
+    // most as many images as threads). Its F(4x4, 3x3) kernel is never
+    // taken: its rounding error is 2-3x the direct kernel's (on sums of
+    // 576 products: 6e-5 against 2.5e-5; F(2x2, 3x3) 1e-5), which the
+    // BatchNorm backward of a training step amplifies past float32
+    // tolerance.
+    if (allowWinograd && winogradPays(x.sizes, w.sizes, y.sizes, ca)) {
+      for (int64_t mb : {x.sizes[0], int64_t{1}}) {
+        memory::dims xs = x.sizes, ys = y.sizes;
+        xs[0] = ys[0] = mb;
+        try {
+          auto wpd = make(anyDesc(xs), anyDesc(ys), /*post=*/true,
+                          dnnl::algorithm::convolution_winograd);
+          // oneDNN's first choice only: stepping its iterator on from a
+          // Winograd kernel (next_impl) crashed now and then in oneDNN 2.6.
+          done = std::string(wpd.impl_info_str()).find("wino_2x3") !=
+                 std::string::npos;
+          if (done && mb != x.sizes[0])
+            done = batchImages(*ne, wpd, x.sizes[0]);
+          if (done) {
+            pd = wpd;
+            break;
+          }
+        } catch (const dnnl::error &) {
+        }
+      }
+      winograd += done;
+    }
     for (bool post : {true, false}) {
+      if (done)
+        break;
       bool plain = false, plainOk = false;
       try {
         pd = make(ne->user[0], ne->user[2], post);
@@ -1182,12 +1317,12 @@ void LibraryCalls::Impl::conv(const CallArgs &call) {
     }
     if (!done)
       pd = make(anyDesc(x.sizes), anyDesc(y.sizes), false); // throws the reason
+    setLayouts(*ne, pd);
     if (p.res_() && !ne->manual) {
       ne->sum = true;
       ne->resReorder = dnnl::reorder(dnnl::reorder::primitive_desc(
-          engine, ne->resMd, engine, pd.dst_desc()));
+          engine, ne->resMd, engine, ne->prim_[2]));
     }
-    setLayouts(*ne, pd);
     ne->prim = dnnl::convolution_forward(pd);
     ne->post = p;
     ne->post.bias = ne->post.res = View();
@@ -1824,10 +1959,12 @@ void LibraryCalls::Impl::convBackwardFilter(const CallArgs &call) {
   runEntry(*e, x, g, dw, PostOps(), alloc, tempBytes);
 }
 
-LibraryCalls::LibraryCalls(size_t maxPrimitives, int32_t numThreads)
+LibraryCalls::LibraryCalls(size_t maxPrimitives, int32_t numThreads,
+                           bool winograd)
     : impl_(std::make_unique<Impl>()) {
   impl_->capacity = maxPrimitives ? maxPrimitives : 1;
   impl_->threads = numThreads > 0 ? numThreads : 0;
+  impl_->allowWinograd = winograd;
 }
 
 LibraryCalls::~LibraryCalls() = default;
@@ -1968,5 +2105,6 @@ CacheCounts LibraryCalls::counts() const {
   int64_t packed = 0;
   for (auto &entry : impl_->packedWeights)
     packed += static_cast<int64_t>(entry.second.size());
-  return {impl_->created, static_cast<int64_t>(impl_->cache.size()), packed};
+  return {impl_->created, static_cast<int64_t>(impl_->cache.size()), packed,
+          impl_->winograd};
 }

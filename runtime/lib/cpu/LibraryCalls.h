@@ -48,8 +48,12 @@ class LibraryCalls final : public LibraryModule {
 public:
   /// `maxPrimitives`: cache capacity (entries, each one primitive plus its
   /// reorders and reordered constant weights). `numThreads`: OpenMP
-  /// threads of every call, 0 = the OpenMP default.
-  explicit LibraryCalls(size_t maxPrimitives = 512, int32_t numThreads = 0);
+  /// threads of every call, 0 = the OpenMP default. `winograd`: 3x3 Convs
+  /// may run as Winograd convolutions where that pays (inference); a
+  /// training step's session passes false (LibraryCalls.cpp,
+  /// `winogradPays`).
+  explicit LibraryCalls(size_t maxPrimitives = 512, int32_t numThreads = 0,
+                        bool winograd = true);
   ~LibraryCalls() override;
 
   /// Returns 0, or a status code of docs/runtime-abi.md with `error` set:

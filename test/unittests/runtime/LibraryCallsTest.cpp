@@ -303,6 +303,109 @@ TEST(LibraryCalls, ConvShapesShareConstantWeights) {
   EXPECT_EQ(alloc.live, 0); // the packed weights are the module's
 }
 
+// 3x3 stride-1 Convs with 32 -> 64 channels run as F(2x2, 3x3) Winograd
+// convolutions: on one thread a batch of 2 or 3 runs image by image, on
+// two threads a batch of 2 at once. Bias, residual and Relu as post-ops,
+// NCHW and NHWC operands, constant weights packed once per layout.
+// Against direct loops (error at most 2e-6 of the output's largest
+// magnitude; oneDNN's direct kernel: about 1.5e-6), with the temporaries
+// (the nChw16c input and output and the scratchpad) predicted exactly.
+TEST(LibraryCalls, WinogradConvMatchesLoops) {
+  const int64_t C = 32, OC = 64;
+  std::vector<float> w = randomVector(OC * C * 9, 81),
+                     bias = randomVector(OC, 82);
+  LibraryCalls lib(512, /*numThreads=*/1);
+  CountingAllocator alloc;
+  std::string error;
+  auto toNhwc = [](const std::vector<float> &v, int64_t N, int64_t C,
+                   int64_t HW) {
+    std::vector<float> t(v.size());
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t p = 0; p < HW; ++p)
+          t[(n * HW + p) * C + c] = v[(n * C + c) * HW + p];
+    return t;
+  };
+  auto check = [&](int64_t N, int64_t H, int64_t W, bool nhwc,
+                   LibraryCalls &calls) {
+    SCOPED_TRACE(std::to_string(N) + "x" + std::to_string(H) + "x" +
+                 std::to_string(W) + (nhwc ? " NHWC" : " NCHW"));
+    std::vector<float> x = randomVector(N * C * H * W, 83),
+                       res = randomVector(N * OC * H * W, 84),
+                       y(N * OC * H * W, NAN);
+    std::vector<float> xIn = nhwc ? toNhwc(x, N, C, H * W) : x,
+                       resIn = nhwc ? toNhwc(res, N, OC, H * W) : res;
+    auto dx = desc(xIn.data(), {N, C, H, W});
+    auto dw_ = desc(w.data(), {OC, C, 3, 3});
+    auto dy = desc(y.data(), {N, OC, H, W});
+    auto db = desc(bias.data(), {OC});
+    auto dr = desc(resIn.data(), {N, OC, H, W});
+    int64_t bits = nhwc ? 64 | 128 | 256 : 0;
+    std::vector<int64_t> attrs = {1, /*constWeights=*/1, 1, 1, 1, 1, 1, 1, 1,
+                                  1, /*flags=*/7 | bits};
+    void *ops[5] = {dx.data(), dw_.data(), dy.data(), db.data(), dr.data()};
+    int32_t ranks[5] = {4, 4, 4, 1, 4};
+    int64_t predicted = -1;
+    ASSERT_EQ(calls.temporaryBytes(DISC_LIB_CONV, 5, ops, ranks, 11,
+                                   attrs.data(), &predicted, error),
+              0)
+        << error;
+    alloc.peak = 0;
+    ASSERT_EQ(calls.call(DISC_LIB_CONV, 5, ops, ranks, 11, attrs.data(),
+                         alloc.hooks(), error),
+              0)
+        << error;
+    EXPECT_EQ(alloc.peak, predicted);
+    EXPECT_GT(predicted, 0) << "the nChw16c input and output";
+    EXPECT_EQ(alloc.live, 0);
+    std::vector<float> ref = convRef(x, w, bias, res, N, C, H, W, OC, true);
+    if (nhwc)
+      ref = toNhwc(ref, N, OC, H * W);
+    float scale = 0;
+    for (float r : ref)
+      scale = std::max(scale, std::fabs(r));
+    for (size_t at = 0; at < y.size(); ++at)
+      ASSERT_NEAR(y[at], ref[at], 2e-6f * scale) << "at " << at;
+  };
+  check(1, 12, 13, false, lib);
+  EXPECT_EQ(lib.counts().winograd, 1);
+  check(1, 12, 13, true, lib);
+  check(2, 14, 12, false, lib);
+  check(3, 12, 16, true, lib);
+  EXPECT_EQ(lib.counts().winograd, 4);
+  EXPECT_EQ(lib.numCreated(), 4);
+  LibraryCalls lib2(512, /*numThreads=*/2);
+  check(2, 14, 12, true, lib2);
+  check(3, 12, 16, false, lib2);
+  EXPECT_EQ(lib2.counts().winograd, 2);
+  // A training step's library (winograd = false) keeps the direct kernels.
+  LibraryCalls direct(512, /*numThreads=*/1, /*winograd=*/false);
+  check(2, 14, 12, false, direct);
+  EXPECT_EQ(direct.counts().winograd, 0);
+  // A 3x3 Conv of 16 input channels (the transforms would dominate) and a
+  // strided one stay direct.
+  std::vector<float> w16 = randomVector(OC * 16 * 9, 85),
+                     x16 = randomVector(16 * 100, 86), y16(OC * 100),
+                     y10(OC * 100);
+  auto dx16 = desc(x16.data(), {1, 16, 10, 10});
+  auto dw16 = desc(w16.data(), {OC, 16, 3, 3});
+  auto dy16 = desc(y16.data(), {1, OC, 10, 10});
+  ASSERT_EQ(run(lib, alloc, DISC_LIB_CONV, dx16, dw16, dy16, 4,
+                {1, 0, 1, 1, 1, 1, 1, 1, 1, 1}, error),
+            0)
+      << error;
+  std::vector<float> x32 = randomVector(C * 400, 87);
+  auto dx32 = desc(x32.data(), {1, C, 20, 20});
+  auto dw32 = desc(w.data(), {OC, C, 3, 3});
+  auto dy10 = desc(y10.data(), {1, OC, 10, 10});
+  ASSERT_EQ(run(lib, alloc, DISC_LIB_CONV, dx32, dw32, dy10, 4,
+                {1, 0, 2, 2, 1, 1, 1, 1, 1, 1}, error),
+            0)
+      << error;
+  EXPECT_EQ(lib.counts().winograd, 4);
+  EXPECT_EQ(lib.numCreated(), 6);
+}
+
 // A call seen before runs its cached entry on the new call's buffers: every
 // operand (input, weights, bias, residual, output at an offset) moves
 // between calls of the same shapes, constant weights at a new address are
