@@ -1131,17 +1131,19 @@ Entry *LibraryCalls::Impl::matmulEntry(const Key &key, View &a, View &b,
 /// Whether a Conv runs as oneDNN's Winograd convolution F(2x2, 3x3) (on
 /// nChw16c data; Lavin and Gray, "Fast Algorithms for Convolutional Neural
 /// Networks", CVPR 2016) rather than its direct kernels: a 2-D 3x3 Conv,
-/// stride 1, no dilation, one group, with 32 or more input and 64 or more
+/// stride 1, no dilation, one group, with 16 or more input and 64 or more
 /// output channels, at most 128 x 128 channel pairs, an output of at least
 /// 8 x 8 and at most 32768 pixels over the batch. There the Winograd
 /// kernel, with the reorders of the input and the output from and to the
-/// caller's layout, takes 0.45-0.85 of the direct NHWC kernel's time on
+/// caller's layout, takes 0.6-0.9 of the direct NHWC kernel's time on
 /// AVX-512 (docs/performance.md, *Winograd convolutions*). With fewer
-/// channels the transforms dominate; over larger images the tiles leave
-/// the caches; larger weights are transformed slowly (about 50 ms for 512 x
-/// 512 channels, once per weights and layout, in the first run) into 16/9
-/// of their size, for 0-6% of a whole model's time (ResNet-18's and the
-/// NHWC ConvNet's 256 x 256 Convs). DISC_CONV_WINOGRAD=0 turns it off
+/// channels the transforms dominate. The nChw16c copies of the input and
+/// output are temporaries of the call, counted in the peak: the pixel
+/// bound keeps them small where the gain shrinks (0.92 at 224 x 224).
+/// Larger weights are transformed slowly (about 50 ms for 512 x 512
+/// channels, once per weights and layout, in the first run) into 16/9 of
+/// their size, for 0-6% of a whole model's time (ResNet-18's and the NHWC
+/// ConvNet's 256 x 256 Convs). DISC_CONV_WINOGRAD=0 turns it off
 /// (measurements). The arithmetic is FP32: results differ from the direct
 /// kernel's by rounding, whose error is no larger. Sessions of training
 /// steps keep the direct kernels: the BatchNorm backward over a few values
@@ -1158,7 +1160,7 @@ static bool winogradPays(const memory::dims &x, const memory::dims &w,
   for (int i = 0; i < 2; ++i)
     if (ca.strides[i] != 1 || ca.dilations[i] != 1)
       return false;
-  constexpr int64_t kMinInputChannels = 32, kMinOutputChannels = 64;
+  constexpr int64_t kMinInputChannels = 16, kMinOutputChannels = 64;
   constexpr int64_t kMaxChannelPairs = 128 * 128, kMinSide = 8;
   constexpr int64_t kMaxPixels = 32768;
   return w[1] >= kMinInputChannels && w[0] >= kMinOutputChannels &&

@@ -382,15 +382,42 @@ TEST(LibraryCalls, WinogradConvMatchesLoops) {
   LibraryCalls direct(512, /*numThreads=*/1, /*winograd=*/false);
   check(2, 14, 12, false, direct);
   EXPECT_EQ(direct.counts().winograd, 0);
-  // A 3x3 Conv of 16 input channels (the transforms would dominate) and a
+  // 24 input channels, which nChw16c pads to 32, and an odd output, 2
+  // images in turn: each image's view of the padded copies.
+  {
+    const int64_t C24 = 24, N = 2, H = 9, W = 11;
+    std::vector<float> w24 = randomVector(OC * C24 * 9, 88),
+                       x24 = randomVector(N * C24 * H * W, 89),
+                       zero(N * OC * H * W, 0.0f), y24(N * OC * H * W, NAN);
+    auto dx24 = desc(x24.data(), {N, C24, H, W});
+    auto dw24 = desc(w24.data(), {OC, C24, 3, 3});
+    auto dy24 = desc(y24.data(), {N, OC, H, W});
+    auto db = desc(bias.data(), {OC});
+    std::vector<int64_t> attrs = {1, 0, 1, 1, 1, 1, 1, 1, 1, 1, /*flags=*/1};
+    void *ops[4] = {dx24.data(), dw24.data(), dy24.data(), db.data()};
+    int32_t ranks[4] = {4, 4, 4, 1};
+    ASSERT_EQ(lib.call(DISC_LIB_CONV, 4, ops, ranks, 11, attrs.data(),
+                       alloc.hooks(), error),
+              0)
+        << error;
+    EXPECT_EQ(lib.counts().winograd, 5);
+    std::vector<float> ref =
+        convRef(x24, w24, bias, zero, N, C24, H, W, OC, false);
+    float scale = 0;
+    for (float r : ref)
+      scale = std::max(scale, std::fabs(r));
+    for (size_t at = 0; at < y24.size(); ++at)
+      ASSERT_NEAR(y24[at], ref[at], 2e-6f * scale) << "at " << at;
+  }
+  // A 3x3 Conv of 8 input channels (the transforms would dominate) and a
   // strided one stay direct.
-  std::vector<float> w16 = randomVector(OC * 16 * 9, 85),
-                     x16 = randomVector(16 * 100, 86), y16(OC * 100),
+  std::vector<float> w8 = randomVector(OC * 8 * 9, 85),
+                     x8 = randomVector(8 * 100, 86), y8(OC * 100),
                      y10(OC * 100);
-  auto dx16 = desc(x16.data(), {1, 16, 10, 10});
-  auto dw16 = desc(w16.data(), {OC, 16, 3, 3});
-  auto dy16 = desc(y16.data(), {1, OC, 10, 10});
-  ASSERT_EQ(run(lib, alloc, DISC_LIB_CONV, dx16, dw16, dy16, 4,
+  auto dx8 = desc(x8.data(), {1, 8, 10, 10});
+  auto dw8 = desc(w8.data(), {OC, 8, 3, 3});
+  auto dy8 = desc(y8.data(), {1, OC, 10, 10});
+  ASSERT_EQ(run(lib, alloc, DISC_LIB_CONV, dx8, dw8, dy8, 4,
                 {1, 0, 1, 1, 1, 1, 1, 1, 1, 1}, error),
             0)
       << error;
@@ -402,8 +429,8 @@ TEST(LibraryCalls, WinogradConvMatchesLoops) {
                 {1, 0, 2, 2, 1, 1, 1, 1, 1, 1}, error),
             0)
       << error;
-  EXPECT_EQ(lib.counts().winograd, 4);
-  EXPECT_EQ(lib.numCreated(), 6);
+  EXPECT_EQ(lib.counts().winograd, 5);
+  EXPECT_EQ(lib.numCreated(), 7);
 }
 
 // A call seen before runs its cached entry on the new call's buffers: every
