@@ -749,7 +749,8 @@ Status Executable::predictMinimumPeakBytes(
           signature_, dims,
           [&]() -> runtime::cpu::LibraryCalls & {
             if (!library)
-              library.emplace(/*maxPrimitives=*/64, 0);
+              library.emplace(/*maxPrimitives=*/64, 0,
+                              /*winograd=*/signature_.numStates() == 0);
             return *library;
           },
           &profile);

@@ -384,6 +384,8 @@ struct Entry {
   };
   int64_t images = 1;
   memory::desc imageMd[2];
+  // A Winograd Conv (constant weights, packed once per layout).
+  bool winograd = false;
   bool bound = false;
   memory mems[kNumMems];
   void *handle[kNumMems] = {};
@@ -721,7 +723,13 @@ struct LibraryCalls::Impl {
             memory w(e.prim_[1], engine);
             dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, user[1]},
                                        {DNNL_ARG_TO, w.get()}};
+            // A Winograd entry's reorder holds a scratchpad of 16 x IC x
+            // OC floats while it exists: made for each packing only.
+            if (!e.reorders[1])
+              setReorder(e, 1, true);
             run(e.reorders[1], args, 2);
+            if (e.winograd)
+              e.reorders[1] = dnnl::reorder();
             layouts.emplace_back(e.user[1], w);
             same = std::prev(layouts.end());
           }
@@ -1130,9 +1138,10 @@ Entry *LibraryCalls::Impl::matmulEntry(const Key &key, View &a, View &b,
 
 /// Whether a Conv runs as oneDNN's Winograd convolution F(2x2, 3x3) (on
 /// nChw16c data; Lavin and Gray, "Fast Algorithms for Convolutional Neural
-/// Networks", CVPR 2016) rather than its direct kernels: a 2-D 3x3 Conv,
-/// stride 1, no dilation, one group, with 16 or more input and 64 or more
-/// output channels, at most 128 x 128 channel pairs, an output of at least
+/// Networks", CVPR 2016) rather than its direct kernels: a 2-D 3x3 Conv of
+/// constant weights (transformed once, not per call), stride 1, no
+/// dilation, one group, with 16 or more input and 64 or more output
+/// channels, at most 128 x 128 channel pairs, an output of at least
 /// 8 x 8 and at most 32768 pixels over the batch. There the Winograd
 /// kernel, with the reorders of the input and the output from and to the
 /// caller's layout, takes 0.6-0.9 of the direct NHWC kernel's time on
@@ -1155,7 +1164,8 @@ static bool winogradPays(const memory::dims &x, const memory::dims &w,
   static const char *env = std::getenv("DISC_CONV_WINOGRAD");
   if (env && std::string(env) == "0")
     return false;
-  if (x.size() != 4 || ca.groups != 1 || w[2] != 3 || w[3] != 3)
+  if (x.size() != 4 || !ca.constWeights || ca.groups != 1 || w[2] != 3 ||
+      w[3] != 3)
     return false;
   for (int i = 0; i < 2; ++i)
     if (ca.strides[i] != 1 || ca.dilations[i] != 1)
@@ -1267,7 +1277,10 @@ void LibraryCalls::Impl::conv(const CallArgs &call) {
     // BatchNorm backward of a training step amplifies past float32
     // tolerance.
     if (allowWinograd && winogradPays(x.sizes, w.sizes, y.sizes, ca)) {
-      for (int64_t mb : {x.sizes[0], int64_t{1}}) {
+      std::vector<int64_t> batches = {x.sizes[0]};
+      if (x.sizes[0] > 1)
+        batches.push_back(1);
+      for (int64_t mb : batches) {
         memory::dims xs = x.sizes, ys = y.sizes;
         xs[0] = ys[0] = mb;
         try {
@@ -1275,12 +1288,18 @@ void LibraryCalls::Impl::conv(const CallArgs &call) {
                           dnnl::algorithm::convolution_winograd);
           // oneDNN's first choice only: stepping its iterator on from a
           // Winograd kernel (next_impl) crashed now and then in oneDNN 2.6.
-          done = std::string(wpd.impl_info_str()).find("wino_2x3") !=
-                 std::string::npos;
-          if (done && mb != x.sizes[0])
-            done = batchImages(*ne, wpd, x.sizes[0]);
-          if (done) {
+          bool ok = std::string(wpd.impl_info_str()).find("wino_2x3") !=
+                    std::string::npos;
+          // oneDNN reorders into the Winograd weights only from dense
+          // OIHW or HWIO weights (a view of other strides stays direct).
+          if (ok)
+            (void)dnnl::reorder::primitive_desc(engine, ne->user[1], engine,
+                                                wpd.weights_desc());
+          if (ok && mb != x.sizes[0])
+            ok = batchImages(*ne, wpd, x.sizes[0]);
+          if (ok) {
             pd = wpd;
+            done = ne->winograd = true;
             break;
           }
         } catch (const dnnl::error &) {
@@ -1320,6 +1339,8 @@ void LibraryCalls::Impl::conv(const CallArgs &call) {
     if (!done)
       pd = make(anyDesc(x.sizes), anyDesc(y.sizes), false); // throws the reason
     setLayouts(*ne, pd);
+    if (ne->winograd)
+      ne->reorders[1] = dnnl::reorder(); // made when weights are packed
     if (p.res_() && !ne->manual) {
       ne->sum = true;
       ne->resReorder = dnnl::reorder(dnnl::reorder::primitive_desc(

@@ -3,6 +3,7 @@
 #include "disc/runtime/Runtime.h"
 #include "disc/runtime/abi.h"
 
+#include <dnnl.hpp>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace disc;
@@ -311,6 +313,11 @@ TEST(LibraryCalls, ConvShapesShareConstantWeights) {
 // magnitude; oneDNN's direct kernel: about 1.5e-6), with the temporaries
 // (the nChw16c input and output and the scratchpad) predicted exactly.
 TEST(LibraryCalls, WinogradConvMatchesLoops) {
+  if (dnnl::get_effective_cpu_isa() < dnnl::cpu_isa::avx512_core)
+    GTEST_SKIP() << "oneDNN's F(2x2, 3x3) Winograd kernel needs AVX-512";
+  if (const char *env = std::getenv("DISC_CONV_WINOGRAD");
+      env && std::string(env) == "0")
+    GTEST_SKIP() << "DISC_CONV_WINOGRAD=0";
   const int64_t C = 32, OC = 64;
   std::vector<float> w = randomVector(OC * C * 9, 81),
                      bias = randomVector(OC, 82);
@@ -393,7 +400,8 @@ TEST(LibraryCalls, WinogradConvMatchesLoops) {
     auto dw24 = desc(w24.data(), {OC, C24, 3, 3});
     auto dy24 = desc(y24.data(), {N, OC, H, W});
     auto db = desc(bias.data(), {OC});
-    std::vector<int64_t> attrs = {1, 0, 1, 1, 1, 1, 1, 1, 1, 1, /*flags=*/1};
+    std::vector<int64_t> attrs = {1, /*constWeights=*/1, 1, 1, 1, 1, 1, 1, 1,
+                                  1, /*flags=*/1};
     void *ops[4] = {dx24.data(), dw24.data(), dy24.data(), db.data()};
     int32_t ranks[4] = {4, 4, 4, 1};
     ASSERT_EQ(lib.call(DISC_LIB_CONV, 4, ops, ranks, 11, attrs.data(),
@@ -409,8 +417,32 @@ TEST(LibraryCalls, WinogradConvMatchesLoops) {
     for (size_t at = 0; at < y24.size(); ++at)
       ASSERT_NEAR(y24[at], ref[at], 2e-6f * scale) << "at " << at;
   }
-  // A 3x3 Conv of 8 input channels (the transforms would dominate) and a
-  // strided one stay direct.
+  // Weights oneDNN cannot reorder into the Winograd layout (an OHWI
+  // buffer read as OIHW through its strides) stay direct, and right.
+  {
+    const int64_t H = 10, W = 9;
+    std::vector<float> ohwi(OC * 9 * C);
+    for (int64_t o = 0; o < OC; ++o)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t k = 0; k < 9; ++k)
+          ohwi[(o * 9 + k) * C + c] = w[(o * C + c) * 9 + k];
+    std::vector<float> xv = randomVector(C * H * W, 91), zero(OC * H * W, 0.0f),
+                       yv(OC * H * W, NAN);
+    auto dxv = desc(xv.data(), {1, C, H, W});
+    auto dwv = desc(ohwi.data(), {OC, C, 3, 3}, {9 * C, 1, 3 * C, C});
+    auto dyv = desc(yv.data(), {1, OC, H, W});
+    ASSERT_EQ(run(lib, alloc, DISC_LIB_CONV, dxv, dwv, dyv, 4,
+                  {1, /*constWeights=*/1, 1, 1, 1, 1, 1, 1, 1, 1}, error),
+              0)
+        << error;
+    EXPECT_EQ(lib.counts().winograd, 5);
+    std::vector<float> ref = convRef(xv, w, std::vector<float>(OC, 0.0f), zero,
+                                     1, C, H, W, OC, false);
+    for (size_t at = 0; at < yv.size(); ++at)
+      ASSERT_NEAR(yv[at], ref[at], 1e-4f) << "at " << at;
+  }
+  // A 3x3 Conv of 8 input channels (the transforms would dominate), a
+  // strided one and one of weights that are not constant stay direct.
   std::vector<float> w8 = randomVector(OC * 8 * 9, 85),
                      x8 = randomVector(8 * 100, 86), y8(OC * 100),
                      y10(OC * 100);
@@ -429,8 +461,15 @@ TEST(LibraryCalls, WinogradConvMatchesLoops) {
                 {1, 0, 2, 2, 1, 1, 1, 1, 1, 1}, error),
             0)
       << error;
+  std::vector<float> x10 = randomVector(C * 100, 92), yc(OC * 100);
+  auto dx10 = desc(x10.data(), {1, C, 10, 10});
+  auto dyc = desc(yc.data(), {1, OC, 10, 10});
+  ASSERT_EQ(run(lib, alloc, DISC_LIB_CONV, dx10, dw32, dyc, 4,
+                {1, /*constWeights=*/0, 1, 1, 1, 1, 1, 1, 1, 1}, error),
+            0)
+      << error;
   EXPECT_EQ(lib.counts().winograd, 5);
-  EXPECT_EQ(lib.numCreated(), 7);
+  EXPECT_EQ(lib.numCreated(), 9);
 }
 
 // A call seen before runs its cached entry on the new call's buffers: every
