@@ -1270,12 +1270,11 @@ void LibraryCalls::Impl::conv(const CallArgs &call) {
     static const char *layoutEnv = std::getenv("DISC_CONV_LAYOUT");
     std::string layout = layoutEnv ? layoutEnv : "auto";
     // Winograd: oneDNN's F(2x2, 3x3) kernel for the whole batch, else
-    // made for one image and run image by image (it takes a batch of at
-    // most as many images as threads). Its F(4x4, 3x3) kernel is never
-    // taken: its rounding error is 2-3x the direct kernel's (on sums of
-    // 576 products: 6e-5 against 2.5e-5; F(2x2, 3x3) 1e-5), which the
-    // BatchNorm backward of a training step amplifies past float32
-    // tolerance.
+    // made for one image and run image by image (oneDNN offers it for a
+    // batch of at most min(threads, 28) images that fits its cache rule).
+    // Its F(4x4, 3x3) kernel is never taken: its rounding error is 2-3x
+    // the direct kernel's (on sums of 576 products: 6e-5 against 2.5e-5;
+    // F(2x2, 3x3) 1e-5).
     if (allowWinograd && winogradPays(x.sizes, w.sizes, y.sizes, ca)) {
       std::vector<int64_t> batches = {x.sizes[0]};
       if (x.sizes[0] > 1)
