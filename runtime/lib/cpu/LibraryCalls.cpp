@@ -1144,8 +1144,9 @@ Entry *LibraryCalls::Impl::matmulEntry(const Key &key, View &a, View &b,
 /// channels, at most 128 x 128 channel pairs, an output of at least
 /// 8 x 8 and at most 32768 pixels over the batch. There the Winograd
 /// kernel, with the reorders of the input and the output from and to the
-/// caller's layout, takes 0.6-0.9 of the direct NHWC kernel's time on
-/// AVX-512 (docs/performance.md, *Winograd convolutions*). With fewer
+/// caller's layout, takes 0.58-0.73 of the direct kernel's time on
+/// AVX-512 (benchmarks/conv_algorithms.py; docs/performance.md, *Winograd
+/// convolutions*). With fewer
 /// channels the transforms dominate. The nChw16c copies of the input and
 /// output are temporaries of the call, counted in the peak: the pixel
 /// bound keeps them small where the gain shrinks (0.92 at 224 x 224).
