@@ -77,6 +77,7 @@ void mlir::disc::getCompilePipelineOptions(const CompileOptions &options,
   pipeline.forceDynamic = options.forceDynamic;
   pipeline.fusion = options.fusion;
   pipeline.recomputeElementwise = options.recomputeElementwise;
+  pipeline.stitchRows = options.stitchRows;
   pipeline.schedule = options.memorySchedule;
   pipeline.remat = options.remat;
   pipeline.rematMaxOps = options.rematMaxOps;

@@ -140,6 +140,7 @@ void mlir::disc::buildDiscCompilePipeline(
     cpu.fusion = false;
     cpu.memorySchedule = false;
     cpu.libraryCalls = libraryCalls;
+    cpu.stitchRows = options.stitchRows;
     buildDiscCpuPipeline(pm, cpu);
     return;
   }

@@ -88,6 +88,9 @@ void mlir::disc::buildDiscBufferizedLinalgPipeline(
 void mlir::disc::buildDiscCpuPipeline(OpPassManager &pm,
                                       const CpuPipelineOptions &options) {
   buildDiscBufferizedLinalgPipeline(pm, options, /*promoteSmallBuffers=*/true);
+  // Row reductions with the nests over their rows, one row at a time.
+  if (options.stitchRows)
+    pm.addNestedPass<func::FuncOp>(createDiscStitchRows());
   buildDiscCpuLoopsToLLVMPipeline(pm, options.parallelKernels);
 }
 

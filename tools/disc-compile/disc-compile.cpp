@@ -147,6 +147,12 @@ static cl::opt<bool, true> recomputeElementwise(
              "values live there anyway instead of keeping them "
              "(disc-recompute-elementwise, docs/memory.md; default true)"),
     cl::location(options.recomputeElementwise), cl::cat(cat));
+static cl::opt<bool, true> stitchRows(
+    "stitch-rows",
+    cl::desc("Run a row reduction (Softmax, LayerNorm) and the loop nests "
+             "over its rows in one loop over the rows (disc-stitch-rows, "
+             "CPU target; default true)"),
+    cl::location(options.stitchRows), cl::cat(cat));
 static cl::opt<bool, true> reportCodegen(
     "report-codegen",
     cl::desc("Print to stderr every loop-nest kernel (an op that got no "

@@ -87,6 +87,8 @@ struct CompileOptions {
   bool fusion = true;
   /// disc-recompute-elementwise (`--recompute-elementwise`).
   bool recomputeElementwise = true;
+  /// disc-stitch-rows on the CPU target (`--stitch-rows`).
+  bool stitchRows = true;
   /// Kernel and library-call report on stderr (`--report-codegen`).
   bool reportCodegen = false;
   /// Threads compiling the LLVM module (0: one per hardware thread).

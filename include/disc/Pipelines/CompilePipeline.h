@@ -102,6 +102,9 @@ struct CompilePipelineOptions
       *this, "recompute-elementwise",
       llvm::cl::desc("Run disc-recompute-elementwise (before disc-fusion)"),
       llvm::cl::init(true)};
+  Option<bool> stitchRows{*this, "stitch-rows",
+                          llvm::cl::desc("Run disc-stitch-rows (CPU target)"),
+                          llvm::cl::init(true)};
   Option<bool> schedule{*this, "schedule",
                         llvm::cl::desc("Run disc-memory-schedule"),
                         llvm::cl::init(true)};

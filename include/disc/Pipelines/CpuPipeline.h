@@ -35,6 +35,9 @@ struct CpuPipelineOptions {
   /// Run the outlined loop nests with a parallel outer loop on the
   /// session's threads (disc-parallelize-kernels).
   bool parallelKernels = true;
+  /// Run a row reduction and the loop nests over its rows in one loop over
+  /// the rows (disc-stitch-rows).
+  bool stitchRows = true;
 };
 
 /// disc → linalg/tensor → one-shot bufferization (+ ownership-based buffer

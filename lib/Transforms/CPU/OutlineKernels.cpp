@@ -153,9 +153,19 @@ struct OutlineKernelsPass
       if (func.isExternal() || func.getBody().getBlocks().size() != 1)
         continue;
       SmallVector<Operation *> kernels;
-      for (Operation &op : func.getBody().front())
+      for (Operation &op : func.getBody().front()) {
+        // disc-stitch-rows' choice between its row loop and the separate
+        // nests: each branch's nests become kernels of their own.
+        if (op.hasAttr(disc::kRowVersionsAttr)) {
+          for (Region &r : op.getRegions())
+            for (Operation &inner : r.front())
+              if (isLoopNest(inner))
+                kernels.push_back(&inner);
+          continue;
+        }
         if (isLoopNest(op))
           kernels.push_back(&op);
+      }
       for (Operation *op : kernels)
         outline(symbols, op, next++);
     }

@@ -28,6 +28,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::disc {
 #define GEN_PASS_DEF_DISCPARALLELIZEKERNELS
@@ -211,6 +212,109 @@ static LogicalResult tile(func::FuncOp kernel, linalg::LinalgOp root,
   return success();
 }
 
+/// The kernel's loop over rows (disc-stitch-rows, kRowLoopAttr) when it
+/// can run in chunks: the body holds pure ops and that one loop, from 0 by
+/// 1, whose body holds views and linalg nests of pure arithmetic only.
+static scf::ForOp rowLoopRoot(func::FuncOp kernel) {
+  scf::ForOp root;
+  for (Operation &op : kernel.getBody().front()) {
+    if (isa<func::ReturnOp>(op) ||
+        (op.getNumRegions() == 0 && isMemoryEffectFree(&op)) ||
+        isa<memref::GetGlobalOp>(op))
+      continue;
+    auto loop = dyn_cast<scf::ForOp>(op);
+    if (!loop || root || !loop->hasAttr(disc::kRowLoopAttr))
+      return {};
+    root = loop;
+  }
+  if (!root || root.getNumResults() != 0 ||
+      !isConstantIntValue(root.getLowerBound(), 0) ||
+      !isConstantIntValue(root.getStep(), 1))
+    return {};
+  bool pure = true;
+  root->walk([&](Operation *inner) {
+    if (inner != root.getOperation() &&
+        !isa<linalg::LinalgOp, linalg::YieldOp, scf::YieldOp>(inner) &&
+        !isMemoryEffectFree(inner))
+      pure = false;
+  });
+  return pure ? root : scf::ForOp();
+}
+
+/// Runs the row loop `root` of `kernel` over a chunk [lo, hi) of its rows
+/// (two new arguments, and a third: the smallest chunk worth a thread,
+/// kMinChunkIterations over the most elements per row of a buffer the loop
+/// writes); the call passes [0, rows). The rows are independent
+/// (disc-stitch-rows writes only the row's own elements of allocations).
+/// Returns false, changing nothing, when the row count or the written
+/// buffers are unknown at the call, or the work is statically small.
+static bool chunkRows(func::FuncOp kernel, scf::ForOp root, func::CallOp call) {
+  Block &body = kernel.getBody().front();
+  // The row count at the call: an argument or a constant.
+  Value ub = root.getUpperBound();
+  std::optional<int64_t> staticRows = getConstantIntValue(ub);
+  auto ubArg = dyn_cast<BlockArgument>(ub);
+  if (!staticRows && (!ubArg || ubArg.getOwner() != &body))
+    return false;
+  // The arguments the loop writes (their elements per row size a chunk).
+  llvm::SetVector<BlockArgument> written;
+  root->walk([&](linalg::LinalgOp nest) {
+    for (OpOperand &init : nest.getDpsInitsMutable()) {
+      Value v = init.get();
+      while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+        v = view.getViewSource();
+      if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == &body)
+        written.insert(arg);
+    }
+  });
+  if (written.empty())
+    return false;
+  if (staticRows &&
+      (*staticRows < 2 || llvm::all_of(written, [](BlockArgument a) {
+        auto t = cast<MemRefType>(a.getType());
+        return t.hasStaticShape() &&
+               t.getNumElements() < kMinParallelIterations;
+      })))
+    return false;
+  MLIRContext *ctx = kernel.getContext();
+  Location loc = root.getLoc();
+  Type indexType = IndexType::get(ctx);
+  Value lo = body.addArgument(indexType, loc);
+  Value hi = body.addArgument(indexType, loc);
+  body.addArgument(indexType, loc); // the smallest chunk
+  kernel.setType(FunctionType::get(ctx, body.getArgumentTypes(), {}));
+  root.setLowerBound(lo);
+  root.setUpperBound(hi);
+  kernel->setAttr(disc::kParallelAttr, UnitAttr::get(ctx));
+  OpBuilder cb(call);
+  Value rows = staticRows ? arith::ConstantIndexOp::create(cb, loc, *staticRows)
+                          : call.getOperand(ubArg.getArgNumber());
+  // Elements per row: the most of any written buffer.
+  Value one = arith::ConstantIndexOp::create(cb, loc, 1);
+  Value perRow = one;
+  for (BlockArgument arg : written) {
+    Value buffer = call.getOperand(arg.getArgNumber());
+    Value total = one;
+    for (int64_t d = 0; d < cast<MemRefType>(arg.getType()).getRank(); ++d)
+      total = arith::MulIOp::create(cb, loc, total,
+                                    memref::DimOp::create(cb, loc, buffer, d));
+    perRow = arith::MaxUIOp::create(
+        cb, loc, perRow,
+        arith::DivUIOp::create(cb, loc, total,
+                               arith::MaxUIOp::create(cb, loc, rows, one)));
+  }
+  Value chunk = arith::CeilDivUIOp::create(
+      cb, loc, arith::ConstantIndexOp::create(cb, loc, kMinChunkIterations),
+      perRow);
+  SmallVector<Value> operands(call.getOperands());
+  operands.push_back(arith::ConstantIndexOp::create(cb, loc, 0));
+  operands.push_back(rows);
+  operands.push_back(chunk);
+  func::CallOp::create(cb, call.getLoc(), kernel, operands);
+  call->erase();
+  return true;
+}
+
 namespace {
 struct ParallelizeKernelsPass
     : public disc::impl::DiscParallelizeKernelsBase<ParallelizeKernelsPass> {
@@ -226,6 +330,10 @@ struct ParallelizeKernelsPass
       if (calls.size() != 1 || !isa<func::CallOp>(calls[0]))
         continue;
       auto call = cast<func::CallOp>(calls[0]);
+      if (scf::ForOp rows = rowLoopRoot(kernel)) {
+        chunkRows(kernel, rows, call);
+        continue;
+      }
       linalg::LinalgOp root = parallelRoot(kernel);
       if (!root || mayConflict(root, call))
         continue;

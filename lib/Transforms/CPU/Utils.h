@@ -11,6 +11,16 @@ namespace mlir::disc {
 /// loop: set by disc-parallelize-kernels, read by disc-lower-parallel-calls.
 inline constexpr llvm::StringLiteral kParallelAttr = "disc.parallel";
 
+/// Unit attribute of the `scf.for` over the rows that disc-stitch-rows
+/// makes (from 0, step 1, rows independent): disc-parallelize-kernels runs
+/// it in chunks.
+inline constexpr llvm::StringLiteral kRowLoopAttr = "disc.row_loop";
+
+/// Unit attribute of the `scf.if` of disc-stitch-rows that chooses, by the
+/// row length at run time, between its row loop and the separate nests:
+/// disc-outline-kernels outlines the loop nests of each branch.
+inline constexpr llvm::StringLiteral kRowVersionsAttr = "disc.row_versions";
+
 /// The buffer a memref value views on the CPU path: its allocation, global
 /// or block argument, through views, casts and reshapes; null when it comes
 /// from anything else (a loop result, a call). Used for the kernels'

@@ -133,6 +133,57 @@ def DiscCopyToLinalg : Pass<"disc-copy-to-linalg", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def DiscStitchRows : Pass<"disc-stitch-rows", "::mlir::func::FuncOp"> {
+  let summary = "Run a row reduction and the nests over its rows in one loop over the rows";
+  let description = [{
+    Runs on linalg on buffers, after `disc-free-after-last-use` and
+    `disc-copy-to-linalg`, before `disc-outline-kernels` (CPU only;
+    `disc-gpu-stitch-rows` is the CUDA counterpart). A run of loop nests
+    with only pure ops, allocations and run-time checks between them
+    (`scf.if`s of `disc_check_*` calls), one of them a row reduction (a
+    `linalg.generic` whose parallel loops all come before its reduced
+    loops: a Softmax's max and sum, a LayerNorm's mean and variance), the
+    others over the same rows (their first loops parallel, of the same
+    extents: the reduction's accumulator fills, the elementwise nests that
+    read or write the rows), becomes one `scf.for` nest over the rows at
+    the position of the last nest, whose body runs every nest in program
+    order on the row's size-1 subviews of its operands (an operand that
+    indexes every row dim with contiguous rows through a view of its row
+    dims collapsed into one, indexed by the loop variable; the others at
+    the row's own indices). A row of several hundred floats then stays in
+    the L1 cache between the nests instead of streaming the whole matrix
+    once per nest. This is the "stitch" fusion of BladeDISC (Zheng et al.,
+    EuroMLSys 2021; AStitch, ASPLOS 2022).
+
+    Rows of fewer than 256 elements keep the separate nests: there the
+    per-row cost of each nest (a vector remainder, a horizontal reduction)
+    outweighs the reuse (docs/performance.md, "Row kernels"). A row length
+    known at compile time decides then; a dynamic one at run time, in an
+    `scf.if` marked `disc.row_versions` whose then branch holds the row
+    loop and whose else branch the nests (`disc-outline-kernels` outlines
+    each branch's nests).
+
+    Conditions: every operand indexes the row dims it uses as its leading
+    dims, in order (a row is one contiguous slice of it); the nests have
+    no memory access or `linalg.index` in their bodies; every buffer they
+    write is an allocation they access only directly, at the row's own
+    indices, so that one row's nests touch only that row of it. The ops
+    between the nests stay where they are and no deallocation or call is
+    crossed: the allocator sees the same allocations and frees in the same
+    order, and the memory model's peak holds (docs/memory.md). The row
+    loop is an `scf.for` from 0 by 1 over the rows flattened, marked
+    `disc.row_loop`: `disc-parallelize-kernels` runs it in chunks of rows.
+    Reports no errors.
+  }];
+  let statistics = [
+    Statistic<"numKernels", "row-kernels", "Row kernels made">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 def DiscOutlineKernels : Pass<"disc-outline-kernels", "ModuleOp"> {
   let summary = "Move each top-level loop nest into its own function";
   let description = [{
@@ -140,7 +191,9 @@ def DiscOutlineKernels : Pass<"disc-outline-kernels", "ModuleOp"> {
     each single-block function (a linalg op on buffers, an `scf.for`, or an
     `scf.if` without results that holds one; an `scf.if` of run-time checks
     only stays inline) into its own private function `disc_kernel_<n>` and
-    calls it in place. Buffers and scalars defined above become arguments;
+    calls it in place. The `scf.if` of `disc-stitch-rows` that chooses
+    between a row loop and separate nests (`disc.row_versions`) stays
+    inline too, and each loop nest of its branches becomes a kernel. Buffers and scalars defined above become arguments;
     constants and `memref.get_global`s are cloned in. Allocations and
     deallocations stay in the caller, so what reaches the allocator and in
     which order does not change (docs/memory.md).
@@ -181,8 +234,13 @@ def DiscParallelizeKernels : Pass<"disc-parallelize-kernels", "ModuleOp"> {
     anything but pure arithmetic in their body (run-time checks report
     through the context and unwind, which a worker thread must not; calls),
     or whose inputs may alias an output through another view or indexing
-    stay serial. A tiling failure is reported as `disc-parallelize-kernels:
-    tiling failed` and the pass fails.
+    stay serial. A kernel whose loop nest is the row loop of
+    `disc-stitch-rows` (`disc.row_loop`: rows independent by construction)
+    runs over a chunk [lo, hi) of its rows, the smallest chunk
+    16384 elements' worth of the longest row a written buffer has; with
+    all sizes static, fewer than two rows or buffers of fewer than 32768
+    elements stay serial. A tiling failure is reported as
+    `disc-parallelize-kernels: tiling failed` and the pass fails.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",

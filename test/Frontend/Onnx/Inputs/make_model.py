@@ -107,6 +107,14 @@ def softmax_1024():
                  [vi("x", F, ["batch", 1024])], [vi("y", F, 2)])
 
 
+def softmax_rows():
+    """Softmax over rows of a dynamic length (disc-stitch-rows chooses at
+    run time, docs/performance.md)."""
+    return model([helper.make_node("Softmax", ["x"], ["y"], name="sm",
+                                   axis=-1)],
+                 [vi("x", F, ["batch", "cols"])], [vi("y", F, 2)])
+
+
 def softmax_v11():
     return model([helper.make_node("Softmax", ["x"], ["y"], name="sm")],
                  [vi("x", F, ["batch", 3, 10])], [vi("y", F, 3)], opset=11)
