@@ -3,7 +3,7 @@
 // nest on the row's size-1 subviews; the ops between the nests stay, and a
 // deallocation ends a group. Then disc-parallelize-kernels runs that loop
 // in chunks.
-// RUN: disc-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(disc-stitch-rows),canonicalize)" | FileCheck %s
+// RUN: disc-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(disc-stitch-rows),canonicalize,cse)" | FileCheck %s
 // RUN: disc-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(disc-stitch-rows),disc-outline-kernels,disc-parallelize-kernels,canonicalize)" | FileCheck %s --check-prefix=PAR
 
 #id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
@@ -175,25 +175,103 @@ func.func @centered(%x: memref<?x768xf32>, %w: memref<768xf32>) -> memref<?x768x
 // CHECK-LABEL: func.func @across_rows
 // CHECK-NOT: scf.for
 // CHECK-NOT: disc.row_loop
-func.func @across_rows(%x: memref<64x64xf32>) -> memref<64x64xf32> {
+func.func @across_rows(%x: memref<512x512xf32>) -> memref<512x512xf32> {
   %zero = arith.constant 0.0 : f32
-  %s = memref.alloc() : memref<64xf32>
-  linalg.fill ins(%zero : f32) outs(%s : memref<64xf32>)
+  %s = memref.alloc() : memref<512xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<512xf32>)
   linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%x : memref<64x64xf32>) outs(%s : memref<64xf32>) {
+      ins(%x : memref<512x512xf32>) outs(%s : memref<512xf32>) {
   ^bb0(%in: f32, %acc: f32):
     %0 = arith.addf %acc, %in : f32
     linalg.yield %0 : f32
   }
-  %y = memref.alloc() : memref<64x64xf32>
+  %y = memref.alloc() : memref<512x512xf32>
   linalg.generic {indexing_maps = [#id, #other, #id], iterator_types = ["parallel", "parallel"]}
-      ins(%x, %s : memref<64x64xf32>, memref<64xf32>) outs(%y : memref<64x64xf32>) {
+      ins(%x, %s : memref<512x512xf32>, memref<512xf32>) outs(%y : memref<512x512xf32>) {
   ^bb0(%in: f32, %o: f32, %out: f32):
     %0 = arith.subf %in, %o : f32
     linalg.yield %0 : f32
   }
-  memref.dealloc %s : memref<64xf32>
-  return %y : memref<64x64xf32>
+  memref.dealloc %s : memref<512xf32>
+  return %y : memref<512x512xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+
+// A mean: the sum, then its division in place on [rows, 1]. One nest over
+// whole rows only: nothing to reuse, not stitched.
+// CHECK-LABEL: func.func @mean
+// CHECK-NOT: scf.for
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+func.func @mean(%x: memref<?x1024xf32>) -> memref<?x1xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %k = arith.constant 1024.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x1024xf32>
+  %s = memref.alloc(%n) : memref<?x1xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<?x1xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x1024xf32>) outs(%s : memref<?x1xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.addf %acc, %in : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]}
+      outs(%s : memref<?x1xf32>) {
+  ^bb0(%out: f32):
+    %0 = arith.divf %out, %k : f32
+    linalg.yield %0 : f32
+  }
+  return %s : memref<?x1xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#row = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#mask = affine_map<(d0, d1, d2) -> (d1, d2)>
+
+// Rows (heads, tokens) of 512 scores plus a [tokens, 512] mask shared by
+// the heads: the mask indexes only the second row dim, so the row's own
+// indices are computed (a division and a remainder by the token count);
+// the other operands are read through their collapsed rows.
+// CHECK-LABEL: func.func @masked_max
+// CHECK-SAME: (%[[X:.*]]: memref<?x?x512xf32>, %[[MASK:.*]]: memref<?x512xf32>)
+// CHECK: %[[T:.*]] = memref.dim %[[X]], %c1
+// CHECK-NOT: scf.if
+// CHECK: scf.for %[[I:.*]] =
+// CHECK:   %[[R1:.*]] = arith.remui %[[I]], %[[T]]
+// CHECK:   memref.subview %[[MASK]][%[[R1]], 0] [1, 512] [1, 1]
+// CHECK:   arith.addf
+// CHECK:   arith.maximumf
+// CHECK: } {disc.row_loop}
+func.func @masked_max(%x: memref<?x?x512xf32>, %mask: memref<?x512xf32>) -> memref<?x?x1xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %h = memref.dim %x, %c0 : memref<?x?x512xf32>
+  %t = memref.dim %x, %c1 : memref<?x?x512xf32>
+  %a = memref.alloc(%h, %t) : memref<?x?x512xf32>
+  linalg.generic {indexing_maps = [#id, #mask, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %mask : memref<?x?x512xf32>, memref<?x512xf32>) outs(%a : memref<?x?x512xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %0 = arith.addf %in, %m : f32
+    linalg.yield %0 : f32
+  }
+  %m = memref.alloc(%h, %t) : memref<?x?x1xf32>
+  linalg.fill ins(%ninf : f32) outs(%m : memref<?x?x1xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a : memref<?x?x512xf32>) outs(%m : memref<?x?x1xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.maximumf %acc, %in : f32
+    linalg.yield %0 : f32
+  }
+  memref.dealloc %a : memref<?x?x512xf32>
+  return %m : memref<?x?x1xf32>
 }
 
 // -----

@@ -2,7 +2,9 @@
 //
 // Moves every top-level loop nest of the entry function (a linalg op on
 // buffers, or an `scf.for`/`scf.if` without results) into its own private
-// function `disc_kernel_<n>` and calls it in place. Buffers and scalars
+// function `disc_kernel_<n>` and calls it in place (the nests of each
+// branch of disc-stitch-rows' run-time choice, kRowVersionsAttr, each in
+// their own). Buffers and scalars
 // defined above become arguments; constants and globals are cloned in.
 // Allocations and deallocations stay in the caller, so what reaches the
 // allocator and in which order does not change (docs/memory.md). The
@@ -158,7 +160,7 @@ struct OutlineKernelsPass
         // nests: each branch's nests become kernels of their own.
         if (op.hasAttr(disc::kRowVersionsAttr)) {
           for (Region &r : op.getRegions())
-            for (Operation &inner : r.front())
+            for (Operation &inner : r.getOps())
               if (isLoopNest(inner))
                 kernels.push_back(&inner);
           continue;

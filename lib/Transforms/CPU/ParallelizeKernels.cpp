@@ -14,7 +14,8 @@
 // Kernels with little static work (below kMinParallelIterations), with
 // anything but pure arithmetic in their body (run-time checks, calls), or
 // whose inputs may alias an output through another view or indexing stay
-// serial.
+// serial. The row loop of disc-stitch-rows (kRowLoopAttr, rows independent
+// by construction) runs in chunks of its rows.
 //
 //===----------------------------------------------------------------------===
 #include "disc/Transforms/CPU/Passes.h"
@@ -244,10 +245,10 @@ static scf::ForOp rowLoopRoot(func::FuncOp kernel) {
 /// Runs the row loop `root` of `kernel` over a chunk [lo, hi) of its rows
 /// (two new arguments, and a third: the smallest chunk worth a thread,
 /// kMinChunkIterations over the most elements per row of a buffer the loop
-/// writes); the call passes [0, rows). The rows are independent
+/// reads or writes); the call passes [0, rows). The rows are independent
 /// (disc-stitch-rows writes only the row's own elements of allocations).
-/// Returns false, changing nothing, when the row count or the written
-/// buffers are unknown at the call, or the work is statically small.
+/// Returns false, changing nothing, when the row count or the buffers are
+/// unknown at the call, or the work is statically small.
 static bool chunkRows(func::FuncOp kernel, scf::ForOp root, func::CallOp call) {
   Block &body = kernel.getBody().front();
   // The row count at the call: an argument or a constant.
@@ -256,21 +257,30 @@ static bool chunkRows(func::FuncOp kernel, scf::ForOp root, func::CallOp call) {
   auto ubArg = dyn_cast<BlockArgument>(ub);
   if (!staticRows && (!ubArg || ubArg.getOwner() != &body))
     return false;
-  // The arguments the loop writes (their elements per row size a chunk).
-  llvm::SetVector<BlockArgument> written;
+  // The buffers the loop reads or writes (their elements per row size a
+  // chunk: a row kernel may write only one value per row).
+  llvm::SetVector<BlockArgument> buffers;
   root->walk([&](linalg::LinalgOp nest) {
-    for (OpOperand &init : nest.getDpsInitsMutable()) {
-      Value v = init.get();
-      while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-        v = view.getViewSource();
+    for (OpOperand &operand : nest->getOpOperands()) {
+      Value v = operand.get();
+      if (!isa<MemRefType>(v.getType()))
+        continue;
+      while (Operation *def = v.getDefiningOp()) {
+        if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+          v = view.getViewSource();
+        else if (isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(def))
+          v = def->getOperand(0);
+        else
+          break;
+      }
       if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == &body)
-        written.insert(arg);
+        buffers.insert(arg);
     }
   });
-  if (written.empty())
+  if (buffers.empty())
     return false;
   if (staticRows &&
-      (*staticRows < 2 || llvm::all_of(written, [](BlockArgument a) {
+      (*staticRows < 2 || llvm::all_of(buffers, [](BlockArgument a) {
         auto t = cast<MemRefType>(a.getType());
         return t.hasStaticShape() &&
                t.getNumElements() < kMinParallelIterations;
@@ -289,10 +299,10 @@ static bool chunkRows(func::FuncOp kernel, scf::ForOp root, func::CallOp call) {
   OpBuilder cb(call);
   Value rows = staticRows ? arith::ConstantIndexOp::create(cb, loc, *staticRows)
                           : call.getOperand(ubArg.getArgNumber());
-  // Elements per row: the most of any written buffer.
+  // Elements per row: the most of any buffer.
   Value one = arith::ConstantIndexOp::create(cb, loc, 1);
   Value perRow = one;
-  for (BlockArgument arg : written) {
+  for (BlockArgument arg : buffers) {
     Value buffer = call.getOperand(arg.getArgNumber());
     Value total = one;
     for (int64_t d = 0; d < cast<MemRefType>(arg.getType()).getRank(); ++d)

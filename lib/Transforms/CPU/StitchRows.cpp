@@ -25,6 +25,8 @@
 
 #include "Utils.h"
 
+#include "disc/Target/RuntimeSymbols.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -101,7 +103,7 @@ struct Member {
 
 /// Whether `op` may stay where it is while the nests around it move below
 /// it: pure ops, allocations, and `scf.if`s of run-time checks (pure ops
-/// and calls of `disc_check_*`).
+/// and calls of `disc_check_failed`).
 bool isMovable(Operation *op) {
   if (op->getNumRegions() == 0 && isMemoryEffectFree(op))
     return true;
@@ -114,9 +116,8 @@ bool isMovable(Operation *op) {
     if (inner == op || isa<scf::YieldOp>(inner))
       return WalkResult::advance();
     if (auto call = dyn_cast<func::CallOp>(inner))
-      return call.getCallee().starts_with("disc_check")
-                 ? WalkResult::advance()
-                 : WalkResult::interrupt();
+      return call.getCallee() == disc::kCheckFailedFn ? WalkResult::advance()
+                                                      : WalkResult::interrupt();
     if (inner->getNumRegions() != 0 || !isMemoryEffectFree(inner))
       return WalkResult::interrupt();
     return WalkResult::advance();
@@ -213,11 +214,33 @@ std::optional<Member> matchNest(linalg::LinalgOp op, unsigned rank,
   return m;
 }
 
-/// The buffer `v` views (through view-like ops).
-Value viewRoot(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
+/// The dims of operand `i` of `m` that no row dim indexes (the row's
+/// elements of it), and whether one of them may be longer than 1.
+SmallVector<int64_t> rowElementDims(Member &m, unsigned i, bool &wide) {
+  SmallVector<int64_t> dims;
+  wide = false;
+  auto type = dyn_cast<MemRefType>(m.op->getOperand(i).getType());
+  if (!type)
+    return dims;
+  for (int64_t p = 0; p < type.getRank(); ++p) {
+    if (llvm::is_contained(m.rowDims[i], p))
+      continue;
+    dims.push_back(p);
+    wide |= type.getDimSize(p) != 1;
+  }
+  return dims;
+}
+
+/// Whether `m` runs over more than its rows: an operand has a row element
+/// dim that may be longer than 1.
+bool isWide(Member &m) {
+  for (unsigned i = 0; i < m.op->getNumOperands(); ++i) {
+    bool wide;
+    rowElementDims(m, i, wide);
+    if (wide && llvm::any_of(m.rowDims[i], [](int64_t d) { return d >= 0; }))
+      return true;
+  }
+  return false;
 }
 
 /// A run of nests over the same rows.
@@ -299,12 +322,14 @@ private:
         g.members.pop_back();
       unsigned reductions = llvm::count_if(
           g.members, [](Member &m) { return rowReductionRank(m.op); });
-      unsigned nonFills = llvm::count_if(g.members, [](Member &m) {
-        return !isa<linalg::FillOp>(m.op.getOperation());
-      });
+      // At least two nests over whole rows: with one (a mean's sum and its
+      // division in place on [rows, 1]) there is nothing to reuse.
+      unsigned wide = llvm::count_if(g.members, isWide);
       size_t taken = g.members.size();
-      if (reductions > 0 && nonFills >= 2 && rewrite(g))
+      if (reductions > 0 && wide >= 2 && rewrite(g))
         ++made;
+      // The group is a prefix of nests[first..end); when the trimming took
+      // the reduction out too, the next search starts after it.
       i = std::max(first + std::max<size_t>(taken, 1), r + 1);
     }
     return made;
@@ -312,7 +337,9 @@ private:
 
   /// Every buffer a member writes is an allocation that the members access
   /// only directly (no view of it), indexing its leading dims with the row
-  /// dims in order: one row's nests touch only that row of it.
+  /// dims in order: one row's nests touch only that row of it. The other
+  /// operands come from a known buffer (an allocation, global or argument,
+  /// through views: disc::bufferRoot) that no member writes.
   static bool rowsAreIndependent(Group &g) {
     llvm::SetVector<Value> written;
     for (Member &m : g.members)
@@ -328,7 +355,8 @@ private:
         if (!isa<MemRefType>(v.getType()))
           continue;
         if (!written.contains(v)) {
-          if (written.contains(viewRoot(v)))
+          Value root = disc::bufferRoot(v);
+          if (!root || written.contains(root))
             return false;
           continue;
         }
@@ -341,14 +369,39 @@ private:
 
   /// One loop nest over the rows at the last member, running every member
   /// on the row's subviews in order; the members are erased, or moved into
-  /// the else branch of a run-time choice on the row length. False (nothing
-  /// changed) when the rows are statically shorter than kMinStitchedRow.
+  /// the else branch of a run-time choice on the row length. False, with
+  /// nothing changed, when the rows are statically shorter than
+  /// kMinStitchedRow.
   static bool rewrite(Group &g) {
+    // The row length: the most row elements of an operand (the product of
+    // its dims that no row dim indexes), statically when every such dim is.
+    int64_t staticLength = 1;
+    bool dynamicLength = false;
+    for (Member &m : g.members)
+      for (unsigned i = 0; i < m.op->getNumOperands(); ++i) {
+        bool wide;
+        SmallVector<int64_t> dims = rowElementDims(m, i, wide);
+        if (!wide ||
+            llvm::all_of(m.rowDims[i], [](int64_t d) { return d < 0; }))
+          continue;
+        auto type = cast<MemRefType>(m.op->getOperand(i).getType());
+        int64_t len = 1;
+        for (int64_t p : dims) {
+          if (type.isDynamicDim(p))
+            dynamicLength = true;
+          else
+            len *= type.getDimSize(p);
+        }
+        staticLength = std::max(staticLength, len);
+      }
+    if (!dynamicLength && staticLength < kMinStitchedRow)
+      return false;
     Operation *last = g.members.back().op;
     OpBuilder b(last);
     Location loc = b.getFusedLoc(llvm::to_vector(llvm::map_range(
         g.members, [](const Member &m) { return m.op->getLoc(); })));
-    // The row extents, from the anchor's operands (they dominate `last`).
+    // The row extents, from the first member operand indexed by each row
+    // dim (the operands dominate `last`).
     SmallVector<Value> bounds(g.rank);
     for (const Member &m : g.members)
       for (auto [i, operand] : llvm::enumerate(m.op->getOpOperands()))
@@ -389,25 +442,25 @@ private:
     // per-row overhead of every nest (a vector remainder, a horizontal
     // reduction) outweighs the cache reuse. A dynamic row length decides at
     // run time between the two versions (`scf.if`, kRowVersionsAttr).
-    Value rowLength = one;
-    for (const Member &m : g.members)
-      for (auto [i, operand] : llvm::enumerate(m.op->getOpOperands())) {
-        auto type = dyn_cast<MemRefType>(operand.get().getType());
-        if (!type || m.rowDims[i][0] != 0 || type.getRank() <= g.rank)
-          continue;
-        Value len = one;
-        for (int64_t p = g.rank; p < type.getRank(); ++p)
-          len = b.createOrFold<arith::MulIOp>(
-              loc, len,
-              getValueOrCreateConstantIndexOp(
-                  b, loc, memref::getMixedSize(b, loc, operand.get(), p)));
-        rowLength = b.createOrFold<arith::MaxUIOp>(loc, rowLength, len);
-      }
-    if (std::optional<int64_t> c = getConstantIntValue(rowLength);
-        c && *c < kMinStitchedRow)
-      return false;
-    bool versioned = !getConstantIntValue(rowLength);
+    bool versioned = dynamicLength && staticLength < kMinStitchedRow;
     if (versioned) {
+      Value rowLength = one;
+      for (Member &m : g.members)
+        for (unsigned i = 0; i < m.op->getNumOperands(); ++i) {
+          bool wide;
+          SmallVector<int64_t> dims = rowElementDims(m, i, wide);
+          if (!wide ||
+              llvm::all_of(m.rowDims[i], [](int64_t d) { return d < 0; }))
+            continue;
+          Value len = one;
+          for (int64_t p : dims)
+            len = b.createOrFold<arith::MulIOp>(
+                loc, len,
+                getValueOrCreateConstantIndexOp(
+                    b, loc,
+                    memref::getMixedSize(b, loc, m.op->getOperand(i), p)));
+          rowLength = b.createOrFold<arith::MaxUIOp>(loc, rowLength, len);
+        }
       Value isLong = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::uge, rowLength,
           arith::ConstantIndexOp::create(b, loc, kMinStitchedRow));
@@ -465,6 +518,10 @@ private:
             sizes.push_back(memref::getMixedSize(inner, loc, c, p));
           Value row =
               memref::SubViewOp::create(inner, loc, c, offsets, sizes, strides);
+          if (g.rank == 1) {
+            rowOperands.push_back({i, row});
+            continue;
+          }
           auto rt = cast<MemRefType>(row.getType());
           SmallVector<int64_t> shape(g.rank, 1);
           llvm::append_range(shape, rt.getShape().drop_front());
@@ -476,9 +533,10 @@ private:
             r.push_back({p});
           auto expanded =
               memref::ExpandShapeOp::computeExpandedType(rt, shape, r);
-          if (failed(expanded))
+          if (failed(expanded)) {
+            row.getDefiningOp()->erase();
             c = Value();
-          else
+          } else
             rowOperands.push_back(
                 {i, memref::ExpandShapeOp::create(inner, loc, *expanded, row, r,
                                                   outSizes)});
