@@ -231,16 +231,25 @@ SmallVector<int64_t> rowElementDims(Member &m, unsigned i, bool &wide) {
   return dims;
 }
 
+/// Calls `fn(i, dims)` for every operand `i` of `m` that indexes a row dim
+/// and has a row element dim that may be longer than 1 (`dims`: its dims
+/// that no row dim indexes).
+void forEachRowOperand(
+    Member &m, llvm::function_ref<void(unsigned, ArrayRef<int64_t>)> fn) {
+  for (unsigned i = 0; i < m.op->getNumOperands(); ++i) {
+    bool wide;
+    SmallVector<int64_t> dims = rowElementDims(m, i, wide);
+    if (wide && llvm::any_of(m.rowDims[i], [](int64_t d) { return d >= 0; }))
+      fn(i, dims);
+  }
+}
+
 /// Whether `m` runs over more than its rows: an operand has a row element
 /// dim that may be longer than 1.
 bool isWide(Member &m) {
-  for (unsigned i = 0; i < m.op->getNumOperands(); ++i) {
-    bool wide;
-    rowElementDims(m, i, wide);
-    if (wide && llvm::any_of(m.rowDims[i], [](int64_t d) { return d >= 0; }))
-      return true;
-  }
-  return false;
+  bool wide = false;
+  forEachRowOperand(m, [&](unsigned, ArrayRef<int64_t>) { wide = true; });
+  return wide;
 }
 
 /// A run of nests over the same rows.
@@ -248,7 +257,6 @@ struct Group {
   unsigned rank = 0;
   SmallVector<Extent> extents;
   SmallVector<Member> members;
-  bool hasReduction = false;
 };
 
 class Stitcher {
@@ -378,12 +386,7 @@ private:
     int64_t staticLength = 1;
     bool dynamicLength = false;
     for (Member &m : g.members)
-      for (unsigned i = 0; i < m.op->getNumOperands(); ++i) {
-        bool wide;
-        SmallVector<int64_t> dims = rowElementDims(m, i, wide);
-        if (!wide ||
-            llvm::all_of(m.rowDims[i], [](int64_t d) { return d < 0; }))
-          continue;
+      forEachRowOperand(m, [&](unsigned i, ArrayRef<int64_t> dims) {
         auto type = cast<MemRefType>(m.op->getOperand(i).getType());
         int64_t len = 1;
         for (int64_t p : dims) {
@@ -393,7 +396,7 @@ private:
             len *= type.getDimSize(p);
         }
         staticLength = std::max(staticLength, len);
-      }
+      });
     if (!dynamicLength && staticLength < kMinStitchedRow)
       return false;
     Operation *last = g.members.back().op;
@@ -446,12 +449,7 @@ private:
     if (versioned) {
       Value rowLength = one;
       for (Member &m : g.members)
-        for (unsigned i = 0; i < m.op->getNumOperands(); ++i) {
-          bool wide;
-          SmallVector<int64_t> dims = rowElementDims(m, i, wide);
-          if (!wide ||
-              llvm::all_of(m.rowDims[i], [](int64_t d) { return d < 0; }))
-            continue;
+        forEachRowOperand(m, [&](unsigned i, ArrayRef<int64_t> dims) {
           Value len = one;
           for (int64_t p : dims)
             len = b.createOrFold<arith::MulIOp>(
@@ -460,7 +458,7 @@ private:
                     b, loc,
                     memref::getMixedSize(b, loc, m.op->getOperand(i), p)));
           rowLength = b.createOrFold<arith::MaxUIOp>(loc, rowLength, len);
-        }
+        });
       Value isLong = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::uge, rowLength,
           arith::ConstantIndexOp::create(b, loc, kMinStitchedRow));
