@@ -140,12 +140,12 @@ def DiscStitchRows : Pass<"disc-stitch-rows", "::mlir::func::FuncOp"> {
     `disc-copy-to-linalg`, before `disc-outline-kernels` (CPU only;
     `disc-gpu-stitch-rows` is the CUDA counterpart). A run of loop nests
     with only pure ops, allocations and run-time checks between them
-    (`scf.if`s of `disc_check_*` calls), one of them a row reduction (a
+    (`scf.if`s of `disc_check_failed` calls), one of them a row reduction (a
     `linalg.generic` whose parallel loops all come before its reduced
     loops: a Softmax's max and sum, a LayerNorm's mean and variance), the
     others over the same rows (their first loops parallel, of the same
     extents: the reduction's accumulator fills, the elementwise nests that
-    read or write the rows), becomes one `scf.for` nest over the rows at
+    read or write the rows), becomes one `scf.for` over the rows at
     the position of the last nest, whose body runs every nest in program
     order on the row's size-1 subviews of its operands (an operand that
     indexes every row dim with contiguous rows through a view of its row
@@ -167,7 +167,10 @@ def DiscStitchRows : Pass<"disc-stitch-rows", "::mlir::func::FuncOp"> {
     dims, in order (a row is one contiguous slice of it); the nests have
     no memory access or `linalg.index` in their bodies; every buffer they
     write is an allocation they access only directly, at the row's own
-    indices, so that one row's nests touch only that row of it. The ops
+    indices, so that one row's nests touch only that row of it, and every
+    other operand views a known buffer (an allocation, global or argument)
+    that no nest writes; at least two of the nests run over whole rows (a
+    mean's sum and its division in place on `[rows, 1]` stay apart). The ops
     between the nests stay where they are and no deallocation or call is
     crossed: the allocator sees the same allocations and frees in the same
     order, and the memory model's peak holds (docs/memory.md). The row
