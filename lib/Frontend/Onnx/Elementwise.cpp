@@ -114,6 +114,17 @@ LogicalResult Importer::importMod(StringRef) {
   Value r = binary<RemOp>(a, c);
   if (!r)
     return failure();
+  // Known signed integer operands (a padding computed from static dims, as
+  // torch.onnx exports Swin's `(w - W % w) % w`): the result is a constant
+  // and its known values follow it into the shape computation.
+  if (!wide && !isFloat(a))
+    if (std::optional<Dims> k = knownMod(a, c, fmod == 1)) {
+      Value folded = setKnown(r, *k);
+      if (folded.getDefiningOp<ConstantOp>()) {
+        out(0, folded);
+        return success();
+      }
+    }
   if (fmod != 1) {
     // Floor modulo: r + c where r != 0 and sign(r) != sign(c).
     Value zero = scalarLike(a, 0);
@@ -131,6 +142,29 @@ LogicalResult Importer::importMod(StringRef) {
     r = convert(r, origType, false, true);
   out(0, r);
   return success();
+}
+
+std::optional<Dims> Importer::knownMod(Value a, Value c, bool truncated) {
+  std::optional<SmallVector<int64_t>> ka = knownInts(a), kc = knownInts(c);
+  if (!ka || !kc || ka->empty() || kc->empty())
+    return std::nullopt;
+  size_t n = std::max(ka->size(), kc->size());
+  if ((ka->size() != n && ka->size() != 1) ||
+      (kc->size() != n && kc->size() != 1))
+    return std::nullopt;
+  Dims k;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t x = (*ka)[ka->size() == 1 ? 0 : i];
+    int64_t m = (*kc)[kc->size() == 1 ? 0 : i];
+    if (m == 0 || (m == -1 && x == std::numeric_limits<int64_t>::min()))
+      return std::nullopt; // Left to the run time (undefined for integers).
+    int64_t q = x % m;
+    // ONNX Mod, fmod = 0: the remainder takes the divisor's sign.
+    if (!truncated && q != 0 && ((q < 0) != (m < 0)))
+      q += m;
+    k.push_back(Dim(q));
+  }
+  return k;
 }
 
 LogicalResult Importer::importUnary(StringRef op) {

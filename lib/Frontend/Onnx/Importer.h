@@ -380,6 +380,10 @@ private:
   Value binary(Value l, Value r);
   Value binaryNamed(StringRef op, Value l, Value r);
   Value binaryFolded(StringRef op, Value l, Value r);
+  /// The ONNX Mod of `a` and `c` when both are known integers (broadcast
+  /// as in binaryFolded; `truncated`: fmod = 1, the result takes the sign
+  /// of `a`, else of `c`). None for a zero divisor (left to the run time).
+  std::optional<Dims> knownMod(Value a, Value c, bool truncated);
   Value compare(CompareDirection dir, Value l, Value r);
   Value select(Value p, Value t, Value f);
   Value reduce(ReduceKind kind, Value x, ArrayRef<int64_t> axes, bool keep);

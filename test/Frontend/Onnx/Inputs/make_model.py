@@ -451,6 +451,43 @@ def if_rank_fold():
          const_i64("two_s", 2)])
 
 
+def window_pad():
+    """Swin-style window padding (torchvision's shifted_window_attention as
+    torch.onnx exports it): the pads of H and W up to a multiple of 7 come
+    from the static H and W through Mod, F.pad's [n, 2] reshape, reverse and
+    transpose. H's pad is (-H) mod 7 (a negative dividend: floor modulo),
+    W's (7 - W mod 7) mod 7."""
+    return model([
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "i1"], ["h"], name="gh", axis=0),
+        helper.make_node("Gather", ["s", "i2"], ["w"], name="gw", axis=0),
+        helper.make_node("Sub", ["zero", "h"], ["neg_h"], name="neg_h"),
+        helper.make_node("Mod", ["neg_h", "win"], ["pad_b"], name="mod_h"),
+        helper.make_node("Mod", ["w", "win"], ["w_rem"], name="mod_w"),
+        helper.make_node("Sub", ["win", "w_rem"], ["w_left"], name="sub_w"),
+        helper.make_node("Mod", ["w_left", "win"], ["pad_r"], name="mod_w2"),
+        helper.make_node("Unsqueeze", ["pad_b", "ax"], ["ub"], name="ub"),
+        helper.make_node("Unsqueeze", ["pad_r", "ax"], ["ur"], name="ur"),
+        helper.make_node("Concat", ["z1", "z1", "z1", "ur", "z1", "ub", "z2"],
+                         ["torch_pads"], name="cat", axis=0),
+        helper.make_node("Reshape", ["torch_pads", "shape_n2"], ["pairs"],
+                         name="pairs"),
+        helper.make_node("Slice", ["pairs", "minus1", "neg_big", "zero1",
+                                   "minus1"], ["rev"], name="reverse"),
+        helper.make_node("Transpose", ["rev"], ["tr"], name="tr", perm=[1, 0]),
+        helper.make_node("Reshape", ["tr", "minus1"], ["pads"], name="flat"),
+        helper.make_node("Pad", ["x", "pads"], ["y"], name="pad"),
+    ], [vi("x", F, ["N", 10, 12, 4])], [vi("y", F, 4)],
+        [numpy_helper.from_array(np.array(1, dtype=np.int64), "i1"),
+         numpy_helper.from_array(np.array(2, dtype=np.int64), "i2"),
+         numpy_helper.from_array(np.array(0, dtype=np.int64), "zero"),
+         numpy_helper.from_array(np.array(7, dtype=np.int64), "win"),
+         const_i64("ax", [0]), const_i64("z1", [0]), const_i64("z2", [0, 0]),
+         const_i64("shape_n2", [-1, 2]), const_i64("minus1", [-1]),
+         const_i64("neg_big", [-9223372036854775807]),
+         const_i64("zero1", [0])])
+
+
 MODELS = {k: v for k, v in globals().items()
           if callable(v) and k not in ("vi", "model", "const_i64")}
 
