@@ -1422,6 +1422,41 @@ bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
     operands.push_back(llvm::json::Object{{"sizes", std::move(sz)},
                                           {"strides", std::move(st)}});
   };
+  // `v` when it is a strided view (a slice with positive constant steps) of
+  // a dense buffer, as ShuffleNet's channel split feeds a Conv: its sizes
+  // and the strides the lowering gives the view (the operand's dense
+  // strides times the steps), so that the runtime makes the same primitive
+  // and reorder as at run time. False for any other operand.
+  auto viewOperand = [&](Value v) {
+    auto slice = v.getDefiningOp<SliceOp>();
+    if (!slice || slice->getParentOp() != func.getOperation() ||
+        !isViewSlice(slice) || !isIdentityLayout(slice.getOperand()))
+      return false;
+    DenseElementsAttr stepsAttr;
+    if (!matchPattern(slice.getSteps(), m_Constant(&stepsAttr)))
+      return false;
+    SmallVector<AffineExpr> sizes = dimsOf(v),
+                            source = dimsOf(slice.getOperand());
+    SmallVector<int64_t> steps(sizes.size(), 1);
+    for (auto [axis, step] :
+         llvm::zip(slice.getAxes(), stepsAttr.getValues<APInt>()))
+      steps[axis] = step.getSExtValue();
+    llvm::json::Array sz, st;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      if (!sizes[i] || !source[i]) {
+        missing = true;
+        return true;
+      }
+      sz.push_back(exprToJson(sizes[i], shapes));
+      st.push_back(exprToJson(
+          solver.simplify(shapes.normalize(
+              product(ArrayRef(source).drop_front(i + 1)) * steps[i])),
+          shapes));
+    }
+    operands.push_back(llvm::json::Object{{"sizes", std::move(sz)},
+                                          {"strides", std::move(st)}});
+    return true;
+  };
   auto name = op->getName().getStringRef().str();
   SmallVector<Value> dense;
   // The call's trailing post-op attributes (flags first), as the lowering
@@ -1449,8 +1484,11 @@ bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
   // (ConvOp, ConvTransposeOp): input, filter and result views, then the
   // group count and whether the filter is a constant.
   auto convPrologue = [&](auto c) {
-    dense = {c.getInput(), c.getFilter()};
-    operand(dimsOf(c.getInput()));
+    dense = {c.getFilter()};
+    if (!viewOperand(c.getInput())) {
+      dense.push_back(c.getInput());
+      operand(dimsOf(c.getInput()));
+    }
     operand(dimsOf(c.getFilter()));
     outDims = dimsOf(c.getResult());
     operand(outDims);
