@@ -1406,18 +1406,22 @@ bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
       p = p * x;
     return solver.simplify(shapes.normalize(p));
   };
-  // A dense operand of `sizes` (the lowering's views of dense buffers).
+  // An operand of `sizes` and `strides` (default: dense, the lowering's
+  // views of dense buffers).
   llvm::json::Array operands;
   bool missing = false;
-  auto operand = [&](ArrayRef<AffineExpr> sizes) {
+  auto operand = [&](ArrayRef<AffineExpr> sizes,
+                     ArrayRef<AffineExpr> strides = {}) {
     llvm::json::Array sz, st;
     for (size_t i = 0; i < sizes.size(); ++i) {
-      if (!sizes[i]) {
+      if (!sizes[i] || (!strides.empty() && !strides[i])) {
         missing = true;
         return;
       }
       sz.push_back(exprToJson(sizes[i], shapes));
-      st.push_back(exprToJson(product(sizes.drop_front(i + 1)), shapes));
+      st.push_back(exprToJson(strides.empty() ? product(sizes.drop_front(i + 1))
+                                              : strides[i],
+                              shapes));
     }
     operands.push_back(llvm::json::Object{{"sizes", std::move(sz)},
                                           {"strides", std::move(st)}});
@@ -1435,26 +1439,20 @@ bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
     DenseElementsAttr stepsAttr;
     if (!matchPattern(slice.getSteps(), m_Constant(&stepsAttr)))
       return false;
-    SmallVector<AffineExpr> sizes = dimsOf(v),
-                            source = dimsOf(slice.getOperand());
-    SmallVector<int64_t> steps(sizes.size(), 1);
+    SmallVector<AffineExpr> source = dimsOf(slice.getOperand());
+    SmallVector<int64_t> steps(source.size(), 1);
     for (auto [axis, step] :
          llvm::zip(slice.getAxes(), stepsAttr.getValues<APInt>()))
       steps[axis] = step.getSExtValue();
-    llvm::json::Array sz, st;
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      if (!sizes[i] || !source[i]) {
-        missing = true;
-        return true;
-      }
-      sz.push_back(exprToJson(sizes[i], shapes));
-      st.push_back(exprToJson(
-          solver.simplify(shapes.normalize(
-              product(ArrayRef(source).drop_front(i + 1)) * steps[i])),
-          shapes));
+    SmallVector<AffineExpr> strides;
+    for (size_t i = 0; i < source.size(); ++i) {
+      ArrayRef<AffineExpr> inner = ArrayRef(source).drop_front(i + 1);
+      strides.push_back(
+          llvm::all_of(inner, [](AffineExpr d) { return !!d; })
+              ? solver.simplify(shapes.normalize(product(inner) * steps[i]))
+              : AffineExpr());
     }
-    operands.push_back(llvm::json::Object{{"sizes", std::move(sz)},
-                                          {"strides", std::move(st)}});
+    operand(dimsOf(v), strides);
     return true;
   };
   auto name = op->getName().getStringRef().str();
