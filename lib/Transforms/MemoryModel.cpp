@@ -591,10 +591,14 @@ bool MemoryModel::isIdentityLayout(Value v) {
   // Structural (no getOpMemory): describe() asks this about its operands.
   for (int guard = 0; guard < 1 << 20; ++guard) {
     Operation *def = v.getDefiningOp();
-    if (!def || def->getParentOp() != func.getOperation())
+    if (!def)
       return true;
+    // The lowering makes a view of a slice in a region (an If branch, a
+    // Loop body) too.
     if (auto slice = dyn_cast<SliceOp>(def))
       return !isViewSlice(slice);
+    if (def->getParentOp() != func.getOperation())
+      return true;
     // A split of dims keeps its operand's layout.
     if (isIdentityExpand(def) || isSplitReshapeView(shapes, def)) {
       v = def->getOperand(0);
@@ -1433,8 +1437,7 @@ bool MemoryModel::libraryCallJson(Operation *op, AffineExpr at,
   // and reorder as at run time. False for any other operand.
   auto viewOperand = [&](Value v) {
     auto slice = v.getDefiningOp<SliceOp>();
-    if (!slice || slice->getParentOp() != func.getOperation() ||
-        !isViewSlice(slice) || !isIdentityLayout(slice.getOperand()))
+    if (!slice || !isViewSlice(slice) || !isIdentityLayout(slice.getOperand()))
       return false;
     DenseElementsAttr stepsAttr;
     if (!matchPattern(slice.getSteps(), m_Constant(&stepsAttr)))

@@ -8,6 +8,11 @@
 // RUN: disc-compile %s -o %t.so --compile-jobs=8 --timing 2>&1 | FileCheck %s --check-prefix=TIMING
 // RUN: nm -D --undefined-only %t.so | FileCheck %s --check-prefix=SYMS
 // RUN: disc-run %t.so --input x=3x2:ones | FileCheck %s
+// The same with the entry function in a part of its own (the other path
+// into the split):
+// RUN: disc-compile %s -o %t.entry.so --compile-jobs=2 --fast-entry-above=0
+// RUN: nm -D --undefined-only %t.entry.so | FileCheck %s --check-prefix=SYMS
+// RUN: disc-run %t.entry.so --input x=3x2:ones | FileCheck %s
 
 // TIMING: split into {{[2-9]}} parts
 // SYMS-NOT: powf

@@ -380,9 +380,11 @@ private:
   Value binary(Value l, Value r);
   Value binaryNamed(StringRef op, Value l, Value r);
   Value binaryFolded(StringRef op, Value l, Value r);
-  /// The ONNX Mod of `a` and `c` when both are known integers (broadcast
-  /// as in binaryFolded; `truncated`: fmod = 1, the result takes the sign
-  /// of `a`, else of `c`). None for a zero divisor (left to the run time).
+  /// The ONNX Mod of `a` and `c` when every entry of both is a known
+  /// integer (broadcast as in binaryFolded; `truncated`: fmod = 1, the
+  /// result takes the sign of `a`, else of `c`). None when an entry is
+  /// unknown or symbolic, for a zero divisor and for INT64_MIN % -1 (left
+  /// to the run time). importMod asks it for signed operands only.
   std::optional<Dims> knownMod(Value a, Value c, bool truncated);
   Value compare(CompareDirection dir, Value l, Value r);
   Value select(Value p, Value t, Value f);

@@ -488,6 +488,30 @@ def window_pad():
          const_i64("zero1", [0])])
 
 
+def mod_known():
+    """Mod of known shape values: floor modulo (fmod 0, the divisor's sign)
+    and truncated (fmod 1, the dividend's sign) of -H, -W; int32 against a
+    negative divisor; a zero divisor (left to the run time)."""
+    I32 = TensorProto.INT32
+    return model([
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Slice", ["s", "one", "three"], ["hw"], name="hw"),
+        helper.make_node("Neg", ["hw"], ["neg"], name="neg"),
+        helper.make_node("Mod", ["neg", "seven"], ["floor"], name="mod_floor"),
+        helper.make_node("Mod", ["neg", "seven"], ["trunc"], name="mod_trunc",
+                         fmod=1),
+        helper.make_node("Concat", ["floor", "trunc"], ["y"], name="cat",
+                         axis=0),
+        helper.make_node("Cast", ["hw"], ["hw32"], name="to_i32", to=I32),
+        helper.make_node("Mod", ["hw32", "minus7"], ["y32"], name="mod_i32"),
+        helper.make_node("Mod", ["hw", "zero"], ["yz"], name="mod_zero"),
+    ], [vi("x", F, ["N", 10, 12, 4])],
+        [vi("y", I64, [4]), vi("y32", I32, [2]), vi("yz", I64, [2])],
+        [const_i64("one", [1]), const_i64("three", [3]),
+         const_i64("seven", [7]), const_i64("zero", [0]),
+         numpy_helper.from_array(np.array([-7], dtype=np.int32), "minus7")])
+
+
 MODELS = {k: v for k, v in globals().items()
           if callable(v) and k not in ("vi", "model", "const_i64")}
 
