@@ -207,6 +207,41 @@ def pinned(args, cmd, threads):
     return ["taskset", "-c", ",".join(cores)] + cmd
 
 
+def add_peer_args(ap, repeat):
+    """The options of the single-model benchmarks that time DISC builds and
+    ONNX Runtime side by side (row_kernels.py, conv_algorithms.py)."""
+    ap.add_argument("--bin-dir", required=True)
+    ap.add_argument("--work-dir", required=True)
+    ap.add_argument("--ort-dir", required=True,
+                    help="where onnxruntime-node is installed "
+                    "(benchmarks/compare_ort.py installs it)")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=repeat)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--cores", default=None,
+                    help="cores to pin to (default: the last THREADS)")
+
+
+def pinned_disc_run(args, so, run_args, out_dir, env=None):
+    """Latencies (ms) of `disc-run SO RUN_ARGS --repeat REPEAT+1`, pinned
+    to --threads cores, without the first run (a new shape's one-time
+    work); outputs go to `out_dir`. Exits with disc-run's output when it
+    fails."""
+    report = os.path.join(out_dir, "report.json")
+    p = subprocess.run(
+        pinned(args, [os.path.join(args.bin_dir, "disc-run"), so] + run_args +
+               ["--threads", str(args.threads),
+                "--repeat", str(args.repeat + 1),
+                "--output-dir", out_dir, "--report", report],
+               args.threads),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
+        timeout=600)
+    if p.returncode != 0:
+        sys.exit(f"disc-run failed on {so}:\n{p.stdout}")
+    with open(report) as f:
+        return json.load(f)["latencies_ms"][1:]
+
+
 def disc_times(args, model, mode, shape, threads, mismatches):
     """Latencies of `disc-run --repeat`; a case whose output differs from
     PyTorch's is added to `mismatches`."""

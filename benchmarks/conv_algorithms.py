@@ -22,14 +22,14 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from compare_ort import pinned, sh  # noqa: E402
+from compare_ort import (add_peer_args, pinned, pinned_disc_run,  # noqa: E402
+                         sh)
 
 # (batch, in channels, out channels, height, width); the last four are
 # outside the rule (too many pixels, too few channels).
@@ -83,34 +83,14 @@ def disc_run(args, so, shape, winograd, out_dir):
         env.pop("DISC_CONV_WINOGRAD", None)
     else:
         env["DISC_CONV_WINOGRAD"] = "0"
-    report = os.path.join(out_dir, "report.json")
-    p = subprocess.run(
-        pinned(args, [os.path.join(args.bin_dir, "disc-run"), so,
-                      "--input", "input=" + shape + ":random", "--seed", "0",
-                      "--threads", str(args.threads),
-                      "--repeat", str(args.repeat + 1),
-                      "--output-dir", out_dir, "--report", report],
-               args.threads),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
-        timeout=600)
-    if p.returncode != 0:
-        sys.exit(f"disc-run failed on {so}:\n{p.stdout}")
-    with open(report) as f:
-        return json.load(f)["latencies_ms"][1:]
+    return pinned_disc_run(
+        args, so, ["--input", "input=" + shape + ":random", "--seed", "0"],
+        out_dir, env)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--bin-dir", required=True)
-    ap.add_argument("--work-dir", required=True)
-    ap.add_argument("--ort-dir", required=True,
-                    help="where onnxruntime-node is installed "
-                    "(benchmarks/compare_ort.py installs it)")
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--repeat", type=int, default=10)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--cores", default=None,
-                    help="cores to pin to (default: the last THREADS)")
+    add_peer_args(ap, repeat=10)
     args = ap.parse_args()
     os.makedirs(args.work_dir, exist_ok=True)
     env = dict(os.environ,

@@ -20,14 +20,14 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from compare_ort import pinned, sh  # noqa: E402
+from compare_ort import (add_peer_args, pinned, pinned_disc_run,  # noqa: E402
+                         sh)
 
 # (rows, row length): attention scores of 8 or 12 heads, LLM-like rows.
 CASES = [(616, 77), (2364, 197), (4608, 384), (768, 1024), (768, 2048)]
@@ -50,34 +50,13 @@ def export(path):
 
 
 def disc_run(args, so, input_path, out_dir):
-    report = os.path.join(out_dir, "report.json")
-    p = subprocess.run(
-        pinned(args, [os.path.join(args.bin_dir, "disc-run"), so,
-                      "--input", "input=" + input_path,
-                      "--threads", str(args.threads),
-                      "--repeat", str(args.repeat + 1),
-                      "--output-dir", out_dir, "--report", report],
-               args.threads),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        timeout=600)
-    if p.returncode != 0:
-        sys.exit(f"disc-run failed on {so}:\n{p.stdout}")
-    with open(report) as f:
-        return json.load(f)["latencies_ms"][1:]
+    return pinned_disc_run(args, so, ["--input", "input=" + input_path],
+                           out_dir)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--bin-dir", required=True)
-    ap.add_argument("--work-dir", required=True)
-    ap.add_argument("--ort-dir", required=True,
-                    help="where onnxruntime-node is installed "
-                    "(benchmarks/compare_ort.py installs it)")
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--repeat", type=int, default=50)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--cores", default=None,
-                    help="cores to pin to (default: the last THREADS)")
+    add_peer_args(ap, repeat=50)
     args = ap.parse_args()
     os.makedirs(args.work_dir, exist_ok=True)
     env = dict(os.environ,
